@@ -1,0 +1,263 @@
+"""Reading and writing clip media in bounded chunks.
+
+Video goes through PyAV (it bundles FFmpeg with libx264/AAC, so writing H.264 works from a
+wheel); alpha mattes are 8-bit single-channel PNG sequences or a lossless video; audio goes
+through soundfile. Readers yield chunks of frames so memory does not grow with clip length.
+
+Example:
+    >>> import numpy as np, tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> frames = np.zeros((3, 16, 16), np.uint8)
+    >>> write_alpha_pngs(os.path.join(d, "a"), iter([frames]))
+    3
+    >>> sum(len(c) for c in iter_alpha_frames(os.path.join(d, "a")))
+    3
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import numpy as np
+
+DEFAULT_CHUNK_FRAMES = 32
+_FRAME_RE = re.compile(r"^(\d+)\.png$", re.IGNORECASE)
+
+
+class MediaError(RuntimeError):
+    """A media file is missing, unreadable or not of the expected kind."""
+
+
+# ----------------------------------------------------------------------------- video
+@dataclass(frozen=True)
+class VideoInfo:
+    frames: int
+    fps: float
+    width: int
+    height: int
+    duration: float
+
+
+def video_info(path: "str | Path", count_frames: bool = True) -> VideoInfo:
+    """Frame count, rate and size of a video; decodes packets when the header has no count."""
+    import av
+
+    try:
+        with av.open(str(path)) as container:
+            stream = container.streams.video[0]
+            fps = float(stream.average_rate or stream.guessed_rate or 0)
+            frames = stream.frames
+            if count_frames or not frames:
+                frames = sum(1 for _ in container.decode(stream))
+            width, height = stream.codec_context.width, stream.codec_context.height
+    except (av.error.FFmpegError, IndexError, OSError) as err:
+        raise MediaError(f"cannot read video {path}: {err}") from err
+    return VideoInfo(int(frames), fps, width, height, frames / fps if fps else 0.0)
+
+
+def iter_video_frames(
+    path: "str | Path", chunk_frames: int = DEFAULT_CHUNK_FRAMES, gray: bool = False
+) -> Iterator[np.ndarray]:
+    """Yield uint8 arrays of shape (n, H, W, 3) (or (n, H, W) with ``gray``) of at most ``chunk_frames``."""
+    import av
+
+    fmt = "gray" if gray else "rgb24"
+    buffer: list[np.ndarray] = []
+    try:
+        with av.open(str(path)) as container:
+            stream = container.streams.video[0]
+            stream.thread_type = "AUTO"
+            for frame in container.decode(stream):
+                arr = frame.to_ndarray(format=fmt)
+                buffer.append(arr)
+                if len(buffer) == chunk_frames:
+                    yield np.stack(buffer)
+                    buffer = []
+    except (av.error.FFmpegError, IndexError, OSError) as err:
+        raise MediaError(f"cannot decode video {path}: {err}") from err
+    if buffer:
+        yield np.stack(buffer)
+
+
+def write_video(
+    path: "str | Path",
+    chunks: Iterable[np.ndarray],
+    fps: float = 30.0,
+    crf: int = 18,
+    audio: "np.ndarray | None" = None,
+    sample_rate: int = 16000,
+    codec: str = "libx264",
+) -> int:
+    """Write RGB uint8 chunks (n, H, W, 3) as H.264 (yuv420p) MP4, optionally with AAC audio.
+
+    Returns the number of frames written. Encoding is single-threaded so the bytes are
+    reproducible for a given input.
+    """
+    import av
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    written = 0
+    with av.open(str(path), mode="w") as container:
+        stream = None
+        for chunk in chunks:
+            for rgb in chunk:
+                if stream is None:
+                    stream = container.add_stream(codec, rate=Fraction(fps).limit_denominator(1001))
+                    stream.width, stream.height = rgb.shape[1], rgb.shape[0]
+                    stream.pix_fmt = "yuv420p" if codec == "libx264" else "rgb24"
+                    stream.options = {"crf": str(crf), "threads": "1", "preset": "medium"}
+                    stream.codec_context.thread_count = 1
+                    if audio is not None:
+                        astream = container.add_stream("aac", rate=sample_rate)
+                        astream.layout = "mono"
+                frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(rgb), format="rgb24")
+                for packet in stream.encode(frame):
+                    container.mux(packet)
+                written += 1
+        if stream is None:
+            raise MediaError(f"no frames to write to {path}")
+        for packet in stream.encode():
+            container.mux(packet)
+        if audio is not None:
+            _mux_audio(container, astream, audio, sample_rate)
+    return written
+
+
+def _mux_audio(container, astream, audio: np.ndarray, sample_rate: int) -> None:
+    import av
+
+    mono = np.asarray(audio, dtype=np.float32).reshape(1, -1)
+    block = 1024
+    for start in range(0, mono.shape[1], block):
+        frame = av.AudioFrame.from_ndarray(mono[:, start : start + block].copy(), format="fltp", layout="mono")
+        frame.sample_rate = sample_rate
+        frame.pts = start
+        for packet in astream.encode(frame):
+            container.mux(packet)
+    for packet in astream.encode():
+        container.mux(packet)
+
+
+# ----------------------------------------------------------------------------- alpha
+def read_png_gray(path: "str | Path") -> np.ndarray:
+    """Read an 8-bit single-channel PNG; raise :class:`MediaError` for anything else."""
+    import cv2
+
+    data = np.fromfile(str(path), dtype=np.uint8) if os.path.exists(path) else None
+    if data is None or data.size == 0:
+        raise MediaError(f"missing or empty PNG {path}")
+    image = cv2.imdecode(data, cv2.IMREAD_UNCHANGED)
+    if image is None:
+        raise MediaError(f"corrupt PNG {path}")
+    if image.dtype != np.uint8:
+        raise MediaError(f"PNG {path} is {image.dtype}, expected 8-bit")
+    if image.ndim != 2:
+        raise MediaError(f"PNG {path} has {image.shape[2]} channels, expected 1 (grayscale)")
+    return image
+
+
+def alpha_frame_files(folder: "str | Path") -> dict[int, Path]:
+    """Map frame index -> PNG path, by the number in each file name (never by sorted order)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise MediaError(f"alpha folder {folder} does not exist")
+    found: dict[int, Path] = {}
+    for entry in folder.iterdir():
+        match = _FRAME_RE.match(entry.name)
+        if match:
+            index = int(match[1])
+            if index in found:
+                raise MediaError(f"two PNGs for frame {index} in {folder}: {found[index].name}, {entry.name}")
+            found[index] = entry
+    return found
+
+
+def iter_alpha_frames(
+    source: "str | Path", chunk_frames: int = DEFAULT_CHUNK_FRAMES
+) -> Iterator[np.ndarray]:
+    """Yield uint8 (n, H, W) chunks of an alpha clip: a PNG folder (frames 0..T-1) or a video.
+
+    Raises:
+        MediaError: a PNG folder with a gap in its frame numbers, or an unreadable frame.
+    """
+    source = Path(source)
+    if source.is_dir():
+        files = alpha_frame_files(source)
+        if not files:
+            raise MediaError(f"no alpha PNG frames in {source}")
+        missing = sorted(set(range(max(files) + 1)) - set(files))
+        if missing:
+            raise MediaError(f"alpha folder {source} lacks frames {missing[:10]}")
+        for start in range(0, len(files), chunk_frames):
+            yield np.stack([read_png_gray(files[i]) for i in range(start, min(start + chunk_frames, len(files)))])
+    else:
+        # Lossless video mattes decode to 3 equal channels: keep the first.
+        for chunk in iter_video_frames(source, chunk_frames, gray=False):
+            yield chunk[..., 0]
+
+
+def write_alpha_pngs(folder: "str | Path", chunks: Iterable[np.ndarray], start: int = 0) -> int:
+    """Write uint8 (n, H, W) chunks as ``000000.png ...``; returns the number of frames."""
+    import cv2
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    index = start
+    for chunk in chunks:
+        for frame in np.asarray(chunk):
+            if frame.dtype != np.uint8 or frame.ndim != 2:
+                raise ValueError("alpha frames must be uint8 (H, W)")
+            ok, buf = cv2.imencode(".png", frame, [cv2.IMWRITE_PNG_COMPRESSION, 6])
+            if not ok:
+                raise MediaError(f"PNG encoding failed for frame {index}")
+            (folder / f"{index:06d}.png").write_bytes(buf.tobytes())
+            index += 1
+    return index - start
+
+
+# ----------------------------------------------------------------------------- audio
+def read_audio(path: "str | Path", mono: bool = True) -> tuple[np.ndarray, int]:
+    """Read a sound file as float32 (mono by channel mean unless ``mono=False``)."""
+    import soundfile as sf
+
+    try:
+        data, rate = sf.read(str(path), dtype="float32", always_2d=True)
+    except (sf.LibsndfileError, RuntimeError, OSError) as err:
+        raise MediaError(f"cannot read audio {path}: {err}") from err
+    return (data.mean(axis=1) if mono else data), int(rate)
+
+
+def audio_info(path: "str | Path") -> tuple[int, int, int]:
+    """(frames, sample_rate, channels) from the header, without decoding."""
+    import soundfile as sf
+
+    try:
+        info = sf.info(str(path))
+    except (sf.LibsndfileError, RuntimeError, OSError) as err:
+        raise MediaError(f"cannot read audio {path}: {err}") from err
+    return int(info.frames), int(info.samplerate), int(info.channels)
+
+
+def resample(audio: np.ndarray, rate_in: int, rate_out: int) -> np.ndarray:
+    """Polyphase resampling (scipy), exact rational ratio; a no-op when the rates agree."""
+    if rate_in == rate_out:
+        return np.asarray(audio, dtype=np.float32)
+    from math import gcd
+
+    from scipy.signal import resample_poly
+
+    g = gcd(rate_in, rate_out)
+    return resample_poly(audio, rate_out // g, rate_in // g).astype(np.float32)
+
+
+def write_wav(path: "str | Path", audio: np.ndarray, sample_rate: int) -> None:
+    """Write 16-bit PCM WAV (what the release ships)."""
+    import soundfile as sf
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    sf.write(str(path), np.clip(audio, -1.0, 1.0), sample_rate, subtype="PCM_16")
