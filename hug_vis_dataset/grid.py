@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from dataclasses import dataclass
 from typing import Iterator, Sequence
@@ -203,7 +204,8 @@ class ClipIdError(ValueError):
     """A string is not a valid HUG-VIS clip id."""
 
 
-@dataclass(frozen=True, order=True)
+@functools.total_ordering
+@dataclass(frozen=True)
 class ClipId:
     """One evaluation unit: an actor's performance of one emotion-action-script assignment.
 
@@ -231,6 +233,15 @@ class ClipId:
         ):
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= upper:
                 raise ClipIdError(f"{name} must be an integer in 1..{upper}, got {value!r}")
+
+    def sort_key(self) -> tuple[int, int, int, int]:
+        """Grid order: actor, emotion in Table 1 order, action, script."""
+        return (self.actor_id, self.emotion.index, self.action_id, self.script_id)
+
+    def __lt__(self, other: "ClipId") -> bool:
+        if not isinstance(other, ClipId):
+            return NotImplemented
+        return self.sort_key() < other.sort_key()
 
     def format(self, emotion_tokens: "dict[Emotion, str] | None" = None) -> str:
         """The release-format id string."""

@@ -1,0 +1,407 @@
+"""Validate a release tree against the grid and its own metadata.
+
+``hugvis validate RELEASE_DIR [--json] [--grid SPEC] [--num-proc N]`` checks:
+
+* the metadata CSV: required columns, parseable rows, no duplicated clip id, the id agrees
+  with the actor/emotion/action/script columns and with every path (layout.py);
+* completeness against the expected grid: the full 8,400-unit grid, or the subset the
+  release declares in ``metadata/grid.json`` (written by ``hugvis synth``), or ``--grid``;
+* per clip, reading every file (a corrupt file is a reported problem, never a crash):
+  audio, video and alpha exist; video and alpha frame counts agree; every alpha PNG is
+  8-bit single-channel at the video resolution; audio duration equals the video duration
+  within one frame; fps, sample rate, duration and resolution agree with the CSV; the
+  transcript file exists.
+
+Every problem is reported with its clip id. Exit status 0 when clean, 1 otherwise.
+
+Example:
+    >>> import tempfile
+    >>> from hug_vis_dataset.synth import synthesize
+    >>> root = tempfile.mkdtemp()
+    >>> _ = synthesize(root, actors=1, scripts=1, seconds=0.2, size=(64, 36), emotions=["Sad"], actions=1,
+    ...                systems=False)
+    >>> validate_release(root).ok
+    True
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from .grid import EMOTIONS, NUM_ACTIONS, NUM_ACTORS, NUM_SCRIPTS, ClipId, iter_grid, parse_emotion
+from .layout import ReleaseLayout, layout_for
+from .media import MediaError, alpha_frame_files, audio_info, read_png_gray, video_info
+from .release import ClipRecord, Release, ReleaseError
+
+GRID_DECLARATION = "metadata/grid.json"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding. ``clip_id`` is empty for release-level problems."""
+
+    clip_id: str
+    check: str
+    message: str
+
+
+@dataclass
+class ValidationReport:
+    root: str
+    expected_clips: int
+    checked_clips: int
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def by_clip(self) -> dict[str, list[Problem]]:
+        grouped: dict[str, list[Problem]] = {}
+        for problem in self.problems:
+            grouped.setdefault(problem.clip_id, []).append(problem)
+        return grouped
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "root": self.root,
+                "ok": self.ok,
+                "expected_clips": self.expected_clips,
+                "checked_clips": self.checked_clips,
+                "problem_count": len(self.problems),
+                "problems": [asdict(p) for p in self.problems],
+            },
+            indent=2,
+            ensure_ascii=False,
+        )
+
+    def to_text(self) -> str:
+        lines = [
+            f"release: {self.root}",
+            f"expected clips: {self.expected_clips}, checked: {self.checked_clips}, problems: {len(self.problems)}",
+        ]
+        for problem in self.problems:
+            where = problem.clip_id or "(release)"
+            lines.append(f"  {where}: [{problem.check}] {problem.message}")
+        lines.append("OK" if self.ok else "FAILED")
+        return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- grid spec
+@dataclass(frozen=True)
+class GridSpec:
+    """Which part of the grid a release is expected to hold."""
+
+    actors: tuple[int, ...] = tuple(range(1, NUM_ACTORS + 1))
+    emotions: tuple[str, ...] = tuple(e.value for e in EMOTIONS)
+    actions: tuple[int, ...] = tuple(range(1, NUM_ACTIONS + 1))
+    scripts: tuple[int, ...] = tuple(range(1, NUM_SCRIPTS + 1))
+
+    def clip_ids(self) -> list[ClipId]:
+        return list(iter_grid(self.actors, self.emotions, self.actions, self.scripts))
+
+    def to_dict(self) -> dict:
+        return {k: list(v) for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "GridSpec":
+        unknown = set(data) - {"actors", "emotions", "actions", "scripts"}
+        if unknown:
+            raise ValueError(f"unknown grid fields {sorted(unknown)}")
+        full = cls()
+        return cls(
+            actors=_ids(data.get("actors", full.actors)),
+            emotions=tuple(parse_emotion(e).value for e in data.get("emotions", full.emotions)),
+            actions=_ids(data.get("actions", full.actions)),
+            scripts=_ids(data.get("scripts", full.scripts)),
+        )
+
+    @classmethod
+    def parse(cls, text: str) -> "GridSpec":
+        """``"actors=1-2,actions=4,scripts=1-2,emotions=happy+sad"``; ``full`` is the paper grid.
+
+        A single number ``n`` means ``1..n``; ``a-b`` a range; ``+`` joins items.
+        """
+        if text.strip().lower() in ("", "full"):
+            return cls()
+        data: dict[str, object] = {}
+        for part in text.split(","):
+            key, _, value = part.partition("=")
+            key = key.strip()
+            if key == "emotions":
+                data[key] = value.split("+")
+            else:
+                items: list[int] = []
+                for piece in value.split("+"):
+                    lo, dash, hi = piece.partition("-")
+                    items.extend(range(int(lo), int(hi) + 1) if dash else range(1, int(lo) + 1))
+                data[key] = items
+        return cls.from_dict(data)
+
+
+def _ids(values: "Iterable[int] | int") -> tuple[int, ...]:
+    if isinstance(values, int):
+        return tuple(range(1, values + 1))
+    return tuple(int(v) for v in values)
+
+
+def write_grid_declaration(root: "str | Path", spec: GridSpec) -> Path:
+    """Record which grid subset a release holds (``metadata/grid.json``)."""
+    path = Path(root) / GRID_DECLARATION
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(spec.to_dict(), indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def expected_grid(root: "str | Path", spec: "GridSpec | None" = None) -> GridSpec:
+    if spec is not None:
+        return spec
+    declared = Path(root) / GRID_DECLARATION
+    if declared.is_file():
+        return GridSpec.from_dict(json.loads(declared.read_text(encoding="utf-8")))
+    return GridSpec()
+
+
+# ----------------------------------------------------------------------------- checks
+def _check_row_fields(record: ClipRecord, row: dict, layout: ReleaseLayout) -> list[str]:
+    """Disagreements between the id, the grid columns and the paths of one CSV row."""
+    cid = record.cid
+    issues: list[str] = []
+    try:
+        if int(row["actor_id"].removeprefix("actor_")) != cid.actor_id:
+            issues.append(f"actor_id column {row['actor_id']!r} disagrees with the id")
+        if parse_emotion(row["emotion"]) is not cid.emotion:
+            issues.append(f"emotion column {row['emotion']!r} disagrees with the id")
+        if int(str(row["action_id"]).removeprefix("action_")) != cid.action_id:
+            issues.append(f"action_id column {row['action_id']!r} disagrees with the id")
+        if int(str(row["script_id"]).removeprefix("script_")) != cid.script_id:
+            issues.append(f"script_id column {row['script_id']!r} disagrees with the id")
+    except ValueError as err:
+        issues.append(f"bad grid column: {err}")
+    for column, expected in (
+        ("audio_path", layout.audio_path(cid)),
+        ("video_path", layout.video_path(cid)),
+        ("alpha_matte_path", layout.alpha_dir_path(cid)),
+    ):
+        if row[column].rstrip("/") != expected:
+            issues.append(f"{column} is {row[column]!r}, the layout puts this clip at {expected!r}")
+    return issues
+
+
+def check_clip(record: ClipRecord, layout: ReleaseLayout) -> list[Problem]:
+    """Read every file of one clip; return its problems (never raises for bad media)."""
+    clip = record.clip_id
+    problems: list[Problem] = []
+
+    def add(check: str, message: str) -> None:
+        problems.append(Problem(clip, check, message))
+
+    frame_duration = 1.0 / record.fps if record.fps > 0 else 0.0
+    if record.fps <= 0:
+        add("metadata", f"fps {record.fps} is not positive")
+    if abs(record.fps - layout.expected_fps) > 1e-6:
+        add("metadata", f"fps {record.fps} differs from the release's {layout.expected_fps}")
+
+    # video
+    video = None
+    if not record.video_path.is_file():
+        add("video", f"missing video file {record.video_path}")
+    else:
+        try:
+            video = video_info(record.video_path)
+        except MediaError as err:
+            add("video", f"unreadable video: {err}")
+    if video is not None:
+        if (video.width, video.height) != (record.width, record.height):
+            add("resolution", f"video is {video.width}x{video.height}, CSV says {record.resolution}")
+        if abs(video.fps - record.fps) > 1e-3:
+            add("video", f"video is {video.fps:g} fps, CSV says {record.fps:g}")
+        if frame_duration and abs(video.frames / record.fps - record.duration) > frame_duration + 1e-9:
+            add("duration", f"video lasts {video.frames / record.fps:.3f} s, CSV says {record.duration:.3f} s")
+        if video.frames == 0:
+            add("video", "video has no frames")
+
+    # alpha
+    alpha_frames = None
+    if not record.alpha_matte_path.is_dir():
+        add("alpha", f"missing alpha matte folder {record.alpha_matte_path}")
+    else:
+        try:
+            files = alpha_frame_files(record.alpha_matte_path)
+        except MediaError as err:
+            add("alpha", str(err))
+            files = {}
+        if files:
+            alpha_frames = max(files) + 1
+            gaps = sorted(set(range(alpha_frames)) - set(files))
+            if gaps:
+                add("alpha", f"alpha frames missing: {_short(gaps)}")
+            bad_shape = 0
+            for index in sorted(files):
+                try:
+                    frame = read_png_gray(files[index])
+                except MediaError as err:
+                    add("alpha", f"frame {index}: {err}")
+                    continue
+                if frame.shape != (record.height, record.width):
+                    bad_shape += 1
+                    if bad_shape == 1:
+                        add("resolution", f"alpha frame {index} is {frame.shape[1]}x{frame.shape[0]}, "
+                                          f"CSV says {record.resolution}")
+            if bad_shape > 1:
+                add("resolution", f"{bad_shape} alpha frames in all have the wrong size")
+        elif record.alpha_matte_path.is_dir():
+            add("alpha", "alpha matte folder holds no frames")
+    if video is not None and alpha_frames is not None and video.frames != alpha_frames:
+        add("frame_count", f"video has {video.frames} frames, alpha matte has {alpha_frames}")
+
+    # audio
+    if not record.audio_path.is_file():
+        add("audio", f"missing audio file {record.audio_path}")
+    else:
+        try:
+            samples, rate, _channels = audio_info(record.audio_path)
+            if rate != record.sample_rate:
+                add("audio", f"audio is {rate} Hz, CSV says {record.sample_rate} Hz")
+            if layout.expected_sample_rate and rate != layout.expected_sample_rate:
+                add("audio", f"audio is {rate} Hz, the release uses {layout.expected_sample_rate} Hz")
+            audio_seconds = samples / rate if rate else 0.0
+            reference = video.frames / record.fps if video is not None and record.fps > 0 else record.duration
+            if frame_duration and abs(audio_seconds - reference) > frame_duration:
+                add("duration", f"audio lasts {audio_seconds:.3f} s, video {reference:.3f} s (more than one frame apart)")
+            _read_all_audio(record.audio_path)
+        except MediaError as err:
+            add("audio", f"unreadable audio: {err}")
+
+    rgba = record.rgba_foreground_path
+    if rgba is not None and not rgba.exists():
+        add("rgba_foreground", f"rgba_foreground_path {rgba} does not exist")
+    return problems
+
+
+def _read_all_audio(path: Path) -> None:
+    """Decode the whole file: a truncated data chunk fails here even when the header is fine."""
+    import soundfile as sf
+
+    try:
+        with sf.SoundFile(str(path)) as handle:
+            declared = handle.frames
+            read = 0
+            for block in handle.blocks(blocksize=65536, dtype="float32"):
+                read += len(block)
+    except (sf.LibsndfileError, RuntimeError, OSError) as err:
+        raise MediaError(f"cannot decode {path}: {err}") from err
+    if read != declared:
+        raise MediaError(f"{path} declares {declared} samples but holds {read}")
+
+
+def _short(values: Sequence[int], limit: int = 8) -> str:
+    shown = ", ".join(str(v) for v in values[:limit])
+    return shown + (f" ... ({len(values)} in all)" if len(values) > limit else "")
+
+
+def _check_clip_job(job: tuple[ClipRecord, ReleaseLayout, Path]) -> list[Problem]:
+    record, layout, root = job
+    problems = check_clip(record, layout)
+    transcript = root / layout.transcript_path(record.cid)
+    if not transcript.is_file():
+        problems.append(Problem(record.clip_id, "transcript", f"missing transcript file {transcript}"))
+    else:
+        try:
+            text = transcript.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as err:
+            problems.append(Problem(record.clip_id, "transcript", f"unreadable transcript {transcript}: {err}"))
+        else:
+            if text != record.transcript.strip():
+                problems.append(Problem(record.clip_id, "transcript", "transcript file differs from the CSV transcript"))
+    return problems
+
+
+def validate_release(
+    root: "str | Path",
+    grid: "GridSpec | None" = None,
+    layout: "ReleaseLayout | None" = None,
+    num_proc: int = 1,
+    progress: bool = False,
+) -> ValidationReport:
+    """Validate a release tree; see the module docstring for the checks."""
+    root = Path(root)
+    layout = layout_for(root, layout)
+    spec = expected_grid(root, grid)
+    expected = spec.clip_ids()
+    report = ValidationReport(str(root), len(expected), 0)
+    try:
+        release = Release(root, layout)
+    except ReleaseError as err:
+        report.problems.append(Problem("", "metadata", str(err)))
+        return report
+
+    for line, clip_id, message in release.row_errors:
+        report.problems.append(Problem(clip_id, "metadata", f"CSV line {line}: {message}"))
+    for line, clip_id in release.duplicates:
+        report.problems.append(Problem(clip_id, "duplicate", f"CSV line {line} repeats clip id {clip_id}"))
+    rows_by_id = {}
+    for number, row in enumerate(release.rows, start=2):
+        rows_by_id.setdefault(row.get("clip_id", ""), (number, row))
+    for record in release:
+        _number, row = rows_by_id[record.clip_id]
+        for message in _check_row_fields(record, row, layout):
+            report.problems.append(Problem(record.clip_id, "metadata", message))
+        if record.clip_id != layout.clip_id(record.cid):
+            report.problems.append(Problem(record.clip_id, "metadata",
+                                           f"id spelled {record.clip_id!r}; this release spells it "
+                                           f"{layout.clip_id(record.cid)!r}"))
+
+    expected_set = set(expected)
+    present = set(release.records)
+    for cid in expected:
+        if cid not in present:
+            report.problems.append(Problem(layout.clip_id(cid), "missing", "clip of the grid has no CSV row"))
+    for cid in sorted(present - expected_set):
+        report.problems.append(Problem(layout.clip_id(cid), "extra", "CSV row for a clip outside the expected grid"))
+
+    jobs = [(record, layout, root) for record in release]
+    results = _map(_check_clip_job, jobs, num_proc, progress)
+    for problems in results:
+        report.problems.extend(problems)
+    report.checked_clips = len(jobs)
+    return report
+
+
+def _map(func, jobs: list, num_proc: int, progress: bool) -> list:
+    """Ordered map, optionally over processes (results keep the input order)."""
+    from tqdm.auto import tqdm
+
+    if num_proc <= 1:
+        return [func(job) for job in tqdm(jobs, desc="validate", disable=not progress, unit="clip")]
+    from multiprocessing import get_context
+
+    with get_context("spawn").Pool(num_proc) as pool:
+        return list(tqdm(pool.imap(func, jobs, chunksize=1), total=len(jobs), desc="validate",
+                         disable=not progress, unit="clip"))
+
+
+# ----------------------------------------------------------------------------- CLI
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("validate", help="check a release tree against the grid and its metadata")
+    parser.add_argument("release_dir", type=Path)
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--grid", default=None,
+                        help="expected grid subset, e.g. 'actors=2,actions=4,scripts=2' or 'full' "
+                             "(default: metadata/grid.json if present, else the full 8,400-clip grid)")
+    parser.add_argument("--layout", type=Path, default=None, help="layout JSON overriding layout.py's default")
+    parser.add_argument("--num-proc", type=int, default=1)
+    parser.set_defaults(func=_run)
+
+
+def _run(args) -> int:
+    layout = ReleaseLayout.from_json(args.layout) if args.layout else None
+    spec = GridSpec.parse(args.grid) if args.grid is not None else None
+    report = validate_release(args.release_dir, spec, layout, args.num_proc, progress=sys.stderr.isatty())
+    print(report.to_json() if args.json else report.to_text())
+    return 0 if report.ok else 1
