@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "hug_vis_dataset.synth.commands",
     "hug_vis_dataset.validate",
     "hug_vis_dataset.demo",
+    "hug_vis_dataset.weights_commands",
 )
 
 

@@ -1,0 +1,440 @@
+"""The model-weights layer: one registry of every pretrained file, resolution, download, hashes.
+
+Every metric that needs a pretrained network asks this module for a local path with
+:func:`resolve`. A file is looked up, in this order:
+
+1. an explicit ``path`` argument (a file, or a folder holding ``spec.filename``);
+2. the per-file environment variable ``HUGVIS_WEIGHT_<NAME>`` (upper case), then the folder
+   ``$HUGVIS_WEIGHTS_DIR`` (``<dir>/<filename>`` or ``<dir>/<name>/<filename>``);
+3. where the file comes from: inside an installed pip package (``source="package"``), the
+   ``huggingface_hub`` cache at the pinned revision (``source="hub"``), or this project's cache
+   folder for upstream URLs (``source="url"``; ``$HUGVIS_CACHE_DIR`` or ``~/.cache/hugvis``).
+
+With ``download=True`` (what ``hugvis weights download`` does) a missing Hub file is fetched with
+``hf_hub_download`` and a missing URL file with :mod:`urllib`. The sha256 of the file, where the
+registry pins one, is checked (streaming, cached by path/size/mtime) before the path is returned.
+When nothing is found a :class:`WeightsMissingError` names the file, its origin, the revision,
+the overrides and the download command: a metric never skips silently nor invents a score.
+
+Example:
+    >>> spec = REGISTRY["lpips_alex_linear"]
+    >>> spec.source, spec.filename
+    ('package', 'alex.pth')
+    >>> resolve("lpips_alex_linear").name
+    'alex.pth'
+    >>> env_var("syncnet_v2")
+    'HUGVIS_WEIGHT_SYNCNET_V2'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import shutil
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+ENV_DIR = "HUGVIS_WEIGHTS_DIR"
+ENV_CACHE = "HUGVIS_CACHE_DIR"
+ENV_PREFIX = "HUGVIS_WEIGHT_"
+
+
+class WeightsMissingError(FileNotFoundError):
+    """A pretrained file needed by a metric is not available locally (and was not downloaded)."""
+
+
+class WeightsHashError(ValueError):
+    """A pretrained file was found but its sha256 differs from the pinned one."""
+
+
+@dataclass(frozen=True)
+class WeightSpec:
+    """One pretrained file.
+
+    Attributes:
+        name: registry key (also the ``hugvis weights download NAME`` argument).
+        filename: the local file name once resolved.
+        source: ``"hub"`` (Hugging Face Hub), ``"url"`` (upstream download) or ``"package"``
+            (ships inside a pip package, works offline).
+        metrics: metric names that need the file.
+        license: licence note of the weights (not of the code).
+        repo_id: Hub repository (``source="hub"``).
+        repo_path: path of the file inside the Hub repository.
+        revision: pinned Hub revision (commit sha or tag).
+        url: upstream URL (``source="url"``).
+        archive_member: when ``url`` is a zip archive, the member to extract as ``filename``.
+        package: pip import package (``source="package"``).
+        package_path: path of the file inside that package.
+        sha256: pinned hex digest of the file, ``None`` when no verified value is known.
+        size: size in bytes when known.
+        note: provenance remarks (why this revision, where the hash comes from).
+    """
+
+    name: str
+    filename: str
+    source: str
+    metrics: tuple[str, ...]
+    license: str
+    repo_id: "str | None" = None
+    repo_path: "str | None" = None
+    revision: "str | None" = None
+    url: "str | None" = None
+    archive_member: "str | None" = None
+    package: "str | None" = None
+    package_path: "str | None" = None
+    sha256: "str | None" = None
+    size: "int | None" = None
+    note: str = ""
+
+    def origin(self) -> str:
+        """Where the file comes from, in words (Hub id + path + revision, URL or package)."""
+        if self.source == "hub":
+            return f"Hugging Face Hub {self.repo_id}/{self.repo_path} (revision {self.revision})"
+        if self.source == "url":
+            member = f" (member {self.archive_member})" if self.archive_member else ""
+            return f"{self.url}{member}"
+        return f"pip package {self.package!r}, file {self.package_path}"
+
+
+# The defaults table (torch-fidelity style). Hashes: only values confirmed from two or more
+# independent public sources or measured on the installed wheels; everything else is None and
+# `hugvis weights verify` says "no pinned hash". Hub revisions: "main" is NOT a verified commit
+# sha (no network here to look one up); users needing bit-for-bit provenance should pin the
+# sha that `hugvis weights list` shows after a download.
+_SPECS: tuple[WeightSpec, ...] = (
+    WeightSpec(
+        name="syncnet_v2", filename="syncnet_v2.model", source="hub",
+        repo_id="ByteDance/LatentSync-1.5", repo_path="auxiliary/syncnet_v2.model", revision="main",
+        metrics=("sync_c", "sync_d"),
+        license="VGG SyncNet (Chung & Zisserman 2016); research use, see joonson/syncnet_python",
+        note="LatentSync's Hub mirror of the VGG file http://www.robots.ox.ac.uk/~vgg/software/lipsync/data/"
+             "syncnet_v2.model; revision 'main' unverified, sha256 unknown offline.",
+    ),
+    WeightSpec(
+        name="s3fd", filename="sfd_face.pth", source="url",
+        url="http://www.robots.ox.ac.uk/~vgg/software/lipsync/data/sfd_face.pth",
+        metrics=("sync_c", "sync_d"),
+        license="S3FD (Zhang et al. 2017), as distributed with syncnet_python",
+        note="face tracker of the syncnet_python pipeline; sha256 unknown offline.",
+    ),
+    WeightSpec(
+        name="arcface_det_10g", filename="det_10g.onnx", source="url",
+        url="https://github.com/deepinsight/insightface/releases/download/v0.7/buffalo_l.zip",
+        archive_member="det_10g.onnx", metrics=("csim",),
+        license="insightface buffalo_l: non-commercial research use only",
+        note="SCRFD-10GF detector with 5 landmarks, from the insightface v0.7 buffalo_l pack.",
+    ),
+    WeightSpec(
+        name="arcface_w600k_r50", filename="w600k_r50.onnx", source="url",
+        url="https://github.com/deepinsight/insightface/releases/download/v0.7/buffalo_l.zip",
+        archive_member="w600k_r50.onnx", metrics=("csim",),
+        license="insightface buffalo_l: non-commercial research use only",
+        note="ArcFace R50 trained on WebFace600K, 512-d, from the insightface v0.7 buffalo_l pack.",
+    ),
+    WeightSpec(
+        name="inception_fid", filename="weights-inception-2015-12-05-6726825d.pth", source="url",
+        url="https://github.com/toshas/torch-fidelity/releases/download/v0.2.0/"
+            "weights-inception-2015-12-05-6726825d.pth",
+        sha256="6726825d0af5f729cebd5821db510b11b1cfad8faad88a03f1befd49fb9129b2", size=95_628_359,
+        metrics=("fid",),
+        license="TensorFlow Inception 2015-12-05 graph (Apache-2.0), converted by torch-fidelity",
+        note="the pt_inception-2015-12-05 weights of the FID reference implementation, in "
+             "torch-fidelity's FeatureExtractorInceptionV3 layout; hash prefix is in the file name.",
+    ),
+    WeightSpec(
+        name="alexnet", filename="alexnet-owt-7be5be79.pth", source="url",
+        url="https://download.pytorch.org/models/alexnet-owt-7be5be79.pth",
+        sha256="7be5be791159472b1fbf3c69796f7cb30dca7ad8466c2df70058c37116cdee02", size=244_408_911,
+        metrics=("lpips",),
+        license="torchvision AlexNet ImageNet weights (BSD-3-Clause code; ImageNet terms)",
+        note="LPIPS backbone; lpips normally fetches it through torchvision's hub cache.",
+    ),
+    WeightSpec(
+        name="utmos22_strong", filename="utmos22_strong_step7459_v1.pt", source="url",
+        url="https://github.com/tarepan/SpeechMOS/releases/download/v1.0.0/utmos22_strong_step7459_v1.pt",
+        metrics=("utmos",),
+        license="SpeechMOS / UTMOS22 (MIT)",
+        note="UTMOS22 strong learner checkpoint of SpeechMOS v1.0.0; sha256 unknown offline.",
+    ),
+    WeightSpec(
+        name="lpips_alex_linear", filename="alex.pth", source="package",
+        package="lpips", package_path="weights/v0.1/alex.pth",
+        sha256="df73285e35b22355a2df87cdb6b70b343713b667eddbda73e1977e0c860835c0", size=6009,
+        metrics=("lpips",), license="lpips (BSD-2-Clause)",
+        note="LPIPS v0.1 linear heads for AlexNet, shipped in the lpips 0.1.4 wheel (hash measured).",
+    ),
+    WeightSpec(
+        name="resemblyzer_encoder", filename="pretrained.pt", source="package",
+        package="resemblyzer", package_path="pretrained.pt",
+        sha256="39373b86598fa3da9fcddee6142382efe09777e8d37dc9c0561f41f0070f134e", size=17_090_379,
+        metrics=("spk_sim",), license="Resemblyzer (Apache-2.0)",
+        note="GE2E speaker encoder shipped in the resemblyzer 0.1.4 wheel (hash measured).",
+    ),
+    WeightSpec(
+        name="dnsmos_sig_bak_ovr", filename="sig_bak_ovr.onnx", source="package",
+        package="speechmos", package_path="dnsmos_models/sig_bak_ovr.onnx",
+        sha256="269fbebdb513aa23cddfbb593542ecc540284a91849ac50516870e1ac78f6edd", size=1_157_965,
+        metrics=("dnsmos",), license="DNS-Challenge DNSMOS (MIT code; see microsoft/DNS-Challenge)",
+        note="shipped in the speechmos 0.0.1.1 wheel (hash measured).",
+    ),
+    WeightSpec(
+        name="dnsmos_p808", filename="model_v8.onnx", source="package",
+        package="speechmos", package_path="dnsmos_models/model_v8.onnx",
+        sha256="9246480c58567bc6affd4200938e77eef49468c8bc7ed3776d109c07456f6e91", size=224_860,
+        metrics=("dnsmos",), license="DNS-Challenge DNSMOS (MIT code; see microsoft/DNS-Challenge)",
+        note="shipped in the speechmos 0.0.1.1 wheel (hash measured).",
+    ),
+)
+
+REGISTRY: dict[str, WeightSpec] = {spec.name: spec for spec in _SPECS}
+
+
+def register(spec: WeightSpec, replace: bool = False) -> None:
+    """Add a file to :data:`REGISTRY` (other task modules call this for their own weights)."""
+    if spec.source not in ("hub", "url", "package"):
+        raise ValueError(f"unknown source {spec.source!r} for {spec.name}")
+    if spec.name in REGISTRY and not replace and REGISTRY[spec.name] != spec:
+        raise ValueError(f"weights {spec.name!r} already registered")
+    REGISTRY[spec.name] = spec
+
+
+def get_spec(name: str) -> WeightSpec:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown weights {name!r}; known: {sorted(REGISTRY)}") from None
+
+
+def env_var(name: str) -> str:
+    """The per-file override variable, e.g. ``HUGVIS_WEIGHT_SYNCNET_V2``."""
+    return ENV_PREFIX + name.upper().replace("-", "_")
+
+
+def cache_dir() -> Path:
+    """Folder for URL downloads: ``$HUGVIS_CACHE_DIR/weights`` or ``~/.cache/hugvis/weights``."""
+    base = os.environ.get(ENV_CACHE) or os.path.join(os.path.expanduser("~"), ".cache", "hugvis")
+    return Path(base) / "weights"
+
+
+def sha256_file(path: "str | Path", block: int = 1 << 20) -> str:
+    """Streaming sha256 of a file (memory bounded by ``block``).
+
+    Example:
+        >>> import tempfile
+        >>> p = tempfile.mktemp(); _ = open(p, "wb").write(b"abc")
+        >>> sha256_file(p)[:16]
+        'ba7816bf8f01cfea'
+    """
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for piece in iter(lambda: handle.read(block), b""):
+            digest.update(piece)
+    return digest.hexdigest()
+
+
+_HASH_CACHE: dict[tuple[str, int, int], str] = {}
+
+
+def _cached_sha(path: Path) -> str:
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _HASH_CACHE:
+        _HASH_CACHE[key] = sha256_file(path)
+    return _HASH_CACHE[key]
+
+
+def missing_message(spec: WeightSpec) -> str:
+    """The text of :class:`WeightsMissingError`: what, from where, and every way to provide it."""
+    lines = [
+        f"weights {spec.name!r} ({spec.filename}) needed by {', '.join(spec.metrics)} are not available locally.",
+        f"  source: {spec.origin()}",
+        f"  download (needs internet): hugvis weights download {spec.name}",
+        f"  or pass path=... / set {env_var(spec.name)}=/path/to/{spec.filename}",
+        f"  or put it in ${ENV_DIR}/{spec.filename}",
+    ]
+    if spec.source == "package":
+        lines.insert(2, f"  install the pip package {spec.package!r}")
+    return "\n".join(lines)
+
+
+def _in_dir(folder: Path, spec: WeightSpec) -> "Path | None":
+    for candidate in (folder / spec.filename, folder / spec.name / spec.filename):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _package_file(spec: WeightSpec) -> "Path | None":
+    try:
+        found = importlib.util.find_spec(spec.package or "")
+    except (ImportError, ValueError):
+        return None
+    if found is None or not found.submodule_search_locations:
+        return None
+    candidate = Path(list(found.submodule_search_locations)[0]) / (spec.package_path or spec.filename)
+    return candidate if candidate.is_file() else None
+
+
+def _hub_file(spec: WeightSpec, download: bool) -> "Path | None":
+    try:
+        from huggingface_hub import hf_hub_download
+        from huggingface_hub.errors import LocalEntryNotFoundError
+    except ImportError:
+        return None
+    try:
+        return Path(hf_hub_download(spec.repo_id, spec.repo_path, revision=spec.revision,
+                                    local_files_only=not download))
+    except LocalEntryNotFoundError:
+        return None
+    except OSError as err:  # HTTP/network failures during download
+        if download:
+            raise WeightsMissingError(f"{missing_message(spec)}\n  download failed: {err}") from err
+        return None
+
+
+def _url_download(spec: WeightSpec, target: Path) -> None:
+    import urllib.request
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{spec.filename}.", suffix=".part", dir=target.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(spec.url, timeout=60) as response:
+            shutil.copyfileobj(response, out, length=1 << 20)
+        if spec.archive_member:
+            with zipfile.ZipFile(tmp) as archive:
+                members = [m for m in archive.namelist() if m.rsplit("/", 1)[-1] == spec.archive_member]
+                if not members:
+                    raise WeightsMissingError(f"{spec.url} has no member {spec.archive_member}")
+                member_tmp = tmp.with_suffix(".member")
+                with archive.open(members[0]) as src, member_tmp.open("wb") as dst:
+                    shutil.copyfileobj(src, dst, length=1 << 20)
+            tmp.unlink()
+            tmp = member_tmp
+        if spec.sha256 and sha256_file(tmp) != spec.sha256:
+            raise WeightsHashError(f"downloaded {spec.filename} from {spec.url} does not match the pinned sha256")
+        tmp.replace(target)
+    except OSError as err:
+        raise WeightsMissingError(f"{missing_message(spec)}\n  download failed: {err}") from err
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def find_weight(name: str, path: "str | Path | None" = None) -> "tuple[Path, str] | None":
+    """Locate a file without downloading or hashing; returns ``(path, how_found)`` or None.
+
+    Raises:
+        WeightsMissingError: an explicit ``path`` or per-file variable points at nothing (an
+            explicit request is never silently replaced by another copy).
+    """
+    spec = get_spec(name)
+    if path is not None:
+        p = Path(path)
+        found = _in_dir(p, spec) if p.is_dir() else (p if p.is_file() else None)
+        if found is None:
+            raise WeightsMissingError(f"{missing_message(spec)}\n  the given path {p} does not exist")
+        return found, "argument"
+    var = os.environ.get(env_var(name))
+    if var:
+        if not Path(var).is_file():
+            raise WeightsMissingError(f"{missing_message(spec)}\n  {env_var(name)}={var} is not a file")
+        return Path(var), env_var(name)
+    if os.environ.get(ENV_DIR):
+        found = _in_dir(Path(os.environ[ENV_DIR]), spec)
+        if found is not None:
+            return found, ENV_DIR
+    if spec.source == "package":
+        found = _package_file(spec)
+        return (found, "package") if found else None
+    if spec.source == "hub":
+        found = _hub_file(spec, download=False)
+        return (found, "hub cache") if found else None
+    found = _in_dir(cache_dir(), spec)
+    return (found, "cache") if found else None
+
+
+def check_hash(spec: WeightSpec, path: Path) -> None:
+    """Raise :class:`WeightsHashError` if ``path`` does not match the pinned sha256 (no-op when unpinned)."""
+    if spec.sha256 is None:
+        return
+    actual = _cached_sha(path)
+    if actual != spec.sha256:
+        raise WeightsHashError(
+            f"{path} has sha256 {actual}, but weights {spec.name!r} are pinned to {spec.sha256} "
+            f"({spec.origin()}); replace the file (hugvis weights download {spec.name})"
+        )
+
+
+def resolve(name: str, path: "str | Path | None" = None, download: bool = False, verify: bool = True) -> Path:
+    """Local path of the weights ``name``, checked against the pinned sha256.
+
+    Args:
+        name: registry key.
+        path: explicit file (or folder holding it); takes precedence over everything.
+        download: fetch from the Hub / URL when not found locally.
+        verify: check the sha256 (skip only for speed in trusted loops).
+
+    Raises:
+        WeightsMissingError: not found (and not downloaded).
+        WeightsHashError: found but the content differs from the pinned hash.
+    """
+    spec = get_spec(name)
+    found = find_weight(name, path)
+    if found is None and download:
+        if spec.source == "hub":
+            hub = _hub_file(spec, download=True)
+            found = (hub, "hub") if hub else None
+        elif spec.source == "url":
+            target = cache_dir() / spec.name / spec.filename
+            _url_download(spec, target)
+            found = (target, "download")
+    if found is None:
+        raise WeightsMissingError(missing_message(spec))
+    if verify:
+        check_hash(spec, found[0])
+    return found[0]
+
+
+def download(names: "Iterable[str] | None" = None) -> dict[str, Path]:
+    """Fetch the named files (all non-package files when ``None``); returns their paths."""
+    chosen = list(names) if names else [n for n, s in REGISTRY.items() if s.source != "package"]
+    return {name: resolve(name, download=True) for name in chosen}
+
+
+@dataclass(frozen=True)
+class WeightStatus:
+    """What ``hugvis weights list/verify`` prints for one file."""
+
+    name: str
+    path: "Path | None"
+    found_by: str
+    hash_status: str  # "ok", "mismatch", "no pinned hash", "not checked", "missing"
+    metrics: tuple[str, ...] = field(default_factory=tuple)
+
+
+def weight_status(name: str, check: bool = True) -> WeightStatus:
+    """Presence (and, with ``check``, hash agreement) of one registered file."""
+    spec = get_spec(name)
+    try:
+        found = find_weight(name)
+    except WeightsMissingError:
+        found = None
+    if found is None:
+        return WeightStatus(name, None, "", "missing", spec.metrics)
+    if not check:
+        state = "not checked"
+    elif spec.sha256 is None:
+        state = "no pinned hash"
+    else:
+        state = "ok" if _cached_sha(found[0]) == spec.sha256 else "mismatch"
+    return WeightStatus(name, found[0], found[1], state, spec.metrics)
+
+
+def is_available(name: str) -> bool:
+    """True when the file is present locally and not contradicting its pinned hash."""
+    return weight_status(name, check=True).hash_status in ("ok", "no pinned hash")
