@@ -1,0 +1,79 @@
+"""Chunked media I/O: round trips, chunk independence, clear errors."""
+
+import numpy as np
+import pytest
+
+from hug_vis_dataset import media
+
+
+def test_alpha_png_round_trip_is_bit_exact_and_chunking_does_not_matter(tmp_path):
+    rng = np.random.default_rng(0)
+    frames = rng.integers(0, 256, size=(7, 9, 11), dtype=np.uint8)
+    assert media.write_alpha_pngs(tmp_path / "a", iter([frames[:3], frames[3:]])) == 7
+    for chunk in (1, 2, 7, 32):
+        got = np.concatenate(list(media.iter_alpha_frames(tmp_path / "a", chunk_frames=chunk)))
+        np.testing.assert_array_equal(got, frames)
+
+
+def test_alpha_frames_are_matched_by_number_and_gaps_are_errors(tmp_path):
+    frames = np.arange(3 * 4 * 4, dtype=np.uint8).reshape(3, 4, 4)
+    media.write_alpha_pngs(tmp_path / "a", [frames])
+    (tmp_path / "a" / "000001.png").unlink()
+    with pytest.raises(media.MediaError, match=r"lacks frames \[1\]"):
+        list(media.iter_alpha_frames(tmp_path / "a"))
+
+
+def test_png_reader_rejects_colour_16bit_and_corrupt_files(tmp_path):
+    import cv2
+
+    cv2.imwrite(str(tmp_path / "rgb.png"), np.zeros((4, 4, 3), np.uint8))
+    cv2.imwrite(str(tmp_path / "deep.png"), np.zeros((4, 4), np.uint16))
+    (tmp_path / "bad.png").write_bytes(b"\x89PNG\r\n\x1a\nnot really")
+    with pytest.raises(media.MediaError, match="3 channels"):
+        media.read_png_gray(tmp_path / "rgb.png")
+    with pytest.raises(media.MediaError, match="uint16"):
+        media.read_png_gray(tmp_path / "deep.png")
+    with pytest.raises(media.MediaError, match="corrupt"):
+        media.read_png_gray(tmp_path / "bad.png")
+    with pytest.raises(media.MediaError, match="missing"):
+        media.read_png_gray(tmp_path / "absent.png")
+
+
+def test_video_write_read_counts_and_chunks(tmp_path):
+    # smooth content: yuv420p chroma subsampling is lossy on pixel noise by design
+    yy, xx = np.mgrid[0:32, 0:48]
+    frames = np.stack([np.stack([(xx * 5 + k * 7) % 256, yy * 7, np.full_like(xx, 128 + k)], -1)
+                       for k in range(10)]).astype(np.uint8)
+    path = tmp_path / "v.mp4"
+    assert media.write_video(path, [frames[:4], frames[4:]], fps=30) == 10
+    info = media.video_info(path)
+    assert (info.frames, info.width, info.height) == (10, 48, 32)
+    assert info.fps == pytest.approx(30.0)
+    chunks = list(media.iter_video_frames(path, chunk_frames=3))
+    assert [len(c) for c in chunks] == [3, 3, 3, 1]
+    decoded = np.concatenate(chunks)
+    assert decoded.shape == frames.shape
+    # H.264 at crf 18 is lossy but close on average
+    assert np.abs(decoded.astype(int) - frames).mean() < 4
+
+
+def test_unreadable_video_is_a_media_error(tmp_path):
+    bad = tmp_path / "bad.mp4"
+    bad.write_bytes(b"\x00" * 100)
+    with pytest.raises(media.MediaError):
+        media.video_info(bad)
+
+
+def test_audio_round_trip_mono_and_resample(tmp_path):
+    t = np.arange(16000) / 16000
+    tone = (0.5 * np.sin(2 * np.pi * 440 * t)).astype(np.float32)
+    media.write_wav(tmp_path / "a.wav", tone, 16000)
+    audio, rate = media.read_audio(tmp_path / "a.wav")
+    assert rate == 16000
+    np.testing.assert_allclose(audio, np.round(tone * 32767) / 32768, atol=1 / 32768)
+    assert media.audio_info(tmp_path / "a.wav") == (16000, 16000, 1)
+    up = media.resample(audio, 16000, 48000)
+    assert len(up) == 48000
+    # a 440 Hz tone stays a 440 Hz tone
+    spectrum = np.abs(np.fft.rfft(up))
+    assert np.argmax(spectrum) == pytest.approx(440, abs=1)
