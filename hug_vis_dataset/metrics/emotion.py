@@ -1,0 +1,446 @@
+"""Seven-class emotion recognition scoring (paper Table 4).
+
+Predictions of zero-shot multimodal LLMs are free text in English or Chinese. :func:`parse_answer`
+maps an answer to one of the seven :class:`~hug_vis_dataset.grid.Emotion` classes or to ``None``
+(``unparsed``); :func:`emotion_accuracy` scores answers against reference labels, counting an
+unparsed answer as wrong and reporting how many there were.
+
+Parsing rules (applied to the lower-cased answer):
+
+1. **Vocabulary.** Every label word and alias of :data:`ANSWER_VOCABULARY` (English words,
+   inflections such as *furious*, *joyful*, *terrified*, phrases such as *no emotion*, and Chinese
+   words such as 生气, 开心, 无明显情绪). English terms match whole words only (*unhappy* is Sad, not
+   Happy; *made* is not *mad*); Chinese terms match as substrings. Overlapping matches keep the
+   longest term (无明显情绪 beats 情绪-free shorter terms; *no emotion* beats nothing).
+2. **Negation.** A mention is dropped when a negation cue governs it: in English *not*, *no*,
+   *never*, *n't*, *neither*, *nor*, *without*, *rather than*, *instead of*, *hardly*, *isn't* ... at most
+   three words before the term within the same clause (a clause ends at punctuation or at
+   *but*, *and*, *while*, *though*, *although*, *yet*, *instead*, *whereas*); in Chinese 不, 没
+   (so 不是, 并不, 没有), 并非, 毫无, 而非, 绝非 in the (up to four) characters before the term within the same clause (a clause ends at
+   punctuation or at 而, 但, 却). So "not angry" and "不是生气" name no emotion, and
+   "I think she is disgusted, not angry" names only Disgusted.
+3. **Explicit label field first.** If the answer contains a label field, ``Emotion: X``,
+   ``Answer: X``, ``Label: X``, ``Final answer: X``, ``The emotion is X``, ``情绪：X``, ``答案：X``,
+   ``情感是X`` ..., the text after the *last* such field (up to the end of its line or sentence) is
+   parsed first with rules 1-2, because models often reason first and state the label last; the
+   first non-negated emotion there is the answer.
+4. **Otherwise the first mention.** With no usable label field, the first non-negated mention
+   in the whole answer wins ("Happy or maybe surprised" -> Happy). Answers that hedge between
+   classes are thus scored by their leading choice, which is what a reader would take as the
+   answer; they are not discarded.
+5. **Nothing left** (no term, or every term negated) -> ``None`` (unparsed).
+
+Example:
+    >>> parse_answer("The speaker sounds furious.").value
+    'Angry'
+    >>> parse_answer("她看起来很害怕").value
+    'Afraid'
+    >>> parse_answer("I think she is disgusted, not angry").value
+    'Disgusted'
+    >>> parse_answer("不是生气，而是惊讶").value
+    'Surprised'
+    >>> parse_answer("I cannot tell.") is None
+    True
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from ..grid import EMOTION_ALIASES, EMOTION_NAMES, EMOTIONS, ClipId, Emotion, parse_emotion
+from . import MetricInfo
+
+UNPARSED = "unparsed"
+
+METRIC_INFO: dict[str, MetricInfo] = {
+    "emotion_accuracy": MetricInfo(
+        name="emotion_accuracy",
+        display="Acc. (%)",
+        task="emotion",
+        higher_is_better=True,
+        scale=100.0,
+        paper_table="Table 4",
+        description="Seven-class emotion recognition accuracy; unparsed answers count as wrong.",
+    ),
+}
+
+# Words an answer may use for each class, beyond grid.EMOTION_ALIASES (which are merged in).
+_EXTRA_TERMS: dict[Emotion, tuple[str, ...]] = {
+    Emotion.HAPPY: (
+        "happily", "joyous", "joyfully", "cheerful", "cheerfully", "glad", "delighted", "pleased",
+        "elated", "contented", "愉快", "欢喜", "喜悦", "兴高采烈", "高高兴兴", "开开心心",
+    ),
+    Emotion.ANGRY: (
+        "angrily", "furious", "furiously", "fury", "mad", "rage", "raging", "enraged", "irate",
+        "irritated", "annoyed", "outraged", "恼火", "发火", "气愤", "愤慨", "怒", "暴怒",
+    ),
+    Emotion.SAD: (
+        "sadly", "sorrow", "sorrowful", "unhappy", "depressed", "grief", "grieving", "melancholy",
+        "heartbroken", "mournful", "downcast", "sorrowfully", "哀伤", "忧伤", "沮丧", "失落", "伤感", "悲痛",
+    ),
+    Emotion.AFRAID: (
+        "frightened", "terrified", "anxious", "fright", "fearfully", "scared", "panicked", "panic",
+        "nervous", "horrified", "惊恐", "恐慌", "畏惧", "担心", "紧张", "惧怕",
+    ),
+    Emotion.DISGUSTED: (
+        "disgusting", "repulsed", "revolted", "grossed out", "grossed", "repelled", "revulsion",
+        "repugnance", "反感", "嫌弃", "厌烦", "作呕", "憎恶",
+    ),
+    Emotion.SURPRISED: (
+        "surprising", "astonished", "astonishment", "amazed", "amazement", "shocked", "shock",
+        "startled", "stunned", "震惊", "诧异", "惊奇", "意外", "惊愕",
+    ),
+    Emotion.NEUTRAL: (
+        "neutrality", "calmly", "no emotion", "no particular emotion", "no obvious emotion",
+        "no clear emotion", "no strong emotion", "emotionless", "expressionless", "unemotional",
+        "flat", "无明显情绪", "没有明显情绪", "无情绪", "中立", "平淡", "冷静", "面无表情",
+    ),
+}
+
+ANSWER_VOCABULARY: dict[str, Emotion] = {**EMOTION_ALIASES}
+for _emotion, _terms in _EXTRA_TERMS.items():
+    for _term in _terms:
+        ANSWER_VOCABULARY[_term] = _emotion
+
+# Longest first, so that the regex alternation prefers "no emotion" over shorter pieces and
+# "无明显情绪" over any substring.
+_TERMS_BY_LENGTH = sorted(ANSWER_VOCABULARY, key=lambda t: (-len(t), t))
+_TERM_RE = re.compile(
+    "|".join(
+        (r"(?<![a-z])" + re.escape(t).replace(r"\ ", r"\s+") + r"(?![a-z])") if t.isascii() else re.escape(t)
+        for t in _TERMS_BY_LENGTH
+    )
+)
+
+_EN_NEGATORS = {
+    "not", "no", "never", "neither", "nor", "without", "hardly", "barely", "isn't", "aren't", "wasn't",
+    "weren't", "doesn't", "don't", "didn't", "cannot", "can't", "won't", "nothing", "lacks", "lack",
+}
+_EN_CLAUSE_BREAK = re.compile(r"[,.;:!?()\n，。；：！？]|\b(?:but|and|while|though|although|yet|instead|whereas)\b")
+_EN_MULTIWORD_NEGATORS = re.compile(r"\b(?:rather\s+than|instead\s+of|other\s+than|as\s+opposed\s+to)\s*$")
+# Not bare 非/无: 非常 (very) and 无比 (extremely) intensify, they do not negate.
+_ZH_NEGATION = re.compile(r"(?:不|没|并非|毫无|而非|绝非)")
+_ZH_CONTRAST_NEGATORS = re.compile(r"(?:而非|并非|绝非|而不是|不是)\s*$")
+_ZH_CLAUSE_BREAK = re.compile(r"[,.;:!?\n，。；：！？、]|而|但|却")
+
+# Label fields. The captured text after the field is parsed before the rest of the answer.
+_FIELD_RE = re.compile(
+    r"(?:\b(?:final\s+answer|answer|emotion(?:al\s+state)?|label|prediction|predicted\s+emotion|classification|category)"
+    r"\s*(?:is|:|=|-|：)\s*"
+    r"|(?:最终答案|答案|情绪|情感|标签|类别|预测)\s*(?:是|为|：|:)\s*)"
+)
+_FIELD_END = re.compile(r"[\n.;。；!！?？]")
+
+
+@dataclass(frozen=True)
+class Mention:
+    """One vocabulary term found in an answer."""
+
+    start: int
+    term: str
+    emotion: Emotion
+    negated: bool
+
+
+def _is_negated(text: str, start: int, term: str) -> bool:
+    before = text[:start]
+    # Contrastive negators ("rather than", "而非") start with a clause-break word, so they are
+    # checked on the raw text right before the term, before the clause split.
+    if _EN_MULTIWORD_NEGATORS.search(before) or _ZH_CONTRAST_NEGATORS.search(before):
+        return True
+    if term.isascii():
+        clause = _EN_CLAUSE_BREAK.split(before)[-1] if before else ""
+        words = re.findall(r"[a-z']+", clause)[-4:]
+        # The cue may sit at most three words before the term ("isn't very happy", "not at all sad").
+        return any(w in _EN_NEGATORS or w.endswith("n't") for w in words)
+    clause = _ZH_CLAUSE_BREAK.split(before)[-1] if before else ""
+    # English negation before a Chinese word ("not 开心") is also honoured.
+    return bool(_ZH_NEGATION.search(clause[-4:])) or bool(re.search(r"\bnot\s*$", clause))
+
+
+def find_mentions(text: str) -> list[Mention]:
+    """Every emotion term in ``text`` (lower-cased first), in order, with its negation flag.
+
+    Example:
+        >>> [(m.term, m.emotion.value, m.negated) for m in find_mentions("Not angry, just sad.")]
+        [('angry', 'Angry', True), ('sad', 'Sad', False)]
+    """
+    lowered = str(text).lower()
+    mentions = []
+    for match in _TERM_RE.finditer(lowered):
+        term = re.sub(r"\s+", " ", match.group(0))
+        mentions.append(Mention(match.start(), term, ANSWER_VOCABULARY[term], _is_negated(lowered, match.start(), term)))
+    return mentions
+
+
+def _first_positive(text: str) -> "Emotion | None":
+    for mention in find_mentions(text):
+        if not mention.negated:
+            return mention.emotion
+    return None
+
+
+def parse_answer(text: "str | Emotion | None") -> "Emotion | None":
+    """Map a label or a free-text answer (English or Chinese) to an emotion, or ``None`` if unparsed.
+
+    The rules are in the module docstring: label fields first, negated mentions dropped, the
+    first remaining mention wins.
+
+    Args:
+        text: a model's answer; an :class:`Emotion` is returned unchanged, ``None``/empty gives ``None``.
+
+    Example:
+        >>> parse_answer("Emotion: Surprise").value
+        'Surprised'
+        >>> parse_answer("The speaker is not happy at all.") is None
+        True
+        >>> parse_answer("Reasoning: she frowns, maybe sad... Final answer: angry").value
+        'Angry'
+    """
+    if isinstance(text, Emotion):
+        return text
+    if text is None or (isinstance(text, float) and math.isnan(text)):
+        return None
+    lowered = str(text).lower().strip()
+    if not lowered:
+        return None
+    fields = list(_FIELD_RE.finditer(lowered))
+    for field in reversed(fields):
+        rest = lowered[field.end():]
+        end = _FIELD_END.search(rest)
+        found = _first_positive(rest[: end.start()] if end else rest)
+        if found is not None:
+            return found
+    return _first_positive(lowered)
+
+
+def _f1_from_confusion(confusion, n_ref) -> list[float]:
+    import numpy as np
+
+    tp = np.diag(confusion).astype(float)
+    fp = confusion.sum(axis=0) - tp
+    fn = n_ref - tp  # unparsed answers of class i are false negatives of i
+    denom = 2 * tp + fp + fn
+    # zero_division=0, as sklearn.metrics.f1_score(..., zero_division=0): a class absent from
+    # both references and predictions scores 0 and still counts in the macro mean.
+    return [float(2 * t / d) if d > 0 else 0.0 for t, d in zip(tp, denom)]
+
+
+def _score(pred_emotions: Sequence["Emotion | None"], ref_emotions: Sequence[Emotion]) -> dict:
+    import numpy as np
+
+    k = len(EMOTIONS)
+    confusion = np.zeros((k, k), dtype=np.int64)
+    n_ref = np.zeros(k, dtype=np.int64)
+    unparsed_by_ref = np.zeros(k, dtype=np.int64)
+    for pred, ref in zip(pred_emotions, ref_emotions):
+        n_ref[ref.index] += 1
+        if pred is None:
+            unparsed_by_ref[ref.index] += 1
+        else:
+            confusion[ref.index, pred.index] += 1
+    n = int(n_ref.sum())
+    correct = int(np.trace(confusion))
+    f1 = _f1_from_confusion(confusion, n_ref)
+    return {
+        "accuracy": correct / n if n else float("nan"),
+        "n": n,
+        "correct": correct,
+        "unparsed": int(unparsed_by_ref.sum()),
+        "per_emotion_accuracy": {
+            name: (int(confusion[i, i]) / int(n_ref[i]) if n_ref[i] else float("nan"))
+            for i, name in enumerate(EMOTION_NAMES)
+        },
+        "per_emotion_f1": dict(zip(EMOTION_NAMES, f1)),
+        "macro_f1": float(np.mean(f1)),
+        "labels": list(EMOTION_NAMES),
+        "confusion_matrix": confusion.tolist(),
+        "unparsed_per_emotion": dict(zip(EMOTION_NAMES, unparsed_by_ref.tolist())),
+    }
+
+
+def emotion_accuracy(
+    predictions: Sequence["str | Emotion | None"],
+    references: Sequence["str | Emotion | int"],
+    input_settings: "Sequence[str] | None" = None,
+) -> dict:
+    """Seven-class accuracy, per-emotion accuracy, confusion matrix, macro-F1 and unparsed count.
+
+    Args:
+        predictions: labels or free-text answers, parsed by :func:`parse_answer`.
+        references: labels; anything :func:`hug_vis_dataset.grid.parse_emotion` accepts.
+        input_settings: optional setting per example (``"Video + Text"`` ...); when given, the
+            result also holds ``by_input_setting`` with one full result per setting (names
+            normalised by :func:`normalize_input_setting`), in Table 4 order.
+
+    Returns:
+        ``accuracy`` (fraction), ``n``, ``correct``, ``unparsed`` (count of answers mapped to no
+        class; counted wrong), ``per_emotion_accuracy`` (recall per reference class, NaN for a class
+        with no reference), ``per_emotion_f1`` and ``macro_f1`` (unweighted mean over all seven
+        classes, equal to ``sklearn.metrics.f1_score(labels=all 7, average="macro",
+        zero_division=0)`` with unparsed answers as an extra non-label prediction),
+        ``confusion_matrix`` (7x7, rows = reference, columns = prediction, Table 1 order as
+        ``labels``; unparsed answers are in no column, see ``unparsed_per_emotion``).
+
+    Raises:
+        ValueError: on length mismatch, empty input or an unknown reference label.
+
+    Example:
+        >>> r = emotion_accuracy(["happy", "I feel sad", "???"], ["Happy", "Sad", "Angry"])
+        >>> round(r["accuracy"], 4), r["unparsed"], r["confusion_matrix"][2][2]
+        (0.6667, 1, 1)
+    """
+    predictions = list(predictions)
+    references = list(references)
+    if len(predictions) != len(references):
+        raise ValueError(f"{len(predictions)} predictions but {len(references)} references")
+    if not references:
+        raise ValueError("no examples to score")
+    refs = []
+    for i, ref in enumerate(references):
+        try:
+            refs.append(parse_emotion(ref))
+        except ValueError as err:
+            raise ValueError(f"reference {i}: {err}") from None
+    preds = [parse_answer(p) for p in predictions]
+    result = _score(preds, refs)
+    if input_settings is not None:
+        settings = [normalize_input_setting(s) for s in input_settings]
+        if len(settings) != len(references):
+            raise ValueError(f"{len(settings)} input_settings but {len(references)} references")
+        by_setting = {}
+        for setting in sorted(set(settings), key=input_setting_sort_key):
+            idx = [i for i, s in enumerate(settings) if s == setting]
+            by_setting[setting] = _score([preds[i] for i in idx], [refs[i] for i in idx])
+        result["by_input_setting"] = by_setting
+    return result
+
+
+# Table 4's groups, in its order. Modalities inside a combined setting are written in this order.
+INPUT_SETTING_ORDER: tuple[str, ...] = (
+    "Image frame", "Video", "Audio", "Text", "Video + Audio", "Video + Text", "Video + Audio + Text",
+)
+_MODALITY_ORDER = ("Image frame", "Video", "Audio", "Text")
+_MODALITY_ALIASES = {
+    "image": "Image frame", "image frame": "Image frame", "image_frame": "Image frame", "frame": "Image frame",
+    "imageframe": "Image frame", "img": "Image frame", "video": "Video", "v": "Video", "audio": "Audio",
+    "a": "Audio", "speech": "Audio", "text": "Text", "t": "Text", "transcript": "Text",
+}
+
+
+def normalize_input_setting(setting: str) -> str:
+    """Canonical display name of an input setting (``"video+text"`` -> ``"Video + Text"``).
+
+    Modalities are split on ``+``, ``&``, ``,``, ``/``, ``_`` or whitespace-padded ``and`` and
+    written in the order Image frame, Video, Audio, Text. Unknown names are returned stripped.
+
+    Example:
+        >>> normalize_input_setting("text_audio_video"), normalize_input_setting("image_frame")
+        ('Video + Audio + Text', 'Image frame')
+    """
+    raw = str(setting).strip()
+    key = raw.lower()
+    if key in _MODALITY_ALIASES:
+        return _MODALITY_ALIASES[key]
+    parts = [p.strip() for p in re.split(r"\s*(?:\+|&|,|/|\band\b)\s*", key) if p.strip()]
+    if len(parts) == 1:
+        parts = [p for p in re.split(r"[_\s]+", key) if p]
+        # "image_frame" splits into two words of one modality
+        parts = ["image frame" if p == "image" else p for p in parts if p != "frame"] or parts
+    mapped = [_MODALITY_ALIASES.get(p) for p in parts]
+    if not parts or any(m is None for m in mapped):
+        return raw
+    return " + ".join(m for m in _MODALITY_ORDER if m in set(mapped))
+
+
+def input_setting_sort_key(setting: str) -> tuple:
+    """Sort key putting Table 4's settings first, in its order, then any other name alphabetically."""
+    name = normalize_input_setting(setting)
+    if name in INPUT_SETTING_ORDER:
+        return (0, INPUT_SETTING_ORDER.index(name), name)
+    return (1, 0, name)
+
+
+def read_predictions_jsonl(path: "str | Path") -> list[dict]:
+    """Read ``predictions.jsonl`` (lines ``{"clip_id", "input_setting", "answer"}``).
+
+    Raises:
+        ValueError: naming the file and line of malformed JSON, a missing field or a bad clip id.
+    """
+    records = []
+    with open(path, encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{path}:{lineno}: not JSON ({err})") from None
+            missing = [k for k in ("clip_id", "answer") if k not in record]
+            if missing:
+                raise ValueError(f"{path}:{lineno}: missing field(s) {missing}")
+            try:
+                ClipId.parse(record["clip_id"])
+            except ValueError as err:
+                raise ValueError(f"{path}:{lineno}: {err}") from None
+            records.append(record)
+    return records
+
+
+def score_predictions(records: Iterable[Mapping]) -> dict:
+    """Score prediction records against the emotion their clip id encodes, one result per setting."""
+    records = list(records)
+    return emotion_accuracy(
+        [r["answer"] for r in records],
+        [ClipId.parse(r["clip_id"]).emotion for r in records],
+        input_settings=[r.get("input_setting", "unknown") for r in records],
+    )
+
+
+def demo_emotion(systems_dir: "str | Path", out_dir: "str | Path") -> str:
+    """Score every ``systems_dir/emotion/<system>/predictions.jsonl`` and render Table 4.
+
+    Ground truth is the emotion in each clip id. Writes ``table4_emotion.md``, ``.tex`` and
+    ``.html`` and ``emotion_scores.json`` (full results per system and setting) to ``out_dir``.
+
+    Returns:
+        The Markdown table: rows grouped by input setting, systems sorted by accuracy within a
+        group, best bold and second-best underlined within each group.
+    """
+    import pandas as pd
+
+    from ..tables import render_table
+
+    systems_dir, out_dir = Path(systems_dir), Path(out_dir)
+    emotion_dir = systems_dir / "emotion" if (systems_dir / "emotion").is_dir() else systems_dir
+    files = sorted(emotion_dir.glob("*/predictions.jsonl"))
+    if not files:
+        raise FileNotFoundError(f"no <system>/predictions.jsonl under {emotion_dir}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rows, scores = [], {}
+    for path in files:
+        system = path.parent.name
+        result = score_predictions(read_predictions_jsonl(path))
+        scores[system] = result
+        for setting, res in result["by_input_setting"].items():
+            rows.append({"Model": system, "Input": setting, "emotion_accuracy": res["accuracy"],
+                         "Unparsed": res["unparsed"]})
+    frame = pd.DataFrame(rows)
+    frame["_order"] = frame["Input"].map(input_setting_sort_key)
+    frame = frame.sort_values(["_order", "emotion_accuracy", "Model"]).drop(columns="_order")
+    tables = {}
+    for fmt, ext in (("markdown", "md"), ("latex", "tex"), ("html", "html")):
+        tables[fmt] = render_table(
+            frame, metrics=["emotion_accuracy"], row_label="Model", group="Input", extra_columns=["Input"],
+            fmt=fmt, decimals=2,
+            caption="Seven-class emotion recognition accuracy. Bold and underlined values indicate the best "
+            "and second-best results within each input setting.",
+        )
+        (out_dir / f"table4_emotion.{ext}").write_text(tables[fmt], encoding="utf-8")
+    (out_dir / "emotion_scores.json").write_text(json.dumps(scores, indent=1, ensure_ascii=False), encoding="utf-8")
+    return tables["markdown"]
