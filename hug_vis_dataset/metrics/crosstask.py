@@ -1,0 +1,413 @@
+"""Cross-task analyses of paper section 4.3 (Eq. 1-4), computed from per-clip result rows.
+
+Inputs are rows with at least ``model``, ``task``, ``clip_id``, ``metric``, ``value`` (see
+:mod:`hug_vis_dataset.results`); the emotion of a row comes from its clip id. Rows whose ``status``
+is not ``ok`` (when a status column exists) or whose value is not finite are left out and counted.
+Every function sorts its rows into a canonical order before aggregating, so results do not depend
+on row order, bit for bit.
+
+Task names used in rows: ``emotion``, ``audio_driven``, ``vision_driven``, ``voice_cloning``,
+``matting``; metric names: ``correct`` (emotion, 1/0 per clip and model), ``csim``, ``sync_c``,
+``sync_d``, ``lpips``, ``psnr``, ``ssim``, ``utmos``, ``dnsmos``, ``speaker_similarity``, ``mad``,
+``mse``, ``grad``, ``conn``, ``dtssd``.
+
+Orientation makes larger values harder: ``retain`` (x; error-like metrics), ``negate`` (-x),
+``complement`` (1 - x; fractions such as accuracy or cosine similarity). Min-max normalisation is
+invariant to any increasing affine map, so ``negate`` and ``complement`` give the same D; the
+choice only changes the intermediate g values (complement keeps them readable: error rate,
+cosine distance).
+
+Example:
+    >>> rows = [
+    ...     {"model": "m", "task": "matting", "clip_id": f"actor_0001_{e}_action_01_script_001",
+    ...      "metric": "mad", "value": v}
+    ...     for e, v in [("happy", 3.0), ("sad", 1.0), ("neutral", 2.0)]]
+    >>> res = emotion_difficulty(rows, [DifficultyMetric("VM-MAD", "matting", "mad", "retain")])
+    >>> res.D["VM-MAD"].dropna().to_dict(), res.hardest["VM-MAD"]
+    ({'Happy': 1.0, 'Sad': 0.0, 'Neutral': 0.5}, 'Happy')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from ..grid import EMOTION_NAMES, ClipId
+from ..stats import OLSFit, minmax, ols_fit, spearman
+from . import MetricInfo
+
+ORIENTATIONS = ("retain", "negate", "complement")
+
+METRIC_INFO: dict[str, MetricInfo] = {
+    "emotion_difficulty": MetricInfo(
+        name="emotion_difficulty", display="D_{e,k}", task="crosstask", higher_is_better=False,
+        paper_table="Fig. 8 (Eq. 1-2)",
+        description="Per-metric emotion difficulty, model-averaged and min-max normalised over the seven emotions.",
+    ),
+    "difficulty_agreement": MetricInfo(
+        name="difficulty_agreement", display="Spearman rho", task="crosstask", higher_is_better=True,
+        paper_table="Fig. 9 (Eq. 3)",
+        description="Spearman rank correlation between the emotion difficulty profiles of metric pairs.",
+    ),
+    "source_difficulty": MetricInfo(
+        name="source_difficulty", display="Z_s", task="crosstask", higher_is_better=False,
+        paper_table="Fig. 10 (Eq. 4)",
+        description="Clip-level difficulty of audio-driven vs vision-driven generation on common valid clips.",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class DifficultyMetric:
+    """One column of the emotion difficulty matrix: a (task, metric) of the rows and its orientation.
+
+    Attributes:
+        label: the paper's name (``"AD-CSIM"``).
+        task: the rows' task (``None`` matches any task; then the metric name must be unambiguous).
+        metric: the rows' metric name.
+        orientation: ``retain``, ``negate`` or ``complement`` (larger = harder afterwards).
+    """
+
+    label: str
+    task: "str | None"
+    metric: str
+    orientation: str
+
+    def __post_init__(self) -> None:
+        if self.orientation not in ORIENTATIONS:
+            raise ValueError(f"{self.label}: orientation {self.orientation!r} is not one of {ORIENTATIONS}")
+
+
+# The paper's eight metrics (section 5.5, Fig. 8). MER-RE is the recognition error: the complement
+# of per-clip correctness (1 - correct), whose per-emotion mean is the error rate 1 - accuracy.
+DEFAULT_PAPER_METRICS: tuple[DifficultyMetric, ...] = (
+    DifficultyMetric("MER-RE", "emotion", "correct", "complement"),
+    DifficultyMetric("AD-CSIM", "audio_driven", "csim", "complement"),
+    DifficultyMetric("AD-Sync-C", "audio_driven", "sync_c", "negate"),
+    DifficultyMetric("VD-CSIM", "vision_driven", "csim", "complement"),
+    DifficultyMetric("VD-LPIPS", "vision_driven", "lpips", "retain"),
+    DifficultyMetric("VC-UTMOS", "voice_cloning", "utmos", "negate"),
+    DifficultyMetric("VC-DNSMOS", "voice_cloning", "dnsmos", "negate"),
+    DifficultyMetric("VM-MAD", "matting", "mad", "retain"),
+)
+
+# The paper does not list which metrics enter Eq. 4; it says both regimes use appearance-fidelity
+# and perceptual-reconstruction criteria. These defaults use every objective per-clip metric of
+# each generation task (FID is a set-level metric, so it cannot score a clip).
+DEFAULT_AD_METRICS: dict[str, str] = {"csim": "negate", "sync_c": "negate", "sync_d": "retain"}
+DEFAULT_VD_METRICS: dict[str, str] = {"csim": "negate", "lpips": "retain", "psnr": "negate", "ssim": "negate"}
+
+
+def orient(values: Any, orientation: str) -> np.ndarray:
+    """Apply an orientation so that larger = harder.
+
+    Example:
+        >>> orient([0.25, 1.0], "complement").tolist(), orient([2.0], "negate").tolist()
+        ([0.75, 0.0], [-2.0])
+    """
+    arr = np.asarray(values, dtype=float)
+    if orientation == "retain":
+        return arr.copy()
+    if orientation == "negate":
+        return -arr
+    if orientation == "complement":
+        return 1.0 - arr
+    raise ValueError(f"orientation {orientation!r} is not one of {ORIENTATIONS}")
+
+
+def prepare_rows(rows: "Iterable[Mapping] | Any", need_task: bool = True):
+    """Valid rows as a canonically sorted DataFrame with an ``emotion`` column from the clip id.
+
+    Returns:
+        ``(frame, n_dropped)``: rows with status ``ok`` (if a status column exists) and a finite
+        value, sorted by task, metric, model, clip_id, value; and how many rows were left out.
+
+    Raises:
+        ValueError: empty input, a missing required column, or a bad clip id (named).
+    """
+    import pandas as pd
+
+    frame = rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
+    if frame.empty:
+        raise ValueError("no result rows")
+    required = ["model", "clip_id", "metric", "value"] + (["task"] if need_task else [])
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"result rows lack column(s) {missing}; have {list(frame.columns)}"
+            + (" (the task tells audio_driven csim from vision_driven csim)" if "task" in missing else "")
+        )
+    if "task" not in frame.columns:
+        frame["task"] = ""
+    frame["value"] = pd.to_numeric(frame["value"], errors="coerce").astype(float)
+    keep = np.isfinite(frame["value"].to_numpy())
+    if "status" in frame.columns:
+        status = frame["status"].fillna("ok").astype(str)
+        keep &= (status.isin(["ok", ""])).to_numpy()
+    n_dropped = int((~keep).sum())
+    frame = frame.loc[keep, ["model", "task", "clip_id", "metric", "value"]].copy()
+    for col in ("model", "task", "clip_id", "metric"):
+        frame[col] = frame[col].astype(str)
+    emotions = {}
+    for clip in frame["clip_id"].unique():
+        try:
+            emotions[clip] = ClipId.parse(clip).emotion.value
+        except ValueError as err:
+            raise ValueError(f"result row: {err}") from None
+    frame["emotion"] = frame["clip_id"].map(emotions)
+    frame = frame.sort_values(["task", "metric", "model", "clip_id", "value"], kind="mergesort")
+    return frame.reset_index(drop=True), n_dropped
+
+
+def _select(frame, task: "str | None", metric: str):
+    mask = frame["metric"] == metric
+    if task is not None:
+        mask &= frame["task"] == task
+    return frame[mask]
+
+
+@dataclass
+class EmotionDifficulty:
+    """Result of :func:`emotion_difficulty`.
+
+    Attributes:
+        D: emotions (Table 1 order) x metric labels, Eq. 2; NaN where an emotion has no data.
+        g: the model-averaged oriented means g_{e,k} (Eq. 1), same shape.
+        g_model: long frame (label, model, emotion, g, n_clips): g_{m,e,k} per model.
+        n_models: emotions x labels, how many models entered each g_{e,k}.
+        hardest: label -> emotion with D = 1 (first in Table 1 order on ties); ``None`` when the
+            profile is constant or empty.
+        missing: label -> emotions without any valid row (NaN in D).
+        n_dropped: rows left out as failed or non-finite (all tasks).
+    """
+
+    D: Any
+    g: Any
+    g_model: Any
+    n_models: Any
+    hardest: dict
+    missing: dict
+    n_dropped: int = 0
+    metrics: tuple = field(default_factory=tuple)
+
+
+def emotion_difficulty(
+    rows: "Iterable[Mapping] | Any",
+    metrics: Sequence[DifficultyMetric] = DEFAULT_PAPER_METRICS,
+    orientations: "Mapping[str, str] | None" = None,
+) -> EmotionDifficulty:
+    """Emotion difficulty per metric, paper Eq. 1-2 (Fig. 8).
+
+    For each metric k: values are oriented (larger = harder); g_{m,e,k} is the mean of model m over
+    its clips of emotion e; g_{e,k} is the unweighted mean over the models with at least one clip
+    of emotion e (Eq. 1, each model weighs the same whatever its clip count); D_{e,k} min-max
+    normalises g_{e,k} over the emotions that have data (Eq. 2).
+
+    Edge cases: an emotion with no valid row has D = NaN and is listed in ``missing``; when all
+    present g are equal (max = min, including a single emotion), D = 0 for all of them (no emotion
+    is harder than another) and ``hardest`` is ``None``.
+
+    Args:
+        rows: per-clip result rows (mappings or a DataFrame) with model, task, clip_id, metric, value.
+        metrics: the columns; default the paper's eight (:data:`DEFAULT_PAPER_METRICS`).
+        orientations: optional label -> orientation overrides.
+
+    Raises:
+        ValueError: bad rows, duplicate labels, unknown orientation.
+    """
+    import pandas as pd
+
+    metrics = tuple(metrics)
+    if orientations:
+        unknown = set(orientations) - {m.label for m in metrics}
+        if unknown:
+            raise ValueError(f"orientations for unknown metric labels {sorted(unknown)}")
+        metrics = tuple(
+            DifficultyMetric(m.label, m.task, m.metric, orientations.get(m.label, m.orientation)) for m in metrics
+        )
+    labels = [m.label for m in metrics]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"duplicate metric labels in {labels}")
+    frame, n_dropped = prepare_rows(rows, need_task=any(m.task is not None for m in metrics))
+    g = pd.DataFrame(np.nan, index=list(EMOTION_NAMES), columns=labels)
+    D = g.copy()
+    n_models = pd.DataFrame(0, index=list(EMOTION_NAMES), columns=labels)
+    per_model, hardest, missing = [], {}, {}
+    for spec in metrics:
+        sel = _select(frame, spec.task, spec.metric).copy()
+        sel["oriented"] = orient(sel["value"].to_numpy(), spec.orientation)
+        gm = (
+            sel.groupby(["model", "emotion"], sort=True)["oriented"]
+            .agg(g="mean", n_clips="size")
+            .reset_index()
+        )
+        gm.insert(0, "label", spec.label)
+        per_model.append(gm)
+        for emotion in EMOTION_NAMES:
+            vals = gm.loc[gm["emotion"] == emotion, "g"].to_numpy()
+            if vals.size:
+                g.loc[emotion, spec.label] = float(np.mean(vals))
+                n_models.loc[emotion, spec.label] = int(vals.size)
+        profile = minmax(g[spec.label].to_numpy())
+        D[spec.label] = profile
+        missing[spec.label] = [e for e, v in zip(EMOTION_NAMES, profile) if np.isnan(v)]
+        finite = profile[np.isfinite(profile)]
+        if finite.size and finite.max() == 1.0:
+            hardest[spec.label] = EMOTION_NAMES[int(np.nanargmax(profile))]
+        else:
+            hardest[spec.label] = None
+    g_model = pd.concat(per_model, ignore_index=True) if per_model else pd.DataFrame()
+    return EmotionDifficulty(D, g, g_model, n_models, hardest, missing, n_dropped, metrics)
+
+
+def difficulty_agreement(D: Any) -> Any:
+    """Spearman agreement between emotion difficulty profiles, paper Eq. 3 (Fig. 9).
+
+    Args:
+        D: emotions x metrics DataFrame (e.g. ``emotion_difficulty(...).D``).
+
+    Returns:
+        A symmetric metrics x metrics DataFrame of Spearman rho (ties get average ranks, as
+        ``scipy.stats.spearmanr``). Each pair uses the emotions where both profiles are defined.
+        A constant profile (or fewer than two shared emotions) gives NaN: its ranks have no
+        variance, so the correlation is undefined - including on the diagonal.
+
+    Example:
+        >>> import pandas as pd
+        >>> D = pd.DataFrame({"a": [0, 0.5, 1], "b": [1, 0.5, 0], "c": [0, 0, 0]})
+        >>> difficulty_agreement(D).round(3).to_dict()["a"]
+        {'a': 1.0, 'b': -1.0, 'c': nan}
+    """
+    import pandas as pd
+
+    names = list(D.columns)
+    out = pd.DataFrame(np.nan, index=names, columns=names)
+    for i, a in enumerate(names):
+        for b in names[i:]:
+            rho = spearman(D[a].to_numpy(dtype=float), D[b].to_numpy(dtype=float))
+            out.loc[a, b] = out.loc[b, a] = rho
+    return out
+
+
+@dataclass
+class SourceDifficulty:
+    """Result of :func:`source_difficulty`.
+
+    Attributes:
+        pairs: one row per selected clip: clip_id, emotion, Z_AD, Z_VD (grid order).
+        rho: Spearman correlation of Z_AD and Z_VD.
+        fit: OLS of Z_VD on Z_AD.
+        z: long frame (regime, model, clip_id, z) of per-model clip difficulty z_{m,s}.
+        models: regime -> models averaged.
+        n_valid: regime -> clips where every model of the regime has every metric.
+        n_dropped: rows left out as failed or non-finite.
+    """
+
+    pairs: Any
+    rho: float
+    fit: OLSFit
+    z: Any
+    models: dict
+    n_valid: dict
+    n_dropped: int = 0
+
+
+def _regime_valid(frame, task: str, metrics: Mapping[str, str]):
+    sel = frame[(frame["task"] == task) & frame["metric"].isin(list(metrics))]
+    models = sorted(sel["model"].unique().tolist())
+    if not models:
+        return sel, models, set()
+    # Duplicated (model, clip, metric) rows are averaged: one value per cell.
+    cell = sel.groupby(["model", "clip_id", "metric"], sort=True)["value"].mean()
+    counts = cell.groupby(level="clip_id").size()
+    valid = set(counts[counts == len(models) * len(metrics)].index)
+    return sel, models, valid
+
+
+def _regime_z(frame, models, metrics: Mapping[str, str], clips: list[str]):
+    import pandas as pd
+
+    sel = frame[frame["clip_id"].isin(clips)]
+    cell = sel.groupby(["model", "metric", "clip_id"], sort=True)["value"].mean()
+    zs = []
+    for model in models:
+        per_metric = []
+        for metric, orientation in metrics.items():
+            values = cell.loc[(model, metric)].reindex(clips).to_numpy()
+            per_metric.append(minmax(orient(values, orientation)))
+        zs.append(np.mean(per_metric, axis=0))
+    return pd.DataFrame(zs, index=models, columns=clips)
+
+
+def source_difficulty(
+    rows: "Iterable[Mapping] | Any",
+    ad_metrics: Mapping[str, str] = DEFAULT_AD_METRICS,
+    vd_metrics: Mapping[str, str] = DEFAULT_VD_METRICS,
+    ad_task: str = "audio_driven",
+    vd_task: str = "vision_driven",
+    clips: "Iterable[str] | None" = None,
+) -> SourceDifficulty:
+    """Clip-level difficulty of the AD and VD generation regimes, paper Eq. 4 (Fig. 10).
+
+    Selection: a clip is valid for a regime when every model of the regime (models with any row
+    of the regime's metrics) has a finite value of every one of its metrics; the selected clips
+    are the intersection of the two regimes' valid clips (and of ``clips`` if given). Then, per
+    model and metric, values are oriented and min-max normalised over the selected clips (a
+    constant metric gives 0), averaged over the metrics to z_{m,s}, and averaged over the models
+    of each regime to Z_s^AD and Z_s^VD.
+
+    Args:
+        rows: per-clip result rows with model, task, clip_id, metric, value.
+        ad_metrics, vd_metrics: metric -> orientation for each regime.
+        ad_task, vd_task: the task names of the two regimes in the rows.
+        clips: optional restriction of the clip set.
+
+    Raises:
+        ValueError: a regime without models, or fewer than two common valid clips.
+    """
+    import pandas as pd
+
+    for name, spec in (("ad_metrics", ad_metrics), ("vd_metrics", vd_metrics)):
+        if not spec:
+            raise ValueError(f"{name} is empty")
+        for metric, orientation in spec.items():
+            if orientation not in ORIENTATIONS:
+                raise ValueError(f"{name}[{metric!r}]: orientation {orientation!r} is not one of {ORIENTATIONS}")
+    frame, n_dropped = prepare_rows(rows)
+    ad, ad_models, ad_valid = _regime_valid(frame, ad_task, ad_metrics)
+    vd, vd_models, vd_valid = _regime_valid(frame, vd_task, vd_metrics)
+    for regime, models in (("AD", ad_models), ("VD", vd_models)):
+        if not models:
+            raise ValueError(f"no {regime} rows with metrics {list(ad_metrics if regime == 'AD' else vd_metrics)}")
+    common = ad_valid & vd_valid
+    if clips is not None:
+        common &= set(map(str, clips))
+    selected = sorted(common, key=ClipId.parse)
+    if len(selected) < 2:
+        raise ValueError(
+            f"only {len(selected)} clip(s) valid for both regimes (AD valid {len(ad_valid)}, VD valid {len(vd_valid)})"
+        )
+    z_ad = _regime_z(ad, ad_models, ad_metrics, selected)
+    z_vd = _regime_z(vd, vd_models, vd_metrics, selected)
+    pairs = pd.DataFrame({
+        "clip_id": selected,
+        "emotion": [ClipId.parse(c).emotion.value for c in selected],
+        "Z_AD": z_ad.mean(axis=0).to_numpy(),
+        "Z_VD": z_vd.mean(axis=0).to_numpy(),
+    })
+    z_long = pd.concat(
+        [z.stack().rename("z").rename_axis(["model", "clip_id"]).reset_index().assign(regime=r)
+         for r, z in (("AD", z_ad), ("VD", z_vd))],
+        ignore_index=True,
+    )[["regime", "model", "clip_id", "z"]]
+    return SourceDifficulty(
+        pairs=pairs,
+        rho=spearman(pairs["Z_AD"], pairs["Z_VD"]),
+        fit=ols_fit(pairs["Z_AD"], pairs["Z_VD"]),
+        z=z_long,
+        models={"AD": ad_models, "VD": vd_models},
+        n_valid={"AD": len(ad_valid), "VD": len(vd_valid), "common": len(selected)},
+        n_dropped=n_dropped,
+    )
