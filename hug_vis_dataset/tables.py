@@ -1,0 +1,239 @@
+"""Paper-style result tables in Markdown, LaTeX and HTML (Tables 4-11).
+
+One renderer for every task: a frame of model x metric values (wide, or long with ``metric`` and
+``value`` columns), an optional group column (Table 4 groups rows by input setting), and a
+direction per metric. Best values are bold and second-best underlined, per metric column and,
+when rows are grouped, within each group.
+
+Ranking rule: values are compared after scaling and rounding to the printed precision (what the
+reader sees); ranks are dense, so every row tied for the best value is bold, and every row with the
+next distinct value is underlined. A column (or group) with a single distinct value marks all of it
+bold and nothing underlined. Missing values print as an en dash and are never marked.
+
+Example:
+    >>> import pandas as pd
+    >>> f = pd.DataFrame({"model": ["a", "b", "c"], "mad": [1.0, 3.0, 2.0]})
+    >>> print(render_table(f, higher_is_better={"mad": False}, scales={"mad": 1}, display={"mad": "MAD"}))
+    | Model | MAD ↓ |
+    | --- | ---: |
+    | a | **1.00** |
+    | b | 3.00 |
+    | c | <u>2.00</u> |
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any, Mapping, Sequence
+
+BEST = "best"
+SECOND = "second"
+FORMATS = ("markdown", "latex", "html")
+
+
+def mark_ranks(values: Sequence[float], higher_is_better: bool, decimals: int = 2) -> list["str | None"]:
+    """``"best"``, ``"second"`` or ``None`` per value (dense ranks on values rounded to ``decimals``).
+
+    Example:
+        >>> mark_ranks([0.5, 0.9, 0.9, 0.7, float("nan")], higher_is_better=True)
+        [None, 'best', 'best', 'second', None]
+        >>> mark_ranks([3.0, 1.0, 2.0], higher_is_better=False)
+        [None, 'best', 'second']
+    """
+    rounded = [None if v is None or (isinstance(v, float) and math.isnan(v)) else round(float(v), decimals)
+               for v in values]
+    distinct = sorted({v for v in rounded if v is not None}, reverse=higher_is_better)
+    best = distinct[0] if distinct else None
+    second = distinct[1] if len(distinct) > 1 else None
+    return [BEST if v is not None and v == best else SECOND if v is not None and v == second else None
+            for v in rounded]
+
+
+def _lookup_info(name: str):
+    try:
+        from .metrics import metric_info
+
+        return metric_info(name)
+    except KeyError:
+        return None
+
+
+def _latex_escape(text: str) -> str:
+    out = str(text)
+    for char, repl in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"),
+                       ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\^{}")):
+        out = out.replace(char, repl)
+    return out
+
+
+def _md_escape(text: str) -> str:
+    return str(text).replace("|", r"\|")
+
+
+def render_table(
+    frame: Any,
+    metrics: "Sequence[str] | None" = None,
+    row_label: str = "model",
+    group: "str | None" = None,
+    fmt: str = "markdown",
+    higher_is_better: "Mapping[str, bool] | None" = None,
+    decimals: "int | Mapping[str, int]" = 2,
+    scales: "Mapping[str, float] | None" = None,
+    display: "Mapping[str, str] | None" = None,
+    extra_columns: Sequence[str] = (),
+    caption: str = "",
+    rank_within: str = "group",
+    metric_column: str = "metric",
+    value_column: str = "value",
+) -> str:
+    """Render a results table with best (bold) and second-best (underlined) values per metric.
+
+    Args:
+        frame: a pandas DataFrame, wide (one column per metric) or long (``metric_column`` and
+            ``value_column``; pivoted to wide, one row per row label, extra columns and group).
+        metrics: metric columns, in order; default every column that is not a label/group/extra
+            column (wide) or every metric in order of appearance (long).
+        row_label: column naming the row (the model); printed first, header capitalised.
+        group: optional column whose values become group header rows, in order of appearance.
+        fmt: ``markdown`` (bold ``**x**``, underline ``<u>x</u>``), ``latex`` (booktabs,
+            ``\\textbf``, ``\\underline``) or ``html`` (``<b>``, ``<u>``).
+        higher_is_better: direction per metric; metrics not given are looked up in
+            :func:`hug_vis_dataset.metrics.metric_info` (KeyError if unknown there too).
+        decimals: printed precision, one for all or per metric. Ranking uses the printed values.
+        scales: factor per metric applied before printing (default: MetricInfo.scale, else 1).
+        display: header per metric (default: MetricInfo.display, else the metric name); the
+            direction arrow is appended.
+        extra_columns: further label columns printed after the row label (e.g. ``Input``).
+        caption: table caption (LaTeX/HTML caption; a leading line in Markdown).
+        rank_within: ``"group"`` (mark best per group, Table 4) or ``"all"``.
+        metric_column, value_column: column names of a long frame.
+
+    Returns:
+        The table as a string.
+
+    Raises:
+        ValueError: unknown ``fmt``/``rank_within``, missing columns, duplicate cells in a long frame.
+    """
+    import pandas as pd
+
+    if fmt not in FORMATS:
+        raise ValueError(f"fmt must be one of {FORMATS}, got {fmt!r}")
+    if rank_within not in ("group", "all"):
+        raise ValueError(f"rank_within must be 'group' or 'all', got {rank_within!r}")
+    labels = [row_label] + [c for c in extra_columns if c != row_label]
+    if group is not None and group not in labels:
+        labels.append(group)
+    missing = [c for c in labels if c not in frame.columns]
+    if missing:
+        raise ValueError(f"table frame lacks column(s) {missing}; has {list(frame.columns)}")
+    if metrics is None and metric_column in frame.columns and value_column in frame.columns:
+        order = list(dict.fromkeys(frame[metric_column].astype(str)))
+        metrics = order
+    is_long = metric_column in frame.columns and value_column in frame.columns and not set(metrics or ()) <= set(
+        frame.columns
+    )
+    if is_long:
+        dup = frame.duplicated(labels + [metric_column])
+        if dup.any():
+            raise ValueError(f"{int(dup.sum())} duplicate (row, metric) cells in the long frame")
+        wide = frame.pivot(index=labels, columns=metric_column, values=value_column)
+        keys = list(dict.fromkeys(map(tuple, frame[labels].itertuples(index=False, name=None))))
+        wide = wide.reindex(pd.MultiIndex.from_tuples(keys, names=labels)).reset_index()
+    else:
+        wide = frame.reset_index(drop=True)
+        if metrics is None:
+            metrics = [c for c in wide.columns if c not in labels]
+    metrics = list(metrics)
+    absent = [m for m in metrics if m not in wide.columns]
+    if absent:
+        raise ValueError(f"metric column(s) {absent} not in the table frame")
+
+    infos = {m: _lookup_info(m) for m in metrics}
+    direction = {}
+    for m in metrics:
+        if higher_is_better is not None and m in higher_is_better:
+            direction[m] = bool(higher_is_better[m])
+        elif infos[m] is not None:
+            direction[m] = infos[m].higher_is_better
+        else:
+            raise KeyError(f"no direction for metric {m!r}: pass higher_is_better={{{m!r}: ...}}")
+    scale = {m: float((scales or {}).get(m, infos[m].scale if infos[m] else 1.0)) for m in metrics}
+    places = {m: int(decimals[m] if isinstance(decimals, Mapping) else decimals) for m in metrics}
+    header = {m: (display or {}).get(m, infos[m].display if infos[m] else m) for m in metrics}
+
+    values = {m: [float(v) * scale[m] if pd.notna(v) else float("nan") for v in wide[m]] for m in metrics}
+    groups = list(wide[group]) if group is not None else [None] * len(wide)
+    marks = {m: [None] * len(wide) for m in metrics}
+    for g in dict.fromkeys(groups if rank_within == "group" else [None]):
+        idx = [i for i, gi in enumerate(groups) if rank_within == "all" or gi == g]
+        for m in metrics:
+            for i, mark in zip(idx, mark_ranks([values[m][i] for i in idx], direction[m], places[m])):
+                marks[m][i] = mark
+
+    label_cols = [row_label] + [c for c in extra_columns if c != row_label]
+    label_headers = [c[:1].upper() + c[1:] for c in label_cols]
+
+    def cell(m: str, i: int) -> str:
+        v = values[m][i]
+        if math.isnan(v):
+            return "–"
+        text = f"{v:.{places[m]}f}"
+        mark = marks[m][i]
+        if fmt == "markdown":
+            return f"**{text}**" if mark == BEST else f"<u>{text}</u>" if mark == SECOND else text
+        if fmt == "latex":
+            return rf"\textbf{{{text}}}" if mark == BEST else rf"\underline{{{text}}}" if mark == SECOND else text
+        return f"<b>{text}</b>" if mark == BEST else f"<u>{text}</u>" if mark == SECOND else text
+
+    ncols = len(label_cols) + len(metrics)
+    lines: list[str] = []
+    prev_group: Any = object()
+    if fmt == "markdown":
+        if caption:
+            lines += [caption, ""]
+        arrows = {m: "↑" if direction[m] else "↓" for m in metrics}
+        lines.append("| " + " | ".join([_md_escape(h) for h in label_headers]
+                                      + [f"{_md_escape(header[m])} {arrows[m]}" for m in metrics]) + " |")
+        lines.append("| " + " | ".join(["---"] * len(label_cols) + ["---:"] * len(metrics)) + " |")
+        for i in range(len(wide)):
+            if group is not None and groups[i] != prev_group:
+                lines.append("| " + " | ".join([f"*{_md_escape(groups[i])}*"] + [""] * (ncols - 1)) + " |")
+                prev_group = groups[i]
+            lines.append("| " + " | ".join([_md_escape(wide[c].iloc[i]) for c in label_cols]
+                                          + [cell(m, i) for m in metrics]) + " |")
+        return "\n".join(lines)
+    if fmt == "latex":
+        arrows = {m: r"$\uparrow$" if direction[m] else r"$\downarrow$" for m in metrics}
+        lines += [r"\begin{table}[t]", r"\centering"]
+        if caption:
+            lines.append(rf"\caption{{{_latex_escape(caption)}}}")
+        lines += [r"\begin{tabular}{" + "l" * len(label_cols) + "r" * len(metrics) + "}", r"\toprule"]
+        lines.append(" & ".join([_latex_escape(h) for h in label_headers]
+                                + [f"{_latex_escape(header[m])} {arrows[m]}" for m in metrics]) + r" \\")
+        lines.append(r"\midrule")
+        for i in range(len(wide)):
+            if group is not None and groups[i] != prev_group:
+                if i:
+                    lines.append(r"\midrule")
+                lines.append(rf"\multicolumn{{{ncols}}}{{l}}{{\textit{{{_latex_escape(groups[i])}}}}} \\")
+                prev_group = groups[i]
+            lines.append(" & ".join([_latex_escape(wide[c].iloc[i]) for c in label_cols]
+                                    + [cell(m, i) for m in metrics]) + r" \\")
+        lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+        return "\n".join(lines)
+    arrows = {m: "&uarr;" if direction[m] else "&darr;" for m in metrics}
+    lines.append("<table>")
+    if caption:
+        lines.append(f"<caption>{html.escape(caption)}</caption>")
+    lines.append("<thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in label_headers)
+                 + "".join(f"<th>{html.escape(header[m])} {arrows[m]}</th>" for m in metrics) + "</tr></thead>")
+    lines.append("<tbody>")
+    for i in range(len(wide)):
+        if group is not None and groups[i] != prev_group:
+            lines.append(f'<tr class="group"><th colspan="{ncols}">{html.escape(str(groups[i]))}</th></tr>')
+            prev_group = groups[i]
+        lines.append("<tr>" + "".join(f"<td>{html.escape(str(wide[c].iloc[i]))}</td>" for c in label_cols)
+                     + "".join(f"<td>{cell(m, i)}</td>" for m in metrics) + "</tr>")
+    lines += ["</tbody>", "</table>"]
+    return "\n".join(lines)
