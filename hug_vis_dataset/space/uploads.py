@@ -1,0 +1,184 @@
+"""Safe extraction of untrusted submission zips (the Space's "Score a submission" tab).
+
+Everything a stranger uploads is hostile until checked. :func:`check_zip` inspects the central
+directory without writing anything; :func:`safe_extract` then writes only regular files whose
+names stay inside the extraction folder, counting the bytes actually decompressed (a zip's
+declared sizes can lie), and stops at the first limit crossed.
+
+Rejected, with a message naming the member and the rule:
+    - a zip larger than ``max_zip_bytes`` or not a zip at all;
+    - more than ``max_members`` members, more than ``max_total_bytes`` uncompressed (zip bombs);
+    - absolute names, drive letters, backslashes, ``..`` components, NUL bytes, duplicates;
+    - symbolic links and other non-regular entries (Unix mode bits in ``external_attr``);
+    - encrypted members;
+    - suffixes outside ``allowed_suffixes`` (so ``.pkl``, ``.pt``, ``.npy`` never arrive) and any
+      file whose first bytes are a pickle protocol header, whatever its name: nothing uploaded is
+      ever unpickled.
+
+Example:
+    >>> import io, tempfile, zipfile
+    >>> buf = io.BytesIO()
+    >>> with zipfile.ZipFile(buf, "w") as zf:
+    ...     zf.writestr("../evil.wav", b"x")
+    >>> path = tempfile.mktemp(suffix=".zip"); _ = open(path, "wb").write(buf.getvalue())
+    >>> try:
+    ...     check_zip(path)
+    ... except UnsafeUploadError as err:
+    ...     print(err)
+    '../evil.wav': member path leaves the extraction folder ('..' component)
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import zipfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+# What a prediction folder of any task holds (docs/CONVENTIONS.md), plus small text files.
+DEFAULT_SUFFIXES: frozenset[str] = frozenset({".png", ".mp4", ".wav", ".jsonl", ".json", ".txt", ".csv", ".md"})
+# Pickle protocol 2+ streams start with PROTO (0x80) then the protocol number.
+_PICKLE_MAGICS = tuple(bytes([0x80, n]) for n in range(2, 6))
+_CHUNK = 1 << 16
+
+
+class UnsafeUploadError(ValueError):
+    """The upload breaks a safety rule; the message names the member and the rule."""
+
+
+@dataclass(frozen=True)
+class UploadLimits:
+    """Limits for one upload; the defaults fit the synthetic grid and a few real clips."""
+
+    max_zip_bytes: int = 512 * 1024**2
+    max_total_bytes: int = 2 * 1024**3
+    max_members: int = 50_000
+    allowed_suffixes: frozenset[str] = DEFAULT_SUFFIXES
+
+
+def _check_name(name: str) -> PurePosixPath:
+    if "\x00" in name:
+        raise UnsafeUploadError(f"{name!r}: member name contains a NUL byte")
+    if "\\" in name:
+        raise UnsafeUploadError(f"{name!r}: backslash in member name (Windows path separators are not accepted)")
+    path = PurePosixPath(name)
+    if path.is_absolute() or (path.parts and len(path.parts[0]) == 2 and path.parts[0][1] == ":"):
+        raise UnsafeUploadError(f"{name!r}: absolute member path")
+    if ".." in path.parts:
+        raise UnsafeUploadError(f"{name!r}: member path leaves the extraction folder ('..' component)")
+    if not path.parts:
+        raise UnsafeUploadError(f"{name!r}: empty member name")
+    return path
+
+
+def _is_ignorable(path: PurePosixPath) -> bool:
+    """macOS archive litter (``__MACOSX/``, ``._x``, ``.DS_Store``): skipped, never extracted."""
+    return path.parts[0] == "__MACOSX" or path.name.startswith("._") or path.name == ".DS_Store"
+
+
+def check_zip(zip_path: "str | Path", limits: UploadLimits = UploadLimits()) -> list[zipfile.ZipInfo]:
+    """Validate a zip's directory against every rule; returns the members to extract (files only).
+
+    Raises:
+        UnsafeUploadError: the first rule broken.
+    """
+    zip_path = Path(zip_path)
+    size = zip_path.stat().st_size
+    if size > limits.max_zip_bytes:
+        raise UnsafeUploadError(f"upload is {size} bytes; the limit is {limits.max_zip_bytes} bytes")
+    if not zipfile.is_zipfile(zip_path):
+        raise UnsafeUploadError(f"{zip_path.name} is not a zip archive")
+    with zipfile.ZipFile(zip_path) as archive:
+        infos = archive.infolist()
+    if len(infos) > limits.max_members:
+        raise UnsafeUploadError(f"zip has {len(infos)} members; the limit is {limits.max_members}")
+    seen: set[str] = set()
+    total = 0
+    files = []
+    for info in infos:
+        path = _check_name(info.filename)
+        key = str(path)
+        if key in seen:
+            raise UnsafeUploadError(f"{info.filename!r}: duplicate member name")
+        seen.add(key)
+        if info.flag_bits & 0x1:
+            raise UnsafeUploadError(f"{info.filename!r}: encrypted members are not accepted")
+        mode = info.external_attr >> 16
+        if mode and stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):
+            kind = "symbolic link" if stat.S_ISLNK(mode) else "special file"
+            raise UnsafeUploadError(f"{info.filename!r}: {kind} members are not accepted")
+        if info.is_dir() or _is_ignorable(path):
+            continue
+        if path.suffix.lower() not in limits.allowed_suffixes:
+            raise UnsafeUploadError(
+                f"{info.filename!r}: file type {path.suffix or '(none)'!r} is not accepted; "
+                f"allowed: {', '.join(sorted(limits.allowed_suffixes))}")
+        total += info.file_size
+        if total > limits.max_total_bytes:
+            raise UnsafeUploadError(
+                f"zip expands to more than {limits.max_total_bytes} bytes (declared sizes); refusing")
+        files.append(info)
+    if not files:
+        raise UnsafeUploadError("zip contains no files")
+    return files
+
+
+def safe_extract(zip_path: "str | Path", dest: "str | Path", limits: UploadLimits = UploadLimits()) -> Path:
+    """Extract an untrusted zip into ``dest`` (created, must be empty); returns the submission root.
+
+    The root is ``dest`` itself, or its single top-level folder when the zip wraps everything in
+    one folder (``my_system/<clip>.mp4``), so both ways of zipping a prediction folder work.
+
+    Raises:
+        UnsafeUploadError: any rule of :func:`check_zip`, or more bytes decompressed than declared
+            or allowed (the partial extraction is left in ``dest`` for the caller to delete).
+    """
+    members = check_zip(zip_path, limits)
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    if any(dest.iterdir()):
+        raise ValueError(f"extraction folder {dest} is not empty")
+    root = dest.resolve()
+    try:
+        _extract_members(zip_path, members, root, limits)
+    except (zipfile.BadZipFile, zlib.error, EOFError) as err:
+        # Python's zipfile itself stops at the declared size; a mismatch then surfaces as a CRC error.
+        raise UnsafeUploadError(f"corrupt zip archive: {err}") from None
+    return submission_root(dest)
+
+
+def _extract_members(zip_path: "str | Path", members: list[zipfile.ZipInfo], root: Path, limits: UploadLimits) -> None:
+    total = 0
+    with zipfile.ZipFile(zip_path) as archive:
+        for info in members:
+            target = (root / info.filename).resolve()
+            # Belt and braces: the name check already forbids this, resolve() proves it.
+            if os.path.commonpath([root, target]) != str(root):
+                raise UnsafeUploadError(f"{info.filename!r}: member path leaves the extraction folder")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            written = 0
+            head = b""
+            with archive.open(info) as source, open(target, "xb") as sink:
+                while chunk := source.read(_CHUNK):
+                    if len(head) < 2:
+                        head += chunk[: 2 - len(head)]
+                    written += len(chunk)
+                    total += len(chunk)
+                    if written > info.file_size or total > limits.max_total_bytes:
+                        raise UnsafeUploadError(
+                            f"{info.filename!r}: decompresses to more bytes than declared or allowed; refusing")
+                    sink.write(chunk)
+            if head in _PICKLE_MAGICS:
+                target.unlink()
+                raise UnsafeUploadError(f"{info.filename!r}: looks like a pickle stream; pickles are never loaded")
+
+
+def submission_root(folder: "str | Path") -> Path:
+    """``folder``, or its only child when that child is a folder and nothing else is there."""
+    folder = Path(folder)
+    children = [c for c in folder.iterdir() if not _is_ignorable(PurePosixPath(c.name))]
+    if len(children) == 1 and children[0].is_dir():
+        return children[0]
+    return folder
