@@ -1,0 +1,177 @@
+"""Figures of the cross-task analyses (paper Figs. 8-11), written as PNG and SVG.
+
+Every function takes plain data (DataFrames or arrays), draws with matplotlib's non-interactive
+Agg backend, writes ``<out_stem>.png`` and ``<out_stem>.svg`` and returns the two paths. Nothing is
+shown on screen, so the functions work on headless machines and in tests.
+
+Example:
+    >>> import pandas as pd, tempfile, pathlib
+    >>> D = pd.DataFrame({"A": [0.0, 1.0], "B": [1.0, 0.0]}, index=["Happy", "Sad"])
+    >>> paths = plot_emotion_difficulty(D, pathlib.Path(tempfile.mkdtemp()) / "fig8")
+    >>> [p.suffix for p in paths]
+    ['.png', '.svg']
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from .grid import EMOTION_NAMES
+from .stats import ols_fit, spearman
+
+# One colour per emotion (Table 1 order), colour-blind friendly (Okabe-Ito plus grey).
+EMOTION_COLORS: dict[str, str] = {
+    "Happy": "#E69F00", "Angry": "#D55E00", "Sad": "#0072B2", "Afraid": "#CC79A7",
+    "Disgusted": "#009E73", "Surprised": "#56B4E9", "Neutral": "#7F7F7F",
+}
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig: Any, out_stem: "str | Path") -> list[Path]:
+    stem = Path(out_stem)
+    if stem.suffix in (".png", ".svg"):
+        stem = stem.with_suffix("")
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for ext in (".png", ".svg"):
+        path = stem.with_name(stem.name + ext)
+        # A fixed date keeps the SVG identical across runs (matplotlib writes one otherwise).
+        fig.savefig(path, dpi=200, bbox_inches="tight", metadata={"Date": None} if ext == ".svg" else None)
+        paths.append(path)
+    _pyplot().close(fig)
+    return paths
+
+
+def column_maxima(D: Any) -> list[tuple[int, int]]:
+    """(row, column) positions of every column maximum (ties all boxed; NaN and constant columns none).
+
+    Example:
+        >>> import pandas as pd
+        >>> column_maxima(pd.DataFrame({"a": [0.0, 1.0, 1.0], "b": [0.0, 0.0, 0.0]}))
+        [(1, 0), (2, 0)]
+    """
+    arr = np.asarray(D, dtype=float)
+    cells = []
+    for j in range(arr.shape[1]):
+        col = arr[:, j]
+        finite = col[np.isfinite(col)]
+        if finite.size == 0 or finite.max() == finite.min():
+            continue
+        cells += [(i, j) for i in range(arr.shape[0]) if col[i] == finite.max()]
+    return sorted(cells)
+
+
+def plot_emotion_difficulty(D: Any, out_stem: "str | Path", title: str = "") -> list[Path]:
+    """Fig. 8: heatmap of D (emotions x metrics) with each column's maximum boxed.
+
+    Args:
+        D: DataFrame, rows = emotions, columns = metric labels, values in [0, 1] (NaN drawn blank).
+        out_stem: output path without extension.
+    """
+    plt = _pyplot()
+    from matplotlib.patches import Rectangle
+
+    arr = np.asarray(D, dtype=float)
+    fig, ax = plt.subplots(figsize=(1.0 + 0.9 * arr.shape[1], 1.0 + 0.55 * arr.shape[0]))
+    image = ax.imshow(np.ma.masked_invalid(arr), cmap="Reds", vmin=0.0, vmax=1.0, aspect="auto")
+    ax.set_xticks(range(arr.shape[1]), [str(c) for c in D.columns], rotation=45, ha="right")
+    ax.set_yticks(range(arr.shape[0]), [str(r) for r in D.index])
+    for i in range(arr.shape[0]):
+        for j in range(arr.shape[1]):
+            if np.isfinite(arr[i, j]):
+                ax.text(j, i, f"{arr[i, j]:.2f}", ha="center", va="center", fontsize=8,
+                        color="white" if arr[i, j] > 0.6 else "black")
+    for i, j in column_maxima(D):
+        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=2.0))
+    fig.colorbar(image, ax=ax, label="difficulty D (0 easiest, 1 hardest)")
+    if title:
+        ax.set_title(title)
+    return _save(fig, out_stem)
+
+
+def plot_agreement(rho: Any, out_stem: "str | Path", title: str = "") -> list[Path]:
+    """Fig. 9: symmetric Spearman correlation matrix, diverging colours in [-1, 1] (NaN blank)."""
+    plt = _pyplot()
+    arr = np.asarray(rho, dtype=float)
+    fig, ax = plt.subplots(figsize=(1.5 + 0.75 * arr.shape[1], 1.0 + 0.75 * arr.shape[0]))
+    image = ax.imshow(np.ma.masked_invalid(arr), cmap="RdBu_r", vmin=-1.0, vmax=1.0)
+    ax.set_xticks(range(arr.shape[1]), [str(c) for c in rho.columns], rotation=45, ha="right")
+    ax.set_yticks(range(arr.shape[0]), [str(r) for r in rho.index])
+    for i in range(arr.shape[0]):
+        for j in range(arr.shape[1]):
+            text = f"{arr[i, j]:.2f}" if np.isfinite(arr[i, j]) else "n/a"
+            ax.text(j, i, text, ha="center", va="center", fontsize=7,
+                    color="white" if np.isfinite(arr[i, j]) and abs(arr[i, j]) > 0.6 else "black")
+    fig.colorbar(image, ax=ax, label="Spearman ρ")
+    if title:
+        ax.set_title(title)
+    return _save(fig, out_stem)
+
+
+def _fit_line(ax: Any, x: np.ndarray, y: np.ndarray, **style: Any) -> None:
+    fit = ols_fit(x, y)
+    if np.isfinite(fit.slope):
+        xs = np.array([np.nanmin(x), np.nanmax(x)])
+        ax.plot(xs, fit.slope * xs + fit.intercept,
+                label=f"OLS: y = {fit.slope:.2f}x + {fit.intercept:.2f} (R² = {fit.r2:.2f})", **style)
+
+
+def plot_source_difficulty(
+    z_ad: Sequence[float], z_vd: Sequence[float], out_stem: "str | Path", gridsize: int = 25, title: str = ""
+) -> list[Path]:
+    """Fig. 10: hexbin of Z_s^AD (x) vs Z_s^VD (y), dashed equality line and red OLS fit."""
+    plt = _pyplot()
+    x, y = np.asarray(z_ad, dtype=float), np.asarray(z_vd, dtype=float)
+    if x.shape != y.shape or x.size == 0:
+        raise ValueError(f"z_ad and z_vd must be non-empty and equally long, got {x.size} and {y.size}")
+    fig, ax = plt.subplots(figsize=(5.0, 4.2))
+    hb = ax.hexbin(x, y, gridsize=gridsize, cmap="viridis", mincnt=1, extent=(0, 1, 0, 1))
+    fig.colorbar(hb, ax=ax, label="clips per bin")
+    ax.plot([0, 1], [0, 1], linestyle="--", color="black", linewidth=1.0, label="equality")
+    _fit_line(ax, x, y, color="red", linewidth=1.5)
+    ax.set_xlabel(r"$Z_s^{\mathrm{AD}}$ (audio-driven difficulty)")
+    ax.set_ylabel(r"$Z_s^{\mathrm{VD}}$ (vision-driven difficulty)")
+    ax.set_title(title or f"Spearman ρ = {spearman(x, y):.2f}, n = {x.size}")
+    ax.legend(loc="upper left", fontsize=7)
+    return _save(fig, out_stem)
+
+
+def plot_motion_difficulty(
+    d_motion: Sequence[float], dtssd: Sequence[float], emotions: Sequence[str], out_stem: "str | Path",
+    title: str = "",
+) -> list[Path]:
+    """Fig. 11: per-clip motion difficulty vs model-averaged dtSSD, coloured by emotion, OLS fit.
+
+    Args:
+        d_motion: D_motion(s) per clip (Eq. 5-6, from the matting module).
+        dtssd: dtSSD_s per clip (mean over models).
+        emotions: the clip's emotion name (Table 1 spelling) per clip.
+    """
+    plt = _pyplot()
+    x, y = np.asarray(d_motion, dtype=float), np.asarray(dtssd, dtype=float)
+    emotions = [str(e) for e in emotions]
+    if not (x.shape == y.shape and x.size == len(emotions)) or x.size == 0:
+        raise ValueError(f"d_motion, dtssd and emotions must be non-empty and equally long: "
+                         f"{x.size}, {y.size}, {len(emotions)}")
+    fig, ax = plt.subplots(figsize=(5.2, 4.2))
+    names = [e for e in EMOTION_NAMES if e in set(emotions)] + sorted(set(emotions) - set(EMOTION_NAMES))
+    for name in names:
+        keep = np.array([e == name for e in emotions])
+        ax.scatter(x[keep], y[keep], s=14, alpha=0.8, color=EMOTION_COLORS.get(name, "black"), label=name)
+    _fit_line(ax, x, y, color="red", linewidth=1.5)
+    ax.set_xlabel(r"motion difficulty $D_{\mathrm{motion}}(s)$")
+    ax.set_ylabel(r"dtSSD$_s$ (mean over models)")
+    ax.set_title(title or f"Spearman ρ = {spearman(x, y):.2f}, n = {x.size}")
+    ax.legend(fontsize=7, markerscale=1.2)
+    return _save(fig, out_stem)
