@@ -1,0 +1,94 @@
+"""MOS rating store: validation rules, append-only storage, concurrent writers."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import math
+
+import pytest
+
+from hug_vis_dataset.space.ratings import CRITERIA, RatingError, RatingStore, load_ratings, validate_rating
+
+CLIP = "actor_0001_happy_action_01_script_001"
+
+
+def _writer(args):
+    path, rater, n = args
+    store = RatingStore(path)
+    for i in range(n):
+        store.add(rater, "vision_driven", CLIP, f"model_{i % 3}",
+                  {"identity": 1 + i % 5, "emotion_naturalness": 5, "motion_naturalness": 3})
+    return n
+
+
+def test_criteria_follow_the_paper_tables():
+    assert CRITERIA["audio_driven"] == ("identity", "emotion_naturalness", "lip_sync")
+    assert CRITERIA["vision_driven"] == ("identity", "emotion_naturalness", "motion_naturalness")
+    assert CRITERIA["voice_cloning"] == ("similarity", "emotion_naturalness")
+
+
+@pytest.mark.parametrize("scores,message", [
+    ({"identity": 0, "emotion_naturalness": 3, "lip_sync": 3}, "integer in 1..5"),
+    ({"identity": 6, "emotion_naturalness": 3, "lip_sync": 3}, "integer in 1..5"),
+    ({"identity": 3.5, "emotion_naturalness": 3, "lip_sync": 3}, "integer in 1..5"),
+    ({"identity": math.nan, "emotion_naturalness": 3, "lip_sync": 3}, "integer in 1..5"),
+    ({"identity": True, "emotion_naturalness": 3, "lip_sync": 3}, "integer in 1..5"),
+    ({"identity": "4", "emotion_naturalness": 3, "lip_sync": 3}, "integer in 1..5"),
+    ({"identity": 3, "emotion_naturalness": 3}, r"missing scores for \['lip_sync'\]"),
+    ({"identity": 3, "emotion_naturalness": 3, "lip_sync": 3, "motion_naturalness": 2}, "not rated for audio_driven"),
+])
+def test_bad_scores_are_refused(tmp_path, scores, message):
+    store = RatingStore(tmp_path / "r.jsonl")
+    with pytest.raises(RatingError, match=message):
+        store.add("r1", "audio_driven", CLIP, "sonic", scores)
+    assert not (tmp_path / "r.jsonl").exists()  # nothing stored on failure
+
+
+@pytest.mark.parametrize("rater,task,clip,model,message", [
+    ("", "audio_driven", CLIP, "m", "rater"),
+    ("a/../b", "audio_driven", CLIP, "m", "rater"),
+    ("r", "audio_driven", CLIP, "m\nx", "model"),
+    ("r", "matting", CLIP, "m", "no MOS study"),
+    ("r", "audio_driven", "actor_1_happy", "m", "bad clip id"),
+])
+def test_bad_fields_are_refused(rater, task, clip, model, message):
+    with pytest.raises(RatingError, match=message):
+        validate_rating(rater, task, clip, model, {"identity": 1, "emotion_naturalness": 1, "lip_sync": 1})
+
+
+def test_boundaries_and_float_integers_are_accepted(tmp_path):
+    store = RatingStore(tmp_path / "r.jsonl")
+    assert store.add("r1", "voice_cloning", "actor_0003_afraid_action_02_script_010", "m",
+                     {"similarity": 1, "emotion_naturalness": 5.0}) == 2
+    frame = store.frame()
+    assert frame.score.tolist() == [1, 5]
+    assert frame.clip_id.tolist() == ["actor_0003_fearful_action_02_script_010"] * 2  # canonical spelling
+
+
+def test_append_only_and_tampering_is_reported(tmp_path):
+    path = tmp_path / "r.jsonl"
+    store = RatingStore(path)
+    store.add("r1", "audio_driven", CLIP, "a", {"identity": 2, "emotion_naturalness": 3, "lip_sync": 4})
+    first = path.read_text()
+    store.add("r2", "audio_driven", CLIP, "a", {"identity": 5, "emotion_naturalness": 5, "lip_sync": 5})
+    assert path.read_text().startswith(first)
+    assert len(load_ratings(path)) == 6
+    with open(path, "a") as handle:
+        handle.write(json.dumps({"rater": "r3", "task": "audio_driven", "clip_id": CLIP, "model": "a",
+                                 "criterion": "lip_sync", "score": 9, "time": 0}) + "\n")
+    with pytest.raises(RatingError, match=r"r\.jsonl:7: bad rating line"):
+        load_ratings(path)
+
+
+def test_concurrent_writers_never_interleave(tmp_path):
+    path = str(tmp_path / "r.jsonl")
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        counts = pool.map(_writer, [(path, "ra", 40), (path, "rb", 40)])
+    frame = load_ratings(path)  # every line parses and validates
+    assert sum(counts) * 3 == len(frame) == 240
+    assert frame.groupby("rater").size().to_dict() == {"ra": 120, "rb": 120}
+    # Each rater's identity scores are exactly what that rater wrote, in order.
+    for rater in ("ra", "rb"):
+        ident = frame[(frame.rater == rater) & (frame.criterion == "identity")].score.tolist()
+        assert ident == [1 + i % 5 for i in range(40)]
