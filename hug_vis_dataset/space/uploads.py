@@ -38,7 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 # What a prediction folder of any task holds (docs/CONVENTIONS.md), plus small text files.
-DEFAULT_SUFFIXES: frozenset[str] = frozenset({".png", ".mp4", ".wav", ".jsonl", ".json", ".txt", ".csv", ".md"})
+DEFAULT_SUFFIXES: frozenset[str] = frozenset({
+    ".png", ".mp4", ".mkv", ".mov", ".wav", ".flac", ".jsonl", ".json", ".txt", ".csv", ".md", ".yaml", ".yml"})
 # Pickle protocol 2+ streams start with PROTO (0x80) then the protocol number.
 _PICKLE_MAGICS = tuple(bytes([0x80, n]) for n in range(2, 6))
 _CHUNK = 1 << 16
