@@ -17,6 +17,7 @@ from typing import Sequence
 COMMAND_MODULES: tuple[str, ...] = (
     "hug_vis_dataset.synth.commands",
     "hug_vis_dataset.validate",
+    "hug_vis_dataset.hub.commands",
     "hug_vis_dataset.demo",
     "hug_vis_dataset.weights_commands",
 )
