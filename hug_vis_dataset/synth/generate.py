@@ -25,7 +25,8 @@ from .voice import Voice, frame_envelope, synthesize_speech, voice_for_actor
 # Purpose tags of the seed sequences (stable across versions: changing one changes bytes).
 TAG_AUDIO, TAG_MOTION, TAG_ASR = 1, 2, 3
 SHUTTER = 0.5  # exposure as a fraction of the frame interval (a 180-degree shutter)
-MAX_SUBFRAMES = 6
+MAX_SUBFRAMES = 5
+SUBFRAME_STEP = 2.0  # px the fastest key point may move between sub-frames (blur stays smooth)
 
 
 @dataclass
@@ -101,7 +102,7 @@ def render_frames(
         mouth: per-frame mouth opening in [0, 1].
         look_at: ``frame index -> Appearance``.
         motion_blur: average sub-frame renders inside the exposure, as many as the fastest
-            key point needs to move at most ~1 px between sub-frames.
+            key point moves at most SUBFRAME_STEP px between sub-frames.
     """
     W, H = spec.width, spec.height
     bg = background(W, H)
@@ -117,10 +118,10 @@ def render_frames(
             if motion_blur:
                 ends = poses_at(np.array([t - dt / 2, t + dt / 2]))
                 move = np.abs(key_points(ends[0], look, W, H) - key_points(ends[1], look, W, H)).max()
-                k = int(np.clip(np.ceil(move), 1, MAX_SUBFRAMES))
+                k = int(np.clip(np.ceil(move / SUBFRAME_STEP), 1, MAX_SUBFRAMES))
             times = t + dt * ((np.arange(k) + 0.5) / k - 0.5) if k > 1 else np.array([t])
-            alpha = np.zeros((H, W))
-            premult = np.zeros((H, W, 3))
+            alpha = np.zeros((H, W), np.float32)
+            premult = np.zeros((H, W, 3), np.float32)
             for pose in poses_at(times):
                 pose[P["mouth"]] = mouth[i]
                 a, c = render_parts(build_parts(pose, look, W, H), W, H)

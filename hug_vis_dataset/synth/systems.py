@@ -1,0 +1,340 @@
+"""Simulated system outputs for the synthetic grid, graded by construction.
+
+Each task gets three systems of increasing degradation ``strength`` (``expected_rank`` 1 is
+the best), written exactly as a user's submission (docs/CONVENTIONS.md):
+
+* ``matting``: the reference alpha with boundary blur, erosion/dilation, lost thin
+  structures (fingers, hair strands) and frame-to-frame boundary flicker.
+* ``vision_driven``: the reference video with colour drift, blur, a small drifting
+  misalignment and noise.
+* ``audio_driven``: a talking figure rendered from the first frame's appearance, driven by
+  the clip's audio, with identity drift of the face over time and the mouth lagging the
+  audio by 0, 2 or 6 frames.
+* ``voice_cloning``: the clip text spoken by the actor's voice shifted towards another
+  speaker, plus noise, clicks and dropouts.
+* ``emotion``: ``predictions.jsonl`` free-text answers per input setting with graded accuracy
+  (and a few unparseable answers); ground truth is the clip id's emotion.
+
+Example:
+    >>> [s.name for s in SYSTEMS["matting"]]
+    ['matte_good', 'matte_fair', 'matte_poor']
+    >>> [s.expected_rank for s in SYSTEMS["voice_cloning"]]
+    [1, 2, 3]
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..grid import EMOTIONS, Emotion
+from ..layout import ReleaseLayout
+
+SYSTEMS_DIR = "simulated_systems"
+EMOTION_SETTINGS: tuple[str, ...] = ("video", "audio", "text", "video+audio+text")
+SYSTEM_CRF = 23  # system videos are lossy predictions anyway; keeps the default synth fast
+TAG_SYSTEM = 100  # seed-sequence tag base for system draws
+
+
+@dataclass(frozen=True)
+class SimSystem:
+    name: str
+    strength: float  # 0 = perfect copy of the reference, 1 = heavily degraded
+    expected_rank: int
+    description: str
+    lag_frames: int = 0  # audio_driven only
+    accuracy: "tuple[float, ...] | None" = None  # emotion only, per EMOTION_SETTINGS
+
+
+SYSTEMS: dict[str, tuple[SimSystem, ...]] = {
+    "matting": (
+        SimSystem("matte_good", 0.15, 1, "slight edge blur, rare boundary flicker"),
+        SimSystem("matte_fair", 0.45, 2, "edge blur, 1 px erosion, thin strands thinned, some flicker"),
+        SimSystem("matte_poor", 0.85, 3, "strong blur, dilation, fingers/hair lost, strong flicker"),
+    ),
+    "vision_driven": (
+        SimSystem("vis_good", 0.15, 1, "faint colour drift, slight blur and noise"),
+        SimSystem("vis_fair", 0.45, 2, "visible colour drift, blur, 1 px misalignment, noise"),
+        SimSystem("vis_poor", 0.85, 3, "strong colour drift, heavy blur, misalignment, strong noise"),
+    ),
+    "audio_driven": (
+        SimSystem("talk_good", 0.1, 1, "identity almost kept, lip-sync offset 0 frames", lag_frames=0),
+        SimSystem("talk_fair", 0.4, 2, "moderate identity drift, lip-sync offset 2 frames", lag_frames=2),
+        SimSystem("talk_poor", 0.8, 3, "strong identity drift, lip-sync offset 6 frames", lag_frames=6),
+    ),
+    "voice_cloning": (
+        SimSystem("clone_good", 0.1, 1, "timbre 10% towards another speaker, faint noise"),
+        SimSystem("clone_fair", 0.4, 2, "timbre 40% towards another speaker, noise and clicks"),
+        SimSystem("clone_poor", 0.8, 3, "timbre 80% towards another speaker, loud noise, dropouts"),
+    ),
+    "emotion": (
+        SimSystem("emo_strong", 0.2, 1, "accurate, best with all modalities", accuracy=(0.8, 0.7, 0.6, 0.9)),
+        SimSystem("emo_medium", 0.5, 2, "moderate accuracy", accuracy=(0.55, 0.5, 0.45, 0.65)),
+        SimSystem("emo_weak", 0.8, 3, "near chance", accuracy=(0.3, 0.28, 0.25, 0.35)),
+    ),
+}
+
+TASK_DESCRIPTIONS = {
+    "matting": "reference alpha with graded boundary (blur, erosion/dilation, lost thin structures) "
+    "and temporal (boundary flicker) errors; <clip_id>/000000.png",
+    "vision_driven": "reference video with graded colour drift, blur, misalignment and noise; <clip_id>.mp4",
+    "audio_driven": "figure rendered from the first frame's appearance driven by the audio, graded identity "
+    "drift and lip-sync offset; <clip_id>.mp4 with the driving audio",
+    "voice_cloning": "clip text in the actor's voice with graded timbre shift towards another speaker and "
+    "graded noise/artifacts; <clip_id>.wav",
+    "emotion": "free-text answers per input setting with graded accuracy; predictions.jsonl; ground truth "
+    "is the emotion of the clip id",
+}
+
+# Free-text answer templates (English and Mandarin) an LLM might give.
+_ANSWERS = (
+    "The speaker sounds {en}.",
+    "Emotion: {noun}",
+    "她看起来很{zh}",
+    "I think the person is {en}.",
+    "{noun}",
+    "这个人的情绪是{zh}。",
+    "Based on the gestures and the voice, I would say {en}.",
+)
+_CONTRAST = "I think she is {en}, not {other}."
+_UNPARSEABLE = ("I cannot determine the emotion from this input.", "无法判断。", "The clip is too short to tell.")
+_WORDS = {
+    Emotion.HAPPY: ("happy", "Happiness", "开心"),
+    Emotion.ANGRY: ("furious", "Anger", "生气"),
+    Emotion.SAD: ("sad", "Sadness", "伤心"),
+    Emotion.AFRAID: ("scared", "Fear", "害怕"),
+    Emotion.DISGUSTED: ("disgusted", "Disgust", "厌恶"),
+    Emotion.SURPRISED: ("surprised", "Surprise", "惊讶"),
+    Emotion.NEUTRAL: ("calm", "Neutral", "平静"),
+}
+# Plausible confusions (a wrong answer prefers a neighbour, as real recognisers do).
+_CONFUSIONS = {
+    Emotion.HAPPY: (Emotion.SURPRISED, Emotion.NEUTRAL),
+    Emotion.ANGRY: (Emotion.DISGUSTED, Emotion.SURPRISED),
+    Emotion.SAD: (Emotion.NEUTRAL, Emotion.AFRAID),
+    Emotion.AFRAID: (Emotion.SURPRISED, Emotion.SAD),
+    Emotion.DISGUSTED: (Emotion.ANGRY, Emotion.SAD),
+    Emotion.SURPRISED: (Emotion.AFRAID, Emotion.HAPPY),
+    Emotion.NEUTRAL: (Emotion.SAD, Emotion.HAPPY),
+}
+
+
+def emotion_answer(truth: Emotion, accuracy: float, rng: np.random.Generator, p_unparseable: float = 0.03) -> str:
+    """A free-text answer that names ``truth`` with probability ``accuracy``.
+
+    Example:
+        >>> import numpy as np
+        >>> emotion_answer(Emotion.ANGRY, 1.0, np.random.default_rng(1), p_unparseable=0.0) != ""
+        True
+    """
+    if rng.uniform() < p_unparseable:
+        return str(rng.choice(_UNPARSEABLE))
+    if rng.uniform() < accuracy:
+        said = truth
+    elif rng.uniform() < 0.6:
+        said = _CONFUSIONS[truth][int(rng.integers(2))]
+    else:
+        said = EMOTIONS[int(rng.choice([i for i in range(len(EMOTIONS)) if EMOTIONS[i] is not truth]))]
+    en, noun, zh = _WORDS[said]
+    if said is not truth and rng.uniform() < 0.15:
+        other = _CONFUSIONS[said][0]
+        if other is not said:
+            return _CONTRAST.format(en=en, other=_WORDS[other][0])
+    return _ANSWERS[int(rng.integers(len(_ANSWERS)))].format(en=en, noun=noun, zh=zh)
+
+
+def degrade_alpha(alpha: np.ndarray, strength: float, rng: np.random.Generator, px_unit: float = 1.0) -> np.ndarray:
+    """Graded matting errors on a uint8 (T, H, W) alpha clip; returns uint8 of the same shape.
+
+    Boundary: blur (sigma grows with strength), erosion (mid strengths) or dilation (high),
+    thin structures removed by a morphological opening. Temporal: the boundary band is
+    perturbed by an independent random gain per frame (flicker).
+
+    Example:
+        >>> import numpy as np
+        >>> a = np.zeros((2, 20, 20), np.uint8); a[:, 5:15, 5:15] = 255
+        >>> b = degrade_alpha(a, 0.0, np.random.default_rng(0))
+        >>> bool((b == a).all())
+        True
+    """
+    import cv2
+
+    if alpha.ndim != 3 or alpha.dtype != np.uint8:
+        raise ValueError(f"alpha must be uint8 (T, H, W), got {alpha.dtype} {alpha.shape}")
+    if not 0.0 <= strength <= 1.0:
+        raise ValueError(f"strength must be in [0, 1], got {strength}")
+    if strength == 0.0:
+        return alpha.copy()
+    out = np.empty_like(alpha)
+    sigma = (0.2 + 2.0 * strength) * px_unit
+    radius = int(round(2.0 * strength * px_unit))
+    morph = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * radius + 1, 2 * radius + 1)) if radius else None
+    thin = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3))
+    gains = rng.standard_normal(alpha.shape[0]) * 0.6 * strength
+    for t, frame in enumerate(alpha):
+        a = frame.astype(np.float32) / 255.0
+        if strength >= 0.3:
+            opened = cv2.morphologyEx(a, cv2.MORPH_OPEN, thin)  # loses 1-2 px fingers and strands
+            keep = np.clip((strength - 0.3) / 0.4, 0, 1)
+            a = keep * opened + (1 - keep) * a
+        if morph is not None:
+            a = cv2.dilate(a, morph) if strength > 0.6 else cv2.erode(a, morph)
+        a = cv2.GaussianBlur(a, (0, 0), sigma)
+        band = 4 * a * (1 - a)
+        a = np.clip(a + gains[t] * band, 0, 1)
+        out[t] = np.round(a * 255.0)
+    return out
+
+
+def degrade_video(rgb: np.ndarray, strength: float, rng: np.random.Generator, px_unit: float = 1.0) -> np.ndarray:
+    """Graded colour drift, blur, drifting misalignment and noise on uint8 (T, H, W, 3)."""
+    import cv2
+
+    n = rgb.shape[0]
+    out = np.empty_like(rgb)
+    phases = rng.uniform(0, 2 * np.pi, 3)
+    # A per-clip fixed noise pattern (generator texture artifacts) plus weak temporal noise:
+    # independent strong noise per frame would dominate the encoding time of the whole synth.
+    pattern = rng.standard_normal(rgb.shape[1:]).astype(np.float32) * (1.0 + 6.0 * strength)
+    sigma = (0.3 + 1.6 * strength) * px_unit
+    for t, frame in enumerate(rgb):
+        u = t / max(n - 1, 1)
+        gain = 1 + 0.15 * strength * np.sin(2 * np.pi * u + phases) * min(1.0, 0.3 + u)
+        f = frame.astype(np.float32) * gain[None, None, :].astype(np.float32)
+        f = cv2.GaussianBlur(f, (0, 0), sigma)
+        dx, dy = 2.5 * strength * px_unit * (0.5 + 0.5 * u), 1.5 * strength * px_unit * np.sin(np.pi * u)
+        f = cv2.warpAffine(f, np.float32([[1, 0, dx], [0, 1, dy]]), (frame.shape[1], frame.shape[0]),
+                           flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+        f += pattern + rng.standard_normal(f.shape).astype(np.float32) * strength
+        out[t] = np.clip(np.round(f), 0, 255)
+    return out
+
+
+def degrade_speech(audio: np.ndarray, strength: float, rng: np.random.Generator, sample_rate: int) -> np.ndarray:
+    """Add graded noise, clicks and dropouts (float32 in [-1, 1], same length)."""
+    x = np.asarray(audio, np.float64).copy()
+    rms = np.sqrt(np.mean(x**2)) or 1e-3
+    snr_db = 40.0 - 30.0 * strength
+    x += rng.standard_normal(x.size) * rms * 10 ** (-snr_db / 20)
+    for _ in range(int(round(12 * strength))):  # clicks
+        i = int(rng.integers(x.size))
+        x[i : i + 3] += rng.choice([-1, 1]) * 0.5 * strength
+    if strength > 0.5:  # dropouts of 20-40 ms
+        for _ in range(int(round(6 * (strength - 0.5)))):
+            n = int(rng.uniform(0.02, 0.04) * sample_rate)
+            i = int(rng.integers(max(1, x.size - n)))
+            x[i : i + n] *= 0.05
+    return np.clip(x, -1, 1).astype(np.float32)
+
+
+class SystemWriter:
+    """Writes every task's simulated systems clip by clip, then the manifest."""
+
+    def __init__(self, root: "str | Path", layout: ReleaseLayout, seed: int = 0) -> None:
+        self.root = Path(root) / SYSTEMS_DIR
+        self.layout = layout
+        self.seed = seed
+        self.predictions: dict[str, list[str]] = {s.name: [] for s in SYSTEMS["emotion"]}
+
+    def _rng(self, spec, task_index: int, system_index: int) -> np.random.Generator:
+        c = spec.cid
+        return np.random.default_rng(np.random.SeedSequence(
+            [spec.seed, c.actor_id, c.emotion.index, c.action_id, c.script_id, TAG_SYSTEM + task_index,
+             system_index]))
+
+    def add_clip(self, spec, alpha: np.ndarray, rgb: np.ndarray, audio: np.ndarray, mouth: np.ndarray) -> None:
+        """Write all systems' outputs for one clip from its reference media."""
+        from .. import media
+        from .figure import appearance_for_actor, background, blend_appearance, build_parts, render_parts, rest_pose
+        from .generate import TAG_AUDIO
+        from .voice import blend_voices, synthesize_speech, voice_for_actor
+
+        name = self.layout.clip_id(spec.cid)
+        px_unit = spec.height / 180.0
+        for k, system in enumerate(SYSTEMS["matting"]):
+            pred = degrade_alpha(alpha, system.strength, self._rng(spec, 0, k), px_unit)
+            media.write_alpha_pngs(self.root / "matting" / system.name / name, [pred])
+        for k, system in enumerate(SYSTEMS["vision_driven"]):
+            pred = degrade_video(rgb, system.strength, self._rng(spec, 1, k), px_unit)
+            media.write_video(self.root / "vision_driven" / system.name / f"{name}.mp4", [pred], fps=spec.fps,
+                              crf=SYSTEM_CRF)
+
+        # Talking figure: static rest body from the source look; the head nods with speech,
+        # drifts towards another identity and its mouth lags the audio.
+        actor = spec.cid.actor_id
+        source = appearance_for_actor(actor, spec.seed)
+        other = appearance_for_actor(actor + 1000, spec.seed)
+        W, H = spec.width, spec.height
+        bg = background(W, H)
+        rest = rest_pose()
+        body = [p for p in build_parts(rest, source, W, H) if p.group == "body"]
+        a_body, c_body = render_parts(body, W, H)
+        for k, system in enumerate(SYSTEMS["audio_driven"]):
+            frames = np.empty((spec.n_frames, H, W, 3), np.uint8)
+            for i in range(spec.n_frames):
+                lagged = mouth[max(i - system.lag_frames, 0)] if i >= system.lag_frames else 0.0
+                pose = rest.copy()
+                pose[2 + 3] = 0.01 * lagged  # head_nod follows the (lagged) speech
+                pose[12] = lagged
+                look = blend_appearance(source, other, system.strength * i / max(spec.n_frames - 1, 1))
+                head = [p for p in build_parts(pose, look, W, H) if p.group == "head"]
+                a_head, c_head = render_parts(head, W, H)
+                a = a_head + a_body * (1 - a_head)
+                c = c_head + c_body * (1 - a_head)[..., None]
+                frames[i] = np.round(np.clip(c + (1 - a)[..., None] * bg, 0, 1) * 255)
+            media.write_video(self.root / "audio_driven" / system.name / f"{name}.mp4", [frames], fps=spec.fps,
+                              audio=audio, sample_rate=spec.sample_rate, crf=SYSTEM_CRF)
+
+        voice = voice_for_actor(actor, spec.seed)
+        other_voice = voice_for_actor(actor + 1000, spec.seed)
+        for k, system in enumerate(SYSTEMS["voice_cloning"]):
+            shifted = blend_voices(voice, other_voice, system.strength)
+            speech = synthesize_speech(spec.text, shifted, spec.cid.emotion, spec.n_samples, spec.sample_rate,
+                                       spec.rng(TAG_AUDIO))
+            speech = degrade_speech(speech, system.strength, self._rng(spec, 3, k), spec.sample_rate)
+            media.write_wav(self.root / "voice_cloning" / system.name / f"{name}.wav", speech, spec.sample_rate)
+
+        for k, system in enumerate(SYSTEMS["emotion"]):
+            rng = self._rng(spec, 4, k)
+            for setting, acc in zip(EMOTION_SETTINGS, system.accuracy):
+                answer = emotion_answer(spec.cid.emotion, acc, rng)
+                self.predictions[system.name].append(json.dumps(
+                    {"clip_id": name, "input_setting": setting, "answer": answer}, ensure_ascii=False))
+
+    def finish(self) -> dict[str, list[str]]:
+        """Write the emotion predictions and ``manifest.json``; return task -> system names."""
+        for system in SYSTEMS["emotion"]:
+            path = self.root / "emotion" / system.name / "predictions.jsonl"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("".join(line + "\n" for line in self.predictions[system.name]), encoding="utf-8")
+        manifest = {
+            "description": "Simulated system outputs of the synthetic HUG-VIS grid; quality graded by "
+            "construction (strength 0 = reference copy). expected_rank 1 = best.",
+            "seed": self.seed,
+            "ground_truth": {"emotion": "the emotion field of each clip id"},
+            "tasks": {
+                task: {
+                    "description": TASK_DESCRIPTIONS[task],
+                    "systems": {
+                        s.name: {
+                            "strength": s.strength,
+                            "expected_rank": s.expected_rank,
+                            "description": s.description,
+                            **({"lip_sync_offset_frames": s.lag_frames} if task == "audio_driven" else {}),
+                            **({"accuracy": dict(zip(EMOTION_SETTINGS, s.accuracy))} if s.accuracy else {}),
+                        }
+                        for s in systems
+                    },
+                }
+                for task, systems in SYSTEMS.items()
+            },
+        }
+        if task_settings := EMOTION_SETTINGS:
+            manifest["tasks"]["emotion"]["input_settings"] = list(task_settings)
+        self.root.mkdir(parents=True, exist_ok=True)
+        (self.root / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n",
+                                                 encoding="utf-8")
+        return {task: [s.name for s in systems] for task, systems in SYSTEMS.items()}
