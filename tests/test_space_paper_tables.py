@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from pathlib import Path
@@ -122,19 +123,25 @@ def test_filters_recompute_marks_on_the_view():
         pt.leaderboard(frame, 3)
 
 
-def test_results_rows_join_the_leaderboard():
-    rows = pd.DataFrame({
-        "model": ["a", "a", "b", "b", "b"], "task": ["matting"] * 5,
-        "metric": ["mad", "mad", "mad", "mad", "mad"], "value": [0.001, 0.003, 0.0005, 0.0015, float("nan")],
-        "status": ["ok", "ok", "ok", "ok", "failed"],
-    })
-    ours = pt.results_as_paper_rows(rows, 11, scales={"mad": 1000.0})
-    got = dict(zip(ours.model, ours.value))
-    assert got["a (ours)"] == pytest.approx(2.0) and got["b (ours)"] == pytest.approx(1.0)
-    # Row order does not change the aggregate.
-    shuffled = pt.results_as_paper_rows(rows.sample(frac=1.0, random_state=3), 11, scales={"mad": 1000.0})
-    assert dict(zip(shuffled.model, shuffled.value)) == got
-    board = pt.leaderboard(pd.concat([pt.paper_frame(), ours], ignore_index=True), 11).set_index("Model")
+def test_results_join_the_leaderboard(tmp_path):
+    summary = {"task": "matting", "model": "b",
+               "aggregate": {"b": {"mad": 1.0, "mse": float("nan"), "dtssd": 5.0, "n_ok": 2, "n_failed": 0}}}
+    (tmp_path / "matting" / "b").mkdir(parents=True)
+    (tmp_path / "matting" / "b" / "summary.json").write_text(json.dumps(summary))
+    emo = {"task": "emotion", "model": "e", "aggregate": {"e | Text": {"emotion_accuracy": 90.0},
+                                                          "e | Video": {"emotion_accuracy": 10.0}}}
+    (tmp_path / "emotion" / "e").mkdir(parents=True)
+    (tmp_path / "emotion" / "e" / "summary.json").write_text(json.dumps(emo))
+    ours = pt.load_results(tmp_path)
+    assert sorted(zip(ours.table, ours.metric, ours.value)) == [
+        (4, "emotion_accuracy", 10.0), (4, "emotion_accuracy", 90.0), (11, "dtssd", 5.0), (11, "mad", 1.0)]
+    frame = pd.concat([pt.paper_frame(), ours], ignore_index=True)
+    board = pt.leaderboard(frame, 11).set_index("Model")
     assert board.loc["b (ours)", "MAD"] == "1.00 (best)"
-    assert board.loc["BiRefNet", "MAD"] == "2.30"
-    assert board.loc["a (ours)", "MAD"] == "2.00 (second)"
+    assert board.loc["BiRefNet", "MAD"] == "2.30 (second)"
+    assert board.loc["b (ours)", "MSE"] == ""  # NaN is not shown as a number
+    assert board.loc["b (ours)", "dtSSD"] == "5.00"
+    text = pt.leaderboard(frame, 4, input_setting="Text").set_index("Model")
+    assert text.loc["e (ours)", "Acc. (%)"] == "90.00 (best)"
+    assert text.loc["DeepSeek-V3.2", "Acc. (%)"] == "82.93 (second)"
+    assert len(pt.load_results(tmp_path / "absent")) == 0

@@ -102,7 +102,7 @@ def leaderboard(
     """One paper table as a wide frame (``Model`` + grouping columns + one column per metric).
 
     Args:
-        frame: :func:`paper_frame` output (possibly concatenated with :func:`results_as_paper_rows`).
+        frame: :func:`paper_frame` output (possibly concatenated with :func:`load_results`).
         table: 4..11.
         source, input_setting, paradigm: optional filters (``None`` or ``"All"`` keeps every row).
         marked: append `` (best)`` / `` (second)`` to the printed value; marks are recomputed on
@@ -146,47 +146,66 @@ def leaderboard(
     return pd.DataFrame(rows)
 
 
-def results_as_paper_rows(results, table: int, scales: "dict[str, float] | None" = None):
-    """Our per-clip result rows, averaged per model and metric, shaped like paper rows of ``table``.
+# The objective table of each scored task: our results sit beside these paper rows.
+TASK_TABLES: dict[str, int] = {"emotion": 4, "audio_driven": 5, "vision_driven": 7, "voice_cloning": 9, "matting": 11}
+EMOTION_MODEL_SEP = " | "
 
-    Only ``status == "ok"`` rows with a finite value enter the mean (failures are reported by the
-    scorer, not averaged as zeros). The mean is over clips, so it does not depend on row order.
-    ``scales`` maps a metric key to the factor that converts the raw value to the paper's unit
-    (e.g. MAD x1000); the library's ``MetricInfo.scale`` is used when not given.
+
+def _print_value(value: float) -> str:
+    return f"{value:.2f}" if abs(value) >= 1 or value == 0 else f"{value:.3f}"
+
+
+def summary_as_paper_rows(summary: dict):
+    """The aggregate of one ``hugvis evaluate`` summary, shaped like paper rows of its task's table.
+
+    The values are the scorer's own aggregate (already in the paper's units and protocol), never
+    re-averaged here; metrics the paper table does not report (``n_ok``, extra DNSMOS parts) and
+    non-finite values are left out. Emotion models are named ``"<model> | <input setting>"``
+    by the scorer; the setting goes to ``input_setting``.
 
     Example:
-        >>> import pandas as pd
-        >>> rows = pd.DataFrame({"model": ["m", "m", "m"], "task": ["matting"] * 3, "metric": ["dtssd"] * 3,
-        ...                      "value": [1.0, 2.0, float("nan")], "status": ["ok", "ok", "failed"]})
-        >>> out = results_as_paper_rows(rows, 11, scales={"dtssd": 1.0})
-        >>> out[["model", "metric", "text", "source"]].values.tolist()
-        [['m (ours)', 'dtssd', '1.50', 'ours']]
+        >>> s = {"task": "matting", "model": "m", "aggregate": {"m": {"mad": 2.5, "dtssd": None, "n_ok": 3}}}
+        >>> summary_as_paper_rows(s)[["model", "metric", "text", "source"]].values.tolist()
+        [['m (ours)', 'mad', '2.50', 'ours']]
+        >>> e = {"task": "emotion", "aggregate": {"x | Video + Text": {"emotion_accuracy": 50.0}}}
+        >>> summary_as_paper_rows(e)[["model", "input_setting", "value"]].values.tolist()
+        [['x (ours)', 'Video + Text', 50.0]]
     """
-    import numpy as np
     import pandas as pd
 
+    task = summary.get("task")
+    if task not in TASK_TABLES:
+        raise ValueError(f"summary task {task!r} has no paper table; known: {sorted(TASK_TABLES)}")
+    table = TASK_TABLES[task]
     info = table_info(table)
-    by_key = {m["key"]: m for m in info["metrics"]}
-    ok = results[(results["status"] == "ok") & (results["task"] == info["task"])]
-    ok = ok[ok["metric"].isin(by_key) & np.isfinite(ok["value"].astype(float))]
     records = []
-    for (model, metric), group in ok.groupby(["model", "metric"], sort=True):
-        scale = (scales or {}).get(metric)
-        if scale is None:
-            scale = _library_scale(metric)
-        value = float(group["value"].astype(float).mean()) * scale
-        records.append({
-            "table": int(table), "task": info["task"], "model": f"{model} (ours)", "input_setting": "",
-            "source": "ours", "paradigm": "", "metric": metric, "metric_display": by_key[metric]["display"],
-            "value": value, "text": f"{value:.2f}" if abs(value) >= 1 or value == 0 else f"{value:.3f}",
-            "higher_is_better": by_key[metric]["higher_is_better"],
-        })
+    for label, values in (summary.get("aggregate") or {}).items():
+        model, _, setting = str(label).partition(EMOTION_MODEL_SEP) if task == "emotion" else (str(label), "", "")
+        for metric in info["metrics"]:
+            value = values.get(metric["key"])
+            if value is None or not math.isfinite(float(value)):
+                continue
+            records.append({
+                "table": table, "task": task, "model": f"{model} (ours)", "input_setting": setting,
+                "source": "ours", "paradigm": "", "metric": metric["key"], "metric_display": metric["display"],
+                "value": float(value), "text": _print_value(float(value)),
+                "higher_is_better": metric["higher_is_better"],
+            })
     return pd.DataFrame(records, columns=list(PAPER_COLUMNS))
 
 
-def _library_scale(metric: str) -> float:
-    """The paper-unit factor declared by the library's MetricInfo, 1.0 when the metric is not declared."""
-    from ..metrics import all_metric_info
+def load_results(results_dir: "str | Path | None"):
+    """Paper-shaped rows of every ``RESULTS/<task>/<model>/summary.json`` (empty frame when none)."""
+    import pandas as pd
 
-    info = all_metric_info().get(metric)
-    return float(info.scale) if info is not None else 1.0
+    frames = []
+    if results_dir is not None and Path(results_dir).is_dir():
+        for path in sorted(Path(results_dir).glob("*/*/summary.json")):
+            with open(path, encoding="utf-8") as handle:
+                summary = json.load(handle)
+            if summary.get("task") in TASK_TABLES:
+                frames.append(summary_as_paper_rows(summary))
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return pd.DataFrame(columns=list(PAPER_COLUMNS))
+    return pd.concat(frames, ignore_index=True)
