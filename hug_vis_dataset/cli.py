@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "hug_vis_dataset.hub.commands",
     "hug_vis_dataset.demo",
     "hug_vis_dataset.weights_commands",
+    "hug_vis_dataset.scoring.commands",
 )
 
 

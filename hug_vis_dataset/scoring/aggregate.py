@@ -1,0 +1,125 @@
+"""Task aggregates computed only from stored rows, under explicit protocols.
+
+Protocols (value in the paper's unit: stored value x ``MetricInfo.scale``, except for tasks whose
+library already returns paper units, i.e. matting):
+
+* ``clip`` (default for every task): mean over clips of the per-clip values. A per-clip value is
+  already the mean over the clip's frames (generation, matting) or windows (DNSMOS), so
+  generation is "mean over frames, then over clips"; emotion accuracy is the mean of per-clip
+  correctness (x100 = %).
+* ``rvm`` (matting, paper default): RobustVideoMatting's spreadsheet average. For each frame
+  index, the mean over the clips that have that frame; then the mean over frame indices. dtSSD
+  is recorded as 0 at frame 0, as RVM's script does. RVM's cap at frame index 699 (a spreadsheet
+  column limit) is *not* reproduced. Needs the per-frame table (``frames.parquet``).
+* Set-level metrics (FID) are one row per model in ``set_rows.parquet`` (``clip_id`` empty) and
+  enter tables as they are.
+
+Failed rows never enter a mean; :func:`task_table` reports their count per model.
+
+Example:
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"model": ["a", "a", "b"], "metric": ["psnr"] * 3, "value": [10.0, 20.0, 30.0],
+    ...                      "status": ["ok"] * 3, "clip_id": ["c1", "c2", "c1"]})
+    >>> float(clip_means(rows).loc["a", "psnr"])
+    15.0
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+PROTOCOLS = ("clip", "rvm")
+
+
+def _ok(rows):
+    return rows[rows["status"] == "ok"]
+
+
+def clip_means(rows):
+    """Model x metric table of the mean of ``ok`` per-clip values (raw units)."""
+    import pandas as pd
+
+    ok = _ok(rows)
+    if ok.empty:
+        return pd.DataFrame()
+    return ok.groupby(["model", "metric"], sort=True)["value"].mean().unstack("metric")
+
+
+def rvm_means(frames):
+    """Model x metric table under the ``rvm`` protocol from per-frame rows (raw units).
+
+    Example:
+        >>> import pandas as pd
+        >>> f = pd.DataFrame({"model": ["m"] * 3, "clip_id": ["a", "a", "b"], "metric": ["mad"] * 3,
+        ...                   "frame": [0, 1, 0], "value": [1.0, 3.0, 5.0]})
+        >>> float(rvm_means(f).loc["m", "mad"])   # frame 0: (1 + 5) / 2 = 3; frame 1: 3 -> mean 3
+        3.0
+    """
+    import pandas as pd
+
+    if frames is None or len(frames) == 0:
+        return pd.DataFrame()
+    frames = frames[["model", "clip_id", "metric", "frame", "value"]]
+    dt = frames[frames["metric"] == "dtssd"]
+    if len(dt):
+        # RVM stores dtSSD = 0 at frame 0 of every clip and averages it in.
+        zeros = dt[["model", "clip_id", "metric"]].drop_duplicates().assign(frame=0, value=0.0)
+        frames = pd.concat([frames[~((frames["metric"] == "dtssd") & (frames["frame"] == 0))], zeros],
+                           ignore_index=True)
+    per_index = frames.groupby(["model", "metric", "frame"], sort=True)["value"].mean()
+    return per_index.groupby(["model", "metric"], sort=True).mean().unstack("metric")
+
+
+def task_table(rows, frames=None, set_rows=None, protocol: str = "clip", metrics=None):
+    """Model x metric table in paper units, plus ``n_ok`` / ``n_failed`` clip counts.
+
+    Args:
+        rows: per-clip rows of one task (any number of models).
+        frames: per-frame rows (needed for ``protocol="rvm"``).
+        set_rows: set-level rows (FID).
+        protocol: ``clip`` or ``rvm`` (see module docstring).
+        metrics: column order; defaults to the metrics present.
+    """
+    import pandas as pd
+
+    from ..metrics import all_metric_info
+
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; choose one of {PROTOCOLS}")
+    table = clip_means(rows)
+    if protocol == "rvm":
+        if frames is None or len(frames) == 0:
+            raise ValueError("protocol 'rvm' needs the per-frame table (frames.parquet)")
+        rvm = rvm_means(frames)
+        for metric in rvm.columns:
+            table.loc[rvm.index, metric] = rvm[metric]
+    if set_rows is not None and len(set_rows):
+        ok = _ok(set_rows)
+        for (model, metric), value in ok.groupby(["model", "metric"])["value"].first().items():
+            table.loc[model, metric] = value
+    info = all_metric_info()
+    tasks = set(rows["task"]) if len(rows) else set()
+    if not any(_paper_units(t) for t in tasks):
+        for metric in table.columns:
+            if metric in info:
+                table[metric] = table[metric] * info[metric].scale
+    if metrics is not None:
+        table = table.reindex(columns=[m for m in metrics if m in table.columns])
+    per_clip = rows.groupby(["model", "clip_id"])["status"].agg(lambda s: bool((s == "ok").all()))
+    counts = per_clip.groupby(level="model").agg(n_ok="sum", n_failed=lambda s: int((~s).sum()))
+    table = table.join(counts, how="outer") if len(table) else counts
+    table["n_ok"] = table["n_ok"].fillna(0).astype(int)
+    table["n_failed"] = table["n_failed"].fillna(0).astype(int)
+    return table.sort_index()
+
+
+def _paper_units(task: str) -> bool:
+    from .tasks import TASKS
+
+    return task in TASKS and TASKS[task].paper_units
+
+
+def finite_or_none(value) -> "float | None":
+    """JSON-friendly number (NaN -> None)."""
+    value = float(value)
+    return value if np.isfinite(value) else None

@@ -1,0 +1,105 @@
+"""``hugvis evaluate``, ``hugvis report`` and ``hugvis mos``.
+
+Example:
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser(); sub = parser.add_subparsers()
+    >>> register(sub)
+    >>> args = parser.parse_args(["evaluate", "matting", "--predictions", "p", "--model", "m", "--dataset", "d"])
+    >>> args.num_proc, args.backend, args.out
+    (1, 'local', PosixPath('results'))
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def _evaluate(args) -> int:
+    from .runner import IncompleteMetricsError, evaluate_submission
+
+    try:
+        result = evaluate_submission(
+            args.task, args.predictions, args.model, args.dataset, args.out, num_proc=args.num_proc,
+            backend=args.backend, ray_address=args.ray_address, chunk_frames=args.chunk_frames,
+            flush_every=args.flush_every, retry_failed=not args.keep_failed,
+            require_all_metrics=args.require_all_metrics, protocol=args.protocol, progress=not args.no_progress,
+            command_line=["hugvis", *sys.argv[1:]],
+        )
+    except (IncompleteMetricsError, FileNotFoundError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(result.coverage.to_text())
+    if result.table is not None:
+        print()
+        print(result.table.to_string(float_format=lambda v: f"{v:.4g}"))
+    print(f"\nrows: {result.rows_path}\nsummary: {result.summary_path}")
+    if args.strict and result.coverage.problems():
+        print(f"--strict: {result.coverage.problems()} coverage problem(s)", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _report(args) -> int:
+    from ..report import build_report
+
+    formats = tuple(f.strip() for f in args.format.split(",") if f.strip())
+    report = build_report(args.results, args.out, formats=formats, mos=args.mos, n_boot=args.n_boot,
+                          figures=not args.no_figures)
+    print(report.markdown)
+    print(f"\nreport written to {args.out}")
+    return 0
+
+
+def _mos(args) -> int:
+    from ..mos import mos_report
+
+    report = mos_report(args.ratings, n_boot=args.n_boot, seed=args.seed)
+    print(report.to_text())
+    if args.out:
+        report.save(args.out)
+        print(f"written to {args.out}")
+    return 1 if (args.strict and report.invalid_count) else 0
+
+
+def register(subparsers) -> None:
+    """Add ``evaluate``, ``report`` and ``mos`` to the ``hugvis`` command line."""
+    from .tasks import TASKS
+
+    p = subparsers.add_parser("evaluate", help="score a submission folder on one task (per-clip rows, summary)",
+                              description="Score a submission; see docs/SCORING.md for the layout per task.")
+    p.add_argument("task", choices=sorted(TASKS))
+    p.add_argument("--predictions", type=Path, required=True, help="submission folder (files named by clip id)")
+    p.add_argument("--model", required=True, help="model name (one folder name)")
+    p.add_argument("--dataset", type=Path, required=True, help="release tree (or dataset repo holding one)")
+    p.add_argument("--out", type=Path, default=Path("results"), help="results root (default: results)")
+    p.add_argument("--num-proc", type=int, default=1, help="worker processes / local Ray CPUs")
+    p.add_argument("--backend", choices=("local", "ray"), default="local")
+    p.add_argument("--ray-address", default=None, help="join this Ray cluster (else a local Ray starts)")
+    p.add_argument("--chunk-frames", type=int, default=32, help="frames per streamed chunk (values unchanged)")
+    p.add_argument("--flush-every", type=int, default=8, help="finished clips per Parquet part")
+    p.add_argument("--protocol", choices=("clip", "rvm"), default=None,
+                   help="aggregation of the summary (default: rvm for matting, clip otherwise)")
+    p.add_argument("--keep-failed", action="store_true", help="on resume, do not retry clips that failed")
+    p.add_argument("--require-all-metrics", action="store_true",
+                   help="fail when a metric cannot run (e.g. its weights are missing) instead of skipping it")
+    p.add_argument("--strict", action="store_true", help="exit 1 on any missing/extra/duplicate/failed clip")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=_evaluate)
+
+    r = subparsers.add_parser("report", help="paper-style tables, analyses and figures from stored results")
+    r.add_argument("results", nargs="+", type=Path, help="results roots written by hugvis evaluate")
+    r.add_argument("--out", type=Path, default=Path("report"))
+    r.add_argument("--format", default="md,tex,html", help="comma-separated: md, tex, html")
+    r.add_argument("--mos", type=Path, default=None, help="ratings CSV for the MOS tables and MOS-metric agreement")
+    r.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates (actor-clustered)")
+    r.add_argument("--no-figures", action="store_true")
+    r.set_defaults(func=_report)
+
+    m = subparsers.add_parser("mos", help="criterion-specific MOS per model from a ratings CSV")
+    m.add_argument("ratings", type=Path, help="CSV with rater, clip_id, model, criterion, score (1..5)")
+    m.add_argument("--out", type=Path, default=None, help="folder for mos.csv, invalid_ratings.csv, mos.json")
+    m.add_argument("--n-boot", type=int, default=1000)
+    m.add_argument("--seed", type=int, default=0)
+    m.add_argument("--strict", action="store_true", help="exit 1 when any rating is invalid")
+    m.set_defaults(func=_mos)

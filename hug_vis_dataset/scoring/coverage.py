@@ -1,0 +1,73 @@
+"""Coverage of a submission against the grid: missing, extra, unmatched, duplicate, failed clips.
+
+Example:
+    >>> cov = Coverage(task="voice_cloning", model="m", grid_size=2, predicted=1,
+    ...                missing=["actor_0001_sad_action_01_script_002"])
+    >>> cov.problems()
+    1
+    >>> print(cov.to_text().splitlines()[1])
+      grid clips: 2, predicted: 1, scored ok: 0
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class Coverage:
+    """What a submission covers; every list names clips (or entries) with the reason.
+
+    Attributes:
+        grid_size: clips in the reference dataset.
+        predicted: grid clips with exactly one prediction.
+        missing: grid clips with no prediction.
+        extra: well-formed clip ids that are not in the reference grid.
+        unmatched: submission entries naming no clip, ``{"name", "reason"}``.
+        duplicates: clip -> the entries that all predict it (scored as failed).
+        failed: clip -> error text of its failed rows (missing and duplicates excluded).
+        ok: clips whose rows are all ``ok``.
+        skipped_metrics: metric -> why it was not computed (missing weights / module).
+    """
+
+    task: str
+    model: str
+    grid_size: int = 0
+    predicted: int = 0
+    missing: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
+    unmatched: list[dict] = field(default_factory=list)
+    duplicates: dict[str, list[str]] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+    ok: int = 0
+    skipped_metrics: dict[str, str] = field(default_factory=dict)
+
+    def problems(self) -> int:
+        """Number of coverage problems (what ``--strict`` fails on)."""
+        return len(self.missing) + len(self.extra) + len(self.unmatched) + len(self.duplicates) + len(self.failed)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "problems": self.problems()}
+
+    def to_text(self, limit: int = 10) -> str:
+        """Human-readable report, listing at most ``limit`` entries per kind."""
+        lines = [f"coverage of {self.model} on {self.task}:",
+                 f"  grid clips: {self.grid_size}, predicted: {self.predicted}, scored ok: {self.ok}"]
+
+        def block(title: str, items: list[str]) -> None:
+            if not items:
+                return
+            lines.append(f"  {title}: {len(items)}")
+            lines.extend(f"    {item}" for item in items[:limit])
+            if len(items) > limit:
+                lines.append(f"    ... and {len(items) - limit} more")
+
+        block("missing (no prediction)", self.missing)
+        block("extra (clip not in the grid)", self.extra)
+        block("unmatched entries", [f"{u['name']}: {u['reason']}" for u in self.unmatched])
+        block("duplicates", [f"{c}: {', '.join(names)}" for c, names in self.duplicates.items()])
+        block("failed", [f"{c}: {err}" for c, err in self.failed.items()])
+        block("metrics skipped", [f"{m}: {why}" for m, why in self.skipped_metrics.items()])
+        if not self.problems():
+            lines.append("  no coverage problems")
+        return "\n".join(lines)

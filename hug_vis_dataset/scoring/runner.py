@@ -1,0 +1,403 @@
+"""Score one submission on one task: join predictions to references, score every clip, store rows.
+
+The flow of :func:`evaluate_submission`:
+
+1. read the reference dataset (a release tree) and index the submission by clip id;
+2. read the rows already stored for (task, model) and keep only clips still to do (failed clips
+   are retried unless ``retry_failed=False``), so an interrupted run resumes;
+3. score the remaining clips one job per clip, in-process, in a spawn process pool
+   (``num_proc``) or on Ray (``backend="ray"``); each clip is a pure function of its files, so
+   the values do not depend on the engine;
+4. persist finished clips in small atomic Parquet parts as they complete, then compact them into
+   ``rows.parquet`` sorted in grid order;
+5. compute set-level metrics (FID), the task aggregate from the stored rows, the coverage report
+   and ``summary.json`` (with provenance).
+
+The environment variable ``HUGVIS_SCORING_EXIT_AFTER=N`` makes the process exit abruptly
+(``os._exit``) once N clips are persisted; tests use it to simulate a crash.
+
+Example:
+    >>> import tempfile, pathlib, json
+    >>> from hug_vis_dataset.synth import synthesize
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = synthesize(root / "rel", actors=1, emotions=["Happy", "Sad"], actions=1, scripts=1,
+    ...                seconds=0.2, size=(64, 36), systems=False)
+    >>> sub = root / "sub"; sub.mkdir()
+    >>> _ = (sub / "predictions.jsonl").write_text(
+    ...     '{"clip_id": "actor_0001_happy_action_01_script_001", "input_setting": "text", "answer": "happy"}\\n')
+    >>> res = evaluate_submission("emotion", sub, "toy", root / "rel", root / "res", progress=False)
+    >>> res.coverage.missing
+    ['actor_0001_sad_action_01_script_001']
+    >>> float(res.table.loc["toy | Text", "emotion_accuracy"])
+    100.0
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+from ..grid import ClipId
+from .coverage import Coverage
+from .store import ResultStore
+from .tasks import ClipJob, ClipOutcome, get_task, score_job
+
+EXIT_AFTER_ENV = "HUGVIS_SCORING_EXIT_AFTER"
+PROVENANCE_PACKAGES = ("hug-vis", "numpy", "scipy", "pandas", "pyarrow", "torch", "opencv-python-headless", "av",
+                       "soundfile", "librosa", "scikit-image", "lpips", "resemblyzer", "speechmos", "onnxruntime",
+                       "ray", "datasets")
+
+
+class IncompleteMetricsError(RuntimeError):
+    """``require_all_metrics`` was set and some metric of the task cannot run here."""
+
+
+@dataclass
+class EvaluationResult:
+    """What :func:`evaluate_submission` produced."""
+
+    task: str
+    model: str
+    rows_path: Path
+    summary_path: Path
+    coverage: Coverage
+    summary: dict
+    table: Any  # pandas DataFrame: model x metric in paper units, n_ok, n_failed
+    computed: int  # clips scored in this run (the rest were resumed from disk)
+
+
+# ----------------------------------------------------------------------------- references
+class ReleaseReferences:
+    """References from a release tree (``metadata/clips.csv`` + media)."""
+
+    def __init__(self, root: "str | Path"):
+        from ..release import Release
+
+        self.root = Path(root)
+        self.release = Release(self.root)
+
+    def clip_ids(self) -> list[ClipId]:
+        return self.release.clip_ids()
+
+    def record(self, cid: ClipId):
+        return self.release.records[cid]
+
+    def fingerprint(self) -> dict:
+        csv_path = self.release.root / self.release.layout.metadata_csv
+        return {"kind": "release", "path": str(self.root.resolve()), "clips": len(self.release),
+                "metadata_sha256": hashlib.sha256(csv_path.read_bytes()).hexdigest(),
+                "revision": _git_revision(self.root)}
+
+
+def _git_revision(path: Path) -> "str | None":
+    head = path / ".git" / "HEAD"
+    if not head.is_file():
+        return None
+    text = head.read_text().strip()
+    if text.startswith("ref: "):
+        ref = path / ".git" / text[5:]
+        return ref.read_text().strip() if ref.is_file() else None
+    return text
+
+
+def open_references(dataset: "str | Path") -> ReleaseReferences:
+    """References of a release tree, or of a built dataset repo that carries its release tree.
+
+    A dataset repo built by :mod:`hug_vis_dataset.hub` is accepted when it holds the release
+    metadata (``metadata/clips.csv``) next to its data files.
+    """
+    path = Path(dataset)
+    if (path / "metadata" / "clips.csv").is_file():
+        return ReleaseReferences(path)
+    for sub in ("release", "source"):
+        if (path / sub / "metadata" / "clips.csv").is_file():
+            return ReleaseReferences(path / sub)
+    raise FileNotFoundError(f"{path} is not a release tree (no metadata/clips.csv)")
+
+
+# ----------------------------------------------------------------------------- engines
+def _progress(iterable: Iterable, total: int, desc: str, enabled: bool) -> Iterator:
+    from tqdm.auto import tqdm
+
+    return iter(tqdm(iterable, total=total, desc=desc, unit="clip", disable=not enabled, dynamic_ncols=True))
+
+
+def _worker_init() -> None:
+    # One thread per worker: the pool already uses the cores, and BLAS/torch thread pools per
+    # process would oversubscribe them.
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:  # pragma: no cover - torch is optional
+        pass
+
+
+def run_local(jobs: Sequence[ClipJob], num_proc: int) -> Iterator[ClipOutcome]:
+    """Outcomes in completion order (serial when ``num_proc <= 1``, else a spawn process pool)."""
+    if num_proc <= 1:
+        for job in jobs:
+            yield score_job(job)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    context = multiprocessing.get_context("spawn")  # fork is unsafe with torch/onnxruntime threads
+    with ProcessPoolExecutor(max_workers=num_proc, mp_context=context, initializer=_worker_init) as pool:
+        futures = [pool.submit(score_job, job) for job in jobs]
+        for future in as_completed(futures):
+            yield future.result()
+
+
+def run_ray(jobs: Sequence[ClipJob], num_proc: int, address: "str | None" = None,
+            max_in_flight: "int | None" = None) -> Iterator[ClipOutcome]:
+    """Outcomes in completion order from Ray tasks.
+
+    With ``address`` the run joins that cluster (``ray://host:10001`` or ``auto``); without it a
+    local Ray with ``num_proc`` CPUs starts and stops here. At most ``max_in_flight`` tasks are
+    queued at once so the driver's memory stays bounded on large grids.
+    """
+    import ray
+
+    started = False
+    if not ray.is_initialized():
+        if address:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        else:
+            ray.init(num_cpus=max(1, num_proc), include_dashboard=False, log_to_driver=False,
+                     runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
+        started = True
+    try:
+        remote = ray.remote(num_cpus=1)(score_job)
+        window = max_in_flight or max(4, 4 * num_proc)
+        pending: list = []
+        queue = list(jobs)
+        while queue or pending:
+            while queue and len(pending) < window:
+                pending.append(remote.remote(queue.pop(0)))
+            done, pending = ray.wait(pending, num_returns=1)
+            for ref in done:
+                yield ray.get(ref)
+    finally:
+        if started:
+            ray.shutdown()
+
+
+# ----------------------------------------------------------------------------- provenance
+def package_versions(names: Iterable[str] = PROVENANCE_PACKAGES) -> dict[str, "str | None"]:
+    """Installed versions of the packages that can change a value (None when absent)."""
+    from importlib import metadata
+
+    out = {"python": sys.version.split()[0]}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def weights_used(task: str, metrics: Iterable[str]) -> dict[str, dict]:
+    """sha256 and path of every pretrained file behind the metrics that ran."""
+    from .. import weights
+    from ..metrics import all_metric_info
+
+    info = all_metric_info()
+    out = {}
+    for metric in metrics:
+        for name in (info[metric].needs_weights if metric in info else ()):
+            status = weights.weight_status(name, check=False)
+            if status.path is not None:
+                out[name] = {"path": str(status.path), "sha256": weights.sha256_file(status.path),
+                             "pinned_sha256": weights.get_spec(name).sha256}
+    return out
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+# ----------------------------------------------------------------------------- the command
+def build_jobs(task_name: str, model: str, refs: ReleaseReferences, index, metrics: tuple[str, ...],
+               options: dict) -> list[ClipJob]:
+    """One job per grid clip, in grid order (missing clips get a job that fails as 'missing')."""
+    task = get_task(task_name)
+    jobs = []
+    for cid in refs.clip_ids():
+        record = refs.record(cid)
+        jobs.append(ClipJob(
+            task=task_name, model=model, clip_id=record.clip_id, reference=task.reference(record),
+            expected=task.expected(record), prediction=tuple(index.found.get(cid, ())),
+            payload=index.payload.get(cid), metrics=metrics, options=options,
+        ))
+    return jobs
+
+
+def evaluate_submission(
+    task: str,
+    predictions: "str | Path",
+    model: str,
+    dataset: "str | Path",
+    out: "str | Path" = "results",
+    num_proc: int = 1,
+    backend: str = "local",
+    ray_address: "str | None" = None,
+    chunk_frames: int = 32,
+    flush_every: int = 8,
+    retry_failed: bool = True,
+    require_all_metrics: bool = False,
+    protocol: "str | None" = None,
+    progress: bool = True,
+    command_line: "Sequence[str] | None" = None,
+) -> EvaluationResult:
+    """Score a submission folder and store per-clip rows, coverage and a summary.
+
+    Args:
+        task: ``matting``, ``audio_driven``, ``vision_driven``, ``voice_cloning`` or ``emotion``.
+        predictions: the submission folder (layout in :mod:`hug_vis_dataset.scoring.tasks`).
+        model: model name (one folder name) used in rows and as ``out/<task>/<model>/``.
+        dataset: a release tree (or a built dataset repo holding one).
+        out: results root.
+        num_proc: worker processes (local) or CPUs of the local Ray.
+        backend: ``local`` or ``ray``.
+        ray_address: join this Ray cluster instead of starting a local one.
+        chunk_frames: frames per chunk when streaming media (never changes a value).
+        flush_every: finished clips per Parquet part (never changes a value).
+        retry_failed: recompute clips whose stored rows failed.
+        require_all_metrics: raise :class:`IncompleteMetricsError` when a metric cannot run.
+        protocol: aggregation protocol of the summary (``rvm`` for matting, ``clip`` otherwise).
+        progress: show tqdm progress bars.
+        command_line: recorded in the summary (defaults to ``sys.argv``).
+
+    Returns:
+        An :class:`EvaluationResult`.
+    """
+    from .aggregate import finite_or_none, task_table
+
+    started = _now()
+    t0 = time.perf_counter()
+    if backend not in ("local", "ray"):
+        raise ValueError(f"unknown backend {backend!r}; choose local or ray")
+    scorer = get_task(task)
+    refs = open_references(dataset)
+    grid = refs.clip_ids()
+    if not grid:
+        raise ValueError(f"the dataset at {dataset} has no clips")
+    availability = scorer.availability()
+    skipped = {m: why for m, why in availability.items() if why}
+    if skipped and require_all_metrics:
+        raise IncompleteMetricsError("cannot compute every metric of " + task + ": "
+                                     + "; ".join(f"{m}: {why}" for m, why in skipped.items()))
+    metrics = tuple(m for m in scorer.metrics if not availability.get(m))
+    set_metrics = tuple(m for m in scorer.set_metrics if not availability.get(m))
+    index = scorer.index_predictions(predictions)
+    options: dict[str, Any] = {"chunk_frames": int(chunk_frames)}
+    if task == "emotion":
+        options["settings"] = tuple(scorer.settings(index))
+    protocol = protocol or ("rvm" if task == "matting" else "clip")
+
+    store = ResultStore(out, task, model)
+    done = store.done_clips()
+    if retry_failed:
+        again = store.failed_clips()
+        if again:
+            store.compact(drop_clips=again)
+            done -= again
+    jobs = [j for j in build_jobs(task, model, refs, index, metrics, options) if j.clip_id not in done]
+
+    exit_after = int(os.environ.get(EXIT_AFTER_ENV, "0") or 0)
+    persisted = 0
+    buffer: list[ClipOutcome] = []
+
+    def flush() -> None:
+        nonlocal persisted, buffer
+        if not buffer:
+            return
+        store.write_part([r for o in buffer for r in o.rows], [f for o in buffer for f in o.frames])
+        persisted += len(buffer)
+        buffer = []
+        if exit_after and persisted >= exit_after:
+            os._exit(75)  # simulated crash for resume tests: no cleanup, no compaction
+
+    if jobs:
+        engine = (run_ray(jobs, num_proc, ray_address) if backend == "ray" else run_local(jobs, num_proc))
+        for outcome in _progress(engine, len(jobs), f"{task}/{model}", progress):
+            buffer.append(outcome)
+            if len(buffer) >= max(1, flush_every):
+                flush()
+        flush()
+    rows = store.compact()
+
+    if set_metrics and (jobs or not store.set_rows_path.is_file()):
+        ok_clips = set(rows.loc[rows["status"] == "ok", "clip_id"]) if len(rows) else set()
+        valid = [j for j in build_jobs(task, model, refs, index, metrics, options) if j.clip_id in ok_clips]
+        values = scorer.score_set(valid, set_metrics) if valid else {}
+        from .tasks import _rows  # noqa: PLC0415
+
+        set_rows = []
+        for metric in set_metrics:
+            value = values.get(metric, float("nan"))
+            set_rows.append({"model": model, "task": task, "clip_id": "", "actor_id": None, "emotion": "",
+                             "action_id": None, "script_id": None, "metric": metric, "value": float(value),
+                             "status": "ok" if metric in values else "failed",
+                             "error": "" if metric in values else "no valid clips or no set-level implementation"})
+        del _rows
+        store.write_set_rows(set_rows)
+
+    frames = store.read_frames()
+    set_rows = store.read_set_rows()
+    table = task_table(rows, frames, set_rows, protocol=protocol if len(frames) or protocol != "rvm" else "clip",
+                       metrics=metrics + set_metrics) if len(rows) else None
+
+    grid_set = set(grid)
+    coverage = Coverage(task=task, model=model, grid_size=len(grid), skipped_metrics=skipped)
+    coverage.missing = [str(refs.record(c).clip_id) for c in grid if c not in index.found]
+    coverage.extra = sorted((str(c) for c in index.found if c not in grid_set), key=lambda s: ClipId.parse(s))
+    coverage.unmatched = [{"name": n, "reason": r} for n, r in index.unmatched]
+    dups = index.duplicates()
+    coverage.duplicates = {refs.record(c).clip_id if c in grid_set else str(c): [Path(p).name for p in v]
+                           for c, v in sorted(dups.items())}
+    coverage.predicted = sum(1 for c in grid if c in index.found and c not in dups)
+    if len(rows):
+        failed = rows[rows["status"] == "failed"]
+        first_error = failed.groupby("clip_id", sort=False)["error"].first()
+        skip = set(coverage.missing) | set(coverage.duplicates)
+        coverage.failed = {c: e for c, e in first_error.items() if c not in skip}
+        coverage.ok = int(rows.groupby("clip_id")["status"].agg(lambda s: (s == "ok").all()).sum())
+    unparsed = int((rows["error"] == "unparsed answer").sum()) if len(rows) else 0
+
+    summary = {
+        "task": task,
+        "model": model,
+        "protocol": {"aggregation": protocol, "chunk_frames": chunk_frames,
+                     "emotion_settings": list(options.get("settings", ())) or None},
+        "metrics": {"computed": list(metrics + set_metrics), "skipped": skipped},
+        "aggregate": None if table is None else {
+            str(m): {c: (finite_or_none(v) if c not in ("n_ok", "n_failed") else int(v))
+                     for c, v in table.loc[m].items()} for m in table.index},
+        "coverage": coverage.to_dict(),
+        "unparsed_answers": unparsed,
+        "provenance": {
+            "packages": package_versions(),
+            "weights": weights_used(task, metrics + set_metrics),
+            "dataset": refs.fingerprint(),
+            "predictions": str(Path(predictions).resolve()),
+            "command_line": list(command_line if command_line is not None else sys.argv),
+            "backend": backend, "num_proc": num_proc, "ray_address": ray_address,
+            "started": started, "finished": _now(), "seconds": round(time.perf_counter() - t0, 3),
+            "clips_computed_this_run": len(jobs),
+        },
+    }
+    summary_path = store.dir / "summary.json"
+    (store.dir / "coverage.json").write_text(json.dumps(coverage.to_dict(), indent=2, ensure_ascii=False))
+    summary_path.write_text(json.dumps(summary, indent=2, ensure_ascii=False))
+    return EvaluationResult(task, model, store.rows_path, summary_path, coverage, summary, table, len(jobs))

@@ -1,0 +1,239 @@
+"""The per-clip result store: Parquet rows written as they are produced, resumable.
+
+Layout of one evaluation (``RESULTS/<task>/<model>/``)::
+
+    rows/part-<stamp>-<seq>.parquet   rows of a batch of finished clips (atomic: temp + rename)
+    frames/part-<stamp>-<seq>.parquet per-frame values (matting, for the ``rvm`` protocol)
+    rows.parquet                      the compacted table, sorted canonically
+    frames.parquet                    the compacted per-frame table
+    set_rows.parquet                  set-level metrics (FID): one row per metric, ``clip_id`` ""
+    summary.json, coverage.json       written by the runner
+
+A part file appears whole or not at all (written to a temporary name in the same folder and
+renamed), so a run killed at any moment leaves only complete clips behind; rerunning reads the
+clips already present and computes the rest. Rows are sorted in grid order, then metric name,
+before the compacted table is written, so the table does not depend on worker count, batch size
+or completion order.
+
+Example:
+    >>> import tempfile
+    >>> from hug_vis_dataset.results import make_rows
+    >>> store = ResultStore(tempfile.mkdtemp(), "matting", "m")
+    >>> store.write_part(make_rows("m", "matting", "actor_0001_sad_action_01_script_001", {"mad": 0.5}))
+    >>> sorted(store.done_clips())
+    ['actor_0001_sad_action_01_script_001']
+    >>> store.compact()["value"].tolist()
+    [0.5]
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import tempfile
+import time
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from ..results import RESULT_COLUMNS, STATUS_FAILED, STATUS_OK
+
+FRAME_COLUMNS: tuple[str, ...] = ("model", "task", "clip_id", "metric", "frame", "value")
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+@=-]*$")
+
+
+def check_name(kind: str, name: str) -> str:
+    """Reject names that cannot be a single folder (``/``, ``..``, spaces, empty).
+
+    Example:
+        >>> check_name("model", "rvm-1.0")
+        'rvm-1.0'
+    """
+    if not _SAFE_NAME.match(name or ""):
+        raise ValueError(
+            f"{kind} name {name!r} must be one folder name of letters, digits and ._+@=- (no spaces or slashes)"
+        )
+    return name
+
+
+def _grid_key(clip_id: str) -> tuple:
+    """Grid order of a clip id string; set-level rows (``""``) sort first, unparsable ids last."""
+    from ..grid import ClipId, ClipIdError
+
+    if not clip_id:
+        return (0, ())
+    try:
+        return (1, ClipId.parse(clip_id).sort_key())
+    except ClipIdError:
+        return (2, (clip_id,))
+
+
+def sort_rows(frame, extra: "tuple[str, ...]" = ()):
+    """Canonical order: model, task, grid order of the clip, metric (then ``extra`` columns).
+
+    Example:
+        >>> import pandas as pd
+        >>> f = pd.DataFrame({"model": ["m", "m"], "task": ["t", "t"], "metric": ["b", "a"],
+        ...     "clip_id": ["actor_0001_sad_action_01_script_001", "actor_0001_happy_action_01_script_001"]})
+        >>> sort_rows(f)["clip_id"].str[11:16].tolist()
+        ['happy', 'sad_a']
+    """
+    if len(frame) == 0:
+        return frame.reset_index(drop=True)
+    keys = frame["clip_id"].map(_grid_key)
+    order = sorted(
+        range(len(frame)),
+        key=lambda i: (
+            str(frame["model"].iat[i]), str(frame["task"].iat[i]), keys.iat[i], str(frame["metric"].iat[i]),
+            *(frame[c].iat[i] for c in extra),
+        ),
+    )
+    return frame.iloc[order].reset_index(drop=True)
+
+
+def _write_parquet_atomic(frame, path: Path) -> None:
+    """Write to a temporary file in the target folder, fsync, then rename over ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        frame.to_parquet(tmp, index=False)
+        with open(tmp, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _rows_frame(rows: Iterable[Mapping]):
+    import pandas as pd
+
+    from ..results import rows_to_frame
+
+    frame = rows_to_frame(rows)
+    # Fixed dtypes so part files concatenate to one schema whatever a batch holds.
+    frame = frame.astype({"model": str, "task": str, "clip_id": str, "emotion": str, "metric": str,
+                          "status": str, "error": str})
+    for column in ("actor_id", "action_id", "script_id"):
+        frame[column] = pd.array(frame[column], dtype="Int64")
+    frame["value"] = frame["value"].astype("float64")
+    return frame
+
+
+def _frames_frame(rows: Iterable[Mapping]):
+    import pandas as pd
+
+    frame = pd.DataFrame(list(rows), columns=list(FRAME_COLUMNS))
+    return frame.astype({"model": str, "task": str, "clip_id": str, "metric": str, "frame": "int64",
+                         "value": "float64"})
+
+
+class ResultStore:
+    """Rows of one (task, model) evaluation under ``root/<task>/<model>/``."""
+
+    def __init__(self, root: "str | Path", task: str, model: str):
+        self.root = Path(root)
+        self.task = check_name("task", task)
+        self.model = check_name("model", model)
+        self.dir = self.root / task / model
+        self.rows_dir = self.dir / "rows"
+        self.frames_dir = self.dir / "frames"
+        self.rows_path = self.dir / "rows.parquet"
+        self.frames_path = self.dir / "frames.parquet"
+        self.set_rows_path = self.dir / "set_rows.parquet"
+        self._stamp = f"{time.time_ns():020d}-{os.getpid()}"
+        self._seq = itertools.count()
+
+    # -- writing ---------------------------------------------------------------------------
+    def write_part(self, rows: "list[Mapping]", frames: "list[Mapping] | None" = None) -> None:
+        """Persist the rows (and per-frame values) of a batch of finished clips atomically.
+
+        The frames part is written first: a part of rows marks its clips done, so a crash
+        between the two files leaves the clips to be recomputed, never rows without frames.
+        """
+        if not rows:
+            return
+        name = f"part-{self._stamp}-{next(self._seq):06d}.parquet"
+        if frames:
+            _write_parquet_atomic(_frames_frame(frames), self.frames_dir / name)
+        _write_parquet_atomic(_rows_frame(rows), self.rows_dir / name)
+
+    def write_set_rows(self, rows: "list[Mapping]") -> None:
+        """Set-level rows (e.g. FID over all clips of the model), replacing earlier ones."""
+        _write_parquet_atomic(sort_rows(_rows_frame(rows)), self.set_rows_path)
+
+    # -- reading ---------------------------------------------------------------------------
+    def _parts(self, folder: Path) -> list[Path]:
+        return sorted(folder.glob("part-*.parquet")) if folder.is_dir() else []
+
+    def read_rows(self):
+        """Every stored row (compacted table plus parts), canonical order, duplicates removed."""
+        import pandas as pd
+
+        pieces = [pd.read_parquet(p) for p in ([self.rows_path] if self.rows_path.is_file() else [])
+                  + self._parts(self.rows_dir)]
+        frame = pd.concat(pieces, ignore_index=True) if pieces else _rows_frame([])
+        # A clip written twice (two runs racing on one folder) keeps its first copy: values
+        # are deterministic, so the copies agree.
+        frame = frame.drop_duplicates(subset=["model", "clip_id", "metric"], keep="first")
+        return sort_rows(frame)
+
+    def read_frames(self):
+        """Every stored per-frame value, canonical order (clip, metric, frame)."""
+        import pandas as pd
+
+        pieces = [pd.read_parquet(p) for p in ([self.frames_path] if self.frames_path.is_file() else [])
+                  + self._parts(self.frames_dir)]
+        frame = pd.concat(pieces, ignore_index=True) if pieces else _frames_frame([])
+        frame = frame.drop_duplicates(subset=["model", "clip_id", "metric", "frame"], keep="first")
+        return sort_rows(frame, extra=("frame",))
+
+    def read_set_rows(self):
+        import pandas as pd
+
+        return pd.read_parquet(self.set_rows_path) if self.set_rows_path.is_file() else _rows_frame([])
+
+    def done_clips(self) -> set[str]:
+        """Clip ids that already have rows."""
+        return set(self.read_rows()["clip_id"])
+
+    def failed_clips(self) -> set[str]:
+        """Clip ids whose stored rows include a failure."""
+        rows = self.read_rows()
+        return set(rows.loc[rows["status"] == STATUS_FAILED, "clip_id"])
+
+    # -- maintenance -----------------------------------------------------------------------
+    def compact(self, drop_clips: "Iterable[str]" = ()):
+        """Merge parts into ``rows.parquet`` / ``frames.parquet`` (sorted), optionally dropping clips.
+
+        Returns the compacted rows. The merged file is written before any part is deleted, so
+        an interruption here loses nothing (duplicates are removed on the next read).
+        """
+        drop = set(drop_clips)
+        rows = self.read_rows()
+        frames = self.read_frames()
+        old_row_parts, old_frame_parts = self._parts(self.rows_dir), self._parts(self.frames_dir)
+        if drop:
+            rows = rows[~rows["clip_id"].isin(drop)].reset_index(drop=True)
+            frames = frames[~frames["clip_id"].isin(drop)].reset_index(drop=True)
+        _write_parquet_atomic(frames, self.frames_path)
+        _write_parquet_atomic(rows, self.rows_path)
+        for part in old_row_parts + old_frame_parts:
+            part.unlink(missing_ok=True)
+        return rows
+
+
+def status_counts(rows) -> dict[str, int]:
+    """Clips by outcome: ``ok`` (all rows ok) and ``failed`` (any failed row).
+
+    Example:
+        >>> import pandas as pd
+        >>> status_counts(pd.DataFrame({"clip_id": ["a", "a", "b"], "status": ["ok", "failed", "ok"]}))
+        {'ok': 1, 'failed': 1}
+    """
+    per_clip = rows.groupby("clip_id")["status"].agg(lambda s: STATUS_OK if (s == STATUS_OK).all() else STATUS_FAILED)
+    return {"ok": int((per_clip == STATUS_OK).sum()), "failed": int((per_clip == STATUS_FAILED).sum())}
+
+
+__all__ = ["FRAME_COLUMNS", "RESULT_COLUMNS", "ResultStore", "check_name", "sort_rows", "status_counts"]
