@@ -35,6 +35,10 @@ def _features(spec: Mapping[str, str]):
 PATH_PAIR_FEATURES = {"predictions": "string", "references": "string"}
 LABEL_PAIR_FEATURES = {"predictions": "string", "references": "string"}
 RESULT_ROW_FEATURES = {"model": "string", "clip_id": "string", "metric": "string", "value": "float64"}
+# Cross-task analyses need the task: csim is scored by both audio- and vision-driven generation.
+TASK_RESULT_ROW_FEATURES = {
+    "model": "string", "task": "string", "clip_id": "string", "metric": "string", "value": "float64",
+}
 
 
 def metric_module_info(

@@ -100,6 +100,26 @@ DEFAULT_AD_METRICS: dict[str, str] = {"csim": "negate", "sync_c": "negate", "syn
 DEFAULT_VD_METRICS: dict[str, str] = {"csim": "negate", "lpips": "retain", "psnr": "negate", "ssim": "negate"}
 
 
+def metrics_from_spec(spec: "Sequence[Sequence[str]] | None") -> tuple[DifficultyMetric, ...]:
+    """``[[label, task, metric, orientation], ...]`` (e.g. from JSON) -> DifficultyMetric tuple; None -> defaults.
+
+    Example:
+        >>> metrics_from_spec([["VM-MAD", "matting", "mad", "retain"]])[0].orientation
+        'retain'
+    """
+    if spec is None:
+        return DEFAULT_PAPER_METRICS
+    out = []
+    for item in spec:
+        if isinstance(item, DifficultyMetric):
+            out.append(item)
+        elif len(item) != 4:
+            raise ValueError(f"metric spec {item!r} must be [label, task, metric, orientation]")
+        else:
+            out.append(DifficultyMetric(*(str(x) if x is not None else None for x in item)))
+    return tuple(out)
+
+
 def orient(values: Any, orientation: str) -> np.ndarray:
     """Apply an orientation so that larger = harder.
 
@@ -191,6 +211,16 @@ class EmotionDifficulty:
     missing: dict
     n_dropped: int = 0
     metrics: tuple = field(default_factory=tuple)
+
+    def to_dict(self) -> dict:
+        """Plain nested dicts (metric label -> emotion -> value), e.g. for an evaluate module."""
+        return {
+            "D": {k: {e: float(v) for e, v in col.items()} for k, col in self.D.items()},
+            "g": {k: {e: float(v) for e, v in col.items()} for k, col in self.g.items()},
+            "hardest": dict(self.hardest),
+            "missing": {k: list(v) for k, v in self.missing.items()},
+            "n_dropped": int(self.n_dropped),
+        }
 
 
 def emotion_difficulty(
@@ -312,6 +342,20 @@ class SourceDifficulty:
     models: dict
     n_valid: dict
     n_dropped: int = 0
+
+    def to_dict(self) -> dict:
+        """Plain values: rho, the OLS fit, counts and the per-clip pairs as a list of dicts."""
+        return {
+            "rho": float(self.rho),
+            "slope": float(self.fit.slope),
+            "intercept": float(self.fit.intercept),
+            "r2": float(self.fit.r2),
+            "n_clips": int(len(self.pairs)),
+            "n_valid": dict(self.n_valid),
+            "models": {k: list(v) for k, v in self.models.items()},
+            "pairs": self.pairs.to_dict(orient="records"),
+            "n_dropped": int(self.n_dropped),
+        }
 
 
 def _regime_valid(frame, task: str, metrics: Mapping[str, str]):
