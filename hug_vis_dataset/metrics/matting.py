@@ -1,0 +1,580 @@
+"""Video matting metrics of Table 11 (MAD, MSE, Grad, Conn, dtSSD) and the motion-difficulty analysis.
+
+The definitions follow Robust Video Matting's ``evaluation/evaluate_lr.py`` (reused by MatAnyone),
+the de-facto reference for the paper's numbers. Alphas are read as the reference reads them:
+8-bit frames become float32 ``k / 255``; float frames (in [0, 1]) are evaluated at float32 too.
+Every discrete decision (Conn thresholds, the ``d >= 0.15`` cut, the min-max normalisation of Grad)
+is taken exactly as the reference takes it; sums are accumulated in float64 (the reference sums in
+float32, so values agree to about 1e-6 relative, see ``scripts/bench_matting.py``).
+
+Per frame, with p the prediction and t the reference (paper scaling):
+
+* MAD = mean|p - t| x 1e3, MSE = mean (p - t)^2 x 1e3;
+* Grad = sum (|grad t| - |grad p|)^2 / 1000, Gaussian-derivative filters (sigma 1.4, 9x9, unit L2
+  norm, replicate border) on min-max normalised frames (``grad_normalize=False``: raw frames, as
+  RVM's high-resolution script);
+* Conn = sum |phi_t - phi_p| / 1000 over thresholds 0, 0.1, ..., 1 (largest 4-connected component);
+* dtSSD_k = sqrt(sum ((p_k - p_{k-1}) - (t_k - t_{k-1}))^2 / N) x 1e2 for frames k >= 1.
+
+Aggregation over clips (:func:`aggregate`):
+
+* ``rvm`` (paper default): RVM's spreadsheet -- per frame index the mean over the clips that have
+  that frame, then the mean over frame indices; dtSSD is recorded as 0 at frame 0. Two artefacts of
+  the spreadsheet are *not* reproduced silently: its summary cell ``AVERAGE(C2:ZZ2)`` only covers
+  frame indices 0-699 (offered as ``rvm_max_frames=700``), and it writes per-index averages only for
+  as many indices as the first clip has frames (irrelevant when clips have equal length; not offered).
+* ``clip``: the mean of per-clip means (every clip weighs the same).
+
+Example:
+    >>> import numpy as np
+    >>> ref = np.zeros((2, 3, 3), np.uint8); ref[:, 1, 1] = 255
+    >>> pred = ref.copy(); pred[1, 1, 1] = 0
+    >>> mad(pred, ref).round(3).tolist()
+    [0.0, 111.111]
+    >>> dtssd(pred, ref).round(3).tolist()
+    [33.333]
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from . import MetricInfo
+
+FRAME_METRICS: tuple[str, ...] = ("mad", "mse", "grad", "conn", "dtssd")
+PROTOCOLS: tuple[str, ...] = ("rvm", "clip")
+_KERNEL_COLUMNS: tuple[str, ...] = ("mad", "mse", "dtssd", "grad", "conn")  # score_chunk's output order
+GRAD_SIGMA = 1.4
+GRAD_EPSILON = 1e-2
+CONN_STEP = 0.1
+CONN_CUT = 0.15
+MOTION_MASK_THRESHOLD = 0.5
+
+METRIC_INFO: dict[str, MetricInfo] = {
+    "mad": MetricInfo("mad", "MAD", "matting", False, 1e3, "Table 11",
+                      description="Mean absolute alpha difference x1e3 (per frame, mean over frames)."),
+    "mse": MetricInfo("mse", "MSE", "matting", False, 1e3, "Table 11",
+                      description="Mean squared alpha difference x1e3."),
+    "grad": MetricInfo("grad", "Grad", "matting", False, 1e-3, "Table 11",
+                       description="Gaussian-gradient (sigma 1.4) magnitude error, sum of squares / 1000."),
+    "conn": MetricInfo("conn", "Conn", "matting", False, 1e-3, "Table 11",
+                       description="Connectivity error over thresholds 0..1 step 0.1, sum / 1000."),
+    "dtssd": MetricInfo("dtssd", "dtSSD", "matting", False, 1e2, "Table 11",
+                        description="Temporal coherence: RMS of the frame-difference error x1e2."),
+    "motion_difficulty": MetricInfo(
+        "motion_difficulty", "D_motion", "matting", True, 1.0, "Fig. 11 (Eq. 5-6)",
+        description="Mean percentile rank of alpha change U_s and centroid shift V_s of the reference "
+                    "(higher = harder motion)."),
+}
+
+
+class MattingInputError(ValueError):
+    """Alpha inputs of the wrong shape, dtype or range, NaN, or an empty clip."""
+
+
+# ----------------------------------------------------------------------------- filters
+def gauss_filter(sigma: float = GRAD_SIGMA, epsilon: float = GRAD_EPSILON) -> tuple[np.ndarray, np.ndarray]:
+    """The reference's 2-D Gaussian-derivative filters ``(f_x, f_y)``, unit L2 norm, ``f_y = f_x.T``.
+
+    ``half = ceil(sigma sqrt(-2 ln(sqrt(2 pi) sigma epsilon)))``; ``f_x[i, j] = G(i - half) dG(j - half)``.
+
+    Example:
+        >>> fx, fy = gauss_filter()
+        >>> fx.shape, round(float((fx ** 2).sum()), 12), bool((fy == fx.T).all())
+        ((9, 9), 1.0, True)
+    """
+    g, dg, inv_norm = _separable_filter(sigma, epsilon)
+    fx = np.outer(g, dg) * inv_norm
+    return fx, fx.T.copy()
+
+
+def _separable_filter(sigma: float, epsilon: float) -> tuple[np.ndarray, np.ndarray, float]:
+    half = int(math.ceil(sigma * math.sqrt(-2.0 * math.log(math.sqrt(2.0 * math.pi) * sigma * epsilon))))
+    x = np.arange(-half, half + 1, dtype=np.float64)
+    g = np.exp(-(x ** 2) / (2.0 * sigma ** 2)) / (sigma * np.sqrt(2.0 * np.pi))
+    dg = -x * g / sigma ** 2
+    # ||outer(g, dg)||_2 = ||g|| ||dg||; applied after filtering, so the passes use raw g and dg.
+    inv_norm = 1.0 / float(np.sqrt((np.outer(g, dg) ** 2).sum()))
+    return g, dg, inv_norm
+
+
+# ----------------------------------------------------------------------------- validation
+def _as_alpha(name: str, arr: Any) -> np.ndarray:
+    arr = np.asarray(arr)
+    if arr.ndim != 3:
+        raise MattingInputError(f"{name} must have shape (T, H, W), got {arr.shape}")
+    if arr.shape[0] == 0 or arr.shape[1] == 0 or arr.shape[2] == 0:
+        raise MattingInputError(f"{name} is empty: shape {arr.shape}")
+    if arr.dtype == np.uint8:
+        return np.ascontiguousarray(arr)
+    if not np.issubdtype(arr.dtype, np.floating):
+        raise MattingInputError(f"{name} must be uint8 (0..255) or float in [0, 1], got dtype {arr.dtype}")
+    if np.isnan(arr).any():
+        raise MattingInputError(f"{name} contains NaN")
+    lo, hi = float(arr.min()), float(arr.max())
+    if lo < 0.0 or hi > 1.0:
+        raise MattingInputError(f"{name} values must lie in [0, 1], got [{lo}, {hi}]")
+    return np.ascontiguousarray(arr, dtype=np.float32)
+
+
+def _check_pair(pred: Any, ref: Any) -> tuple[np.ndarray, np.ndarray]:
+    p = _as_alpha("pred", pred)
+    t = _as_alpha("ref", ref)
+    if p.shape != t.shape:
+        raise MattingInputError(f"shape mismatch: pred {p.shape} vs ref {t.shape}")
+    if p.dtype != t.dtype:
+        # Mixed inputs: bring the 8-bit side to float32 k / 255, what the kernel would compute.
+        p = p.astype(np.float32) / np.float32(255) if p.dtype == np.uint8 else p
+        t = t.astype(np.float32) / np.float32(255) if t.dtype == np.uint8 else t
+    return p, t
+
+
+def _check_metrics(metrics: "Iterable[str] | None") -> tuple[str, ...]:
+    chosen = FRAME_METRICS if metrics is None else tuple(metrics)
+    unknown = sorted(set(chosen) - set(FRAME_METRICS))
+    if unknown or not chosen:
+        raise ValueError(f"unknown or no metrics {unknown or chosen}; choose from {FRAME_METRICS}")
+    return chosen
+
+
+# ----------------------------------------------------------------------------- per-frame core
+def _score_chunk(p: np.ndarray, t: np.ndarray, prev: "tuple[np.ndarray, np.ndarray] | None",
+                 metrics: tuple[str, ...], grad_normalize: bool) -> np.ndarray:
+    """Raw per-frame values (n, 5) in paper scaling; dtSSD NaN for a frame without predecessor."""
+    from . import _matting_kernels as K
+
+    g, dg, inv_norm = _separable_filter(GRAD_SIGMA, GRAD_EPSILON)
+    if prev is None:
+        pp, tp, has_prev = p[0], t[0], False
+    else:
+        pp, tp, has_prev = prev[0].astype(p.dtype, copy=False), prev[1].astype(t.dtype, copy=False), True
+    raw = K.score_chunk(p, t, np.ascontiguousarray(pp), np.ascontiguousarray(tp), has_prev,
+                        "grad" in metrics, "conn" in metrics, bool(grad_normalize), g, dg, inv_norm,
+                        K.CONN_THRESHOLDS, K.CONN_THRESHOLDS_F32, K.CONN_CUT_F32, K.LEVEL_LUT, K.PHI_TABLE)
+    n_pix = p.shape[1] * p.shape[2]
+    out = np.empty_like(raw)
+    # The kernel returns sums in alpha units (8-bit sums are exact integers times 1/255).
+    out[:, 0] = raw[:, 0] / n_pix * 1e3
+    out[:, 1] = raw[:, 1] / n_pix * 1e3
+    out[:, 2] = np.sqrt(raw[:, 2] / n_pix) * 1e2
+    out[:, 3] = raw[:, 3] / 1000.0
+    out[:, 4] = raw[:, 4] / 1000.0
+    return out
+
+
+def matting_frame_metrics(pred: Any, ref: Any, metrics: "Iterable[str] | None" = None,
+                          grad_normalize: bool = True) -> dict[str, np.ndarray]:
+    """All requested matting metrics of one clip held in memory, in a single pass.
+
+    Args:
+        pred: predicted alpha, (T, H, W) uint8 in 0..255 or float in [0, 1].
+        ref: reference alpha, same shape.
+        metrics: subset of ``FRAME_METRICS`` (default all five).
+        grad_normalize: min-max normalise each frame before Grad (the low-resolution script).
+
+    Returns:
+        ``{name: float64 array}``; length T, except ``dtssd`` of length T - 1.
+
+    Example:
+        >>> import numpy as np
+        >>> a = np.full((2, 4, 4), 0.5, np.float32)
+        >>> {k: v.tolist() for k, v in matting_frame_metrics(a, a).items()}
+        {'mad': [0.0, 0.0], 'mse': [0.0, 0.0], 'grad': [0.0, 0.0], 'conn': [0.0, 0.0], 'dtssd': [0.0]}
+    """
+    chosen = _check_metrics(metrics)
+    p, t = _check_pair(pred, ref)
+    values = _score_chunk(p, t, None, chosen, grad_normalize)
+    return _columns(values, chosen, first_chunk=True)
+
+
+def _columns(values: np.ndarray, chosen: tuple[str, ...], first_chunk: bool) -> dict[str, np.ndarray]:
+    out = {}
+    for name in chosen:
+        col = values[:, _KERNEL_COLUMNS.index(name)]
+        out[name] = np.ascontiguousarray(col[1:] if (name == "dtssd" and first_chunk) else col, np.float64)
+    return out
+
+
+def mad(pred: Any, ref: Any) -> np.ndarray:
+    """Per-frame MAD x1e3. Example: ``mad(np.zeros((1, 2, 2)), np.ones((1, 2, 2)))`` -> ``[1000.]``.
+
+    >>> mad(np.zeros((1, 2, 2)), np.ones((1, 2, 2))).tolist()
+    [1000.0]
+    """
+    return matting_frame_metrics(pred, ref, ("mad",))["mad"]
+
+
+def mse(pred: Any, ref: Any) -> np.ndarray:
+    """Per-frame MSE x1e3.
+
+    >>> mse(np.zeros((1, 2, 2)), np.full((1, 2, 2), 0.5)).tolist()
+    [250.0]
+    """
+    return matting_frame_metrics(pred, ref, ("mse",))["mse"]
+
+
+def grad(pred: Any, ref: Any, normalize: bool = True) -> np.ndarray:
+    """Per-frame gradient error / 1000 (``normalize``: per-frame min-max normalisation first).
+
+    >>> grad(np.zeros((1, 8, 8)), np.zeros((1, 8, 8))).tolist()
+    [0.0]
+    """
+    return matting_frame_metrics(pred, ref, ("grad",), grad_normalize=normalize)["grad"]
+
+
+def conn(pred: Any, ref: Any) -> np.ndarray:
+    """Per-frame connectivity error / 1000.
+
+    >>> conn(np.zeros((1, 3, 3)), np.ones((1, 3, 3))).tolist()
+    [0.009]
+    """
+    return matting_frame_metrics(pred, ref, ("conn",))["conn"]
+
+
+def dtssd(pred: Any, ref: Any) -> np.ndarray:
+    """Per-frame dtSSD x1e2 for frames 1..T-1 (length T - 1).
+
+    >>> dtssd(np.zeros((2, 1, 2)), np.stack([np.zeros((1, 2)), np.ones((1, 2))])).tolist()
+    [100.0]
+    """
+    return matting_frame_metrics(pred, ref, ("dtssd",))["dtssd"]
+
+
+# ----------------------------------------------------------------------------- streaming
+def _chunks_of(source: Any, chunk_frames: int) -> Iterator[np.ndarray]:
+    """Chunks from a path (PNG folder / video), an array (T, H, W) or an iterable of chunks."""
+    if isinstance(source, (str, Path)):
+        from ..media import iter_alpha_frames
+
+        yield from iter_alpha_frames(source, chunk_frames)
+    elif isinstance(source, np.ndarray):
+        if source.ndim != 3:
+            raise MattingInputError(f"clip array must have shape (T, H, W), got {source.shape}")
+        for start in range(0, source.shape[0], chunk_frames):
+            yield source[start:start + chunk_frames]
+    else:
+        for chunk in source:
+            chunk = np.asarray(chunk)
+            if chunk.ndim == 2:  # a single frame
+                chunk = chunk[None]
+            yield chunk
+
+
+def _rechunk(chunks: Iterable[np.ndarray], size: int) -> Iterator[np.ndarray]:
+    """Re-cut a stream of (n, H, W) chunks into chunks of exactly ``size`` frames (last may be short)."""
+    buffer: list[np.ndarray] = []
+    held = 0
+    for chunk in chunks:
+        while chunk.shape[0]:
+            take = min(size - held, chunk.shape[0])
+            buffer.append(chunk[:take])
+            held += take
+            chunk = chunk[take:]
+            if held == size:
+                yield buffer[0] if len(buffer) == 1 else np.concatenate(buffer)
+                buffer, held = [], 0
+    if held:
+        yield buffer[0] if len(buffer) == 1 else np.concatenate(buffer)
+
+
+def score_matting_clip(pred_source: Any, ref_source: Any, chunk_frames: int = 32,
+                       metrics: "Iterable[str] | None" = None, grad_normalize: bool = True) -> dict[str, Any]:
+    """Score one clip streamed in chunks; memory is bounded by ``chunk_frames`` whatever the length.
+
+    The last frame of each chunk is carried over so dtSSD spans chunk boundaries; values do not
+    depend on ``chunk_frames``.
+
+    Args:
+        pred_source: a PNG folder or video path, a (T, H, W) array, or an iterable of (n, H, W) chunks.
+        ref_source: the same for the reference alpha.
+        chunk_frames: frames scored per kernel call (also the parallel grain: frames of a chunk are
+            spread over the threads).
+        metrics: subset of ``FRAME_METRICS`` (default all).
+        grad_normalize: see :func:`grad`.
+
+    Returns:
+        ``{"frames": T, "per_frame": {name: array}, "clip": {name: mean}}``; ``clip["dtssd"]`` is NaN
+        for a one-frame clip (no frame pair).
+
+    Example:
+        >>> import numpy as np
+        >>> ref = np.linspace(0, 1, 5 * 6 * 7, dtype=np.float32).reshape(5, 6, 7)
+        >>> out = score_matting_clip(ref * 0.5, ref, chunk_frames=2, metrics=("mad", "dtssd"))
+        >>> out["frames"], len(out["per_frame"]["dtssd"]), round(out["clip"]["mad"], 3)
+        (5, 4, 250.0)
+    """
+    if chunk_frames < 1:
+        raise ValueError("chunk_frames must be >= 1")
+    chosen = _check_metrics(metrics)
+    collected: dict[str, list[np.ndarray]] = {name: [] for name in chosen}
+    prev = None
+    frames = 0
+    p_iter = _rechunk(_chunks_of(pred_source, chunk_frames), chunk_frames)
+    t_iter = _rechunk(_chunks_of(ref_source, chunk_frames), chunk_frames)
+    sentinel = object()
+    while True:
+        pc = next(p_iter, sentinel)
+        tc = next(t_iter, sentinel)
+        if pc is sentinel and tc is sentinel:
+            break
+        if pc is sentinel or tc is sentinel:
+            longer = "reference" if pc is sentinel else "prediction"
+            raise MattingInputError(f"frame count mismatch: the {longer} has more than {frames} frames")
+        if pc.shape[0] != tc.shape[0]:
+            raise MattingInputError(f"frame count mismatch near frame {frames + min(len(pc), len(tc))}")
+        p, t = _check_pair(pc, tc)
+        if prev is not None and prev[0].shape != p.shape[1:]:
+            raise MattingInputError(f"frame size changes at frame {frames}: {prev[0].shape} -> {p.shape[1:]}")
+        values = _score_chunk(p, t, prev, chosen, grad_normalize)
+        for name, col in _columns(values, chosen, first_chunk=prev is None).items():
+            collected[name].append(col)
+        # Copy: the chunk buffer may be reused by the reader.
+        prev = (p[-1].copy(), t[-1].copy())
+        frames += p.shape[0]
+    if frames == 0:
+        raise MattingInputError("empty clip: no frames")
+    per_frame = {name: np.concatenate(cols) if cols else np.zeros(0) for name, cols in collected.items()}
+    clip = {name: (float(v.mean()) if v.size else float("nan")) for name, v in per_frame.items()}
+    return {"frames": frames, "per_frame": per_frame, "clip": clip}
+
+
+# ----------------------------------------------------------------------------- aggregation
+def aggregate(per_clip_frame_values: Sequence[Any], protocol: str = "rvm", temporal: bool = False,
+              rvm_max_frames: "int | None" = None) -> float:
+    """Aggregate per-frame values of several clips into one number.
+
+    Args:
+        per_clip_frame_values: one 1-D array per clip (as in ``score_matting_clip(...)["per_frame"][m]``).
+        protocol: ``"rvm"`` (mean over frame index of the per-index mean over clips; paper default)
+            or ``"clip"`` (mean of per-clip means).
+        temporal: the arrays are dtSSD-style (frames 1..T-1); under ``rvm`` a 0 is recorded for
+            frame 0 of every clip, as RVM does.
+        rvm_max_frames: ``700`` reproduces RVM's summary cell ``AVERAGE(C2:ZZ2)`` (frame indices
+            0-699 only); ``None`` (default) uses every frame index.
+
+    Example:
+        >>> aggregate([[1.0, 3.0], [5.0]], "rvm"), aggregate([[1.0, 3.0], [5.0]], "clip")
+        (3.0, 3.5)
+        >>> aggregate([[2.0], []], "rvm", temporal=True)  # clips of 2 and 1 frames
+        1.0
+    """
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
+    if rvm_max_frames is not None and (protocol != "rvm" or rvm_max_frames < 1):
+        raise ValueError("rvm_max_frames is a positive cap of the rvm protocol")
+    clips = [np.asarray(v, dtype=np.float64).ravel() for v in per_clip_frame_values]
+    if not clips:
+        raise ValueError("no clips to aggregate")
+    for i, v in enumerate(clips):
+        if np.isnan(v).any():
+            raise ValueError(f"clip {i} has NaN values")
+    if protocol == "clip":
+        empty = [i for i, v in enumerate(clips) if v.size == 0]
+        if empty:
+            raise ValueError(f"clips {empty} have no frames for this metric (a one-frame clip has no dtSSD)")
+        return float(np.mean([v.mean() for v in clips]))
+    if temporal:
+        clips = [np.concatenate([[0.0], v]) for v in clips]
+    length = max(v.size for v in clips)
+    if length == 0:
+        raise ValueError("no frames to aggregate")
+    sums = np.zeros(length)
+    counts = np.zeros(length)
+    for v in clips:
+        sums[: v.size] += v
+        counts[: v.size] += 1
+    per_index = sums / counts  # every index < length has at least one clip
+    if rvm_max_frames is not None:
+        per_index = per_index[:rvm_max_frames]
+    return float(per_index.mean())
+
+
+# ----------------------------------------------------------------------------- motion difficulty
+def motion_stats(ref_chunks: Any, chunk_frames: int = 32, threshold: float = MOTION_MASK_THRESHOLD
+                 ) -> tuple[float, float]:
+    """(U_s, V_s) of one reference clip, streamed (paper Eq. 5-6).
+
+    U_s = mean over t of mean |alpha_{t+1} - alpha_t| (alpha in [0, 1]); V_s = mean over t of
+    ||c_{t+1} - c_t||_2, c_t the centroid of ``alpha >= threshold`` in coordinates normalised by the
+    width and height (x / W, y / H, pixel indices 0..W-1). Frame pairs where either mask is empty
+    have no centroid displacement and are left out of V_s's mean; V_s = 0 when no pair has both
+    masks non-empty.
+
+    Args:
+        ref_chunks: a path, a (T, H, W) array or an iterable of chunks (uint8 or float in [0, 1]).
+
+    Example:
+        >>> import numpy as np
+        >>> a = np.zeros((3, 2, 4), np.uint8); a[0, :, 0] = 255; a[1, :, 2] = 255; a[2, :, 2] = 255
+        >>> motion_stats(a)
+        (0.25, 0.25)
+    """
+    prev_alpha = None
+    prev_c = None
+    u_sum = 0.0
+    v_sum = 0.0
+    pairs = 0
+    v_pairs = 0
+    for chunk in _chunks_of(ref_chunks, chunk_frames):
+        chunk = _as_alpha("ref", chunk)
+        alpha = chunk.astype(np.float64) / 255.0 if chunk.dtype == np.uint8 else chunk.astype(np.float64)
+        H, W = alpha.shape[1:]
+        ys = np.arange(H, dtype=np.float64) / H
+        xs = np.arange(W, dtype=np.float64) / W
+        for frame in alpha:
+            mask = frame >= threshold
+            count = int(mask.sum())
+            c = None
+            if count:
+                c = np.array([(mask.sum(axis=0) * xs).sum() / count, (mask.sum(axis=1) * ys).sum() / count])
+            if prev_alpha is not None:
+                if prev_alpha.shape != frame.shape:
+                    raise MattingInputError("frame size changes within the clip")
+                u_sum += float(np.abs(frame - prev_alpha).mean())
+                pairs += 1
+                if c is not None and prev_c is not None:
+                    v_sum += float(np.hypot(*(c - prev_c)))
+                    v_pairs += 1
+            prev_alpha, prev_c = frame, c
+    if prev_alpha is None:
+        raise MattingInputError("empty clip: no frames")
+    if pairs == 0:
+        raise MattingInputError("motion statistics need at least 2 frames")
+    return u_sum / pairs, (v_sum / v_pairs if v_pairs else 0.0)
+
+
+def motion_difficulty(u: Sequence[float], v: Sequence[float]) -> dict[str, np.ndarray]:
+    """Percentile ranks of U and V over the clips analysed, and D_motion = their mean.
+
+    Rank rule: ``scipy.stats.rankdata(x, "average") / n`` -- ties share the mean of their ranks,
+    the largest value gets 1, the smallest 1/n.
+
+    Example:
+        >>> out = motion_difficulty([0.1, 0.3, 0.3, 0.2], [4.0, 1.0, 2.0, 3.0])
+        >>> out["u_rank"].tolist(), out["d_motion"].tolist()
+        ([0.25, 0.875, 0.875, 0.5], [0.625, 0.5625, 0.6875, 0.625])
+    """
+    from scipy.stats import rankdata
+
+    u = np.asarray(u, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    if u.ndim != 1 or u.shape != v.shape:
+        raise ValueError(f"u and v must be 1-D of equal length, got {u.shape} and {v.shape}")
+    if u.size == 0:
+        raise ValueError("no clips")
+    if np.isnan(u).any() or np.isnan(v).any():
+        raise ValueError("u or v contains NaN")
+    u_rank = rankdata(u, method="average") / u.size
+    v_rank = rankdata(v, method="average") / v.size
+    return {"u_rank": u_rank, "v_rank": v_rank, "d_motion": (u_rank + v_rank) / 2.0}
+
+
+def _relation(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    from scipy import stats
+
+    n = int(x.size)
+    out: dict[str, float] = {"n": n}
+    if n >= 2 and np.ptp(x) > 0:
+        fit = stats.linregress(x, y)
+        out.update(slope=float(fit.slope), intercept=float(fit.intercept), r2=float(fit.rvalue ** 2))
+    else:
+        out.update(slope=float("nan"), intercept=float("nan"), r2=float("nan"))
+    if n >= 2 and np.ptp(x) > 0 and np.ptp(y) > 0:
+        res = stats.spearmanr(x, y)
+        out.update(spearman_rho=float(res.statistic), spearman_p=float(res.pvalue))
+    else:
+        out.update(spearman_rho=float("nan"), spearman_p=float("nan"))
+    return out
+
+
+def motion_vs_dtssd(d_motion: Sequence[float], dtssd_per_clip: Sequence[float],
+                    emotions: "Sequence[str] | None" = None) -> dict[str, Any]:
+    """Spearman rho and OLS fit ``dtSSD_s ~ slope * D_motion(s) + intercept``, overall and per emotion.
+
+    ``dtssd_per_clip`` is the model-averaged per-clip dtSSD. Groups with fewer than 2 clips or
+    constant values give NaN statistics (reported, not dropped).
+
+    Example:
+        >>> r = motion_vs_dtssd([0.25, 0.5, 0.75, 1.0], [1.0, 2.0, 3.0, 5.0], ["Happy"] * 2 + ["Sad"] * 2)
+        >>> r["overall"]["spearman_rho"], round(r["overall"]["slope"], 6), r["per_emotion"]["Sad"]["n"]
+        (1.0, 5.2, 2)
+    """
+    x = np.asarray(d_motion, dtype=np.float64)
+    y = np.asarray(dtssd_per_clip, dtype=np.float64)
+    if x.ndim != 1 or x.shape != y.shape or x.size == 0:
+        raise ValueError(f"d_motion and dtssd_per_clip must be 1-D, non-empty, equal length: {x.shape}, {y.shape}")
+    if np.isnan(x).any() or np.isnan(y).any():
+        raise ValueError("NaN in d_motion or dtssd_per_clip")
+    result: dict[str, Any] = {"overall": _relation(x, y), "per_emotion": {}}
+    if emotions is not None:
+        labels = np.asarray(list(emotions), dtype=object)
+        if labels.shape != x.shape:
+            raise ValueError("emotions must have one label per clip")
+        for emotion in sorted(set(labels.tolist())):
+            sel = labels == emotion
+            result["per_emotion"][emotion] = _relation(x[sel], y[sel])
+    return result
+
+
+# ----------------------------------------------------------------------------- evaluate modules
+def evaluate_paths(predictions: Sequence[str], references: Sequence[str],
+                   metrics: "Iterable[str] | None" = None, protocol: str = "rvm",
+                   rvm_max_frames: "int | None" = None, chunk_frames: int = 32,
+                   grad_normalize: bool = True) -> dict[str, Any]:
+    """What the ``metrics/<name>`` evaluate modules return: aggregates plus per-clip values.
+
+    Args:
+        predictions: one clip per item (a PNG folder or a video path).
+        references: the reference clip of each prediction, same order.
+
+    Returns:
+        ``{name: aggregate, ..., "per_clip": {name: [per-clip mean, ...]}, "frames": [T, ...],
+        "protocol": protocol}``, per-clip lists in input order.
+    """
+    chosen = _check_metrics(metrics)
+    if len(predictions) != len(references):
+        raise ValueError(f"{len(predictions)} predictions vs {len(references)} references")
+    if not predictions:
+        raise ValueError("no clips")
+    per_frame: dict[str, list[np.ndarray]] = {name: [] for name in chosen}
+    per_clip: dict[str, list[float]] = {name: [] for name in chosen}
+    frames = []
+    for pred, ref in zip(predictions, references):
+        scored = score_matting_clip(pred, ref, chunk_frames=chunk_frames, metrics=chosen,
+                                    grad_normalize=grad_normalize)
+        frames.append(scored["frames"])
+        for name in chosen:
+            per_frame[name].append(scored["per_frame"][name])
+            per_clip[name].append(scored["clip"][name])
+    out: dict[str, Any] = {
+        name: aggregate(per_frame[name], protocol, temporal=name == "dtssd", rvm_max_frames=rvm_max_frames)
+        for name in chosen
+    }
+    out.update(per_clip=per_clip, frames=frames, protocol=protocol)
+    return out
+
+
+def evaluate_motion_paths(references: Sequence[str], predictions: "Sequence[str] | None" = None,
+                          emotions: "Sequence[str] | None" = None, chunk_frames: int = 32) -> dict[str, Any]:
+    """Motion difficulty of reference clips; with predictions, its relation to per-clip dtSSD."""
+    if not references:
+        raise ValueError("no clips")
+    stats_ = [motion_stats(ref, chunk_frames) for ref in references]
+    u = [s[0] for s in stats_]
+    v = [s[1] for s in stats_]
+    ranks = motion_difficulty(u, v)
+    out: dict[str, Any] = {
+        "motion_difficulty": float(ranks["d_motion"].mean()),
+        "per_clip": {"u": u, "v": v, "d_motion": ranks["d_motion"].tolist()},
+    }
+    if predictions is not None:
+        if len(predictions) != len(references):
+            raise ValueError(f"{len(predictions)} predictions vs {len(references)} references")
+        d = [score_matting_clip(p, r, chunk_frames, ("dtssd",))["clip"]["dtssd"] for p, r in zip(predictions, references)]
+        out["per_clip"]["dtssd"] = d
+        out["relation"] = motion_vs_dtssd(ranks["d_motion"], d, emotions)
+    return out
