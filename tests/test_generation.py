@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy.ndimage import gaussian_filter
@@ -204,3 +206,20 @@ def test_demo_generation_ranks_by_degradation(tmp_path):
     psnr = [float(r.split("|")[5]) for r in rows]
     ssim = [float(r.split("|")[6]) for r in rows]
     assert psnr[0] > psnr[1] > psnr[2] and ssim[0] > ssim[1] > ssim[2]
+
+
+def test_evaluate_modules_offline(tmp_path):
+    import evaluate
+
+    rng = np.random.default_rng(5)
+    ref = np.stack(_photos())[:, :64, :64]
+    pred = np.clip(ref + rng.normal(0, 8, ref.shape), 0, 255).astype(np.uint8)
+    _write(tmp_path / "r.mp4", ref)
+    _write(tmp_path / "p.mp4", pred)
+    direct = G.score_video_pair(tmp_path / "p.mp4", tmp_path / "r.mp4")
+    for name in ("psnr", "ssim"):
+        module = evaluate.load(str(Path(__file__).resolve().parents[1] / "metrics" / name))
+        out = module.compute(predictions=[str(tmp_path / "p.mp4")] * 2, references=[str(tmp_path / "r.mp4")] * 2)
+        assert out[name] == pytest.approx(direct[name], rel=1e-12)
+    for name in ("lpips", "fid", "csim", "syncnet"):
+        assert evaluate.load(str(Path(__file__).resolve().parents[1] / "metrics" / name)) is not None

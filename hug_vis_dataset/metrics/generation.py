@@ -577,3 +577,94 @@ def demo_generation(systems_dir: "str | Path", release_root: "str | Path") -> st
                 lines.append(f"- {METRIC_INFO[m].display}: {avail[m]}")
         lines.append("")
     return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- dataset-level entry points
+def _check_pairs(predictions, references) -> None:
+    if len(predictions) != len(references):
+        raise ValueError(f"{len(predictions)} predictions but {len(references)} references")
+    if not predictions:
+        raise ValueError("no clips")
+
+
+def evaluate_frame_metric(predictions: "list[str]", references: "list[str]", metric: str,
+                          chunk_frames: int = 32) -> dict:
+    """Mean over clips of the per-clip frame mean of ``psnr``, ``ssim`` or ``lpips`` (video paths)."""
+    _check_pairs(predictions, references)
+    model = load_lpips() if metric == "lpips" else None
+    per_clip = [score_video_pair(p, r, [metric], lpips_model=model, chunk_frames=chunk_frames)
+                for p, r in zip(predictions, references)]
+    return {metric: float(np.mean([c[metric] for c in per_clip])), "per_clip": [c[metric] for c in per_clip],
+            "frames_dropped": int(sum(c["frames_dropped"] for c in per_clip))}
+
+
+def evaluate_fid(predictions: "list[str]", references: "list[str]") -> dict:
+    """FID of all frames of the predicted videos vs all frames of the reference videos."""
+    _check_pairs(predictions, references)
+    from ..models.inception import load_inception
+
+    net = load_inception()
+    gen, ref = video_inception_stats(predictions, net), video_inception_stats(references, net)
+    return {"fid": fid_from_stats(gen, ref), "frames_generated": gen.n, "frames_reference": ref.n}
+
+
+_IMAGE_EXT = (".png", ".jpg", ".jpeg", ".bmp", ".webp")
+
+
+def csim_video(pred_path, ref_path, detector=None, embedder=None) -> CsimResult:
+    """CSIM of one generated video: to a source portrait (image file) or, for a reference video,
+    to the aligned reference frame of the same index (frames without a face on either side are
+    counted in ``frames_no_face``)."""
+    import cv2
+
+    from ..media import iter_video_frames
+    from ..models.arcface import ArcFaceEmbedder, SCRFDDetector, align_face
+
+    detector = detector if detector is not None else SCRFDDetector()
+    embedder = embedder if embedder is not None else ArcFaceEmbedder()
+    if str(ref_path).lower().endswith(_IMAGE_EXT):
+        bgr = cv2.imread(str(ref_path), cv2.IMREAD_COLOR)
+        if bgr is None:
+            raise ValueError(f"cannot read source portrait {ref_path}")
+        return csim_clip(iter_video_frames(pred_path), aligned_face_of(bgr[..., ::-1].copy(), detector),
+                         detector, embedder)
+    total, scored, missing = 0.0, 0, 0
+    for p, r in paired_chunks(pred_path, ref_path):
+        faces_p, faces_r = [], []
+        for fp, fr in zip(p, r):
+            dp, dr = detector.detect(fp), detector.detect(fr)
+            if dp and dr:
+                faces_p.append(align_face(fp, dp[0][1]))
+                faces_r.append(align_face(fr, dr[0][1]))
+            else:
+                missing += 1
+        if faces_p:
+            total += float(cosine_similarity(embedder(np.stack(faces_p)), embedder(np.stack(faces_r))).sum())
+            scored += len(faces_p)
+    if scored == 0:
+        raise ValueError(f"no face pair detected in {pred_path}")
+    return CsimResult(total / scored, scored, missing)
+
+
+def evaluate_csim(predictions: "list[str]", references: "list[str]") -> dict:
+    """Mean over clips of per-clip CSIM; reports frames without a face."""
+    _check_pairs(predictions, references)
+    from ..models.arcface import ArcFaceEmbedder, SCRFDDetector
+
+    det, emb = SCRFDDetector(), ArcFaceEmbedder()
+    res = [csim_video(p, r, det, emb) for p, r in zip(predictions, references)]
+    return {"csim": float(np.mean([r.csim for r in res])), "per_clip": [r.csim for r in res],
+            "frames_no_face": int(sum(r.frames_no_face for r in res))}
+
+
+def evaluate_syncnet(predictions: "list[str]") -> dict:
+    """Mean over videos of Sync-C, Sync-D and the offset (each video with its own audio track)."""
+    if not predictions:
+        raise ValueError("no clips")
+    from ..models.arcface import SCRFDDetector
+    from ..models.syncnet import load_syncnet
+
+    net, det = load_syncnet(), SCRFDDetector()
+    res = [syncnet_clip(p, net, det) for p in predictions]
+    return {k: float(np.mean([r[k] for r in res])) for k in ("sync_c", "sync_d", "offset")} | {
+        "per_clip": res}
