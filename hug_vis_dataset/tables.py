@@ -139,7 +139,10 @@ def render_table(
             raise ValueError(f"{int(dup.sum())} duplicate (row, metric) cells in the long frame")
         wide = frame.pivot(index=labels, columns=metric_column, values=value_column)
         keys = list(dict.fromkeys(map(tuple, frame[labels].itertuples(index=False, name=None))))
-        wide = wide.reindex(pd.MultiIndex.from_tuples(keys, names=labels)).reset_index()
+        index = pd.MultiIndex.from_tuples(keys, names=labels) if len(labels) > 1 else pd.Index(
+            [k[0] for k in keys], name=labels[0])
+        wide = wide.reindex(index).reset_index()
+        wide.columns.name = None
     else:
         wide = frame.reset_index(drop=True)
         if metrics is None:
