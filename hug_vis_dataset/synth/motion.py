@@ -39,7 +39,7 @@ class Style:
 STYLES: dict[Emotion, Style] = {
     Emotion.HAPPY: Style(0.25, 1.0, 1.6, 0.0, False, {"shift_y": -0.01, "head_nod": -0.012, "scale": 0.01}),
     Emotion.ANGRY: Style(0.10, 1.0, 2.8, 0.0, False, {"shift_y": 0.015, "scale": 0.045, "head_nod": 0.01}),
-    Emotion.SAD: Style(0.70, 0.55, 0.35, 0.0, False, {"shift_y": 0.035, "scale": -0.02, "head_nod": 0.045}),
+    Emotion.SAD: Style(0.70, 0.40, 0.35, 0.0, False, {"shift_y": 0.02, "scale": -0.015, "head_nod": 0.035}),
     Emotion.AFRAID: Style(0.20, 0.75, 1.0, 0.035, False, {"shift_y": -0.01, "scale": -0.04, "shift_x": -0.02}),
     Emotion.DISGUSTED: Style(0.35, 0.75, 1.2, 0.0, False, {"shift_y": -0.012, "scale": -0.035, "head_tilt": 0.12}),
     Emotion.SURPRISED: Style(0.08, 1.0, 0.0, 0.0, True, {"shift_y": -0.02, "scale": -0.015, "head_nod": -0.02}),
@@ -142,9 +142,11 @@ def clip_motion(emotion: Emotion, action_id: int, duration: float, rng: np.rando
     for name, value in target.items():
         delta[P[name]] = (value - rest[P[name]]) if name in ("r_upper", "r_fore", "l_upper", "l_fore", "r_open",
                                                                "l_open") else value
+    # The joint excursion scales with the style (Sad hands only reach the face, Neutral
+    # barely moves); posture offsets are added unscaled.
+    delta *= style.amplitude
     for name, value in style.posture.items():
         delta[P[name]] += value
-    delta *= style.amplitude if emotion is Emotion.NEUTRAL else 1.0
     osc_amp = np.zeros(len(POSE_FIELDS))
     for name, value in osc.items():
         osc_amp[P[name]] = value * style.amplitude

@@ -146,6 +146,11 @@ def emotion_answer(truth: Emotion, accuracy: float, rng: np.random.Generator, p_
     return _ANSWERS[int(rng.integers(len(_ANSWERS)))].format(en=en, noun=noun, zh=zh)
 
 
+def _disk(radius: int) -> np.ndarray:
+    y, x = np.mgrid[-radius : radius + 1, -radius : radius + 1]
+    return x * x + y * y <= radius * radius + radius  # a round 3x3 cross for radius 1
+
+
 def degrade_alpha(alpha: np.ndarray, strength: float, rng: np.random.Generator, px_unit: float = 1.0) -> np.ndarray:
     """Graded matting errors on a uint8 (T, H, W) alpha clip; returns uint8 of the same shape.
 
@@ -160,7 +165,9 @@ def degrade_alpha(alpha: np.ndarray, strength: float, rng: np.random.Generator, 
         >>> bool((b == a).all())
         True
     """
-    import cv2
+    # scipy.ndimage, not OpenCV: OpenCV's multi-threaded float filters gave run-to-run
+    # differences in the last bit, which broke byte-identical output for a seed.
+    from scipy import ndimage
 
     if alpha.ndim != 3 or alpha.dtype != np.uint8:
         raise ValueError(f"alpha must be uint8 (T, H, W), got {alpha.dtype} {alpha.shape}")
@@ -171,18 +178,18 @@ def degrade_alpha(alpha: np.ndarray, strength: float, rng: np.random.Generator, 
     out = np.empty_like(alpha)
     sigma = (0.2 + 2.0 * strength) * px_unit
     radius = int(round(2.0 * strength * px_unit))
-    morph = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * radius + 1, 2 * radius + 1)) if radius else None
-    thin = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3))
+    morph = _disk(radius) if radius else None
+    thin = _disk(1)
     gains = rng.standard_normal(alpha.shape[0]) * 0.6 * strength
     for t, frame in enumerate(alpha):
-        a = frame.astype(np.float32) / 255.0
+        a = frame.astype(np.float64) / 255.0
         if strength >= 0.3:
-            opened = cv2.morphologyEx(a, cv2.MORPH_OPEN, thin)  # loses 1-2 px fingers and strands
+            opened = ndimage.grey_opening(a, footprint=thin)  # loses 1-2 px fingers and strands
             keep = np.clip((strength - 0.3) / 0.4, 0, 1)
             a = keep * opened + (1 - keep) * a
         if morph is not None:
-            a = cv2.dilate(a, morph) if strength > 0.6 else cv2.erode(a, morph)
-        a = cv2.GaussianBlur(a, (0, 0), sigma)
+            a = ndimage.grey_dilation(a, footprint=morph) if strength > 0.6 else ndimage.grey_erosion(a, footprint=morph)
+        a = ndimage.gaussian_filter(a, sigma, mode="nearest")
         band = 4 * a * (1 - a)
         a = np.clip(a + gains[t] * band, 0, 1)
         out[t] = np.round(a * 255.0)
@@ -191,24 +198,23 @@ def degrade_alpha(alpha: np.ndarray, strength: float, rng: np.random.Generator, 
 
 def degrade_video(rgb: np.ndarray, strength: float, rng: np.random.Generator, px_unit: float = 1.0) -> np.ndarray:
     """Graded colour drift, blur, drifting misalignment and noise on uint8 (T, H, W, 3)."""
-    import cv2
+    from scipy import ndimage
 
     n = rgb.shape[0]
     out = np.empty_like(rgb)
     phases = rng.uniform(0, 2 * np.pi, 3)
     # A per-clip fixed noise pattern (generator texture artifacts) plus weak temporal noise:
     # independent strong noise per frame would dominate the encoding time of the whole synth.
-    pattern = rng.standard_normal(rgb.shape[1:]).astype(np.float32) * (1.0 + 6.0 * strength)
+    pattern = rng.standard_normal(rgb.shape[1:]) * (1.0 + 6.0 * strength)
     sigma = (0.3 + 1.6 * strength) * px_unit
     for t, frame in enumerate(rgb):
         u = t / max(n - 1, 1)
         gain = 1 + 0.15 * strength * np.sin(2 * np.pi * u + phases) * min(1.0, 0.3 + u)
-        f = frame.astype(np.float32) * gain[None, None, :].astype(np.float32)
-        f = cv2.GaussianBlur(f, (0, 0), sigma)
+        f = frame.astype(np.float64) * gain[None, None, :]
+        f = ndimage.gaussian_filter(f, (sigma, sigma, 0), mode="nearest")
         dx, dy = 2.5 * strength * px_unit * (0.5 + 0.5 * u), 1.5 * strength * px_unit * np.sin(np.pi * u)
-        f = cv2.warpAffine(f, np.float32([[1, 0, dx], [0, 1, dy]]), (frame.shape[1], frame.shape[0]),
-                           flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
-        f += pattern + rng.standard_normal(f.shape).astype(np.float32) * strength
+        f = ndimage.shift(f, (dy, dx, 0), order=1, mode="nearest")
+        f += pattern + rng.standard_normal(f.shape) * strength
         out[t] = np.clip(np.round(f), 0, 255)
     return out
 
