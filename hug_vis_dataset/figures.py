@@ -175,3 +175,33 @@ def plot_motion_difficulty(
     ax.set_title(title or f"Spearman ρ = {spearman(x, y):.2f}, n = {x.size}")
     ax.legend(fontsize=7, markerscale=1.2)
     return _save(fig, out_stem)
+
+
+def crosstask_figures(
+    rows: Any,
+    out_dir: "str | Path",
+    motion: "tuple[Sequence[float], Sequence[float], Sequence[str]] | None" = None,
+) -> dict[str, list[Path]]:
+    """Write Figs. 8-11 from per-clip result rows into ``out_dir`` (``fig8_emotion_difficulty`` ...).
+
+    Figs. 8-9 use the paper's eight metrics (missing tasks give blank columns); Fig. 10 is drawn
+    when both generation regimes have rows; Fig. 11 when ``motion = (d_motion, dtssd, emotions)``
+    arrays are given (from the matting module's motion analysis). Returns name -> paths.
+    """
+    from .metrics.crosstask import difficulty_agreement, emotion_difficulty, source_difficulty
+
+    out_dir = Path(out_dir)
+    written: dict[str, list[Path]] = {}
+    difficulty = emotion_difficulty(rows)
+    written["fig8"] = plot_emotion_difficulty(difficulty.D, out_dir / "fig8_emotion_difficulty")
+    written["fig9"] = plot_agreement(difficulty_agreement(difficulty.D), out_dir / "fig9_difficulty_agreement")
+    try:
+        source = source_difficulty(rows)
+    except ValueError:
+        source = None  # a regime is missing or shares fewer than two valid clips: no Fig. 10
+    if source is not None:
+        written["fig10"] = plot_source_difficulty(source.pairs["Z_AD"], source.pairs["Z_VD"],
+                                                  out_dir / "fig10_source_difficulty")
+    if motion is not None:
+        written["fig11"] = plot_motion_difficulty(*motion, out_dir / "fig11_motion_difficulty")
+    return written

@@ -47,3 +47,25 @@ def test_fig9_fig10_fig11(tmp_path):
         plot_motion_difficulty(x, x[:5], emotions, tmp_path / "bad")
     with pytest.raises(ValueError, match="equally long"):
         plot_source_difficulty([], [], tmp_path / "bad")
+
+
+def test_crosstask_figures_from_rows(tmp_path):
+    from hug_vis_dataset.figures import crosstask_figures
+
+    rng = np.random.default_rng(1)
+    tokens = ["happy", "angry", "sad", "fearful", "disgusted", "surprised", "neutral"]
+    clips = [f"actor_0001_{t}_action_01_script_00{s}" for t in tokens for s in (1, 2)]
+    rows = []
+    for task, metric, model in (("audio_driven", "csim", "a"), ("audio_driven", "sync_c", "a"),
+                                ("audio_driven", "sync_d", "a"), ("vision_driven", "csim", "v"),
+                                ("vision_driven", "lpips", "v"), ("vision_driven", "psnr", "v"),
+                                ("vision_driven", "ssim", "v"), ("matting", "mad", "m")):
+        rows += [{"model": model, "task": task, "clip_id": c, "metric": metric, "value": float(rng.uniform())}
+                 for c in clips]
+    written = crosstask_figures(rows, tmp_path, motion=(rng.uniform(size=14), rng.uniform(size=14),
+                                                        [EMOTION_NAMES[i // 2] for i in range(14)]))
+    assert sorted(written) == ["fig10", "fig11", "fig8", "fig9"]
+    for paths in written.values():
+        _check(paths)
+    only_matting = [r for r in rows if r["task"] == "matting"]
+    assert sorted(crosstask_figures(only_matting, tmp_path / "m")) == ["fig8", "fig9"]
