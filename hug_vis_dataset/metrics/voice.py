@@ -211,26 +211,19 @@ DNSMOS_POLYNOMIALS: dict[str, tuple[float, float, float]] = {
 # n_fft 321 (the script's frame_size + 1), hop 160, in dB relative to the window's maximum,
 # shifted and scaled by (dB + 40) / 40.
 P808_MEL = {"n_mels": 120, "n_fft": 321, "hop_length": 160}
-DNSMOS_MODEL_FILES = {"primary": "sig_bak_ovr.onnx", "p808": "model_v8.onnx"}
+# Registry names (hug_vis_dataset.weights) of the ONNX files the speechmos wheel ships.
+DNSMOS_WEIGHTS = {"primary": "dnsmos_sig_bak_ovr", "p808": "dnsmos_p808"}
 
 
 def dnsmos_model_path(kind: str) -> Path:
-    """Path of a DNSMOS ONNX file inside the installed ``speechmos`` package (``primary`` or ``p808``).
+    """Path of a DNSMOS ONNX file (``primary`` = ``sig_bak_ovr.onnx`` or ``p808`` = ``model_v8.onnx``).
 
-    Resolved through :mod:`importlib.resources` so it works from wheels and editable installs.
+    Resolved through the weights registry: an override (``HUGVIS_WEIGHT_DNSMOS_SIG_BAK_OVR`` ...)
+    or the file inside the installed ``speechmos`` package, checked against its sha256.
     """
-    import importlib.resources
+    from ..weights import resolve
 
-    try:
-        root = importlib.resources.files("speechmos")
-    except ModuleNotFoundError as err:
-        raise FileNotFoundError(
-            "DNSMOS models ship in the `speechmos` package: pip install speechmos==0.0.1.1 onnxruntime"
-        ) from err
-    path = Path(str(root / "dnsmos_models" / DNSMOS_MODEL_FILES[kind]))
-    if not path.is_file():
-        raise FileNotFoundError(f"DNSMOS model {path} is missing from the installed speechmos package")
-    return path
+    return resolve(DNSMOS_WEIGHTS[kind])
 
 
 @functools.lru_cache(maxsize=None)
@@ -401,10 +394,15 @@ SPEAKER_MIN_COVERAGE = 0.75
 
 @functools.lru_cache(maxsize=None)
 def voice_encoder(device: str = "cpu"):
-    """Resemblyzer's ``VoiceEncoder`` with its packaged ``pretrained.pt``, loaded once per process."""
+    """Resemblyzer's ``VoiceEncoder`` with its packaged ``pretrained.pt``, loaded once per process.
+
+    The file is resolved (and hash-checked) through the weights registry (``resemblyzer_encoder``).
+    """
     from resemblyzer import VoiceEncoder
 
-    encoder = VoiceEncoder(device=device, verbose=False)
+    from ..weights import resolve
+
+    encoder = VoiceEncoder(device=device, verbose=False, weights_fpath=resolve("resemblyzer_encoder"))
     encoder.eval()
     return encoder
 
