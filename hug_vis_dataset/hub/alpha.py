@@ -51,7 +51,7 @@ ALPHA_CODECS: dict[str, AlphaCodec] = {
     )
 }
 #: Chosen by :func:`measure_alpha_codecs` on synthetic mattes (see ALPHA_MEASUREMENT in card.py):
-#: FFV1 is the smallest and decodes about as fast as the others through torchcodec.
+#: FFV1 is the smallest bit-exact codec and decodes fastest through torchcodec.
 DEFAULT_ALPHA_CODEC = "ffv1"
 
 

@@ -29,7 +29,8 @@ Example:
     >>> root, repo = tempfile.mkdtemp(), os.path.join(tempfile.mkdtemp(), "repo")
     >>> _ = synthesize(root, actors=1, emotions=["Happy"], actions=1, scripts=1, seconds=0.2,
     ...                size=(64, 36), systems=False)
-    >>> report = build_repo(root, repo)
+    >>> from hug_vis_dataset.validate import GridSpec
+    >>> report = build_repo(root, repo, grid=GridSpec.parse("actors=1,emotions=Happy,actions=1,scripts=1"))
     >>> report.rows["matting"], sorted(os.listdir(repo))
     (1, ['README.md', 'checksums.sha256', 'data', 'manifest.json'])
 """
