@@ -1,0 +1,323 @@
+"""Matting metrics against hand-worked values and an independent RVM-style re-derivation."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import reference_matting as R  # noqa: E402
+
+from hug_vis_dataset.metrics import matting as M  # noqa: E402
+from hug_vis_dataset.metrics import metric_info  # noqa: E402
+
+NAMES = ("mad", "mse", "grad", "conn", "dtssd")
+
+
+# ----------------------------------------------------------------------------- inputs
+def soft_blobs(T, H, W, seed, blobs=3):
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0:H, 0:W].astype(np.float64)
+    centres = rng.uniform(0, 1, (blobs, 2)) * (W, H)
+    radii = rng.uniform(0.1, 0.35, blobs) * min(H, W)
+    levels = rng.uniform(0.3, 1.0, blobs)
+    vel = rng.normal(0, 1.5, (blobs, 2))
+    out = np.zeros((T, H, W))
+    for k in range(T):
+        for (cx, cy), r, lv, (vx, vy) in zip(centres, radii, levels, vel):
+            d = np.hypot(xx - cx - vx * k, yy - cy - vy * k) - r
+            out[k] = np.maximum(out[k], lv * np.clip(0.5 - d / 3.0, 0, 1))
+    return out
+
+
+def to_u8(a):
+    return np.round(np.clip(a, 0, 1) * 255).astype(np.uint8)
+
+
+def cases():
+    rng = np.random.default_rng(7)
+    ref = soft_blobs(4, 23, 31, 1)
+    pred = np.clip(ref + rng.normal(0, 0.08, ref.shape) * (ref > 0.05), 0, 1)
+    yield "soft_blobs", to_u8(pred), to_u8(ref)
+    yield "uniform_noise", rng.integers(0, 256, (3, 17, 19), dtype=np.uint8), rng.integers(0, 256, (3, 17, 19), dtype=np.uint8)
+    # Sparse speckle: many small components, frequent ties of the largest size.
+    sp = (rng.random((3, 20, 20)) < 0.35) * rng.integers(30, 256, (3, 20, 20))
+    st = (rng.random((3, 20, 20)) < 0.35) * rng.integers(30, 256, (3, 20, 20))
+    yield "speckle", sp.astype(np.uint8), st.astype(np.uint8)
+    yield "all_zero", np.zeros((2, 9, 11), np.uint8), np.zeros((2, 9, 11), np.uint8)
+    yield "all_one", np.full((2, 9, 11), 255, np.uint8), np.full((2, 9, 11), 255, np.uint8)
+    yield "zero_vs_one", np.zeros((2, 9, 11), np.uint8), np.full((2, 9, 11), 255, np.uint8)
+    yield "single_frame", to_u8(soft_blobs(1, 15, 16, 3)), to_u8(soft_blobs(1, 15, 16, 4))
+    lines_t = np.zeros((2, 12, 13), np.uint8)
+    lines_t[:, 3, :] = 255
+    lines_t[:, :, 6] = 200
+    lines_p = np.zeros_like(lines_t)
+    lines_p[:, 3, 1:] = 240
+    lines_p[1, :, 7] = 180
+    yield "one_pixel_lines", lines_p, lines_t
+    # Nothing reaches 0.1 in the intersection: every pixel rounds down to 0.
+    low = np.zeros((2, 8, 8), np.uint8)
+    low[:, 2:6, 2:6] = 20
+    yield "below_first_threshold", low, np.full((2, 8, 8), 230, np.uint8)
+    # The chain of largest components breaks: a big dim blob, a small bright one.
+    chain = np.zeros((2, 10, 12), np.uint8)
+    chain[:, 1:6, 1:6] = 80
+    chain[:, 7:9, 8:10] = 255
+    yield "chain_break", chain, np.maximum(chain, 60)
+    fp = soft_blobs(3, 14, 18, 5).astype(np.float32)
+    ft = soft_blobs(3, 14, 18, 6).astype(np.float64)
+    yield "float_inputs", fp, ft
+
+
+CASES = list(cases())
+
+
+# ----------------------------------------------------------------------------- hand-worked
+def test_kernel_half_size_and_norm():
+    sigma, eps = 1.4, 1e-2
+    half = math.ceil(sigma * math.sqrt(-2 * math.log(math.sqrt(2 * math.pi) * sigma * eps)))
+    assert half == 4
+    fx, fy = M.gauss_filter()
+    assert fx.shape == (9, 9)
+    assert np.sum(fx ** 2) == pytest.approx(1.0, abs=1e-12)
+    np.testing.assert_array_equal(fy, fx.T)
+    np.testing.assert_allclose(fx, R.gauss_kernels()[0], rtol=1e-12, atol=1e-15)
+    # d/dx of a horizontal ramp is positive along x with this sign convention? G(i) dG(j) with dG(x) = -x G / s^2.
+    assert fx[4, 3] > 0 > fx[4, 5]
+
+
+def test_mad_mse_dtssd_by_hand():
+    ref = np.array([[[0, 255, 0], [0, 255, 0], [0, 0, 0]],
+                    [[0, 255, 255], [0, 255, 0], [0, 0, 0]]], np.uint8)
+    pred = np.array([[[0, 255, 0], [0, 0, 0], [0, 0, 0]],
+                     [[0, 255, 255], [0, 255, 0], [51, 0, 0]]], np.uint8)
+    # frame 0: one pixel off by 1 -> MAD 1/9, MSE 1/9; frame 1: one pixel off by 0.2.
+    np.testing.assert_allclose(M.mad(pred, ref), [1000 / 9, 200 / 9], rtol=1e-12)
+    np.testing.assert_allclose(M.mse(pred, ref), [1000 / 9, 40 / 9], rtol=1e-12)
+    # dtSSD frame 1: (p1 - p0) - (t1 - t0) = +1 at (1, 1), +0.2 at (2, 0); sqrt(1.04 / 9) x 100.
+    np.testing.assert_allclose(M.dtssd(pred, ref), [100 * math.sqrt(1.04 / 9)], rtol=1e-12)
+
+
+def test_conn_by_hand_including_tie():
+    # min(p, t) = [1, 0, 191/255]: pixels 0 and 2 are equal-size components for theta <= 0.7; the
+    # reference (cv2 label order) keeps the first in raster order, so pixel 2 rounds down to 0:
+    # phi_t = 1 - 1 = 0, phi_p = 1 - 191/255 -> 64/255. (Keeping pixel 2 instead would round it down
+    # to 0.7: phi_t = 0.7, phi_p = 1 (d = 0.049 < 0.15), and pixel 0 to 0: total 0.3.)
+    t = np.array([[[255, 0, 255]]], np.uint8)
+    p = np.array([[[255, 0, 191]]], np.uint8)
+    assert M.conn(p, t)[0] == pytest.approx(64 / 255 / 1000, rel=1e-6)
+    assert R.ref_conn(R.to_alpha(p[0]), R.to_alpha(t[0])) == pytest.approx(64 / 255 / 1000, rel=1e-6)
+    # All of t = 1, p = 0: nothing passes any threshold, round-down 0, |phi_t - phi_p| = 1 per pixel.
+    assert M.conn(np.zeros((1, 3, 3)), np.ones((1, 3, 3)))[0] == pytest.approx(9 / 1000)
+
+
+def test_grad_zero_for_constant_and_identical():
+    a = to_u8(soft_blobs(2, 16, 16, 9))
+    np.testing.assert_array_equal(M.grad(a, a), [0.0, 0.0])
+    # A constant frame normalises to 0 (cv2 NORM_MINMAX with zero range) whatever its value.
+    assert M.grad(np.full((1, 8, 8), 77, np.uint8), np.full((1, 8, 8), 200, np.uint8))[0] == 0.0
+
+
+def test_cv2_label_order_is_raster_order_of_first_pixel():
+    """Justifies the tie rule: cv2's 4-connected labels are numbered like scipy's (first pixel order)."""
+    import cv2
+    from scipy import ndimage
+
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        mask = (rng.random((40, 50)) < 0.45).astype(np.uint8)
+        _, lab_cv = cv2.connectedComponentsWithStats(mask, connectivity=4)[:2]
+        lab_sp, _ = ndimage.label(mask)
+        np.testing.assert_array_equal(lab_cv, lab_sp)
+
+
+# ----------------------------------------------------------------------------- vs reference
+@pytest.mark.parametrize("name,pred,ref", CASES, ids=[c[0] for c in CASES])
+def test_all_metrics_match_reference(name, pred, ref):
+    ours = M.matting_frame_metrics(pred, ref)
+    exact = R.ref_clip(pred, ref, dtype=np.float64)
+    script = R.ref_clip(pred, ref, dtype=np.float32)
+    for metric in NAMES:
+        assert ours[metric].dtype == np.float64
+        assert ours[metric].shape == exact[metric].shape, metric
+        np.testing.assert_allclose(ours[metric], exact[metric], rtol=1e-6, atol=1e-12, err_msg=f"{name} {metric}")
+        # The float32 script: agreement limited by its float32 sums.
+        np.testing.assert_allclose(ours[metric], script[metric], rtol=1e-6, atol=1e-7, err_msg=f"{name} {metric} f32")
+
+
+@pytest.mark.parametrize("name,pred,ref", CASES[:3], ids=[c[0] for c in CASES[:3]])
+def test_single_metric_functions_and_unnormalised_grad(name, pred, ref):
+    exact = R.ref_clip(pred, ref, dtype=np.float64, normalize=False)
+    for metric in NAMES:
+        if metric == "grad":
+            got = M.grad(pred, ref, normalize=False)
+        else:
+            got = getattr(M, metric)(pred, ref)
+        np.testing.assert_allclose(got, exact[metric], rtol=1e-6, atol=1e-12, err_msg=metric)
+
+
+def test_thread_count_does_not_change_values():
+    import numba
+
+    pred, ref = CASES[0][1], CASES[0][2]
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = M.matting_frame_metrics(pred, ref)
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        many = M.matting_frame_metrics(pred, ref)
+    finally:
+        numba.set_num_threads(before)
+    for metric in NAMES:
+        np.testing.assert_array_equal(one[metric], many[metric])
+
+
+# ----------------------------------------------------------------------------- streaming
+def test_chunk_size_does_not_change_values(tmp_path):
+    from hug_vis_dataset.media import write_alpha_pngs
+
+    ref = to_u8(soft_blobs(7, 18, 21, 11))
+    pred = to_u8(np.clip(soft_blobs(7, 18, 21, 11) * 0.9 + 0.02, 0, 1))
+    whole = M.matting_frame_metrics(pred, ref)
+    write_alpha_pngs(tmp_path / "p", [pred])
+    write_alpha_pngs(tmp_path / "t", [ref])
+    for chunk in (1, 2, 3, 7, 32):
+        for sources in ((pred, ref), (str(tmp_path / "p"), str(tmp_path / "t"))):
+            out = M.score_matting_clip(*sources, chunk_frames=chunk)
+            assert out["frames"] == 7
+            for metric in NAMES:
+                np.testing.assert_array_equal(out["per_frame"][metric], whole[metric])
+                assert out["clip"][metric] == pytest.approx(whole[metric].mean(), rel=1e-12)
+    # Chunk iterators of different, uneven sizes on either side.
+    out = M.score_matting_clip(iter([pred[:2], pred[2:7]]), iter([ref[:5], ref[5:6], ref[6:]]), chunk_frames=3)
+    for metric in NAMES:
+        np.testing.assert_array_equal(out["per_frame"][metric], whole[metric])
+
+
+def test_one_frame_clip_has_no_dtssd():
+    a = to_u8(soft_blobs(1, 8, 8, 2))
+    out = M.score_matting_clip(a, a)
+    assert out["per_frame"]["dtssd"].size == 0 and math.isnan(out["clip"]["dtssd"])
+
+
+# ----------------------------------------------------------------------------- aggregation
+def test_protocols_by_hand():
+    clips = [np.array([1.0, 2.0, 3.0]), np.array([5.0])]
+    # rvm: index means (1+5)/2 = 3, 2, 3 -> 8/3; clip: (2 + 5) / 2 = 3.5.
+    assert M.aggregate(clips, "rvm") == pytest.approx(8 / 3)
+    assert M.aggregate(clips, "clip") == pytest.approx(3.5)
+    # dtSSD-style (frames 1..T-1) under rvm: frame 0 counts as 0 for every clip.
+    dts = [np.array([4.0, 6.0]), np.array([2.0])]
+    # indices: 0 -> 0, 1 -> (4 + 2) / 2 = 3, 2 -> 6  => 3
+    assert M.aggregate(dts, "rvm", temporal=True) == pytest.approx(3.0)
+    assert M.aggregate(dts, "clip", temporal=True) == pytest.approx((5.0 + 2.0) / 2)
+    # RVM's spreadsheet cap: frame indices 0..699 only.
+    long = [np.r_[np.zeros(700), np.full(300, 10.0)]]
+    assert M.aggregate(long, "rvm") == pytest.approx(3.0)
+    assert M.aggregate(long, "rvm", rvm_max_frames=700) == 0.0
+    with pytest.raises(ValueError):
+        M.aggregate([np.array([1.0]), np.array([])], "clip")
+    with pytest.raises(ValueError):
+        M.aggregate(clips, "frame")
+    with pytest.raises(ValueError):
+        M.aggregate([np.array([np.nan])], "rvm")
+
+
+def test_aggregate_independent_of_clip_order():
+    rng = np.random.default_rng(0)
+    clips = [rng.random(rng.integers(1, 9)) for _ in range(6)]
+    for protocol in ("rvm", "clip"):
+        assert M.aggregate(clips, protocol) == pytest.approx(M.aggregate(clips[::-1], protocol), rel=1e-12)
+
+
+# ----------------------------------------------------------------------------- errors
+@pytest.mark.parametrize("pred,ref,match", [
+    (np.zeros((2, 4, 4), np.uint8), np.zeros((2, 4, 5), np.uint8), "shape mismatch"),
+    (np.zeros((4, 4), np.uint8), np.zeros((4, 4), np.uint8), r"\(T, H, W\)"),
+    (np.zeros((2, 4, 4), np.int16), np.zeros((2, 4, 4), np.int16), "dtype"),
+    (np.full((1, 4, 4), 1.5), np.zeros((1, 4, 4)), r"\[0, 1\]"),
+    (np.full((1, 4, 4), np.nan), np.zeros((1, 4, 4)), "NaN"),
+    (np.zeros((0, 4, 4), np.uint8), np.zeros((0, 4, 4), np.uint8), "empty"),
+])
+def test_clear_errors(pred, ref, match):
+    with pytest.raises(M.MattingInputError, match=match):
+        M.matting_frame_metrics(pred, ref)
+
+
+def test_streaming_errors():
+    a = np.zeros((3, 4, 4), np.uint8)
+    with pytest.raises(M.MattingInputError, match="frame count"):
+        M.score_matting_clip(a, a[:2], chunk_frames=2)
+    with pytest.raises(M.MattingInputError, match="empty"):
+        M.score_matting_clip(iter([]), iter([]))
+    with pytest.raises(ValueError):
+        M.matting_frame_metrics(a, a, metrics=("sad",))
+
+
+def test_metric_info_declared():
+    for name in NAMES + ("motion_difficulty",):
+        info = metric_info(name)
+        assert info.task == "matting"
+    for name in NAMES:
+        assert metric_info(name).higher_is_better is False
+        assert metric_info(name).paper_table == "Table 11"
+    assert metric_info("mad").scale == 1e3 and metric_info("dtssd").scale == 1e2
+
+
+# ----------------------------------------------------------------------------- motion difficulty
+def test_motion_stats_by_hand():
+    a = np.zeros((3, 2, 4), np.float32)
+    a[0, :, 0] = 1.0  # centroid x = 0 / 4
+    a[1, :, 2] = 1.0  # x = 2 / 4
+    a[2, :, 2] = 0.6  # x = 2 / 4, alpha change 0.4 on 2 of 8 pixels
+    u, v = M.motion_stats(a, chunk_frames=1)
+    assert u == pytest.approx(((4 / 8) + (0.4 * 2 / 8)) / 2)
+    assert v == pytest.approx((0.5 + 0.0) / 2)
+    # Vertical displacement is normalised by the height, and an empty mask skips its pairs.
+    b = np.zeros((4, 4, 2), np.uint8)
+    b[0, 0, :] = 255
+    b[1, 2, :] = 255
+    b[3, 3, :] = 255  # frame 2 empty: pairs (1, 2) and (2, 3) have no displacement
+    u, v = M.motion_stats(b)
+    assert v == pytest.approx(0.5)
+    assert u == pytest.approx(np.mean([4 / 8, 2 / 8, 2 / 8]))
+    with pytest.raises(M.MattingInputError):
+        M.motion_stats(b[:1])
+
+
+def test_motion_difficulty_ranks_with_ties():
+    out = M.motion_difficulty([0.1, 0.3, 0.3, 0.2], [4.0, 1.0, 2.0, 3.0])
+    # u ranks: 1, 3.5, 3.5, 2 (ties share the mean rank) / 4; v ranks 4, 1, 2, 3 / 4.
+    np.testing.assert_allclose(out["u_rank"], [0.25, 0.875, 0.875, 0.5])
+    np.testing.assert_allclose(out["v_rank"], [1.0, 0.25, 0.5, 0.75])
+    np.testing.assert_allclose(out["d_motion"], [0.625, 0.5625, 0.6875, 0.625])
+
+
+def test_motion_vs_dtssd_against_hand_formulas():
+    rng = np.random.default_rng(4)
+    x = rng.random(12)
+    y = 2 * x + rng.normal(0, 0.3, 12)
+    emo = np.array(["Happy", "Sad", "Neutral"] * 4)
+    out = M.motion_vs_dtssd(x, y, emo)
+
+    def spearman(a, b):  # Pearson correlation of ranks (no ties here)
+        ra, rb = a.argsort().argsort(), b.argsort().argsort()
+        return np.corrcoef(ra, rb)[0, 1]
+
+    slope, intercept = np.polyfit(x, y, 1)
+    assert out["overall"]["spearman_rho"] == pytest.approx(spearman(x, y))
+    assert out["overall"]["slope"] == pytest.approx(slope)
+    assert out["overall"]["intercept"] == pytest.approx(intercept)
+    assert out["overall"]["r2"] == pytest.approx(np.corrcoef(x, y)[0, 1] ** 2)
+    for e in ("Happy", "Sad", "Neutral"):
+        sel = emo == e
+        assert out["per_emotion"][e]["n"] == 4
+        assert out["per_emotion"][e]["spearman_rho"] == pytest.approx(spearman(x[sel], y[sel]))
+        assert out["per_emotion"][e]["slope"] == pytest.approx(np.polyfit(x[sel], y[sel], 1)[0])
+    single = M.motion_vs_dtssd([0.5], [1.0])
+    assert single["overall"]["n"] == 1 and math.isnan(single["overall"]["spearman_rho"])
