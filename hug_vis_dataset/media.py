@@ -92,11 +92,13 @@ def write_video(
     audio: "np.ndarray | None" = None,
     sample_rate: int = 16000,
     codec: str = "libx264",
+    preset: str = "medium",
 ) -> int:
     """Write RGB uint8 chunks (n, H, W, 3) as H.264 (yuv420p) MP4, optionally with AAC audio.
 
     Returns the number of frames written. Encoding is single-threaded so the bytes are
-    reproducible for a given input.
+    reproducible for a given input; ``preset`` trades x264 speed for size (``"veryfast"`` for
+    throw-away outputs such as simulated systems).
     """
     import av
 
@@ -110,7 +112,7 @@ def write_video(
                     stream = container.add_stream(codec, rate=Fraction(fps).limit_denominator(1001))
                     stream.width, stream.height = rgb.shape[1], rgb.shape[0]
                     stream.pix_fmt = "yuv420p" if codec == "libx264" else "rgb24"
-                    stream.options = {"crf": str(crf), "threads": "1", "preset": "medium"}
+                    stream.options = {"crf": str(crf), "threads": "1", "preset": preset}
                     stream.codec_context.thread_count = 1
                     if audio is not None:
                         astream = container.add_stream("aac", rate=sample_rate)

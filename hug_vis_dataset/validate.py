@@ -237,8 +237,8 @@ def check_clip(record: ClipRecord, layout: ReleaseLayout) -> list[Problem]:
             add("alpha", str(err))
             files = {}
         if files:
-            alpha_frames = max(files) + 1
-            gaps = sorted(set(range(alpha_frames)) - set(files))
+            alpha_frames = len(files)
+            gaps = sorted(set(range(max(files) + 1)) - set(files))
             if gaps:
                 add("alpha", f"alpha frames missing: {_short(gaps)}")
             bad_shape = 0

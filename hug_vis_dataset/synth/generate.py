@@ -8,6 +8,7 @@ depends on the wall clock, so the same arguments give the same bytes in every fi
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -230,6 +231,9 @@ def synthesize(
     from .. import media
 
     layout = layout or DEFAULT_LAYOUT
+    if float(fps) != layout.expected_fps:
+        # the release's frame rate is part of its layout; record it so validation agrees
+        layout = dataclasses.replace(layout, expected_fps=float(fps))
     width, height = _parse_size(size)
     if not fps > 0 or not seconds > 0:
         raise ValueError(f"fps and seconds must be positive, got fps={fps}, seconds={seconds}")
@@ -293,6 +297,15 @@ def synthesize(
     if layout != DEFAULT_LAYOUT:
         (root / "metadata").mkdir(parents=True, exist_ok=True)
         (root / "metadata" / "layout.json").write_text(layout.to_json() + "\n", encoding="utf-8")
+    from ..validate import GridSpec, write_grid_declaration
+
+    # declare the subset this tree holds, so `hugvis validate` checks completeness against it
+    write_grid_declaration(root, GridSpec.from_dict({
+        "actors": sorted({c.actor_id for c in cids}),
+        "emotions": [e.value for e in dict.fromkeys(c.emotion for c in cids)],
+        "actions": sorted({c.action_id for c in cids}),
+        "scripts": sorted({c.script_id for c in cids}),
+    }))
     system_names = sim.finish() if sim is not None else {}
     return SynthSummary(root, [r["clip_id"] for r in rows], n_frames, float(fps), int(sample_rate),
                         (width, height), system_names)
