@@ -1,0 +1,318 @@
+"""Subjective study: criterion-specific MOS, intervals, inter-rater agreement, invalid ratings.
+
+Ratings CSV columns: ``rater, clip_id, model, criterion, score`` (score an integer 1..5).
+Criteria of the paper (section 4.2): ``id_similarity``, ``emotion_naturalness``, ``lip_sync``
+(audio-driven) or ``motion_naturalness`` (vision-driven) for video generation; ``id_similarity``
+and ``emotion_naturalness`` for voice cloning.
+
+Protocol:
+
+* **MOS** of a (model, criterion): ratings are averaged within each clip (over raters), then the
+  clip means are averaged over clips, so a clip rated by more raters does not weigh more.
+* **Interval**: 95% percentile bootstrap clustered by actor (:func:`hug_vis_dataset.stats.bootstrap_ci`).
+* **Agreement**: Krippendorff's alpha per criterion, units = (clip, model) pairs, values = the
+  raters' scores, with the interval (default) or ordinal distance metric.
+* **Invalid ratings** (score not an integer in 1..5, unknown criterion, bad clip id, empty
+  rater/model, the same rater rating the same (clip, model, criterion) twice) are excluded and
+  reported with their line and reason, never dropped silently. For duplicates every copy is
+  excluded: which one the rater meant is unknown.
+
+Example:
+    >>> import pandas as pd
+    >>> r = pd.DataFrame({"rater": ["a", "b", "a"], "clip_id": ["actor_0001_happy_action_01_script_001"] * 2
+    ...                   + ["actor_0001_sad_action_01_script_001"], "model": "m",
+    ...                   "criterion": "lip_sync", "score": [4, 5, 2]})
+    >>> float(mos_table(r).loc[("m", "lip_sync"), "mos"])   # clip means 4.5 and 2 -> 3.25
+    3.25
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+CRITERIA: dict[str, str] = {
+    "id_similarity": "ID Similarity",
+    "emotion_naturalness": "Emotion Naturalness",
+    "lip_sync": "Lip Synchronization",
+    "motion_naturalness": "Motion Naturalness",
+}
+RATING_COLUMNS = ("rater", "clip_id", "model", "criterion", "score")
+# The automatic metric each criterion is compared with in the joint view (per task).
+MATCHING_METRIC: dict[str, dict[str, str]] = {
+    "audio_driven": {"id_similarity": "csim", "lip_sync": "sync_c"},
+    "vision_driven": {"id_similarity": "csim", "motion_naturalness": "lpips"},
+    "voice_cloning": {"id_similarity": "speaker_similarity", "emotion_naturalness": "utmos"},
+}
+
+
+# ----------------------------------------------------------------------------- reading
+def validate_ratings(frame) -> "tuple[object, object]":
+    """Split ratings into (valid, invalid); ``invalid`` has ``line`` and ``reason`` columns.
+
+    ``line`` is the CSV line number (header = line 1).
+
+    Example:
+        >>> import pandas as pd
+        >>> f = pd.DataFrame({"rater": ["a", "a"], "clip_id": ["actor_0001_sad_action_01_script_001", "x"],
+        ...                   "model": ["m", "m"], "criterion": ["lip_sync", "lip_sync"], "score": ["6", "3"]})
+        >>> sorted(validate_ratings(f)[1]["reason"])
+        ['bad clip id', 'score 6 is not an integer in 1..5']
+    """
+    import pandas as pd
+
+    from .grid import ClipId, ClipIdError
+
+    missing = [c for c in RATING_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(f"ratings lack columns {missing}; expected {list(RATING_COLUMNS)}")
+    frame = frame.reset_index(drop=True).copy()
+    frame["line"] = np.arange(len(frame)) + 2
+    reasons: list[str] = []
+    scores: list[float] = []
+    for row in frame.itertuples(index=False):
+        reason = ""
+        raw = str(row.score).strip()
+        try:
+            value = float(raw)
+        except ValueError:
+            value = np.nan
+        if not (np.isfinite(value) and value == int(value) and 1 <= value <= 5):
+            reason = f"score {raw or '(empty)'} is not an integer in 1..5"
+        elif str(row.criterion).strip() not in CRITERIA:
+            reason = f"unknown criterion {row.criterion!r}"
+        elif not str(row.rater).strip() or str(row.rater) == "nan":
+            reason = "empty rater"
+        elif not str(row.model).strip() or str(row.model) == "nan":
+            reason = "empty model"
+        else:
+            try:
+                ClipId.parse(str(row.clip_id))
+            except ClipIdError:
+                reason = "bad clip id"
+        reasons.append(reason)
+        scores.append(value)
+    frame["score"] = scores
+    frame["reason"] = reasons
+    for column in ("rater", "model", "criterion"):
+        frame[column] = frame[column].astype(str).str.strip()
+    ok = frame["reason"] == ""
+    canon = frame.loc[ok, "clip_id"].map(lambda c: str(ClipId.parse(str(c))))
+    frame.loc[ok, "clip_id"] = canon
+    key = ["rater", "clip_id", "model", "criterion"]
+    dup = pd.Series(False, index=frame.index)
+    dup[ok] = frame.loc[ok].duplicated(subset=key, keep=False)
+    frame.loc[dup, "reason"] = "duplicate rating (same rater, clip, model, criterion)"
+    valid = frame[frame["reason"] == ""].drop(columns=["reason"]).reset_index(drop=True)
+    valid["score"] = valid["score"].astype(int)
+    valid["actor_id"] = valid["clip_id"].map(lambda c: ClipId.parse(c).actor_id)
+    invalid = frame[frame["reason"] != ""][["line", *RATING_COLUMNS, "reason"]].reset_index(drop=True)
+    return valid, pd.DataFrame(invalid)
+
+
+def read_ratings(path: "str | Path"):
+    """Read a ratings CSV (all columns as text) and validate it; returns (valid, invalid)."""
+    import pandas as pd
+
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    return validate_ratings(frame)
+
+
+# ----------------------------------------------------------------------------- MOS
+def clip_means(valid):
+    """Mean score per (model, criterion, clip) over raters."""
+    if "actor_id" not in valid.columns:
+        from .grid import ClipId
+
+        valid = valid.assign(actor_id=valid["clip_id"].map(lambda c: ClipId.parse(c).actor_id))
+    return valid.groupby(["model", "criterion", "clip_id", "actor_id"], sort=True)["score"].mean().reset_index()
+
+
+def mos_table(valid):
+    """MOS per (model, criterion): mean over clips of the per-clip mean over raters.
+
+    Columns: ``mos``, ``n_clips``, ``n_ratings``.
+    """
+    per_clip = clip_means(valid)
+    table = per_clip.groupby(["model", "criterion"], sort=True).agg(mos=("score", "mean"),
+                                                                     n_clips=("clip_id", "nunique"))
+    table["n_ratings"] = valid.groupby(["model", "criterion"], sort=True).size()
+    return table
+
+
+def mos_intervals(valid, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> dict:
+    """Actor-clustered bootstrap interval of every (model, criterion) MOS."""
+    from .stats import bootstrap_ci
+
+    per_clip = clip_means(valid)
+
+    def statistic(frame):
+        return frame.groupby(["model", "criterion"], sort=True)["score"].mean()
+
+    return bootstrap_ci(per_clip, statistic, cluster="actor_id", n_boot=n_boot, level=level, seed=seed)
+
+
+# ----------------------------------------------------------------------------- agreement
+def krippendorff_alpha(units: "Sequence[Sequence[float]]", level: str = "interval") -> float:
+    """Krippendorff's alpha from the values each unit received (missing values simply absent).
+
+    Coincidence-matrix form: units with fewer than two values are not pairable and are ignored;
+    ``alpha = 1 - (n - 1) * sum_ck o_ck d_ck / sum_ck n_c n_k d_ck`` with ``n`` the pairable
+    values. Distances: ``interval`` (c - k)^2; ``ordinal`` (sum of n_g for g between c and k,
+    minus (n_c + n_k) / 2) squared; ``nominal`` 0/1.
+
+    Returns NaN when there is no disagreement to expect (a single value observed).
+
+    Example (Krippendorff 2011, "Computing Krippendorff's alpha-reliability", 4 coders x 12 units):
+        >>> data = [[1, 1, 1], [2, 2, 3, 2], [3, 3, 3, 3], [3, 3, 3, 3], [2, 2, 2, 2], [1, 2, 3, 4],
+        ...         [4, 4, 4, 4], [1, 1, 2, 1], [2, 2, 2, 2], [5, 5, 5], [1, 1], [3]]
+        >>> round(krippendorff_alpha(data, "nominal"), 3), round(krippendorff_alpha(data, "ordinal"), 3)
+        (0.743, 0.815)
+        >>> round(krippendorff_alpha(data, "interval"), 3)
+        0.849
+    """
+    if level not in ("interval", "ordinal", "nominal"):
+        raise ValueError(f"level must be interval, ordinal or nominal, got {level!r}")
+    pairable = [np.asarray(u, dtype=np.float64) for u in units if len(u) >= 2]
+    if any(not np.isfinite(u).all() for u in pairable):
+        raise ValueError("ratings must be finite numbers")
+    if not pairable:
+        return float("nan")
+    values = np.unique(np.concatenate(pairable))
+    pos = {v: i for i, v in enumerate(values)}
+    o = np.zeros((len(values), len(values)))
+    for u in pairable:
+        counts = np.zeros(len(values))
+        for v in u:
+            counts[pos[v]] += 1
+        o += (np.outer(counts, counts) - np.diag(counts)) / (len(u) - 1)
+    n_c = o.sum(axis=1)
+    n = n_c.sum()
+    if level == "nominal":
+        d = 1.0 - np.eye(len(values))
+    elif level == "interval":
+        d = (values[:, None] - values[None, :]) ** 2
+    else:
+        cum = np.cumsum(n_c)
+        d = np.zeros((len(values), len(values)))
+        for c in range(len(values)):
+            for k in range(c + 1, len(values)):
+                d[c, k] = d[k, c] = (cum[k] - cum[c] + n_c[c] - (n_c[c] + n_c[k]) / 2.0) ** 2
+    expected = (np.outer(n_c, n_c) * d).sum()
+    if expected == 0:
+        return float("nan")
+    return float(1.0 - (n - 1) * (o * d).sum() / expected)
+
+
+def agreement(valid, level: str = "interval") -> dict[str, dict]:
+    """Krippendorff's alpha per criterion over (clip, model) units."""
+    out = {}
+    for criterion, group in valid.groupby("criterion", sort=True):
+        units = [g["score"].tolist() for _, g in group.groupby(["clip_id", "model"], sort=True)]
+        out[criterion] = {"alpha": krippendorff_alpha(units, level), "level": level,
+                          "units": len(units), "pairable_units": sum(1 for u in units if len(u) >= 2),
+                          "raters": int(group["rater"].nunique())}
+    return out
+
+
+# ----------------------------------------------------------------------------- joint view
+def mos_metric_agreement(mos, auto, task: str, mapping: "dict[str, str] | None" = None) -> list[dict]:
+    """Spearman rank correlation, per criterion, between model MOS and the matching automatic metric.
+
+    Args:
+        mos: :func:`mos_table` output (index model, criterion).
+        auto: model x metric table (paper units) of the task.
+        task: picks the default criterion -> metric mapping (:data:`MATCHING_METRIC`).
+        mapping: override of that mapping.
+
+    Lower-is-better metrics are negated first, so a positive rho always means agreement. Also
+    reports whether both name the same best model (the paper: they agree in trend, not at the top).
+    """
+    from .metrics import all_metric_info
+    from .stats import spearman
+
+    info = all_metric_info()
+    rows = []
+    for criterion, metric in (mapping or MATCHING_METRIC.get(task, {})).items():
+        if metric not in getattr(auto, "columns", ()):
+            continue
+        sub = mos.xs(criterion, level="criterion")["mos"] if criterion in mos.index.get_level_values(1) else None
+        if sub is None:
+            continue
+        models = sorted(set(sub.index) & set(auto.index))
+        if len(models) < 2:
+            continue
+        sign = 1.0 if (metric not in info or info[metric].higher_is_better) else -1.0
+        m = np.array([sub[x] for x in models])
+        a = np.array([sign * float(auto.loc[x, metric]) for x in models])
+        rows.append({"task": task, "criterion": criterion, "metric": metric, "models": len(models),
+                     "spearman": spearman(m, a), "best_by_mos": models[int(np.argmax(m))],
+                     "best_by_metric": models[int(np.argmax(a))]})
+    return rows
+
+
+# ----------------------------------------------------------------------------- report
+@dataclass
+class MOSReport:
+    """Everything ``hugvis mos`` prints and saves."""
+
+    table: object  # DataFrame index (model, criterion): mos, n_clips, n_ratings, ci_low, ci_high
+    agreement: dict
+    invalid: object  # DataFrame of invalid ratings with line and reason
+    n_valid: int
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def invalid_count(self) -> int:
+        return len(self.invalid)
+
+    def invalid_summary(self) -> dict[str, int]:
+        reasons = self.invalid["reason"].str.replace(r"score .* is not", "score is not", regex=True)
+        return {k: int(v) for k, v in reasons.value_counts().sort_index().items()}
+
+    def to_text(self) -> str:
+        lines = [f"{self.n_valid} valid ratings, {self.invalid_count} invalid"]
+        for reason, count in self.invalid_summary().items():
+            lines.append(f"  invalid: {count} x {reason}")
+        wide = self.table["mos"].unstack("criterion")
+        lines += ["", "MOS (ratings averaged within each clip, then over clips):",
+                  wide.to_string(float_format=lambda v: f"{v:.2f}")]
+        lines += ["", "95% actor-clustered bootstrap intervals:"]
+        for (model, criterion), row in self.table.iterrows():
+            lines.append(f"  {model:>20s} {criterion:<20s} {row['mos']:.2f} [{row['ci_low']:.2f}, {row['ci_high']:.2f}]"
+                         f"  ({int(row['n_clips'])} clips, {int(row['n_ratings'])} ratings)")
+        lines += ["", "Inter-rater agreement (Krippendorff's alpha, interval):"]
+        for criterion, a in self.agreement.items():
+            lines.append(f"  {criterion:<20s} alpha = {a['alpha']:.3f} ({a['pairable_units']} pairable units, "
+                         f"{a['raters']} raters)")
+        return "\n".join(lines)
+
+    def save(self, out: "str | Path") -> None:
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        self.table.to_csv(out / "mos.csv")
+        self.invalid.to_csv(out / "invalid_ratings.csv", index=False)
+        (out / "mos.json").write_text(json.dumps({
+            "n_valid": self.n_valid, "invalid": self.invalid_summary(), "agreement": self.agreement,
+            "mos": [{"model": m, "criterion": c, **{k: float(v) for k, v in r.items()}}
+                    for (m, c), r in self.table.iterrows()],
+        }, indent=2))
+
+
+def mos_report(ratings: "str | Path | object", n_boot: int = 1000, seed: int = 0, level: str = "interval") -> MOSReport:
+    """Validate ratings, compute MOS with intervals and agreement."""
+    if isinstance(ratings, (str, Path)):
+        valid, invalid = read_ratings(ratings)
+    else:
+        valid, invalid = validate_ratings(ratings)
+    if valid.empty:
+        raise ValueError(f"no valid ratings ({len(invalid)} invalid)")
+    table = mos_table(valid)
+    cis = mos_intervals(valid, n_boot=n_boot, seed=seed)
+    table["ci_low"] = [cis[k].low for k in table.index]
+    table["ci_high"] = [cis[k].high for k in table.index]
+    return MOSReport(table, agreement(valid, level), invalid, len(valid))
