@@ -1,0 +1,88 @@
+"""Explorer callbacks without a browser: overlay maths, inspector, unsafe uploads, MOS flow."""
+
+from __future__ import annotations
+
+import zipfile
+
+import numpy as np
+import pytest
+
+from hug_vis_dataset.space.inspector import matte_overlay
+
+
+def test_matte_overlay_against_per_pixel_formula():
+    rng = np.random.default_rng(0)
+    rgb = rng.integers(0, 256, (5, 7, 3), dtype=np.uint8)
+    alpha = rng.integers(0, 256, (5, 7), dtype=np.uint8)
+    alpha[0, 0], alpha[0, 1] = 0, 255
+    out = matte_overlay(rgb, alpha, tint=(10, 200, 30), strength=0.4)
+    for y in range(5):
+        for x in range(7):
+            a = alpha[y, x] / 255
+            for c, t in enumerate((10, 200, 30)):
+                want = a * rgb[y, x, c] + (1 - a) * (0.6 * rgb[y, x, c] + 0.4 * t)
+                assert out[y, x, c] == int(np.floor(want + 0.5))
+    assert (out[0, 1] == rgb[0, 1]).all()  # opaque foreground untouched
+    with pytest.raises(ValueError, match="uint8"):
+        matte_overlay(rgb.astype(np.float32), alpha)
+    with pytest.raises(ValueError, match="must be"):
+        matte_overlay(rgb, alpha[:, :3])
+    with pytest.raises(ValueError, match="strength"):
+        matte_overlay(rgb, alpha, strength=1.5)
+
+
+@pytest.fixture(scope="module")
+def explorer(tmp_path_factory):
+    from hug_vis_dataset.space.app import Explorer
+    from hug_vis_dataset.synth import synthesize
+
+    root = tmp_path_factory.mktemp("app")
+    synthesize(root / "rel", actors=1, emotions=["Angry"], actions=1, scripts=2, seconds=0.3, size=(32, 18))
+    return Explorer(root / "rel", None, work_dir=root / "work")
+
+
+def test_inspector_returns_the_clip_frames(explorer):
+    from hug_vis_dataset.media import iter_alpha_frames, iter_video_frames
+
+    video, matte, overlay, audio, text = explorer.inspect("actor_0001", "Angry", 1, 2, 4)
+    record = explorer.release.record("actor_0001_angry_action_01_script_002")
+    assert video == str(record.video_path) and audio == str(record.audio_path)
+    want_alpha = np.concatenate(list(iter_alpha_frames(record.alpha_matte_path)))[4]
+    want_rgb = np.concatenate(list(iter_video_frames(record.video_path)))[4]
+    assert (matte == want_alpha).all()
+    assert (overlay == matte_overlay(want_rgb, want_alpha)).all()
+    assert record.transcript in text and "Showing frame 4 of 9" in text
+    assert "Showing frame 8 of 9" in explorer.inspect("actor_0001", "Angry", 1, 2, 999)[4]  # clamped
+    assert explorer.inspect("actor_0001", "Sad", 1, 1)[4].startswith("**No such clip:**")
+
+
+def test_score_refuses_unsafe_zip_and_reports_missing(explorer, tmp_path):
+    bad = tmp_path / "bad.zip"
+    with zipfile.ZipFile(bad, "w") as archive:
+        archive.writestr("../x.wav", b"1")
+    message, table, rows = explorer.score("voice_cloning", "m", str(bad))
+    assert message.startswith("**Upload refused:**") and "'..' component" in message and table.empty
+    assert explorer.score("matting", "m", None)[0].startswith("Upload a zip")
+    good = tmp_path / "good.zip"
+    src = explorer.release_dir / "simulated_systems" / "voice_cloning"
+    system = sorted(p for p in src.iterdir())[0]
+    with zipfile.ZipFile(good, "w") as archive:
+        wav = sorted(system.glob("*.wav"))[0]
+        archive.write(wav, wav.name)
+    message, table, rows = explorer.score("voice_cloning", "one_clip", str(good))
+    assert "of 2" in message and "missing 1" in message
+    assert set(rows.loc[rows["status"] == "ok", "clip_id"]) == {wav.stem}
+
+
+def test_mos_flow_stores_and_aggregates(explorer):
+    task = "audio_driven"
+    system = explorer.mos_systems(task)[0]
+    clip = explorer.mos_clip_ids()[0]
+    assert explorer.mos_media(task, system, clip).endswith(".mp4")
+    message, table = explorer.rate(task, system, clip, "r1", 2, 4, 5)
+    assert message.startswith("Stored 3")
+    message, table = explorer.rate(task, system, clip, "r2", 4, 4, 3)
+    got = {r.criterion: (r.mos, r.n_ratings) for r in table.itertuples()}
+    assert got == {"ID Similarity": (3.0, 2), "Emotion Naturalness": (4.0, 2), "Lip Synchronization": (4.0, 2)}
+    message, _ = explorer.rate(task, system, clip, "bad rater!", 2, 4, 5)
+    assert message.startswith("**Rating refused:**")
