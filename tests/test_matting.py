@@ -321,3 +321,22 @@ def test_motion_vs_dtssd_against_hand_formulas():
         assert out["per_emotion"][e]["slope"] == pytest.approx(np.polyfit(x[sel], y[sel], 1)[0])
     single = M.motion_vs_dtssd([0.5], [1.0])
     assert single["overall"]["n"] == 1 and math.isnan(single["overall"]["spearman_rho"])
+
+
+def test_conn_many_small_random_frames():
+    """Many tiny frames: ties, chains that break, thresholds nobody reaches, 1-pixel-wide shapes."""
+    rng = np.random.default_rng(123)
+    values = np.array([0, 25, 26, 51, 77, 102, 128, 153, 179, 204, 230, 255])
+    for it in range(240):
+        H, W = rng.integers(1, 12, 2)
+        if it % 3 == 0:
+            p = rng.integers(0, 256, (1, H, W)).astype(np.uint8)
+            t = rng.integers(0, 256, (1, H, W)).astype(np.uint8)
+        elif it % 3 == 1:
+            p = (rng.choice(values, (1, H, W)) * (rng.random((1, H, W)) < 0.6)).astype(np.uint8)
+            t = (rng.choice(values, (1, H, W)) * (rng.random((1, H, W)) < 0.7)).astype(np.uint8)
+        else:
+            p = rng.random((1, H, W)).astype(np.float32)
+            t = rng.random((1, H, W)).astype(np.float32)
+        want = R.ref_conn(R.to_alpha(p[0], np.float64), R.to_alpha(t[0], np.float64))
+        assert M.conn(p, t)[0] == pytest.approx(want, rel=1e-6, abs=1e-12), (it, p, t)

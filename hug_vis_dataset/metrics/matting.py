@@ -533,7 +533,18 @@ def evaluate_paths(predictions: Sequence[str], references: Sequence[str],
 
     Returns:
         ``{name: aggregate, ..., "per_clip": {name: [per-clip mean, ...]}, "frames": [T, ...],
-        "protocol": protocol}``, per-clip lists in input order.
+        "protocol": protocol}``, per-clip lists in input order; with exactly one metric requested
+        ``per_clip`` is that metric's list itself.
+
+    Example:
+        >>> import numpy as np, tempfile, os
+        >>> from hug_vis_dataset.media import write_alpha_pngs
+        >>> d = tempfile.mkdtemp()
+        >>> _ = write_alpha_pngs(os.path.join(d, "p"), [np.zeros((2, 4, 4), np.uint8)])
+        >>> _ = write_alpha_pngs(os.path.join(d, "t"), [np.full((2, 4, 4), 51, np.uint8)])
+        >>> r = evaluate_paths([os.path.join(d, "p")], [os.path.join(d, "t")], metrics=("mad",))
+        >>> round(r["mad"], 6), r["per_clip"], r["frames"]
+        (200.0, [200.0], [2])
     """
     chosen = _check_metrics(metrics)
     if len(predictions) != len(references):
@@ -554,13 +565,27 @@ def evaluate_paths(predictions: Sequence[str], references: Sequence[str],
         name: aggregate(per_frame[name], protocol, temporal=name == "dtssd", rvm_max_frames=rvm_max_frames)
         for name in chosen
     }
-    out.update(per_clip=per_clip, frames=frames, protocol=protocol)
+    out.update(per_clip=per_clip[chosen[0]] if len(chosen) == 1 else per_clip, frames=frames, protocol=protocol)
     return out
 
 
 def evaluate_motion_paths(references: Sequence[str], predictions: "Sequence[str] | None" = None,
-                          emotions: "Sequence[str] | None" = None, chunk_frames: int = 32) -> dict[str, Any]:
-    """Motion difficulty of reference clips; with predictions, its relation to per-clip dtSSD."""
+                          emotions: "Sequence[str] | None" = None,
+                          dtssd_per_clip: "Sequence[float] | None" = None, chunk_frames: int = 32) -> dict[str, Any]:
+    """Motion difficulty of reference clips and, when dtSSD is available, its relation to it.
+
+    Args:
+        references: reference alpha clips (PNG folders or videos); D_motion depends on these only.
+        predictions: optional predicted clips (same order); their per-clip dtSSD is used for the
+            relation. Empty strings mean "no prediction".
+        emotions: optional emotion label per clip, for the per-emotion fits.
+        dtssd_per_clip: optional per-clip dtSSD given directly (e.g. averaged over models, as in the
+            paper); takes precedence over ``predictions``.
+
+    Returns:
+        ``{"motion_difficulty": mean D_motion, "per_clip": {"u", "v", "d_motion"[, "dtssd"]},
+        "relation": motion_vs_dtssd(...)}`` (``relation`` only with dtSSD values).
+    """
     if not references:
         raise ValueError("no clips")
     stats_ = [motion_stats(ref, chunk_frames) for ref in references]
@@ -571,10 +596,14 @@ def evaluate_motion_paths(references: Sequence[str], predictions: "Sequence[str]
         "motion_difficulty": float(ranks["d_motion"].mean()),
         "per_clip": {"u": u, "v": v, "d_motion": ranks["d_motion"].tolist()},
     }
-    if predictions is not None:
-        if len(predictions) != len(references):
-            raise ValueError(f"{len(predictions)} predictions vs {len(references)} references")
-        d = [score_matting_clip(p, r, chunk_frames, ("dtssd",))["clip"]["dtssd"] for p, r in zip(predictions, references)]
-        out["per_clip"]["dtssd"] = d
-        out["relation"] = motion_vs_dtssd(ranks["d_motion"], d, emotions)
+    if dtssd_per_clip is None and predictions is not None and any(predictions):
+        if len(predictions) != len(references) or not all(predictions):
+            raise ValueError("give one prediction per reference (or none at all)")
+        dtssd_per_clip = [score_matting_clip(p, r, chunk_frames, ("dtssd",))["clip"]["dtssd"]
+                          for p, r in zip(predictions, references)]
+    if dtssd_per_clip is not None:
+        if len(dtssd_per_clip) != len(references):
+            raise ValueError(f"{len(dtssd_per_clip)} dtSSD values vs {len(references)} references")
+        out["per_clip"]["dtssd"] = [float(x) for x in dtssd_per_clip]
+        out["relation"] = motion_vs_dtssd(ranks["d_motion"], dtssd_per_clip, emotions)
     return out
