@@ -1,0 +1,81 @@
+"""hugvis report on stored rows of the synthetic grid: tables, intervals, figures, MOS joint view."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from hug_vis_dataset.cli import main
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    from hug_vis_dataset.scoring.runner import evaluate_submission
+    from hug_vis_dataset.synth import synthesize
+
+    root = tmp_path_factory.mktemp("rep")
+    synthesize(root / "grid", actors=2, emotions=["Happy", "Sad"], actions=1, scripts=1, seconds=0.4,
+               size=(48, 28), seed=1)
+    for task in ("matting", "emotion", "vision_driven"):
+        for system in sorted((root / "grid" / "simulated_systems" / task).iterdir()):
+            if system.is_dir():
+                evaluate_submission(task, system, system.name, root / "grid", root / "res", progress=False)
+    return root
+
+
+def test_report_tables_values_marks_and_figures(results, tmp_path):
+    out = tmp_path / "report"
+    assert main(["report", str(results / "res"), "--out", str(out), "--n-boot", "50"]) == 0
+    for task in ("matting", "emotion", "vision_driven"):
+        for ext in ("md", "tex", "html"):
+            assert (out / f"{task}.{ext}").is_file()
+    md = (out / "matting.md").read_text()
+    rows = pd.read_parquet(results / "res" / "matting" / "matte_good" / "rows.parquet")
+    frames = pd.read_parquet(results / "res" / "matting" / "matte_good" / "frames.parquet")
+    # rvm protocol by hand for MAD: mean over frame index of the per-index mean over clips
+    mad = frames[frames["metric"] == "mad"].groupby("frame")["value"].mean().mean()
+    assert f"**{mad:.2f}**" in md  # the best model is bold, value in paper units
+    assert "<u>" in md
+    assert r"\textbf" in (out / "matting.tex").read_text() and "<b>" in (out / "matting.html").read_text()
+    emotion = (out / "emotion.md").read_text()
+    assert "*Text*" in emotion  # grouped by input setting like Table 4
+    intervals = pd.read_csv(out / "intervals.csv")
+    good = intervals[(intervals["model"] == "matte_good") & (intervals["metric"] == "mad")].iloc[0]
+    clip_mean = rows[rows["metric"] == "mad"]["value"].mean()
+    assert good["estimate"] == pytest.approx(clip_mean) and good["low"] <= clip_mean <= good["high"]
+    assert (out / "figures" / "fig8_emotion_difficulty.png").is_file()
+    text = (out / "report.md").read_text()
+    assert "skipped: needs weights" in text or "lpips" not in text
+
+
+def test_report_mos_joint_view(results, tmp_path):
+    from hug_vis_dataset.release import Release
+
+    clips = [r.clip_id for r in Release(results / "grid")]
+    # vision-driven: MOS ranks the systems like PSNR except that it prefers vis_fair at the top
+    mos_by_model = {"vis_good": 4, "vis_fair": 5, "vis_poor": 1}
+    lines = ["rater,clip_id,model,criterion,score"]
+    for rater in ("r1", "r2"):
+        for clip in clips:
+            for model, score in mos_by_model.items():
+                lines.append(f"{rater},{clip},{model},motion_naturalness,{score}")
+    lines.append("r3,actor_0001_happy_action_01_script_001,vis_good,motion_naturalness,9")
+    ratings = tmp_path / "ratings.csv"
+    ratings.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "report"
+    assert main(["report", str(results / "res"), "--out", str(out), "--n-boot", "20", "--no-figures",
+                 "--mos", str(ratings)]) == 0
+    text = (out / "report.md").read_text()
+    assert "1 invalid" in text and "Subjective study" in text
+    from hug_vis_dataset.mos import mos_metric_agreement, mos_report
+    from hug_vis_dataset.report import build_report
+
+    table = build_report([results / "res"], None, n_boot=0, figures=False).tables["vision_driven"]
+    joint = mos_metric_agreement(mos_report(ratings, n_boot=20).table, table, "vision_driven",
+                                 mapping={"motion_naturalness": "psnr"})[0]
+    # ranks: MOS good 2, fair 3, poor 1; PSNR good 3, fair 2, poor 1 -> rho = 1 - 6 * 2 / (3 * 8)
+    assert joint["spearman"] == pytest.approx(0.5)
+    assert (joint["best_by_mos"], joint["best_by_metric"]) == ("vis_fair", "vis_good")
+    assert main(["mos", str(ratings), "--n-boot", "20", "--strict"]) == 1
