@@ -595,3 +595,223 @@ def mean_of(values: Mapping[str, float]) -> float:
     """Mean of per-clip values, in float64, NaN when there are none (order-free)."""
     data = np.array(sorted(values.values()), np.float64)
     return float(data.mean()) if data.size else float("nan")
+
+
+# ----------------------------------------------------------------------------- batch entry points
+REFERENCE_FREE_FEATURES = {"predictions": "string"}
+"""Feature spec of the reference-free evaluate modules (``utmos``, ``dnsmos``): one column of WAV
+paths, as evaluate's own reference-free metrics (e.g. ``perplexity``) declare."""
+
+_CLIP_ERRORS = (AudioInputError, OSError, RuntimeError, ValueError)
+
+
+def _is_model_error(err: BaseException) -> bool:
+    """A missing or corrupt model file stops the run: it is not a per-clip failure."""
+    from ..weights import WeightsHashError, WeightsMissingError
+
+    return isinstance(err, (WeightsMissingError, WeightsHashError))
+
+
+def _score_each(paths: Sequence[str], score) -> tuple[list, list[dict]]:
+    """Apply ``score`` to every path; failures become ``None`` plus an error record (counted, not dropped)."""
+    values: list = []
+    errors: list[dict] = []
+    for index, path in enumerate(paths):
+        try:
+            values.append(score(index, path))
+        except _CLIP_ERRORS as err:
+            if _is_model_error(err):
+                raise
+            values.append(None)
+            errors.append({"index": index, "path": str(path), "error": f"{type(err).__name__}: {err}"})
+    return values, errors
+
+
+def _mean(values: Iterable) -> float:
+    kept = np.array([v for v in values if v is not None], np.float64)
+    return float(kept.mean()) if kept.size else float("nan")
+
+
+def _check_paths(predictions: Sequence[str], references: "Sequence[str] | None" = None) -> None:
+    if len(predictions) == 0:
+        raise ValueError("no predictions to score")
+    if references is not None and len(references) != len(predictions):
+        raise ValueError(f"{len(predictions)} predictions but {len(references)} references")
+
+
+def evaluate_dnsmos(predictions: Sequence[str]) -> dict:
+    """DNSMOS of each WAV path; means over the clips that could be scored.
+
+    Returns:
+        ``dnsmos`` (mean OVRL), ``dnsmos_sig``, ``dnsmos_bak``, ``dnsmos_p808``, ``per_clip``
+        (one dict or ``None`` per input, in input order), ``failed`` and ``errors``.
+    """
+    _check_paths(predictions)
+    per_clip, errors = _score_each(predictions, lambda i, p: dnsmos(p))
+    out = {key: _mean(c[key] if c else None for c in per_clip)
+           for key in ("dnsmos", "dnsmos_sig", "dnsmos_bak", "dnsmos_p808")}
+    return out | {"per_clip": per_clip, "failed": len(errors), "errors": errors}
+
+
+def evaluate_utmos(predictions: Sequence[str], weights: "str | Path | None" = None) -> dict:
+    """UTMOS of each WAV path: ``utmos`` (mean), ``per_clip``, ``failed``, ``errors``.
+
+    Raises:
+        hug_vis_dataset.weights.WeightsMissingError: the checkpoint is absent (before any clip).
+    """
+    _check_paths(predictions)
+    from ..models.utmos import load_utmos22_strong
+
+    load_utmos22_strong(weights)  # fail fast, once, when the checkpoint is missing
+    per_clip, errors = _score_each(predictions, lambda i, p: utmos(p, weights=weights))
+    return {"utmos": _mean(per_clip), "per_clip": per_clip, "failed": len(errors), "errors": errors}
+
+
+def evaluate_speaker_similarity(predictions: Sequence[str], references: Sequence[str]) -> dict:
+    """Speaker similarity of each generated WAV to its reference WAV (paired by position).
+
+    Returns:
+        ``speaker_similarity`` (mean), ``per_clip``, ``failed``, ``errors``. Each distinct
+        reference file is embedded once.
+    """
+    _check_paths(predictions, references)
+    cache: dict[str, np.ndarray] = {}
+
+    def reference_embedding(path: str) -> np.ndarray:
+        if path not in cache:
+            cache[path] = speaker_embedding(path)
+        return cache[path]
+
+    per_clip, errors = _score_each(
+        predictions,
+        lambda i, p: cosine_similarity(speaker_embedding(p), reference_embedding(str(references[i]))),
+    )
+    return {"speaker_similarity": _mean(per_clip), "per_clip": per_clip, "failed": len(errors), "errors": errors}
+
+
+# ----------------------------------------------------------------------------- Table 9 demo
+UTMOS_MISSING_NOTE = "needs weights: run `hugvis weights download utmos22_strong`"
+
+
+def score_voice_clip(
+    prediction: "str | Path", reference: "str | Path", with_utmos: bool, reference_embedding=None
+) -> dict[str, float]:
+    """All Table 9 numbers of one generated clip (``utmos`` only when ``with_utmos``)."""
+    values = {"dnsmos": dnsmos(prediction)["dnsmos"]}
+    ref = reference_embedding if reference_embedding is not None else speaker_embedding(reference)
+    values["speaker_similarity"] = cosine_similarity(speaker_embedding(prediction), ref)
+    if with_utmos:
+        values["utmos"] = utmos(prediction)
+    return values
+
+
+def voice_system_rows(model: str, pred_dir: "str | Path", release, with_utmos: bool) -> list[dict]:
+    """Result rows (:mod:`hug_vis_dataset.results`) of one voice-cloning system folder.
+
+    Every release clip gets rows: a missing or failing prediction gives ``failed`` rows with
+    the error, never a silent gap. Prediction files that match no release clip are reported as
+    failed rows too (``clip_id`` kept, grid fields from the name when it parses).
+    """
+    from ..results import STATUS_FAILED, make_rows
+
+    metrics = ["dnsmos", "speaker_similarity"] + (["utmos"] if with_utmos else [])
+    pred_dir = Path(pred_dir)
+    rows: list[dict] = []
+    for record in release:
+        path = pred_dir / f"{record.clip_id}.wav"
+        try:
+            if not path.is_file():
+                raise FileNotFoundError(f"missing prediction {path}")
+            values = score_voice_clip(path, record.audio_path, with_utmos)
+        except _CLIP_ERRORS as err:
+            if _is_model_error(err):
+                raise
+            rows += make_rows(model, "voice_cloning", record.clip_id, {m: float("nan") for m in metrics},
+                              STATUS_FAILED, f"{type(err).__name__}: {err}")
+            continue
+        rows += make_rows(model, "voice_cloning", record.clip_id, values)
+    return rows
+
+
+def real_audio_rows(release, with_utmos: bool) -> list[dict]:
+    """Rows of the "Real audio" reference: DNSMOS/UTMOS of each recording and its speaker
+    similarity to another recording of the same actor (:func:`real_audio_pairs`)."""
+    from ..results import STATUS_FAILED, make_rows
+
+    similarity, sim_errors = real_audio_similarity(release)
+    rows: list[dict] = []
+    for record in release:
+        values: dict[str, float] = {}
+        try:
+            values["dnsmos"] = dnsmos(record.audio_path)["dnsmos"]
+            if with_utmos:
+                values["utmos"] = utmos(record.audio_path)
+        except _CLIP_ERRORS as err:
+            if _is_model_error(err):
+                raise
+            rows += make_rows("Real audio", "voice_cloning", record.clip_id, {"dnsmos": float("nan")},
+                              STATUS_FAILED, f"{type(err).__name__}: {err}")
+        else:
+            rows += make_rows("Real audio", "voice_cloning", record.clip_id, values)
+        if record.clip_id in similarity:
+            rows += make_rows("Real audio", "voice_cloning", record.clip_id,
+                              {"speaker_similarity": similarity[record.clip_id]})
+        else:
+            rows += make_rows("Real audio", "voice_cloning", record.clip_id, {"speaker_similarity": float("nan")},
+                              STATUS_FAILED, sim_errors.get(record.clip_id, "not scored"))
+    return rows
+
+
+def voice_table(rows: Sequence[Mapping], models: Sequence[str], with_utmos: bool) -> str:
+    """A Table 9-style Markdown table (mean of ``ok`` rows per model and metric, failures counted)."""
+    columns = [("utmos", "UTMOS↑", 2), ("dnsmos", "DNSMOS↑", 2), ("speaker_similarity", "Speaker Sim.↑", 3)]
+    lines = ["| Model | " + " | ".join(c[1] for c in columns) + " | failed clips |",
+             "|---|" + "---:|" * len(columns) + "---:|"]
+    for model in models:
+        mine = [r for r in rows if r["model"] == model]
+        cells = []
+        for metric, _, digits in columns:
+            if metric == "utmos" and not with_utmos:
+                cells.append("n/a")
+                continue
+            ok = {r["clip_id"]: r["value"] for r in mine if r["metric"] == metric and r["status"] == "ok"}
+            cells.append(f"{mean_of(ok):.{digits}f}" if ok else "–")
+        failed = len({r["clip_id"] for r in mine if r["status"] != "ok"})
+        lines.append(f"| {model} | " + " | ".join(cells) + f" | {failed} |")
+    return "\n".join(lines)
+
+
+def demo_voice(systems_dir: "str | Path", release_root: "str | Path") -> str:
+    """Score every simulated voice-cloning system against a release and return a Table 9-style table.
+
+    Args:
+        systems_dir: folder holding ``voice_cloning/<system>/<clip_id>.wav`` (``hugvis synth``
+            writes it at ``OUT/simulated_systems``).
+        release_root: the release whose ``audio/`` recordings are the references.
+
+    Returns:
+        Markdown: the table ("Real audio" first, then systems by name), and notes on UTMOS and the
+        real-audio pairing rule.
+    """
+    from ..release import Release
+    from ..weights import is_available
+
+    release = Release(release_root)
+    if len(release) == 0:
+        raise ValueError(f"release {release_root} has no clips")
+    task_dir = Path(systems_dir) / "voice_cloning"
+    if not task_dir.is_dir():
+        raise FileNotFoundError(f"no voice_cloning systems under {systems_dir}")
+    systems = sorted(p.name for p in task_dir.iterdir() if p.is_dir())
+    with_utmos = is_available("utmos22_strong")
+    rows = real_audio_rows(release, with_utmos)
+    for name in systems:
+        rows += voice_system_rows(name, task_dir / name, release, with_utmos)
+    notes = [
+        "",
+        f"DNSMOS = P.835 OVRL; {len(release)} release clips per system.",
+        "Real audio: each recording vs the same actor's next script (same emotion and action, cyclic).",
+    ]
+    if not with_utmos:
+        notes.append(f"UTMOS: {UTMOS_MISSING_NOTE}.")
+    return voice_table(rows, ["Real audio", *systems], with_utmos) + "\n" + "\n".join(notes)

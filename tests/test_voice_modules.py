@@ -1,0 +1,185 @@
+"""Voice evaluate modules (offline loading, thin wrappers) and the Table 9 demo on the synthetic grid."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from hug_vis_dataset.metrics import voice
+
+REPO = Path(__file__).resolve().parents[1]
+ESPEAK = shutil.which("espeak-ng")
+
+
+def write_tone(path: Path, seconds: float, freq: float, noise: float, seed: int, rate: int = 16000) -> Path:
+    rng = np.random.default_rng(seed)
+    t = np.arange(int(seconds * rate)) / rate
+    x = 0.3 * np.sin(2 * np.pi * freq * t) * (1 + 0.5 * np.sin(2 * np.pi * 4 * t)) + noise * rng.standard_normal(t.size)
+    sf.write(path, np.clip(x, -1, 1), rate, subtype="PCM_16")
+    return path
+
+
+def test_dnsmos_module_loads_offline_and_equals_speechmos(tmp_path):
+    files = [write_tone(tmp_path / "a.wav", 4.6, 200, 0.01, 0), write_tone(tmp_path / "b.wav", 4.6, 320, 0.1, 1)]
+    script = (
+        "import json, sys, evaluate\n"
+        f"m = evaluate.load({str(REPO / 'metrics' / 'dnsmos')!r})\n"
+        "out = m.compute(predictions=sys.argv[1:])\n"
+        "print(json.dumps({k: out[k] for k in ('dnsmos', 'dnsmos_sig', 'failed', 'per_clip')}))\n"
+    )
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", HF_EVALUATE_OFFLINE="1")
+    proc = subprocess.run([sys.executable, "-c", script, *map(str, files)], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    import speechmos.dnsmos
+
+    expected = [speechmos.dnsmos.run(str(f), sr=16000) for f in files]
+    assert out["failed"] == 0
+    for clip, ref in zip(out["per_clip"], expected):
+        assert clip["dnsmos"] == pytest.approx(float(ref["ovrl_mos"]), abs=1e-5)
+    assert out["dnsmos"] == pytest.approx(np.mean([float(r["ovrl_mos"]) for r in expected]), abs=1e-5)
+    assert out["dnsmos_sig"] == pytest.approx(np.mean([float(r["sig_mos"]) for r in expected]), abs=1e-5)
+
+
+def test_reference_free_modules_declare_one_column(tmp_path):
+    import evaluate
+
+    for name in ("dnsmos", "utmos"):
+        module = evaluate.load(str(REPO / "metrics" / name))
+        assert list(module.features) == ["predictions"]
+    module = evaluate.load(str(REPO / "metrics" / "speaker_similarity"))
+    assert sorted(module.features) == ["predictions", "references"]
+
+
+def test_module_folders_are_complete():
+    for name in ("dnsmos", "utmos", "speaker_similarity"):
+        folder = REPO / "metrics" / name
+        readme = (folder / "README.md").read_text(encoding="utf-8")
+        front = readme.split("---")[1]
+        for field in ("title:", "emoji:", "colorFrom:", "colorTo:", "sdk: gradio", "sdk_version: 6.31.0",
+                      "app_file: app.py", "pinned: false", "- evaluate", "- metric", "description:"):
+            assert field in front, (name, field)
+        assert (folder / "requirements.txt").read_text().split() == ["hug-vis==0.1.0", "evaluate==0.4.6"]
+        assert "launch_gradio_widget" in (folder / "app.py").read_text()
+        source = (folder / f"{name}.py").read_text()
+        assert not re.search(r"^import \w+, ", source, re.M)  # evaluate scans one import per line
+
+
+def test_speaker_similarity_module_counts_failures(tmp_path):
+    import evaluate
+
+    if ESPEAK is None:
+        pytest.skip("espeak-ng is not installed (apt-get install espeak-ng)")
+    a, b = tmp_path / "a.wav", tmp_path / "b.wav"
+    subprocess.run([ESPEAK, "-v", "en+m3", "-p", "30", "-w", str(a), "Good morning to all of you."], check=True)
+    subprocess.run([ESPEAK, "-v", "en+m3", "-p", "30", "-w", str(b), "I will see you all tomorrow."], check=True)
+    silent = tmp_path / "silent.wav"
+    sf.write(silent, np.zeros(16000), 16000)
+    module = evaluate.load(str(REPO / "metrics" / "speaker_similarity"))
+    out = module.compute(predictions=[str(a), str(silent)], references=[str(b), str(b)])
+    expected = voice.speaker_similarity(a, b)
+    assert out["per_clip"][0] == pytest.approx(expected, abs=1e-6)
+    assert out["per_clip"][1] is None and out["failed"] == 1
+    assert "NoSpeechError" in out["errors"][0]["error"] and out["errors"][0]["index"] == 1
+    assert out["speaker_similarity"] == pytest.approx(expected, abs=1e-6)
+    with pytest.raises(ValueError, match="2 predictions but 1 references"):
+        voice.evaluate_speaker_similarity([str(a), str(b)], [str(b)])
+
+
+def test_utmos_module_without_weights_raises(tmp_path, monkeypatch):
+    import evaluate
+
+    from hug_vis_dataset.weights import WeightsMissingError
+
+    monkeypatch.delenv("HUGVIS_WEIGHT_UTMOS22_STRONG", raising=False)
+    monkeypatch.delenv("HUGVIS_WEIGHTS_DIR", raising=False)
+    monkeypatch.setenv("HUGVIS_CACHE_DIR", str(tmp_path / "cache"))
+    module = evaluate.load(str(REPO / "metrics" / "utmos"))
+    wav = write_tone(tmp_path / "a.wav", 1.0, 200, 0.0, 0)
+    with pytest.raises(WeightsMissingError, match="hugvis weights download utmos22_strong"):
+        module.compute(predictions=[str(wav)])
+
+
+def test_evaluate_dnsmos_keeps_input_order_and_counts_bad_files(tmp_path):
+    good = write_tone(tmp_path / "good.wav", 4.6, 250, 0.02, 3)
+    loud = tmp_path / "loud.wav"
+    sf.write(loud, np.full(16000, 1.5), 16000, subtype="FLOAT")  # float WAV beyond full scale
+    out = voice.evaluate_dnsmos([str(loud), str(good), str(tmp_path / "missing.wav")])
+    assert out["failed"] == 2 and out["per_clip"][0] is None and out["per_clip"][2] is None
+    assert "outside [-1, 1]" in out["errors"][0]["error"]
+    assert out["dnsmos"] == pytest.approx(voice.dnsmos(good)["dnsmos"])
+    swapped = voice.evaluate_dnsmos([str(good), str(good)])
+    assert swapped["dnsmos"] == pytest.approx(out["dnsmos"])
+    with pytest.raises(ValueError, match="no predictions"):
+        voice.evaluate_dnsmos([])
+
+
+# ----------------------------------------------------------------------------- demo
+@pytest.fixture(scope="module")
+def synth_release(tmp_path_factory):
+    from hug_vis_dataset.synth import synthesize
+
+    root = tmp_path_factory.mktemp("voice_release")
+    # 4.6 s clips double to one 9.2 s DNSMOS window each (shorter clips cost up to 7 windows).
+    synthesize(root, actors=1, scripts=2, seconds=4.6, size=(32, 18), emotions=["Happy"], actions=1)
+    return root
+
+
+def parse_table(markdown: str) -> dict[str, list[str]]:
+    rows = {}
+    for line in markdown.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[0] not in ("Model",) and not cells[0].startswith("-"):
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+@pytest.mark.slow
+def test_demo_voice_table(synth_release, monkeypatch, tmp_path):
+    monkeypatch.delenv("HUGVIS_WEIGHT_UTMOS22_STRONG", raising=False)
+    monkeypatch.delenv("HUGVIS_WEIGHTS_DIR", raising=False)
+    monkeypatch.setenv("HUGVIS_CACHE_DIR", str(tmp_path / "cache"))
+    from hug_vis_dataset.release import Release
+
+    systems = synth_release / "simulated_systems"
+    # Drop one prediction: it must show as a failed clip, not vanish.
+    missing = systems / "voice_cloning" / "clone_fair" / "actor_0001_happy_action_01_script_002.wav"
+    missing.unlink()
+    table = voice.demo_voice(systems, synth_release)
+    rows = parse_table(table)
+    assert list(rows) == ["Real audio", "clone_fair", "clone_good", "clone_poor"]
+    assert "needs weights: run `hugvis weights download utmos22_strong`" in table
+    assert all(r[0] == "n/a" for r in rows.values())
+    assert rows["clone_fair"][3] == "1" and rows["clone_good"][3] == "0"
+
+    # Independent recomputation with Resemblyzer and speechmos directly.
+    from resemblyzer import VoiceEncoder, preprocess_wav
+    import speechmos.dnsmos
+
+    encoder = VoiceEncoder("cpu", verbose=False)
+    release = Release(synth_release)
+    sims, real_dnsmos = [], []
+    for record in release:
+        ref = encoder.embed_utterance(preprocess_wav(record.audio_path))
+        gen = encoder.embed_utterance(preprocess_wav(systems / "voice_cloning" / "clone_good" / f"{record.clip_id}.wav"))
+        sims.append(float(np.dot(ref, gen)))
+        real_dnsmos.append(float(speechmos.dnsmos.run(str(record.audio_path), sr=16000)["ovrl_mos"]))
+    assert float(rows["clone_good"][2]) == pytest.approx(np.mean(sims), abs=0.0011)
+    assert float(rows["Real audio"][1]) == pytest.approx(np.mean(real_dnsmos), abs=0.011)
+    a, b = [encoder.embed_utterance(preprocess_wav(r.audio_path)) for r in release]
+    assert float(rows["Real audio"][2]) == pytest.approx(float(np.dot(a, b)), abs=0.0011)
+    # The simulated systems degrade identity in the order they were built.
+    manifest = json.loads((systems / "manifest.json").read_text())
+    ranks = {name: s["expected_rank"] for name, s in manifest["tasks"]["voice_cloning"]["systems"].items()}
+    by_sim = sorted(ranks, key=lambda name: -float(rows[name][2]))
+    assert by_sim == sorted(ranks, key=ranks.get)
