@@ -171,7 +171,7 @@ _SPECS: tuple[WeightSpec, ...] = (
         name="resemblyzer_encoder", filename="pretrained.pt", source="package",
         package="resemblyzer", package_path="pretrained.pt",
         sha256="39373b86598fa3da9fcddee6142382efe09777e8d37dc9c0561f41f0070f134e", size=17_090_379,
-        metrics=("spk_sim",), license="Resemblyzer (Apache-2.0)",
+        metrics=("speaker_similarity",), license="Resemblyzer (Apache-2.0)",
         note="GE2E speaker encoder shipped in the resemblyzer 0.1.4 wheel (hash measured).",
     ),
     WeightSpec(
