@@ -459,59 +459,131 @@ def read_video_audio(path: "str | Path", rate: int = 16000) -> np.ndarray:
     return resample(np.concatenate(parts), int(src_rate), rate)
 
 
-def syncnet_clip(video_path: "str | Path", net=None, detector=None, vshift: int = 15) -> dict[str, float]:
+class SyncFailure(ValueError):
+    """A video that cannot be scored by SyncNet (no valid face track, too short): no number is made up."""
+
+
+def _boxes_of(detector, frame: np.ndarray) -> list:
+    """Boxes from a detector object (``.detect`` -> ``[(box, landmarks, score)]``) or a callable -> boxes."""
+    if hasattr(detector, "detect"):
+        return [d[0] for d in detector.detect(frame)]
+    return list(detector(frame))
+
+
+def _frames_at(video_path, keep: np.ndarray, chunk_frames: int, start: int = 0, stop: "int | None" = None
+               ) -> Iterator[tuple[int, np.ndarray]]:
+    """(output index, frame) of output frames ``start..stop-1`` of the resampled timeline ``keep``."""
+    from ..media import iter_video_frames
+
+    stop = len(keep) if stop is None else stop
+    o, i = start, 0
+    for chunk in iter_video_frames(video_path, chunk_frames):
+        for frame in chunk:
+            while o < stop and keep[o] == i:  # a source frame may serve several output frames
+                yield o, frame
+                o += 1
+            if o >= stop:
+                return
+            i += 1
+
+
+def syncnet_clip(video_path: "str | Path", net=None, detector=None, vshift: int = 15,
+                 min_track: int = 50, min_face_size: float = 100, num_failed_det: int = 25,
+                 iou_threshold: float = 0.5, crop_scale: float = 0.4, batch: int = 20,
+                 chunk_frames: int = 32) -> dict:
     """Sync-C, Sync-D and offset of one talking-head video (its own audio track).
 
-    Video resampled to 25 fps, audio to 16 kHz; the largest face per frame (box median-filtered
-    over 13 frames, square crop with 40% padding as in syncnet_python) resized to 224x224.
-    Difference from the reference: the face tracker is SCRFD (``det_10g``) instead of S3FD.
+    The syncnet_python / LatentSync protocol: the video on a 25 fps timeline
+    (:func:`resample_indices`), audio at 16 kHz mono; faces detected on every frame and linked into
+    tracks (:func:`hug_vis_dataset.models.facetrack.track_faces`: IoU > ``iou_threshold``, gaps up
+    to ``num_failed_det`` frames interpolated, more than ``min_track`` detections, mean box side
+    above ``min_face_size`` px); each track median-filtered, cropped with ``crop_scale`` padding to
+    224x224 and scored with the audio of its own time span. The clip's Sync-C, Sync-D and offset
+    are means over tracks (LatentSync averages confidences and offsets over its crop videos).
+
+    Difference from the reference: the default detector is SCRFD (``det_10g``), not S3FD, and
+    the clip is one shot (no scene detection). ``min_track`` defaults to LatentSync's 50 frames
+    (run_pipeline uses 100); the clip must be longer than that at 25 fps.
+
+    Args:
+        video_path: video with its audio track.
+        net: loaded SyncNet ``S`` (default :func:`~hug_vis_dataset.models.syncnet.load_syncnet`).
+        detector: ``.detect(frame) -> [(box, landmarks, score)]`` or a callable
+            ``frame -> [(x0, y0, x1, y1), ...]`` (default SCRFD).
+        vshift: offsets searched, in frames.
+        batch, chunk_frames: windows per forward pass and frames per decoded chunk (the result
+            does not depend on them).
+
+    Returns:
+        ``sync_c``, ``sync_d``, ``offset`` (means over scored tracks), ``frames`` (frames at
+        25 fps), ``frames_untracked`` (frames in no kept track), ``tracks_failed`` and ``tracks``:
+        per track ``start``, ``end`` (inclusive, 25 fps frames), ``detected`` (frames with a
+        detection), ``windows``, ``sync_c``, ``sync_d``, ``offset``, ``mdist`` (mean distance per
+        shift ``-vshift..vshift`` of the search, see
+        :func:`~hug_vis_dataset.models.syncnet.sync_offset_search`), or ``error``.
+
+    Raises:
+        SyncFailure: no face track passes the filters, or no track is long enough to score.
     """
-    import cv2
-    from scipy.signal import medfilt
+    from ..media import video_info
+    from ..models.facetrack import smooth_track, crop_face, track_faces
+    from ..models.syncnet import (SYNC_FPS, SYNC_SAMPLE_RATE, audio_embeddings, lip_embeddings,
+                                  load_syncnet, sync_offset_search, sync_windows)
 
-    from ..media import iter_video_frames, video_info
-    from ..models.arcface import SCRFDDetector
-    from ..models.syncnet import load_syncnet, sync_offset_search, syncnet_embeddings
+    if detector is None:
+        from ..models.arcface import SCRFDDetector
 
+        detector = SCRFDDetector()
     net = net if net is not None else load_syncnet()
-    detector = detector if detector is not None else SCRFDDetector()
     info = video_info(video_path)
-    keep = resample_indices(info.frames, info.fps, 25.0)  # output frame -> source frame
-    wanted = set(keep.tolist())
-    # pass 1: boxes of the needed source frames (frames themselves are not kept in memory)
-    box_of: dict[int, tuple] = {}
-    i = 0
-    for chunk in iter_video_frames(video_path):
-        for frame in chunk:
-            if i in wanted:
-                found = detector.detect(frame)
-                if not found:
-                    raise ValueError(f"{video_path}: no face in frame {i}")
-                box_of[i] = found[0][0]
-            i += 1
-    b = np.array([box_of[int(k)] for k in keep], np.float64)
-    size = medfilt(np.maximum(b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]) / 2, 13)
-    cx, cy = medfilt((b[:, 0] + b[:, 2]) / 2, 13), medfilt((b[:, 1] + b[:, 3]) / 2, 13)
-    # pass 2: crops (syncnet_python crop_video: padding 0.4 x box size, grey border 110)
-    crops = np.empty((len(keep), 224, 224, 3), np.uint8)
-    out_of: dict[int, list[int]] = {}
-    for out_index, k in enumerate(keep.tolist()):
-        out_of.setdefault(k, []).append(out_index)
-    i = 0
-    for chunk in iter_video_frames(video_path):
-        for frame in chunk:
-            for o in out_of.get(i, []):
-                s, x, y = size[o], cx[o], cy[o]
-                pad = int(s * 1.4)
-                padded = np.pad(frame, ((pad, pad), (pad, pad), (0, 0)), constant_values=110)
-                yy, xx = y + pad, x + pad
-                crop = padded[int(yy - s):int(yy + s * 2.2), int(xx - s * 1.2):int(xx + s * 1.2)]
-                crops[o] = cv2.resize(crop, (224, 224))
-            i += 1
-    audio = read_video_audio(video_path, 16000)
-    v, a = syncnet_embeddings(net, crops, audio)
-    c, d, off, _ = sync_offset_search(v, a, vshift)
-    return {"sync_c": c, "sync_d": d, "offset": float(off)}
+    keep = resample_indices(info.frames, info.fps, SYNC_FPS)  # output frame -> source frame
+    n_out = len(keep)
+    # pass 1: boxes only (frames are not kept)
+    detections: list[list] = [_boxes_of(detector, frame) for _, frame in _frames_at(video_path, keep, chunk_frames)]
+    tracks = track_faces(detections, iou_threshold, num_failed_det, min_track, min_face_size)
+    if not tracks:
+        n_det = sum(1 for d in detections if d)
+        raise SyncFailure(f"{video_path}: no face track (faces in {n_det} of {n_out} frames at 25 fps; a track "
+                          f"needs more than {min_track} linked detections with mean side > {min_face_size} px)")
+    audio = read_video_audio(video_path, SYNC_SAMPLE_RATE)
+    per_frame = SYNC_SAMPLE_RATE // SYNC_FPS
+    covered = np.zeros(n_out, bool)
+    results = []
+    for track in tracks:
+        covered[track.start:track.end + 1] = True
+        row = {"start": track.start, "end": track.end, "detected": int(track.detected.sum())}
+        segment = audio[track.start * per_frame:(track.end + 1) * per_frame]
+        n_win = sync_windows(len(track.frames), len(segment))
+        if n_win <= 0:
+            results.append(row | {"error": f"track of {len(track.frames)} frames with {len(segment)} audio "
+                                           "samples is too short for SyncNet"})
+            continue
+        size, cx, cy = smooth_track(track.boxes)
+
+        def crops(track=track, size=size, cx=cx, cy=cy):
+            buf = []
+            for o, frame in _frames_at(video_path, keep, chunk_frames, track.start, track.end + 1):
+                k = o - track.start
+                buf.append(crop_face(frame, size[k], cx[k], cy[k], crop_scale))
+                if len(buf) == chunk_frames:
+                    yield np.stack(buf)
+                    buf = []
+            if buf:
+                yield np.stack(buf)
+
+        v = lip_embeddings(net, crops(), n_win, batch)
+        a = audio_embeddings(net, segment, n_win, batch)
+        c, d, off, mdist = sync_offset_search(v, a, vshift)
+        results.append(row | {"windows": n_win, "sync_c": c, "sync_d": d, "offset": int(off),
+                              "mdist": mdist.tolist()})
+    scored = [r for r in results if "error" not in r]
+    if not scored:
+        raise SyncFailure(f"{video_path}: no face track long enough for SyncNet: {results}")
+    return {"sync_c": float(np.mean([r["sync_c"] for r in scored])),
+            "sync_d": float(np.mean([r["sync_d"] for r in scored])),
+            "offset": float(np.mean([r["offset"] for r in scored])),
+            "frames": n_out, "frames_untracked": int(n_out - covered.sum()),
+            "tracks_failed": len(results) - len(scored), "tracks": results}
 
 
 # ----------------------------------------------------------------------------- availability
@@ -646,25 +718,54 @@ def csim_video(pred_path, ref_path, detector=None, embedder=None) -> CsimResult:
     return CsimResult(total / scored, scored, missing)
 
 
-def evaluate_csim(predictions: "list[str]", references: "list[str]") -> dict:
-    """Mean over clips of per-clip CSIM; reports frames without a face."""
+def evaluate_csim(predictions: "list[str]", references: "list[str]", detector=None, embedder=None) -> dict:
+    """Mean over clips of per-clip CSIM; reports frames without a face.
+
+    Args:
+        predictions: generated video paths.
+        references: per prediction, a source portrait image or the reference video.
+        detector, embedder: injected models (default: SCRFD and ArcFace from the weights layer).
+    """
     _check_pairs(predictions, references)
     from ..models.arcface import ArcFaceEmbedder, SCRFDDetector
 
-    det, emb = SCRFDDetector(), ArcFaceEmbedder()
+    det = detector if detector is not None else SCRFDDetector()
+    emb = embedder if embedder is not None else ArcFaceEmbedder()
     res = [csim_video(p, r, det, emb) for p, r in zip(predictions, references)]
     return {"csim": float(np.mean([r.csim for r in res])), "per_clip": [r.csim for r in res],
             "frames_no_face": int(sum(r.frames_no_face for r in res))}
 
 
-def evaluate_syncnet(predictions: "list[str]") -> dict:
-    """Mean over videos of Sync-C, Sync-D and the offset (each video with its own audio track)."""
+def evaluate_syncnet(predictions: "list[str]", net=None, detector=None, **options) -> dict:
+    """Mean over videos of Sync-C, Sync-D and the offset (each video with its own audio track).
+
+    A video without a usable face track is a per-clip failure (:class:`SyncFailure`): it is listed
+    in ``failures`` with its reason and left out of the means (``clips_scored`` says how many
+    entered them). When no video can be scored, :class:`SyncFailure` is raised.
+
+    Args:
+        predictions: video paths.
+        net, detector: injected models (default: the weights layer's SyncNet and SCRFD).
+        **options: passed to :func:`syncnet_clip` (``min_track``, ``min_face_size`` ...).
+    """
     if not predictions:
         raise ValueError("no clips")
-    from ..models.arcface import SCRFDDetector
     from ..models.syncnet import load_syncnet
 
-    net, det = load_syncnet(), SCRFDDetector()
-    res = [syncnet_clip(p, net, det) for p in predictions]
-    return {k: float(np.mean([r[k] for r in res])) for k in ("sync_c", "sync_d", "offset")} | {
-        "per_clip": res}
+    if detector is None:
+        from ..models.arcface import SCRFDDetector
+
+        detector = SCRFDDetector()
+    net = net if net is not None else load_syncnet()
+    per_clip, failures = [], []
+    for p in predictions:
+        try:
+            per_clip.append(syncnet_clip(p, net, detector, **options))
+        except SyncFailure as err:
+            per_clip.append(None)
+            failures.append({"path": str(p), "error": str(err)})
+    scored = [r for r in per_clip if r is not None]
+    if not scored:
+        raise SyncFailure(f"no video could be scored: {failures}")
+    return {k: float(np.mean([r[k] for r in scored])) for k in ("sync_c", "sync_d", "offset")} | {
+        "clips_scored": len(scored), "failures": failures, "per_clip": per_clip}

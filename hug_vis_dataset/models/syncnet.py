@@ -19,7 +19,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
 
@@ -237,34 +237,90 @@ def sync_windows(n_frames: int, n_samples: int, sample_rate: int = SYNC_SAMPLE_R
     return max(0, min(n_frames, n_samples // per_frame) - WINDOW_FRAMES)
 
 
+def _check_crops(crops: np.ndarray) -> np.ndarray:
+    crops = np.asarray(crops)
+    if crops.ndim != 4 or crops.shape[1:] != (SYNC_CROP, SYNC_CROP, 3) or crops.dtype != np.uint8:
+        raise ValueError(f"crops must be uint8 (T, 224, 224, 3), got {crops.dtype} {crops.shape}")
+    return crops
+
+
+def lip_embeddings(net, crop_chunks: "Iterable[np.ndarray]", n_windows: int, batch: int = 20) -> np.ndarray:
+    """Lip embeddings of windows ``0..n_windows-1`` from crops that arrive in chunks.
+
+    Only the last 4 frames of a chunk are carried over, so memory stays bounded by the chunk
+    and batch sizes whatever the track length; results do not depend on either (eval-mode
+    BatchNorm, one embedding per window).
+
+    Args:
+        net: a loaded ``S``.
+        crop_chunks: uint8 (t, 224, 224, 3) RGB crops at 25 fps, in order, any chunk sizes.
+        n_windows: windows to embed (:func:`sync_windows`); frames beyond are not needed.
+        batch: windows per forward pass.
+
+    Returns:
+        float32 (n_windows, d).
+    """
+    import torch
+
+    if n_windows <= 0:
+        raise ValueError("clip too short for SyncNet (needs more than 5 frames at 25 fps)")
+    if batch < 1:
+        raise ValueError(f"batch must be >= 1, got {batch}")
+    buf = np.empty((0, SYNC_CROP, SYNC_CROP, 3), np.uint8)
+    start, feats = 0, []  # start = index of the window whose first frame is buf[0]
+
+    def run(windows: np.ndarray) -> None:
+        # BGR, raw 0..255, (N, 3, 5, H, W), as syncnet_python feeds cv2-read frames
+        lip = windows[..., ::-1].astype(np.float32).transpose(0, 4, 1, 2, 3)
+        with torch.no_grad():
+            feats.append(net.forward_lip(torch.from_numpy(np.ascontiguousarray(lip))).numpy())
+
+    for chunk in crop_chunks:
+        buf = np.concatenate([buf, _check_crops(chunk)])
+        while start < n_windows and len(buf) >= WINDOW_FRAMES + min(batch, n_windows - start) - 1:
+            k = min(batch, n_windows - start)
+            run(np.stack([buf[i:i + WINDOW_FRAMES] for i in range(k)]))
+            buf, start = buf[k:], start + k
+        if start >= n_windows:
+            break
+    if start < n_windows:
+        k = len(buf) - WINDOW_FRAMES + 1
+        if start + max(k, 0) < n_windows:
+            raise ValueError(f"crops end after {start + max(k, 0)} windows, {n_windows} needed")
+        run(np.stack([buf[i:i + WINDOW_FRAMES] for i in range(n_windows - start)]))
+    return np.concatenate(feats)
+
+
+def audio_embeddings(net, audio_16k: np.ndarray, n_windows: int, batch: int = 20) -> np.ndarray:
+    """Audio embeddings of windows ``0..n_windows-1``: MFCC frames ``4i..4i+19`` of the int16-scaled audio."""
+    import torch
+
+    if n_windows <= 0:
+        raise ValueError("clip too short for SyncNet (needs more than 5 frames at 25 fps)")
+    cc = mfcc(audio_to_int16_scale(audio_16k), SYNC_SAMPLE_RATE).T  # (13, M)
+    if cc.shape[1] < (n_windows - 1) * MFCC_PER_FRAME + 20:
+        raise ValueError(f"audio of {cc.shape[1]} MFCC frames is too short for {n_windows} windows")
+    feats = []
+    with torch.no_grad():
+        for s in range(0, n_windows, batch):
+            idx = range(s, min(n_windows, s + batch))
+            aud = np.stack([cc[:, i * MFCC_PER_FRAME:i * MFCC_PER_FRAME + 20] for i in idx]).astype(np.float32)
+            feats.append(net.forward_aud(torch.from_numpy(aud[:, None])).numpy())
+    return np.concatenate(feats)
+
+
 def syncnet_embeddings(net, crops_rgb: np.ndarray, audio_16k: np.ndarray, batch: int = 20
                        ) -> tuple[np.ndarray, np.ndarray]:
-    """Lip and audio embeddings of every window of one face track.
+    """Lip and audio embeddings of every window of one face track (all crops in memory).
 
     Args:
         net: a loaded ``S`` (:func:`load_syncnet`).
         crops_rgb: uint8 (T, 224, 224, 3) RGB face crops at 25 fps.
-        audio_16k: float mono audio at 16 kHz in [-1, 1].
+        audio_16k: float mono audio at 16 kHz in [-1, 1], starting at the first crop.
         batch: windows per forward pass (results do not depend on it: eval-mode BatchNorm).
     """
-    import torch
-
-    crops = np.asarray(crops_rgb)
-    if crops.ndim != 4 or crops.shape[1:] != (SYNC_CROP, SYNC_CROP, 3) or crops.dtype != np.uint8:
-        raise ValueError(f"crops must be uint8 (T, 224, 224, 3), got {crops.dtype} {crops.shape}")
-    cc = mfcc(audio_to_int16_scale(audio_16k), SYNC_SAMPLE_RATE).T  # (13, M)
+    crops = _check_crops(crops_rgb)
     n = sync_windows(len(crops), len(audio_16k))
     if n <= 0:
         raise ValueError("clip too short for SyncNet (needs more than 5 frames at 25 fps)")
-    video_feats, audio_feats = [], []
-    with torch.no_grad():
-        for start in range(0, n, batch):
-            idx = range(start, min(n, start + batch))
-            # BGR, raw 0..255, (N, 3, 5, H, W)
-            lip = np.stack([crops[i:i + WINDOW_FRAMES, :, :, ::-1] for i in idx]).astype(np.float32)
-            lip_t = torch.from_numpy(np.ascontiguousarray(lip.transpose(0, 4, 1, 2, 3)))
-            aud = np.stack([cc[:, i * MFCC_PER_FRAME:i * MFCC_PER_FRAME + 20] for i in idx]).astype(np.float32)
-            aud_t = torch.from_numpy(aud[:, None])
-            video_feats.append(net.forward_lip(lip_t).numpy())
-            audio_feats.append(net.forward_aud(aud_t).numpy())
-    return np.concatenate(video_feats), np.concatenate(audio_feats)
+    return lip_embeddings(net, [crops], n, batch), audio_embeddings(net, audio_16k, n, batch)
