@@ -1,0 +1,63 @@
+"""The whole path on the synthetic grid: synthesize, build the dataset repo, score, report.
+
+Example (not run in doctests: it takes tens of seconds)::
+
+    from hug_vis_dataset.scoring.demo import run_demo
+    run_demo("demo_out", quick=True)
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from .tasks import TASKS
+
+
+def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc: int = 1, build: bool = True,
+             n_boot: int = 200, progress: bool = True) -> dict:
+    """Synthesize a small grid, build the Hub repo (when :mod:`hug_vis_dataset.hub` is present),
+    score every simulated system of every task and write the report; print the tables.
+
+    Returns:
+        ``{"release", "results", "report", "markdown", "seconds"}``.
+    """
+    from ..report import build_report
+    from ..synth import synthesize
+    from .runner import evaluate_submission
+
+    out = Path(out_dir)
+    release = out / "release"
+    results = out / "results"
+    start = time.perf_counter()
+    size = dict(actors=1, emotions=["Happy", "Sad", "Angry"], actions=1, scripts=2, seconds=1.0) if quick else {}
+    print(f"[1] synthesizing into {release} ...", flush=True)
+    synthesize(release, seed=seed, **size)
+    if build:
+        try:
+            from ..hub.builder import build_repo
+        except ImportError:
+            build_repo = None
+        if build_repo is not None:
+            print(f"[2] building the dataset repo into {out / 'repo'} ...", flush=True)
+            build_repo(release, out / "repo")
+    systems_root = release / "simulated_systems"
+    print("[3] scoring every simulated system ...", flush=True)
+    for task in TASKS:
+        task_dir = systems_root / task
+        if not task_dir.is_dir():
+            continue
+        for system in sorted(p for p in task_dir.iterdir() if p.is_dir()):
+            res = evaluate_submission(task, system, system.name, release, results, num_proc=num_proc,
+                                      progress=progress, command_line=["run_demo", str(out)])
+            done = (f"{res.coverage.ok}/{res.coverage.grid_size} clips ok" if res.summary["metrics"]["computed"]
+                    else "no metric can run here")
+            print(f"    {task}/{system.name}: {done}"
+                  + (f", skipped: {', '.join(res.coverage.skipped_metrics)}" if res.coverage.skipped_metrics else ""))
+    print("[4] writing the report ...", flush=True)
+    report = build_report([results], out / "report", n_boot=n_boot)
+    print(report.markdown)
+    seconds = time.perf_counter() - start
+    print(f"demo finished in {seconds:.1f} s; report in {out / 'report'}")
+    return {"release": release, "results": results, "report": out / "report", "markdown": report.markdown,
+            "seconds": seconds}
