@@ -49,6 +49,9 @@ SAMPLE_RATE = 16000
 AudioSource = "str | Path | np.ndarray"
 
 # ----------------------------------------------------------------------------- metadata
+# Registry names (hug_vis_dataset.weights); these files ship in the speechmos / resemblyzer
+# wheels, so they resolve offline, and listing them records their sha256 with each run.
+DNSMOS_WEIGHT_FILES = ("dnsmos_sig_bak_ovr", "dnsmos_p808")
 METRIC_INFO: dict[str, MetricInfo] = {
     "utmos": MetricInfo(
         name="utmos",
@@ -65,6 +68,7 @@ METRIC_INFO: dict[str, MetricInfo] = {
         task="voice_cloning",
         higher_is_better=True,
         paper_table="Table 9",
+        needs_weights=DNSMOS_WEIGHT_FILES,
         description="DNSMOS P.835 OVRL (overall quality), mean over 9.01 s windows, reference-free.",
     ),
     "dnsmos_sig": MetricInfo(
@@ -72,6 +76,7 @@ METRIC_INFO: dict[str, MetricInfo] = {
         display="DNSMOS SIG",
         task="voice_cloning",
         higher_is_better=True,
+        needs_weights=DNSMOS_WEIGHT_FILES,
         description="DNSMOS P.835 SIG (speech signal quality).",
     ),
     "dnsmos_bak": MetricInfo(
@@ -79,6 +84,7 @@ METRIC_INFO: dict[str, MetricInfo] = {
         display="DNSMOS BAK",
         task="voice_cloning",
         higher_is_better=True,
+        needs_weights=DNSMOS_WEIGHT_FILES,
         description="DNSMOS P.835 BAK (background noise quality).",
     ),
     "dnsmos_p808": MetricInfo(
@@ -86,6 +92,7 @@ METRIC_INFO: dict[str, MetricInfo] = {
         display="DNSMOS P.808",
         task="voice_cloning",
         higher_is_better=True,
+        needs_weights=DNSMOS_WEIGHT_FILES,
         description="DNSMOS P.808 MOS (model_v8).",
     ),
     "speaker_similarity": MetricInfo(
@@ -94,6 +101,7 @@ METRIC_INFO: dict[str, MetricInfo] = {
         task="voice_cloning",
         higher_is_better=True,
         paper_table="Table 9",
+        needs_weights=("resemblyzer_encoder",),
         description="Cosine similarity of Resemblyzer utterance embeddings, generated vs reference audio.",
     ),
 }
