@@ -441,7 +441,9 @@ def speaker_embedding(
     Same as ``VoiceEncoder.embed_utterance(preprocess_wav(...))`` (1.6 s partials at 1.3 per
     second, last partial kept when it covers >= 75 %, mean of partial embeddings, renormalised),
     but the partials go through the network ``batch_partials`` at a time so memory does not grow
-    with clip length; sums are float64 so the result does not depend on the batch size.
+    with clip length; sums are float64 so the result does not depend on the batch size. The
+    waveform and its 40-band mel (16 kB per second) are held whole: the VAD trimming of
+    ``preprocess_wav`` needs the entire clip.
 
     Example:
         >>> t = np.arange(32000) / 16000
@@ -543,6 +545,10 @@ def real_audio_pairs(records: Sequence) -> tuple[list[RealAudioPair], list[str]]
     clip alone in its (actor, emotion, action) group takes the next clip of the same actor in
     grid order (cyclic). A clip whose actor has no other clip cannot be paired and is returned
     in the second list.
+
+    The paper does not state its pairing for the 0.990 of Table 9; two different sentences of one
+    speaker usually score lower than that with Resemblyzer, so expect our Real-audio value to be
+    below the paper's (it is the same-speaker ceiling for *different* content).
 
     Args:
         records: :class:`hug_vis_dataset.release.ClipRecord` objects (e.g. ``list(Release(root))``).
