@@ -41,6 +41,13 @@ CRITERIA: dict[str, str] = {
     "lip_sync": "Lip Synchronization",
     "motion_naturalness": "Motion Naturalness",
 }
+# The paper's criteria per task, in its column order (Tables 6, 8, 10). The Space's rating
+# form and this module share this table, so stored ratings always aggregate here.
+TASK_CRITERIA: dict[str, tuple[str, ...]] = {
+    "audio_driven": ("id_similarity", "emotion_naturalness", "lip_sync"),
+    "vision_driven": ("id_similarity", "emotion_naturalness", "motion_naturalness"),
+    "voice_cloning": ("id_similarity", "emotion_naturalness"),
+}
 RATING_COLUMNS = ("rater", "clip_id", "model", "criterion", "score")
 # The automatic metric each criterion is compared with in the joint view (per task).
 MATCHING_METRIC: dict[str, dict[str, str]] = {

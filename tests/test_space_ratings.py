@@ -18,25 +18,25 @@ def _writer(args):
     store = RatingStore(path)
     for i in range(n):
         store.add(rater, "vision_driven", CLIP, f"model_{i % 3}",
-                  {"identity": 1 + i % 5, "emotion_naturalness": 5, "motion_naturalness": 3})
+                  {"id_similarity": 1 + i % 5, "emotion_naturalness": 5, "motion_naturalness": 3})
     return n
 
 
 def test_criteria_follow_the_paper_tables():
-    assert CRITERIA["audio_driven"] == ("identity", "emotion_naturalness", "lip_sync")
-    assert CRITERIA["vision_driven"] == ("identity", "emotion_naturalness", "motion_naturalness")
-    assert CRITERIA["voice_cloning"] == ("similarity", "emotion_naturalness")
+    assert CRITERIA["audio_driven"] == ("id_similarity", "emotion_naturalness", "lip_sync")
+    assert CRITERIA["vision_driven"] == ("id_similarity", "emotion_naturalness", "motion_naturalness")
+    assert CRITERIA["voice_cloning"] == ("id_similarity", "emotion_naturalness")
 
 
 @pytest.mark.parametrize("scores,message", [
-    ({"identity": 0, "emotion_naturalness": 3, "lip_sync": 3}, "integer in 1..5"),
-    ({"identity": 6, "emotion_naturalness": 3, "lip_sync": 3}, "integer in 1..5"),
-    ({"identity": 3.5, "emotion_naturalness": 3, "lip_sync": 3}, "integer in 1..5"),
-    ({"identity": math.nan, "emotion_naturalness": 3, "lip_sync": 3}, "integer in 1..5"),
-    ({"identity": True, "emotion_naturalness": 3, "lip_sync": 3}, "integer in 1..5"),
-    ({"identity": "4", "emotion_naturalness": 3, "lip_sync": 3}, "integer in 1..5"),
-    ({"identity": 3, "emotion_naturalness": 3}, r"missing scores for \['lip_sync'\]"),
-    ({"identity": 3, "emotion_naturalness": 3, "lip_sync": 3, "motion_naturalness": 2}, "not rated for audio_driven"),
+    ({"id_similarity": 0, "emotion_naturalness": 3, "lip_sync": 3}, "integer in 1..5"),
+    ({"id_similarity": 6, "emotion_naturalness": 3, "lip_sync": 3}, "integer in 1..5"),
+    ({"id_similarity": 3.5, "emotion_naturalness": 3, "lip_sync": 3}, "integer in 1..5"),
+    ({"id_similarity": math.nan, "emotion_naturalness": 3, "lip_sync": 3}, "integer in 1..5"),
+    ({"id_similarity": True, "emotion_naturalness": 3, "lip_sync": 3}, "integer in 1..5"),
+    ({"id_similarity": "4", "emotion_naturalness": 3, "lip_sync": 3}, "integer in 1..5"),
+    ({"id_similarity": 3, "emotion_naturalness": 3}, r"missing scores for \['lip_sync'\]"),
+    ({"id_similarity": 3, "emotion_naturalness": 3, "lip_sync": 3, "motion_naturalness": 2}, "not rated for audio_driven"),
 ])
 def test_bad_scores_are_refused(tmp_path, scores, message):
     store = RatingStore(tmp_path / "r.jsonl")
@@ -54,13 +54,13 @@ def test_bad_scores_are_refused(tmp_path, scores, message):
 ])
 def test_bad_fields_are_refused(rater, task, clip, model, message):
     with pytest.raises(RatingError, match=message):
-        validate_rating(rater, task, clip, model, {"identity": 1, "emotion_naturalness": 1, "lip_sync": 1})
+        validate_rating(rater, task, clip, model, {"id_similarity": 1, "emotion_naturalness": 1, "lip_sync": 1})
 
 
 def test_boundaries_and_float_integers_are_accepted(tmp_path):
     store = RatingStore(tmp_path / "r.jsonl")
     assert store.add("r1", "voice_cloning", "actor_0003_afraid_action_02_script_010", "m",
-                     {"similarity": 1, "emotion_naturalness": 5.0}) == 2
+                     {"id_similarity": 1, "emotion_naturalness": 5.0}) == 2
     frame = store.frame()
     assert frame.score.tolist() == [1, 5]
     assert frame.clip_id.tolist() == ["actor_0003_fearful_action_02_script_010"] * 2  # canonical spelling
@@ -69,9 +69,9 @@ def test_boundaries_and_float_integers_are_accepted(tmp_path):
 def test_append_only_and_tampering_is_reported(tmp_path):
     path = tmp_path / "r.jsonl"
     store = RatingStore(path)
-    store.add("r1", "audio_driven", CLIP, "a", {"identity": 2, "emotion_naturalness": 3, "lip_sync": 4})
+    store.add("r1", "audio_driven", CLIP, "a", {"id_similarity": 2, "emotion_naturalness": 3, "lip_sync": 4})
     first = path.read_text()
-    store.add("r2", "audio_driven", CLIP, "a", {"identity": 5, "emotion_naturalness": 5, "lip_sync": 5})
+    store.add("r2", "audio_driven", CLIP, "a", {"id_similarity": 5, "emotion_naturalness": 5, "lip_sync": 5})
     assert path.read_text().startswith(first)
     assert len(load_ratings(path)) == 6
     with open(path, "a") as handle:
@@ -90,5 +90,26 @@ def test_concurrent_writers_never_interleave(tmp_path):
     assert frame.groupby("rater").size().to_dict() == {"ra": 120, "rb": 120}
     # Each rater's identity scores are exactly what that rater wrote, in order.
     for rater in ("ra", "rb"):
-        ident = frame[(frame.rater == rater) & (frame.criterion == "identity")].score.tolist()
+        ident = frame[(frame.rater == rater) & (frame.criterion == "id_similarity")].score.tolist()
         assert ident == [1 + i % 5 for i in range(40)]
+
+
+def test_space_mos_table_averages_within_clip_then_over_clips():
+    import pandas as pd
+
+    from hug_vis_dataset.space.app import aggregate_ratings
+
+    clip_a = "actor_0001_happy_action_01_script_001"
+    clip_b = "actor_0002_sad_action_01_script_001"
+    rows = [  # clip a: raters give 5 and 1 -> clip mean 3; clip b: one rater gives 5 -> MOS (3 + 5) / 2 = 4
+        ("r1", "voice_cloning", clip_a, "m", "id_similarity", 5),
+        ("r2", "voice_cloning", clip_a, "m", "id_similarity", 1),
+        ("r1", "voice_cloning", clip_b, "m", "id_similarity", 5),
+    ]
+    frame = pd.DataFrame(rows, columns=["rater", "task", "clip_id", "model", "criterion", "score"])
+    table = aggregate_ratings(frame)
+    assert len(table) == 1
+    row = table.iloc[0]
+    assert row["mos"] == 4.0  # a plain mean over ratings would give 11 / 3
+    assert (row["n_clips"], row["n_ratings"], row["n_raters"]) == (2, 3, 2)
+    assert row["criterion"] == "ID Similarity"

@@ -14,10 +14,20 @@ from pathlib import Path
 from .tasks import TASKS
 
 
+# The demo grid: every emotion (the cross-task analyses normalise over all seven) and two
+# actors (the bootstrap resamples actors), kept small enough to finish in minutes on 2 cores.
+DEMO_GRID = dict(actors=2, emotions=None, actions=1, scripts=2, seconds=1.5)
+QUICK_GRID = dict(actors=1, emotions=["Happy", "Sad", "Angry"], actions=1, scripts=2, seconds=1.0)
+
+
 def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc: int = 1, build: bool = True,
-             n_boot: int = 200, progress: bool = True) -> dict:
-    """Synthesize a small grid, build the Hub repo (when :mod:`hug_vis_dataset.hub` is present),
-    score every simulated system of every task and write the report; print the tables.
+             n_boot: int = 200, progress: bool = True, grid: "dict | None" = None) -> dict:
+    """Synthesize a small grid, build the Hub repo, validate it, score every simulated system of
+    every task and write the report; print the tables.
+
+    Args:
+        grid: keyword arguments of :func:`hug_vis_dataset.synth.synthesize` choosing the grid;
+            default :data:`QUICK_GRID` when ``quick`` else :data:`DEMO_GRID`.
 
     Returns:
         ``{"release", "results", "report", "markdown", "seconds"}``.
@@ -30,9 +40,17 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
     release = out / "release"
     results = out / "results"
     start = time.perf_counter()
-    size = dict(actors=1, emotions=["Happy", "Sad", "Angry"], actions=1, scripts=2, seconds=1.0) if quick else {}
+    size = grid if grid is not None else (QUICK_GRID if quick else DEMO_GRID)
     print(f"[1] synthesizing into {release} ...", flush=True)
-    synthesize(release, seed=seed, **size)
+    summary = synthesize(release, seed=seed, progress=progress, **size)
+    print(f"    {len(summary.clip_ids)} clips; simulated systems: "
+          + ", ".join(f"{task} {len(names)}" for task, names in summary.systems.items()), flush=True)
+    from ..validate import validate_release
+
+    validation = validate_release(release)
+    print("    validation: " + ("OK" if validation.ok else f"{len(validation.problems)} problem(s)"), flush=True)
+    if not validation.ok:
+        raise RuntimeError("the synthetic release failed validation:\n" + validation.to_text())
     if build:
         try:
             from ..hub.builder import build_repo
@@ -40,7 +58,13 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
             build_repo = None
         if build_repo is not None:
             print(f"[2] building the dataset repo into {out / 'repo'} ...", flush=True)
-            build_repo(release, out / "repo")
+            build = build_repo(release, out / "repo")
+            from ..hub import load_config
+
+            matting = load_config(out / "repo", "matting", cache_dir=str(out / "hf_cache"))
+            print(f"    {sum(build.rows.values())} rows in {len(build.rows)} configs; "
+                  f"load_dataset(repo, 'matting'): {matting.num_rows} rows, features "
+                  f"{', '.join(matting.features)}", flush=True)
     systems_root = release / "simulated_systems"
     print("[3] scoring every simulated system ...", flush=True)
     for task in TASKS:

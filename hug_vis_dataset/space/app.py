@@ -233,24 +233,29 @@ class Explorer:
 
 
 def aggregate_ratings(frame):
-    """Aggregate ratings with the MOS code of :mod:`hug_vis_dataset.mos` when it is available.
-
-    Falls back to the plain per-(task, model, criterion) mean over all ratings, with the number
-    of ratings and raters, so the tab still works on a library without the MOS module.
+    """MOS per (task, model, criterion) with :mod:`hug_vis_dataset.mos` (ratings averaged within
+    each clip, then over clips), plus the number of ratings and raters.
     """
     import pandas as pd
 
+    from ..mos import RATING_COLUMNS, mos_table, validate_ratings
+
+    columns = ["task", "model", "criterion", "mos", "n_clips", "n_ratings", "n_raters"]
     if not len(frame):
-        return pd.DataFrame(columns=["task", "model", "criterion", "mos", "n_ratings", "n_raters"])
-    try:
-        from .. import mos
-    except ImportError:
-        mos = None
-    if mos is not None and hasattr(mos, "aggregate_mos"):
-        return mos.aggregate_mos(frame)
-    grouped = frame.groupby(["task", "model", "criterion"], sort=True)
-    out = grouped.agg(mos=("score", "mean"), n_ratings=("score", "size"), n_raters=("rater", "nunique"))
-    out = out.reset_index()
+        return pd.DataFrame(columns=columns)
+    parts = []
+    for task, ratings in frame.groupby("task", sort=True):
+        valid, _invalid = validate_ratings(ratings[list(RATING_COLUMNS)].astype(str))
+        if not len(valid):
+            continue
+        table = mos_table(valid).reset_index()
+        raters = valid.groupby(["model", "criterion"])["rater"].nunique().rename("n_raters").reset_index()
+        table = table.merge(raters, on=["model", "criterion"])
+        table.insert(0, "task", task)
+        parts.append(table)
+    if not parts:
+        return pd.DataFrame(columns=columns)
+    out = pd.concat(parts, ignore_index=True)[columns]
     out["criterion"] = out["criterion"].map(lambda c: CRITERION_LABELS.get(c, c))
     return out.round({"mos": 3})
 

@@ -9,7 +9,7 @@ Example:
     >>> import tempfile, os
     >>> store = RatingStore(os.path.join(tempfile.mkdtemp(), "ratings.jsonl"))
     >>> store.add("rater_01", "audio_driven", "actor_0001_happy_action_01_script_001", "sonic",
-    ...           {"identity": 4, "emotion_naturalness": 5, "lip_sync": 3})
+    ...           {"id_similarity": 4, "emotion_naturalness": 5, "lip_sync": 3})
     3
     >>> store.frame()[["criterion", "score"]].values.tolist()
     [['identity', 4], ['emotion_naturalness', 5], ['lip_sync', 3]]
@@ -25,20 +25,13 @@ from pathlib import Path
 from typing import Mapping
 
 from ..grid import ClipId, ClipIdError
+from ..mos import CRITERIA as MOS_CRITERIA
+from ..mos import TASK_CRITERIA
 
-# The paper's criteria per task, in its column order.
-CRITERIA: dict[str, tuple[str, ...]] = {
-    "audio_driven": ("identity", "emotion_naturalness", "lip_sync"),       # Table 6
-    "vision_driven": ("identity", "emotion_naturalness", "motion_naturalness"),  # Table 8
-    "voice_cloning": ("similarity", "emotion_naturalness"),               # Table 10
-}
-CRITERION_LABELS: dict[str, str] = {
-    "identity": "ID Similarity",
-    "similarity": "ID Similarity",
-    "emotion_naturalness": "Emotion Naturalness",
-    "lip_sync": "Lip Synchronization",
-    "motion_naturalness": "Motion Naturalness",
-}
+# The paper's criteria per task and their labels come from the MOS module, so what the form
+# stores is exactly what hug_vis_dataset.mos aggregates.
+CRITERIA: dict[str, tuple[str, ...]] = TASK_CRITERIA
+CRITERION_LABELS: dict[str, str] = MOS_CRITERIA
 RATING_COLUMNS: tuple[str, ...] = ("rater", "task", "clip_id", "model", "criterion", "score", "time")
 SCORE_RANGE = (1, 5)
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
@@ -56,8 +49,8 @@ def validate_rating(rater: str, task: str, clip_id: str, model: str, scores: Map
 
     Example:
         >>> validate_rating("r1", "voice_cloning", "actor_0002_sad_action_03_script_004", "m",
-        ...                 {"emotion_naturalness": 2.0, "similarity": 5})
-        {'similarity': 5, 'emotion_naturalness': 2}
+        ...                 {"emotion_naturalness": 2.0, "id_similarity": 5})
+        {'id_similarity': 5, 'emotion_naturalness': 2}
         >>> validate_rating("r1", "voice_cloning", "actor_0002_sad_action_03_script_004", "m", {"similarity": 9})
         Traceback (most recent call last):
         ...
