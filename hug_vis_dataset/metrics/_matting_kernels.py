@@ -101,29 +101,53 @@ def _find(uf, x):
     return x
 
 
-@njit(cache=True)
-def _pointwise_frame(p, t, pp, tp, has_prev):
-    """Sums of |d|, d^2 and the dtSSD term over one frame, in raw units (exact integers for uint8)."""
+def _raw(x):  # pragma: no cover
+    raise NotImplementedError
+
+
+@overload(_raw)
+def _raw_overload(x):
+    """Raw value for exact accumulation: int32 for 8-bit frames, float64 otherwise."""
+    if isinstance(x, types.Integer):
+        return lambda x: np.int32(x)
+    return lambda x: np.float64(x)
+
+
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def _pointwise_frame(p, t, pp, tp, with_dt):
+    """Sums of |d|, d^2 and (``with_dt``) the dtSSD term over one frame, in alpha units.
+
+    8-bit frames accumulate exact integers: int32 within a row (|d| <= 255, d^2 <= 65025, the dtSSD
+    term <= 510^2, so a row of up to 8000 pixels cannot overflow), int64 across rows, scaled once by
+    1/255 at the end. Float frames accumulate in float64.
+    """
     H, W = p.shape
-    s_abs = 0.0
-    s_sq = 0.0
-    s_dt = 0.0
+    zero = _raw(p[0, 0]) * 0
+    s_abs = np.float64(0.0)
+    s_sq = np.float64(0.0)
+    s_dt = np.float64(0.0)
     for y in range(H):
-        s_a = 0.0
-        s_s = 0.0
-        for x in range(W):
-            d = np.float64(p[y, x]) - np.float64(t[y, x])
-            s_a += abs(d)
-            s_s += d * d
-        s_abs += s_a
-        s_sq += s_s
-    if has_prev:
-        for y in range(H):
-            s_d = 0.0
+        r_abs = zero
+        r_sq = zero
+        r_dt = zero
+        if with_dt:
             for x in range(W):
-                e = (np.float64(p[y, x]) - np.float64(pp[y, x])) - (np.float64(t[y, x]) - np.float64(tp[y, x]))
-                s_d += e * e
-            s_dt += s_d
+                a = _raw(p[y, x])
+                b = _raw(t[y, x])
+                d = a - b
+                r_abs += abs(d)
+                r_sq += d * d
+                e = (a - _raw(pp[y, x])) - (b - _raw(tp[y, x]))
+                r_dt += e * e
+        else:
+            for x in range(W):
+                d = _raw(p[y, x]) - _raw(t[y, x])
+                r_abs += abs(d)
+                r_sq += d * d
+        # Integer row sums are exact, so adding them in float64 (exact below 2^53) loses nothing.
+        s_abs += np.float64(r_abs)
+        s_sq += np.float64(r_sq)
+        s_dt += np.float64(r_dt)
     u = _unit(p[0, 0])
     return s_abs * u, s_sq * u * u, s_dt * u * u
 
@@ -134,12 +158,12 @@ def _minmax_scale(img, normalize):
     u = _unit(img[0, 0])
     if not normalize:
         return u
-    lo = np.float64(img[0, 0])
+    lo = _raw(img[0, 0])
     hi = lo
     H, W = img.shape
     for y in range(H):
         for x in range(W):
-            v = np.float64(img[y, x])
+            v = _raw(img[y, x])
             lo = min(lo, v)
             hi = max(hi, v)
     # cv2.normalize sees float32 alphas: the range is that of k / 255 in float32 for 8-bit frames.
@@ -147,7 +171,7 @@ def _minmax_scale(img, normalize):
     return u / rng if rng > DBL_EPSILON else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"reassoc", "contract"})
 def _hrow(img, y, pad, g, dg, outg, outd):
     """Horizontal 9-tap pass of row y (replicate border): even taps g, odd taps dg (symmetry used)."""
     W = img.shape[1]
@@ -166,24 +190,37 @@ def _hrow(img, y, pad, g, dg, outg, outd):
                    + d3 * (pad[c + 3] - pad[c - 3]) + d4 * (pad[c + 4] - pad[c - 4]))
 
 
-@njit(cache=True)
-def _vrow(hg, hd, rows, g, dg, sc, mag):
-    """Vertical pass for one output row: |(f_x, f_y) * a| x sc, from the 9 horizontally filtered rows."""
-    g0, g1, g2, g3, g4 = g[4], g[5], g[6], g[7], g[8]
-    d1, d2, d3, d4 = dg[5], dg[6], dg[7], dg[8]
-    D0, D1, D2, D3, D4 = hd[rows[0]], hd[rows[1]], hd[rows[2]], hd[rows[3]], hd[rows[4]]
-    D5, D6, D7, D8 = hd[rows[5]], hd[rows[6]], hd[rows[7]], hd[rows[8]]
-    G0, G1, G2, G3 = hg[rows[0]], hg[rows[1]], hg[rows[2]], hg[rows[3]]
-    G5, G6, G7, G8 = hg[rows[5]], hg[rows[6]], hg[rows[7]], hg[rows[8]]
-    for x in range(mag.shape[0]):
-        # f_x = G(row) dG(col): vertical g over the row-wise dG pass; f_y = f_x^T the other way round.
-        fx = (g0 * D4[x] + g1 * (D5[x] + D3[x]) + g2 * (D6[x] + D2[x]) + g3 * (D7[x] + D1[x])
-              + g4 * (D8[x] + D0[x]))
-        fy = d1 * (G5[x] - G3[x]) + d2 * (G6[x] - G2[x]) + d3 * (G7[x] - G1[x]) + d4 * (G8[x] - G0[x])
-        mag[x] = np.sqrt(fx * fx + fy * fy) * sc
+@njit(cache=True, inline="always")
+def _sq_mag(hg, hd, rows, g, dg, x):
+    """|(f_x, f_y) * a|^2 at column x from the 9 horizontally filtered rows (unscaled)."""
+    # f_x = G(row) dG(col): vertical g over the row-wise dG pass; f_y = f_x^T the other way round.
+    fx = (g[4] * hd[rows[4], x] + g[5] * (hd[rows[5], x] + hd[rows[3], x])
+          + g[6] * (hd[rows[6], x] + hd[rows[2], x]) + g[7] * (hd[rows[7], x] + hd[rows[1], x])
+          + g[8] * (hd[rows[8], x] + hd[rows[0], x]))
+    fy = (dg[5] * (hg[rows[5], x] - hg[rows[3], x]) + dg[6] * (hg[rows[6], x] - hg[rows[2], x])
+          + dg[7] * (hg[rows[7], x] - hg[rows[1], x]) + dg[8] * (hg[rows[8], x] - hg[rows[0], x]))
+    return fx * fx + fy * fy
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def _vrow_sum(hg_p, hd_p, hg_t, hd_t, rows, g, dg, sc2_p, sc2_t, x0, x1):
+    """sum over columns x0..x1-1 of one output row of (|grad t| - |grad p|)^2.
+
+    (m_t - m_p)^2 = M_t + M_p - 2 sqrt(M_t M_p) with M = m^2 needs one square root per pixel
+    instead of two; identical neighbourhoods still give exactly 0 (sqrt(fl(M^2)) = M in IEEE).
+    """
+    s = 0.0
+    for x in range(x0, x1):
+        mp = _sq_mag(hg_p, hd_p, rows, g, dg, x) * sc2_p
+        mt = _sq_mag(hg_t, hd_t, rows, g, dg, x) * sc2_t
+        e2 = mt + mp - 2.0 * np.sqrt(mt * mp)
+        s += e2 if e2 > 0.0 else 0.0
+    return s
+
+
+# Reassociation lets LLVM vectorise the float sums; the compiled order is fixed, so a frame's value
+# does not depend on the thread count.
+@njit(cache=True, fastmath={"reassoc", "contract"})
 def _grad_frame(p, t, g, dg, inv_norm, normalize):
     """sum((|grad t| - |grad p|)^2) of one frame, filters applied separably (9 taps, half = 4)."""
     H, W = p.shape
@@ -197,8 +234,6 @@ def _grad_frame(p, t, g, dg, inv_norm, normalize):
     hd_p = np.empty((k, W))
     hg_t = np.empty((k, W))
     hd_t = np.empty((k, W))
-    mag_p = np.empty(W)
-    mag_t = np.empty(W)
     rows = np.empty(k, np.int64)
     for r in range(min(half, H)):
         _hrow(p, r, pad, g, dg, hg_p[r % k], hd_p[r % k])
@@ -211,18 +246,37 @@ def _grad_frame(p, t, g, dg, inv_norm, normalize):
             _hrow(t, r, pad, g, dg, hg_t[r % k], hd_t[r % k])
         for i in range(k):
             rows[i] = min(max(y + i - half, 0), H - 1) % k
-        _vrow(hg_p, hd_p, rows, g, dg, sc_p, mag_p)
-        _vrow(hg_t, hd_t, rows, g, dg, sc_t, mag_t)
-        s = 0.0
-        for x in range(W):
-            e = mag_t[x] - mag_p[x]
-            s += e * e
-        total += s
+        total += _vrow_sum(hg_p, hd_p, hg_t, hd_t, rows, g, dg, sc_p * sc_p, sc_t * sc_t, 0, W)
     return total
 
 
+@njit(cache=True, inline="always")
+def _union(uf, parent, link, size, first, link_order, state, a, b, lv):
+    """Merge the components of a and b at level lv; record the link and the running largest."""
+    ra = _find(uf, a)
+    rb = _find(uf, b)
+    if ra == rb:
+        return
+    if size[ra] < size[rb] or (size[ra] == size[rb] and ra > rb):
+        ra, rb = rb, ra
+    uf[rb] = ra
+    parent[rb] = ra
+    link[rb] = lv
+    link_order[state[0]] = rb
+    state[0] += 1
+    size[ra] += size[rb]
+    if first[rb] < first[ra]:
+        first[ra] = first[rb]
+    # Sizes only grow, so the largest component at the end of a level is the largest ever recorded;
+    # equal sizes go to the smaller first pixel (raster order).
+    if size[ra] > state[1] or (size[ra] == state[1] and first[ra] < state[2]):
+        state[1] = size[ra]
+        state[2] = first[ra]
+        state[3] = ra
+
+
 @njit(cache=True)
-def _conn_frame(p, t, thr, thr32, cut32, lut, table):
+def _conn_frame(p, t, thr, thr32, cut32, lut, table, ws32, ws8):
     """sum(|phi_t - phi_p|) of one frame.
 
     The largest 4-connected component L_i of S_i = {min(t, p) >= theta_i} is found for all ten
@@ -239,14 +293,29 @@ def _conn_frame(p, t, thr, thr32, cut32, lut, table):
     n = H * W
     nthr = thr.shape[0]  # 11: theta_0 .. theta_10
     top = nthr - 1
-    level = np.empty(n, np.int8)
+    level = ws8[0]
+    J = ws8[1]
+    link = ws8[2]
+    order = ws32[0]
+    uf = ws32[1]
+    parent = ws32[2]
+    size = ws32[3]
+    first = ws32[4]
+    link_order = ws32[5]
     counts = np.zeros(nthr, np.int64)
+    total = 0.0
     for y in range(H):
+        s = 0.0
         for x in range(W):
-            lv = _level(p[y, x], t[y, x], thr, lut)
+            pv = p[y, x]
+            tv = t[y, x]
+            lv = _level(pv, tv, thr, lut)
             level[y * W + x] = lv
             counts[lv] += 1
-    J = np.zeros(n, np.int8)
+            # Below theta_1 a pixel rounds down to 0 whatever the components: score it now.
+            if lv == 0:
+                s += abs(_phi(tv, 0, thr32, cut32, table) - _phi(pv, 0, thr32, cut32, table))
+        total += s
     nfg = n - counts[0]
     if nfg > 0:
         # Counting sort of foreground pixels by level (raster order within a level).
@@ -254,82 +323,65 @@ def _conn_frame(p, t, thr, thr32, cut32, lut, table):
         for i in range(1, nthr):
             start[i + 1] = start[i] + counts[i]
         fill = start.copy()
-        order = np.empty(nfg, np.int32)
         for idx in range(n):
             lv = level[idx]
             if lv > 0:
                 order[fill[lv]] = idx
                 fill[lv] += 1
-        uf = np.empty(n, np.int32)
-        parent = np.empty(n, np.int32)
-        link = np.empty(n, np.int8)
-        size = np.empty(n, np.int32)
-        first = np.empty(n, np.int32)
-        link_order = np.empty(nfg, np.int32)
-        n_links = 0
-        best_size = 0
-        best_first = 0
-        best_root = -1
+                J[idx] = 0
+        # state: n_links, best_size, best_first, best_root (the running largest component).
+        state = np.array([0, 0, 0, -1], np.int64)
         root_at = np.full(nthr, -1, np.int64)
         inside_prev = np.zeros(nthr, np.bool_)
         for lv in range(top, 0, -1):
-            for o in range(start[lv], start[lv + 1]):
-                x0 = order[o]
-                uf[x0] = x0
-                parent[x0] = -1
-                link[x0] = 0
-                size[x0] = 1
-                first[x0] = x0
-                if best_root < 0:
-                    best_size = 1
-                    best_first = x0
-                    best_root = x0
-                yy = x0 // W
-                xx = x0 - yy * W
-                for nb in range(4):
-                    if nb == 0:
-                        if yy == 0:
-                            continue
-                        q = x0 - W
-                    elif nb == 1:
-                        if xx == 0:
-                            continue
-                        q = x0 - 1
-                    elif nb == 2:
-                        if xx == W - 1:
-                            continue
-                        q = x0 + 1
-                    else:
-                        if yy == H - 1:
-                            continue
-                        q = x0 + W
-                    lq = level[q]
-                    # Already added: a higher level, or this level earlier in raster order.
-                    if lq > lv or (lq == lv and q < x0):
-                        ra = _find(uf, x0)
-                        rb = _find(uf, q)
-                        if ra != rb:
-                            if size[ra] < size[rb] or (size[ra] == size[rb] and ra > rb):
-                                ra, rb = rb, ra
-                            # rb goes under ra.
-                            uf[rb] = ra
-                            parent[rb] = ra
-                            link[rb] = lv
-                            link_order[n_links] = rb
-                            n_links += 1
-                            size[ra] += size[rb]
-                            if first[rb] < first[ra]:
-                                first[ra] = first[rb]
-                            s = size[ra]
-                            f = first[ra]
-                            if s > best_size or (s == best_size and f < best_first):
-                                best_size = s
-                                best_first = f
-                                best_root = ra
-                # A new singleton can only be the best when every component is a singleton.
-                if best_size == 1 and x0 < best_first:
-                    best_first = x0
-                    best_root = x0
+            o = start[lv]
+            end = start[lv + 1]
+            while o < end:
+                # A horizontal run xa..xb of this level is connected: one component rooted at xa,
+                # so finds are needed per run and per neighbouring segment, not per pixel.
+                xa = order[o]
+                ya = xa // W
+                row_end = (ya + 1) * W
+                xb = xa
+                o += 1
+                while o < end and order[o] == xb + 1 and xb + 1 < row_end:
+                    xb += 1
+                    o += 1
+                uf[xa] = xa
+                parent[xa] = -1
+                link[xa] = 0
+                size[xa] = xb - xa + 1
+                first[xa] = xa
+                # Run members only point at the head for finds; they are never roots, and their J
+                # equals the head's (same level, same component), read off in the final pass.
+                for x in range(xa + 1, xb + 1):
+                    uf[x] = xa
+                if size[xa] > state[1] or (size[xa] == state[1] and xa < state[2]):
+                    state[1] = size[xa]
+                    state[2] = xa
+                    state[3] = xa
+                # Neighbours already added: higher levels anywhere, this level only in the row above
+                # (same-level pixels left/right belong to the run, those below come later).
+                if xa > ya * W and level[xa - 1] > lv:
+                    _union(uf, parent, link, size, first, link_order, state, xa, xa - 1, lv)
+                if xb + 1 < row_end and level[xb + 1] > lv:
+                    _union(uf, parent, link, size, first, link_order, state, xa, xb + 1, lv)
+                if ya > 0:
+                    # Consecutive eligible pixels of a row are already one component: one union per segment.
+                    prev = False
+                    for x in range(xa, xb + 1):
+                        e = level[x - W] >= lv
+                        if e and not prev:
+                            _union(uf, parent, link, size, first, link_order, state, xa, x - W, lv)
+                        prev = e
+                if ya < H - 1:
+                    prev = False
+                    for x in range(xa, xb + 1):
+                        e = level[x + W] > lv
+                        if e and not prev:
+                            _union(uf, parent, link, size, first, link_order, state, xa, x + W, lv)
+                        prev = e
+            best_root = state[3]
             if best_root >= 0:
                 root_at[lv] = _find(uf, best_root)
                 if lv < top and root_at[lv + 1] >= 0:
@@ -347,51 +399,69 @@ def _conn_frame(p, t, thr, thr32, cut32, lut, table):
             own[root_at[lv]] = lv  # ascending, so the max wins
         # Parents are linked after their children: reverse link order visits parents first.
         # Roots (never linked) keep J = own.
-        for e in range(n_links - 1, -1, -1):
+        for e in range(state[0] - 1, -1, -1):
             c = link_order[e]
             if own[c] == 0:
                 jp = J[parent[c]]
                 lc = link[c]
                 J[c] = jp if jp < lc else lc
-    total = 0.0
-    for y in range(H):
-        for x in range(W):
-            j = J[y * W + x]
-            total += abs(_phi(t[y, x], j, thr32, cut32, table) - _phi(p[y, x], j, thr32, cut32, table))
+        pf = p.reshape(n)
+        tf = t.reshape(n)
+        s = 0.0
+        j = 0
+        for o in range(nfg):
+            idx = order[o]
+            lv = level[idx]
+            # A run head starts a row, or follows a pixel of another level; members inherit its J.
+            if idx % W == 0 or level[idx - 1] != lv:
+                j = J[idx]
+            s += abs(_phi(tf[idx], j, thr32, cut32, table) - _phi(pf[idx], j, thr32, cut32, table))
+        total += s
     return total
 
 
 @njit(cache=True)
-def _score_frame(p, t, k, pp, tp, has_prev, want_grad, want_conn, normalize, g, dg, inv_norm, thr, thr32, cut32, lut, table, out):
+def _score_frame(p, t, k, pp, tp, has_prev, want_dt, want_grad, want_conn, normalize, g, dg, inv_norm, thr, thr32, cut32, lut, table,
+                 ws32, ws8, out):
     if k == 0:
-        a, b, c = _pointwise_frame(p[0], t[0], pp, tp, has_prev)
-        if not has_prev:
+        a, b, c = _pointwise_frame(p[0], t[0], pp, tp, has_prev and want_dt)
+        if not (has_prev and want_dt):
             c = np.nan
     else:
-        a, b, c = _pointwise_frame(p[k], t[k], p[k - 1], t[k - 1], True)
+        a, b, c = _pointwise_frame(p[k], t[k], p[k - 1], t[k - 1], want_dt)
+        if not want_dt:
+            c = np.nan
     out[k, 0] = a
     out[k, 1] = b
     out[k, 2] = c
     if want_grad:
         out[k, 3] = _grad_frame(p[k], t[k], g, dg, inv_norm, normalize)
     if want_conn:
-        out[k, 4] = _conn_frame(p[k], t[k], thr, thr32, cut32, lut, table)
+        out[k, 4] = _conn_frame(p[k], t[k], thr, thr32, cut32, lut, table, ws32, ws8)
 
 
 @njit(parallel=True, cache=True)
-def score_chunk(p, t, pp, tp, has_prev, want_grad, want_conn, normalize, g, dg, inv_norm, thr, thr32, cut32, lut, table):
+def score_chunk(p, t, pp, tp, has_prev, want_dt, want_grad, want_conn, normalize, g, dg, inv_norm, thr, thr32, cut32, lut, table,
+                threads):
     """Per-frame raw sums for a chunk (n, H, W); frame 0 of the chunk uses (pp, tp) as its predecessor.
+
+    ``threads`` is the number of scratch slots (numba.get_num_threads() of the caller).
 
     Returns (n, 5) float64: sum|d|, sum d^2, dtSSD sum (NaN where no predecessor), Grad sum, Conn sum
     (NaN for metrics not requested).
     """
     n = p.shape[0]
     out = np.full((n, 5), np.nan)
-    # One frame per iteration, all work inside a plain function: the per-frame code is the same
-    # whatever the number of threads.
-    for k in prange(n):
-        _score_frame(p, t, k, pp, tp, has_prev, want_grad, want_conn, normalize, g, dg, inv_norm, thr, thr32,
-                     cut32, lut, table, out)
+    # One scratch slot per worker; slot s scores frames s, s + slots, ... Each frame's value comes
+    # from the same sequential code whatever the slot or thread count.
+    slots = max(1, min(n, threads))
+    npix = p.shape[1] * p.shape[2] if want_conn else 1
+    ws32 = np.empty((slots, 6, npix), np.int32)
+    ws8 = np.empty((slots, 3, npix), np.int8)
+    for sl in prange(slots):
+        for k in range(sl, n, slots):
+            _score_frame(p, t, k, pp, tp, has_prev, want_dt, want_grad, want_conn, normalize, g, dg, inv_norm, thr, thr32,
+                         cut32, lut, table, ws32[sl], ws8[sl], out)
     return out
 
 

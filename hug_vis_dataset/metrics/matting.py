@@ -145,6 +145,8 @@ def _check_metrics(metrics: "Iterable[str] | None") -> tuple[str, ...]:
 def _score_chunk(p: np.ndarray, t: np.ndarray, prev: "tuple[np.ndarray, np.ndarray] | None",
                  metrics: tuple[str, ...], grad_normalize: bool) -> np.ndarray:
     """Raw per-frame values (n, 5) in paper scaling; dtSSD NaN for a frame without predecessor."""
+    import numba
+
     from . import _matting_kernels as K
 
     g, dg, inv_norm = _separable_filter(GRAD_SIGMA, GRAD_EPSILON)
@@ -153,8 +155,9 @@ def _score_chunk(p: np.ndarray, t: np.ndarray, prev: "tuple[np.ndarray, np.ndarr
     else:
         pp, tp, has_prev = prev[0].astype(p.dtype, copy=False), prev[1].astype(t.dtype, copy=False), True
     raw = K.score_chunk(p, t, np.ascontiguousarray(pp), np.ascontiguousarray(tp), has_prev,
-                        "grad" in metrics, "conn" in metrics, bool(grad_normalize), g, dg, inv_norm,
-                        K.CONN_THRESHOLDS, K.CONN_THRESHOLDS_F32, K.CONN_CUT_F32, K.LEVEL_LUT, K.PHI_TABLE)
+                        "dtssd" in metrics, "grad" in metrics, "conn" in metrics, bool(grad_normalize), g, dg, inv_norm,
+                        K.CONN_THRESHOLDS, K.CONN_THRESHOLDS_F32, K.CONN_CUT_F32, K.LEVEL_LUT, K.PHI_TABLE,
+                        numba.get_num_threads())
     n_pix = p.shape[1] * p.shape[2]
     out = np.empty_like(raw)
     # The kernel returns sums in alpha units (8-bit sums are exact integers times 1/255).
