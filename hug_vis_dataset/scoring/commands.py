@@ -24,7 +24,7 @@ def _evaluate(args) -> int:
             backend=args.backend, ray_address=args.ray_address, chunk_frames=args.chunk_frames,
             flush_every=args.flush_every, retry_failed=not args.keep_failed,
             require_all_metrics=args.require_all_metrics, protocol=args.protocol, progress=not args.no_progress,
-            command_line=["hugvis", *sys.argv[1:]],
+            command_line=["hugvis", *sys.argv[1:]], revision=args.revision,
         )
     except (IncompleteMetricsError, FileNotFoundError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
@@ -71,7 +71,10 @@ def register(subparsers) -> None:
     p.add_argument("task", choices=sorted(TASKS))
     p.add_argument("--predictions", type=Path, required=True, help="submission folder (files named by clip id)")
     p.add_argument("--model", required=True, help="model name (one folder name)")
-    p.add_argument("--dataset", type=Path, required=True, help="release tree (or dataset repo holding one)")
+    p.add_argument("--dataset", required=True,
+                   help="release tree, dataset repo folder (hugvis build), or Hub id such as hugvis/hug-vis")
+    p.add_argument("--revision", default=None,
+                   help="Hub revision (tag, branch or commit) to score against when --dataset is a Hub id")
     p.add_argument("--out", type=Path, default=Path("results"), help="results root (default: results)")
     p.add_argument("--num-proc", type=int, default=1, help="worker processes / local Ray CPUs")
     p.add_argument("--backend", choices=("local", "ray"), default="local")

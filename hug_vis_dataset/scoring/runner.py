@@ -35,7 +35,6 @@ Example:
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import os
 import sys
@@ -46,6 +45,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from ..grid import ClipId
 from .coverage import Coverage
+from .references import ReferenceSource, ReleaseSource, open_reference_source
 from .store import ResultStore
 from .tasks import ClipJob, ClipOutcome, get_task, score_job
 
@@ -74,52 +74,14 @@ class EvaluationResult:
 
 
 # ----------------------------------------------------------------------------- references
-class ReleaseReferences:
-    """References from a release tree (``metadata/clips.csv`` + media)."""
-
-    def __init__(self, root: "str | Path"):
-        from ..release import Release
-
-        self.root = Path(root)
-        self.release = Release(self.root)
-
-    def clip_ids(self) -> list[ClipId]:
-        return self.release.clip_ids()
-
-    def record(self, cid: ClipId):
-        return self.release.records[cid]
-
-    def fingerprint(self) -> dict:
-        csv_path = self.release.root / self.release.layout.metadata_csv
-        return {"kind": "release", "path": str(self.root.resolve()), "clips": len(self.release),
-                "metadata_sha256": hashlib.sha256(csv_path.read_bytes()).hexdigest(),
-                "revision": _git_revision(self.root)}
+# The reference sources live in references.py; these names stay for existing callers.
+ReleaseReferences = ReleaseSource
 
 
-def _git_revision(path: Path) -> "str | None":
-    head = path / ".git" / "HEAD"
-    if not head.is_file():
-        return None
-    text = head.read_text().strip()
-    if text.startswith("ref: "):
-        ref = path / ".git" / text[5:]
-        return ref.read_text().strip() if ref.is_file() else None
-    return text
-
-
-def open_references(dataset: "str | Path") -> ReleaseReferences:
-    """References of a release tree, or of a built dataset repo that carries its release tree.
-
-    A dataset repo built by :mod:`hug_vis_dataset.hub` is accepted when it holds the release
-    metadata (``metadata/clips.csv``) next to its data files.
-    """
-    path = Path(dataset)
-    if (path / "metadata" / "clips.csv").is_file():
-        return ReleaseReferences(path)
-    for sub in ("release", "source"):
-        if (path / sub / "metadata" / "clips.csv").is_file():
-            return ReleaseReferences(path / sub)
-    raise FileNotFoundError(f"{path} is not a release tree (no metadata/clips.csv)")
+def open_references(dataset: "str | Path", task: "str | None" = None,
+                    revision: "str | None" = None) -> ReferenceSource:
+    """References of a release tree, a built dataset repo folder or a Hub id (see references.py)."""
+    return open_reference_source(dataset, task, revision)
 
 
 # ----------------------------------------------------------------------------- engines
@@ -227,7 +189,7 @@ def _now() -> str:
 
 
 # ----------------------------------------------------------------------------- the command
-def build_jobs(task_name: str, model: str, refs: ReleaseReferences, index, metrics: tuple[str, ...],
+def build_jobs(task_name: str, model: str, refs: ReferenceSource, index, metrics: tuple[str, ...],
                options: dict) -> list[ClipJob]:
     """One job per grid clip, in grid order (missing clips get a job that fails as 'missing')."""
     task = get_task(task_name)
@@ -235,7 +197,7 @@ def build_jobs(task_name: str, model: str, refs: ReleaseReferences, index, metri
     for cid in refs.clip_ids():
         record = refs.record(cid)
         jobs.append(ClipJob(
-            task=task_name, model=model, clip_id=record.clip_id, reference=task.reference(record),
+            task=task_name, model=model, clip_id=record.clip_id, reference=refs.reference(cid),
             expected=task.expected(record), prediction=tuple(index.found.get(cid, ())),
             payload=index.payload.get(cid), metrics=metrics, options=options,
         ))
@@ -258,6 +220,7 @@ def evaluate_submission(
     protocol: "str | None" = None,
     progress: bool = True,
     command_line: "Sequence[str] | None" = None,
+    revision: "str | None" = None,
 ) -> EvaluationResult:
     """Score a submission folder and store per-clip rows, coverage and a summary.
 
@@ -265,7 +228,8 @@ def evaluate_submission(
         task: ``matting``, ``audio_driven``, ``vision_driven``, ``voice_cloning`` or ``emotion``.
         predictions: the submission folder (layout in :mod:`hug_vis_dataset.scoring.tasks`).
         model: model name (one folder name) used in rows and as ``out/<task>/<model>/``.
-        dataset: a release tree (or a built dataset repo holding one).
+        dataset: a release tree, a dataset repo folder built by ``hugvis build``, or a Hub id
+            (``hugvis/hug-vis``); see :mod:`hug_vis_dataset.scoring.references`.
         out: results root.
         num_proc: worker processes (local) or CPUs of the local Ray.
         backend: ``local`` or ``ray``.
@@ -277,6 +241,7 @@ def evaluate_submission(
         protocol: aggregation protocol of the summary (``rvm`` for matting, ``clip`` otherwise).
         progress: show tqdm progress bars.
         command_line: recorded in the summary (defaults to ``sys.argv``).
+        revision: Hub revision (branch, tag or commit) when ``dataset`` is a Hub id.
 
     Returns:
         An :class:`EvaluationResult`.
@@ -288,7 +253,7 @@ def evaluate_submission(
     if backend not in ("local", "ray"):
         raise ValueError(f"unknown backend {backend!r}; choose local or ray")
     scorer = get_task(task)
-    refs = open_references(dataset)
+    refs = open_references(dataset, task, revision)
     grid = refs.clip_ids()
     if not grid:
         raise ValueError(f"the dataset at {dataset} has no clips")

@@ -31,15 +31,17 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
 from ..grid import ClipId, ClipIdError
 from ..results import STATUS_FAILED, STATUS_OK
+from .references import is_row_locator
 
 EMOTION_MODEL_SEP = " | "
 IGNORED_SUFFIXES = (".md", ".json", ".txt", ".yaml", ".yml")
@@ -61,7 +63,9 @@ class ClipJob:
         task: task name (key of :data:`TASKS`).
         model: the submission's model name.
         clip_id: the clip id as the release spells it.
-        reference: reference media paths by kind (``alpha``, ``video``, ``audio``, ``portrait``).
+        reference: reference media by kind (``alpha``, ``video``, ``audio``, ``portrait``): file
+            paths (release tree) or row locators into a dataset repo's Parquet shards
+            (:mod:`hug_vis_dataset.scoring.references`).
         expected: reference properties the prediction must match (``width``, ``height``,
             ``sample_rate``, ``fps``).
         prediction: the prediction path(s) found for the clip (more than one is a duplicate).
@@ -150,6 +154,8 @@ class TaskScorer:
     set_metrics: tuple[str, ...] = ()
     prediction_suffixes: tuple[str, ...] = ()
     prediction_dirs: bool = False
+    # Reference kinds the scorer needs as files (repo cells are written to temporary files).
+    file_kinds: tuple[str, ...] = ()
     # True when the library already returns values in the paper's unit (matting x1e3 ...), so
     # reports must not apply MetricInfo.scale again.
     paper_units: bool = False
@@ -236,8 +242,9 @@ class TaskScorer:
             names = ", ".join(Path(p).name for p in job.prediction)
             return ClipOutcome(job.clip_id, failed_rows(job, f"duplicate predictions: {names}"))
         try:
-            self.check(job)
-            values, frames = self.score_values(job)
+            with _reference_files(job, self.file_kinds) as job:
+                self.check(job)
+                values, frames = self.score_values(job)
         except Exception as err:  # noqa: BLE001 - any failure of one clip must not lose the others
             return ClipOutcome(job.clip_id, failed_rows(job, f"{type(err).__name__}: {err}"))
         missing = [m for m in job.metrics if m not in values]
@@ -256,6 +263,20 @@ class TaskScorer:
 
 
 # ----------------------------------------------------------------------------- checks
+@contextlib.contextmanager
+def _reference_files(job: ClipJob, kinds: "tuple[str, ...]"):
+    """``job`` with its repo references of ``kinds`` turned into temporary files for the clip's life."""
+    from .references import reference_file
+
+    wanted = [k for k in kinds if is_row_locator(job.reference.get(k, ""))]
+    if not wanted:
+        yield job
+        return
+    with contextlib.ExitStack() as stack:
+        files = {k: stack.enter_context(reference_file(job.reference[k], ".mp4")) for k in wanted}
+        yield replace(job, reference={**job.reference, **files})
+
+
 def _frame_count_and_size(source: str) -> tuple[int, int, int]:
     """(frames, width, height) of a PNG folder or a video, reading headers and one frame only."""
     from .. import media
@@ -281,7 +302,12 @@ def _check_video(pred: str, ref: str, size: bool, what: str) -> None:
         n_pred, w_pred, h_pred = _frame_count_and_size(pred)
     except MediaError as err:
         raise SubmissionError(f"unreadable prediction: {err}") from None
-    n_ref, w_ref, h_ref = _frame_count_and_size(ref)
+    if is_row_locator(ref):  # an alpha matte inside a dataset repo: read its header only
+        from .references import reference_alpha_info
+
+        n_ref, w_ref, h_ref = reference_alpha_info(ref)
+    else:
+        n_ref, w_ref, h_ref = _frame_count_and_size(ref)
     if size and (w_pred, h_pred) != (w_ref, h_ref):
         raise SubmissionError(f"wrong resolution: prediction is {w_pred}x{h_pred}, reference {what} is {w_ref}x{h_ref}")
     if n_pred != n_ref:
@@ -310,9 +336,14 @@ class MattingTask(TaskScorer):
         _check_video(job.prediction[0], job.reference["alpha"], size=True, what="alpha")
 
     def score_values(self, job: ClipJob):
+        from .references import iter_reference_alpha
+
         lib = self.library()
-        result = lib.score_matting_clip(job.prediction[0], job.reference["alpha"],
-                                        chunk_frames=int(job.options.get("chunk_frames", 32)), metrics=job.metrics)
+        chunk = int(job.options.get("chunk_frames", 32))
+        ref = job.reference["alpha"]
+        # A repo matte is decoded from its lossless blob chunk by chunk (same values as the PNGs).
+        ref_source = iter_reference_alpha(ref, chunk) if is_row_locator(ref) else ref
+        result = lib.score_matting_clip(job.prediction[0], ref_source, chunk_frames=chunk, metrics=job.metrics)
         return _split_clip_result(result, job.metrics)
 
 
@@ -352,6 +383,7 @@ class _GenerationTask(TaskScorer):
     metric_module = "hug_vis_dataset.metrics.generation"
     prediction_suffixes = (".mp4", ".mkv", ".mov")
     same_size = True
+    file_kinds = ("video",)
 
     def reference(self, record) -> dict[str, str]:
         return {"video": str(record.video_path), "audio": str(record.audio_path)}
@@ -388,7 +420,10 @@ class _GenerationTask(TaskScorer):
             return {}
         lib = self.library()
         gen = lib.video_inception_stats([j.prediction[0] for j in jobs])
-        ref = lib.video_inception_stats([j.reference["video"] for j in jobs])
+        from .references import iter_reference_files
+
+        # One temporary file at a time when the references are repo cells.
+        ref = lib.video_inception_stats(iter_reference_files([j.reference["video"] for j in jobs], ".mp4"))
         return {"fid": float(lib.fid_from_stats(gen, ref))}
 
 
@@ -464,7 +499,11 @@ class VoiceCloningTask(TaskScorer):
             scores = lib.dnsmos(pred)
             values.update({m: float(scores[m]) for m in job.metrics if m.startswith("dnsmos") and m in scores})
         if "speaker_similarity" in job.metrics:
-            values["speaker_similarity"] = float(lib.speaker_similarity(pred, ref))
+            from .references import read_reference_audio
+
+            # Decoded as media.read_audio does, from the release file or the repo cell's bytes.
+            ref_audio, ref_rate = read_reference_audio(ref)
+            values["speaker_similarity"] = float(lib.speaker_similarity(pred, ref_audio, reference_rate=ref_rate))
         if "utmos" in job.metrics:
             values["utmos"] = float(lib.utmos(pred))
         return values, []
