@@ -2,7 +2,8 @@
 
 The flow of :func:`evaluate_submission`:
 
-1. read the reference dataset (a release tree) and index the submission by clip id;
+1. open the reference dataset (a release tree, a built dataset repo or a Hub id: references.py)
+   and index the submission by clip id;
 2. read the rows already stored for (task, model) and keep only clips still to do (failed clips
    are retried unless ``retry_failed=False``), so an interrupted run resumes;
 3. score the remaining clips one job per clip, in-process, in a spawn process pool
