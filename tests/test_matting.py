@@ -69,6 +69,11 @@ def cases():
     chain[:, 1:6, 1:6] = 80
     chain[:, 7:9, 8:10] = 255
     yield "chain_break", chain, np.maximum(chain, 60)
+    # Larger frames with a noisy interior: many runs and unions in the Conn sweep.
+    big = soft_blobs(2, 90, 160, 8, blobs=4)
+    noisy = np.clip(big + rng.normal(0, 0.06, big.shape) * (big > 0.02), 0, 1)
+    noisy[:, 5:9, 10:30] = 0.7
+    yield "medium_noisy", to_u8(noisy), to_u8(big)
     fp = soft_blobs(3, 14, 18, 5).astype(np.float32)
     ft = soft_blobs(3, 14, 18, 6).astype(np.float64)
     yield "float_inputs", fp, ft

@@ -440,8 +440,7 @@ def _score_frame(p, t, k, pp, tp, has_prev, want_dt, want_grad, want_conn, norma
         out[k, 4] = _conn_frame(p[k], t[k], thr, thr32, cut32, lut, table, ws32, ws8)
 
 
-@njit(parallel=True, cache=True)
-def score_chunk(p, t, pp, tp, has_prev, want_dt, want_grad, want_conn, normalize, g, dg, inv_norm, thr, thr32, cut32, lut, table,
+def _score_chunk_py(p, t, pp, tp, has_prev, want_dt, want_grad, want_conn, normalize, g, dg, inv_norm, thr, thr32, cut32, lut, table,
                 threads):
     """Per-frame raw sums for a chunk (n, H, W); frame 0 of the chunk uses (pp, tp) as its predecessor.
 
@@ -464,6 +463,12 @@ def score_chunk(p, t, pp, tp, has_prev, want_dt, want_grad, want_conn, normalize
                          cut32, lut, table, ws32[sl], ws8[sl], out)
     return out
 
+
+# Two compilations of one body: frames in parallel (Grad/Conn are compute-bound) and serial (MAD,
+# MSE and dtSSD alone are memory-bound: a parallel region costs more than it saves). ``prange``
+# is a plain ``range`` in the serial one, and a frame's value is the same in both.
+score_chunk = njit(parallel=True, cache=True)(_score_chunk_py)
+score_chunk_serial = njit(cache=True)(_score_chunk_py)
 
 LEVEL_LUT = make_level_lut()
 PHI_TABLE = make_phi_table()

@@ -16,6 +16,18 @@ Per frame, with p the prediction and t the reference (paper scaling):
 * Conn = sum |phi_t - phi_p| / 1000 over thresholds 0, 0.1, ..., 1 (largest 4-connected component);
 * dtSSD_k = sqrt(sum ((p_k - p_{k-1}) - (t_k - t_{k-1}))^2 / N) x 1e2 for frames k >= 1.
 
+How it is fast (numba kernels in ``_matting_kernels.py``, one pass over a chunk of frames, frames
+spread over threads; a frame's value is the same with 1 or N threads):
+
+* MAD/MSE/dtSSD: 8-bit frames accumulate exact integers, scaled by 1/255 once;
+* Grad: the 9x9 filters are separable (``f_x = G (x) dG``), applied as two 9-tap passes with their
+  symmetry, a ring buffer of rows, and one square root per pixel;
+* Conn: the components of ``{min(t, p) >= theta_i}`` for all ten thresholds come from one union-find
+  sweep adding pixels level by level from the top (horizontal runs are joined in one step); the
+  round-down level of a pixel is read from the link tree. Ties between equal largest components go
+  to the first in raster order, which is the label order of ``cv2.connectedComponentsWithStats`` in
+  the reference script. See ``scripts/bench_matting.py`` for measured speed and agreement.
+
 Aggregation over clips (:func:`aggregate`):
 
 * ``rvm`` (paper default): RVM's spreadsheet -- per frame index the mean over the clips that have
@@ -154,10 +166,12 @@ def _score_chunk(p: np.ndarray, t: np.ndarray, prev: "tuple[np.ndarray, np.ndarr
         pp, tp, has_prev = p[0], t[0], False
     else:
         pp, tp, has_prev = prev[0].astype(p.dtype, copy=False), prev[1].astype(t.dtype, copy=False), True
-    raw = K.score_chunk(p, t, np.ascontiguousarray(pp), np.ascontiguousarray(tp), has_prev,
-                        "dtssd" in metrics, "grad" in metrics, "conn" in metrics, bool(grad_normalize), g, dg, inv_norm,
-                        K.CONN_THRESHOLDS, K.CONN_THRESHOLDS_F32, K.CONN_CUT_F32, K.LEVEL_LUT, K.PHI_TABLE,
-                        numba.get_num_threads())
+    heavy = ("grad" in metrics or "conn" in metrics) and p.shape[0] > 1 and numba.get_num_threads() > 1
+    kernel = K.score_chunk if heavy else K.score_chunk_serial
+    raw = kernel(p, t, np.ascontiguousarray(pp), np.ascontiguousarray(tp), has_prev,
+                 "dtssd" in metrics, "grad" in metrics, "conn" in metrics, bool(grad_normalize), g, dg, inv_norm,
+                 K.CONN_THRESHOLDS, K.CONN_THRESHOLDS_F32, K.CONN_CUT_F32, K.LEVEL_LUT, K.PHI_TABLE,
+                 numba.get_num_threads() if heavy else 1)
     n_pix = p.shape[1] * p.shape[2]
     out = np.empty_like(raw)
     # The kernel returns sums in alpha units (8-bit sums are exact integers times 1/255).
