@@ -345,3 +345,17 @@ def test_conn_many_small_random_frames():
             t = rng.random((1, H, W)).astype(np.float32)
         want = R.ref_conn(R.to_alpha(p[0], np.float64), R.to_alpha(t[0], np.float64))
         assert M.conn(p, t)[0] == pytest.approx(want, rel=1e-6, abs=1e-12), (it, p, t)
+
+
+def test_video_source_matches_png_folder(tmp_path):
+    """A lossless video matte (PNG-in-MOV, 3 equal channels) scores like the same frames as PNGs."""
+    from hug_vis_dataset.media import write_alpha_pngs, write_video
+
+    ref = to_u8(soft_blobs(5, 16, 24, 21))
+    pred = to_u8(np.clip(soft_blobs(5, 16, 24, 21) * 0.8 + 0.1, 0, 1))
+    write_alpha_pngs(tmp_path / "ref", [ref])
+    write_video(tmp_path / "pred.mov", [np.repeat(pred[..., None], 3, axis=-1)], codec="png")
+    from_video = M.score_matting_clip(str(tmp_path / "pred.mov"), str(tmp_path / "ref"), chunk_frames=2)
+    expected = R.ref_clip(pred, ref, dtype=np.float64)
+    for metric in NAMES:
+        np.testing.assert_allclose(from_video["per_frame"][metric], expected[metric], rtol=1e-6, atol=1e-12)

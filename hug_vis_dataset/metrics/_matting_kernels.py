@@ -5,9 +5,10 @@ by frame (``prange``) and every frame is computed by the same sequential code wh
 thread count -- the values are bit-identical with 1 or N threads.
 
 Arithmetic follows the reference scripts where it decides a branch (alpha as float32 ``k / 255``,
-float64 thresholds ``np.arange(0, 1.1, 0.1)``, the Conn cut ``d >= 0.15`` in float32) and uses
-float64 everywhere it only accumulates, so the sums are more accurate than the reference's float32
-sums while every discrete decision is the same.
+float64 thresholds ``np.arange(0, 1.1, 0.1)``, the Conn cut ``d >= 0.15`` in float32) and is
+more accurate where it only accumulates (exact integers for 8-bit MAD/MSE/dtSSD, float64
+elsewhere, against the reference's float32 sums), so every discrete decision is the same and
+values agree to about 1e-7 relative.
 """
 
 from __future__ import annotations
@@ -284,10 +285,15 @@ def _conn_frame(p, t, thr, thr32, cut32, lut, table, ws32, ws8):
     (after adding level i the forest's trees are exactly the components of S_i). A pixel's
     round-down value is theta_J with J the largest j such that it lies in L_1, ..., L_j; because
     each L_i lies inside one component of S_{i-1}, these sets are nested up to the first i where
-    L_i is not inside L_{i-1} (then no pixel reaches level i). Membership is read from the
-    un-compressed link tree: a node's level-j root is itself above its link level, else its
-    parent's. Ties between equal largest components go to the one whose first pixel in raster
-    order comes first -- the label order of cv2.connectedComponentsWithStats used by the reference.
+    L_i is not inside L_{i-1} or is empty (then no pixel rounds down to theta_i or above).
+    Membership is read from the un-compressed link tree: a node's level-j root is itself above
+    its link level, else its parent's. Ties between equal largest components go to the one whose
+    first pixel in raster order comes first -- the label order of cv2.connectedComponentsWithStats
+    in the reference script.
+
+    ``ws32`` (6, H*W) int32 and ``ws8`` (3, H*W) int8 are scratch space reused across the frames
+    of a chunk (fresh 2-megapixel allocations per frame cost page faults); every entry read is
+    written first in the same call.
     """
     H, W = p.shape
     n = H * W
