@@ -438,11 +438,12 @@ def motion_stats(ref_chunks: Any, chunk_frames: int = 32, threshold: float = MOT
     v_pairs = 0
     for chunk in _chunks_of(ref_chunks, chunk_frames):
         chunk = _as_alpha("ref", chunk)
-        alpha = chunk.astype(np.float64) / 255.0 if chunk.dtype == np.uint8 else chunk.astype(np.float64)
-        H, W = alpha.shape[1:]
+        H, W = chunk.shape[1:]
         ys = np.arange(H, dtype=np.float64) / H
         xs = np.arange(W, dtype=np.float64) / W
-        for frame in alpha:
+        for raw in chunk:
+            # One frame at a time in float64: a chunk converted at once would be 8x its size.
+            frame = raw.astype(np.float64) / 255.0 if raw.dtype == np.uint8 else raw.astype(np.float64)
             mask = frame >= threshold
             count = int(mask.sum())
             c = None
