@@ -4,8 +4,13 @@ The definitions follow Robust Video Matting's ``evaluation/evaluate_lr.py`` (reu
 the de-facto reference for the paper's numbers. Alphas are read as the reference reads them:
 8-bit frames become float32 ``k / 255``; float frames (in [0, 1]) are evaluated at float32 too.
 Every discrete decision (Conn thresholds, the ``d >= 0.15`` cut, the min-max normalisation of Grad)
-is taken exactly as the reference takes it; sums are accumulated in float64 (the reference sums in
-float32, so values agree to about 1e-6 relative, see ``scripts/bench_matting.py``).
+is taken exactly as the reference takes it; sums are accumulated exactly (8-bit MAD/MSE/dtSSD) or
+in float64 (the reference sums in float32), so values agree to about 1e-7 relative, see
+``scripts/bench_matting.py``. One known source of larger differences: Grad of 8-bit frames is
+computed from exact ``k / 255`` values and an exact min-max normalisation, while the script filters
+float32-rounded (and float32-normalised) frames; where the gradient error is tiny next to the
+gradient magnitudes, that input rounding is amplified and the two can differ by a few 1e-6
+relative (seen on 2x1-pixel frames).
 
 Per frame, with p the prediction and t the reference (paper scaling):
 
