@@ -446,35 +446,46 @@ def _score_frame(p, t, k, pp, tp, has_prev, want_dt, want_grad, want_conn, norma
         out[k, 4] = _conn_frame(p[k], t[k], thr, thr32, cut32, lut, table, ws32, ws8)
 
 
-def _score_chunk_py(p, t, pp, tp, has_prev, want_dt, want_grad, want_conn, normalize, g, dg, inv_norm, thr, thr32, cut32, lut, table,
-                threads):
+@njit(parallel=True, cache=True)
+def score_chunk(p, t, pp, tp, has_prev, want_dt, want_grad, want_conn, normalize, g, dg, inv_norm, thr, thr32, cut32,
+                lut, table, threads):
     """Per-frame raw sums for a chunk (n, H, W); frame 0 of the chunk uses (pp, tp) as its predecessor.
 
-    ``threads`` is the number of scratch slots (numba.get_num_threads() of the caller).
-
     Returns (n, 5) float64: sum|d|, sum d^2, dtSSD sum (NaN where no predecessor), Grad sum, Conn sum
-    (NaN for metrics not requested).
+    (NaN for metrics not requested). ``threads`` is the number of scratch slots; slot s scores frames
+    s, s + slots, ... and a frame's value comes from the same sequential code whatever the slot or
+    thread count.
     """
     n = p.shape[0]
     out = np.full((n, 5), np.nan)
-    # One scratch slot per worker; slot s scores frames s, s + slots, ... Each frame's value comes
-    # from the same sequential code whatever the slot or thread count.
     slots = max(1, min(n, threads))
     npix = p.shape[1] * p.shape[2] if want_conn else 1
     ws32 = np.empty((slots, 6, npix), np.int32)
     ws8 = np.empty((slots, 3, npix), np.int8)
     for sl in prange(slots):
         for k in range(sl, n, slots):
-            _score_frame(p, t, k, pp, tp, has_prev, want_dt, want_grad, want_conn, normalize, g, dg, inv_norm, thr, thr32,
-                         cut32, lut, table, ws32[sl], ws8[sl], out)
+            _score_frame(p, t, k, pp, tp, has_prev, want_dt, want_grad, want_conn, normalize, g, dg, inv_norm, thr,
+                         thr32, cut32, lut, table, ws32[sl], ws8[sl], out)
     return out
 
 
-# Two compilations of one body: frames in parallel (Grad/Conn are compute-bound) and serial (MAD,
-# MSE and dtSSD alone are memory-bound: a parallel region costs more than it saves). ``prange``
-# is a plain ``range`` in the serial one, and a frame's value is the same in both.
-score_chunk = njit(parallel=True, cache=True)(_score_chunk_py)
-score_chunk_serial = njit(cache=True)(_score_chunk_py)
+# A separate function, not a second compilation of the one above: numba's on-disk cache keys on
+# the Python function, so two dispatchers of one function would share (and clobber) entries.
+@njit(cache=True)
+def score_chunk_serial(p, t, pp, tp, has_prev, want_dt, want_grad, want_conn, normalize, g, dg, inv_norm, thr, thr32,
+                       cut32, lut, table, threads):
+    """:func:`score_chunk` on one thread: MAD, MSE and dtSSD alone are memory-bound, and a parallel
+    region costs more than it saves."""
+    n = p.shape[0]
+    out = np.full((n, 5), np.nan)
+    npix = p.shape[1] * p.shape[2] if want_conn else 1
+    ws32 = np.empty((6, npix), np.int32)
+    ws8 = np.empty((3, npix), np.int8)
+    for k in range(n):
+        _score_frame(p, t, k, pp, tp, has_prev, want_dt, want_grad, want_conn, normalize, g, dg, inv_norm, thr,
+                     thr32, cut32, lut, table, ws32, ws8, out)
+    return out
+
 
 LEVEL_LUT = make_level_lut()
 PHI_TABLE = make_phi_table()
