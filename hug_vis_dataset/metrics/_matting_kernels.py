@@ -309,6 +309,8 @@ def _conn_frame(p, t, thr, thr32, cut32, lut, table, ws32, ws8):
     first = ws32[4]
     link_order = ws32[5]
     counts = np.zeros(nthr, np.int64)
+    fg = first  # scratch: foreground pixels in raster order, until the counting sort below
+    nfg = 0
     total = 0.0
     for y in range(H):
         s = 0.0
@@ -316,25 +318,28 @@ def _conn_frame(p, t, thr, thr32, cut32, lut, table, ws32, ws8):
             pv = p[y, x]
             tv = t[y, x]
             lv = _level(pv, tv, thr, lut)
-            level[y * W + x] = lv
-            counts[lv] += 1
-            # Below theta_1 a pixel rounds down to 0 whatever the components: score it now.
+            idx = y * W + x
+            level[idx] = lv
             if lv == 0:
+                # Below theta_1 a pixel rounds down to 0 whatever the components: score it now.
                 s += abs(_phi(tv, 0, thr32, cut32, table) - _phi(pv, 0, thr32, cut32, table))
+            else:
+                fg[nfg] = idx
+                nfg += 1
+                counts[lv] += 1
         total += s
-    nfg = n - counts[0]
     if nfg > 0:
         # Counting sort of foreground pixels by level (raster order within a level).
         start = np.zeros(nthr + 1, np.int64)
         for i in range(1, nthr):
             start[i + 1] = start[i] + counts[i]
         fill = start.copy()
-        for idx in range(n):
+        for i in range(nfg):
+            idx = fg[i]
             lv = level[idx]
-            if lv > 0:
-                order[fill[lv]] = idx
-                fill[lv] += 1
-                J[idx] = 0
+            order[fill[lv]] = idx
+            fill[lv] += 1
+            J[idx] = 0
         # state: n_links, best_size, best_first, best_root (the running largest component).
         state = np.array([0, 0, 0, -1], np.int64)
         root_at = np.full(nthr, -1, np.int64)
