@@ -479,8 +479,8 @@ def score_chunk(p, t, pp, tp, has_prev, want_dt, want_grad, want_conn, normalize
 @njit(cache=True)
 def score_chunk_serial(p, t, pp, tp, has_prev, want_dt, want_grad, want_conn, normalize, g, dg, inv_norm, thr, thr32,
                        cut32, lut, table, threads):
-    """:func:`score_chunk` on one thread: MAD, MSE and dtSSD alone are memory-bound, and a parallel
-    region costs more than it saves."""
+    """:func:`score_chunk` on one thread (one frame, or numba set to one thread): no parallel region
+    to start, and one scratch slot."""
     n = p.shape[0]
     out = np.full((n, 5), np.nan)
     npix = p.shape[1] * p.shape[2] if want_conn else 1

@@ -171,12 +171,13 @@ def _score_chunk(p: np.ndarray, t: np.ndarray, prev: "tuple[np.ndarray, np.ndarr
         pp, tp, has_prev = p[0], t[0], False
     else:
         pp, tp, has_prev = prev[0].astype(p.dtype, copy=False), prev[1].astype(t.dtype, copy=False), True
-    heavy = ("grad" in metrics or "conn" in metrics) and p.shape[0] > 1 and numba.get_num_threads() > 1
-    kernel = K.score_chunk if heavy else K.score_chunk_serial
+    # Frames are the parallel grain: with one frame or one thread, skip the parallel region.
+    parallel = p.shape[0] > 1 and numba.get_num_threads() > 1
+    kernel = K.score_chunk if parallel else K.score_chunk_serial
     raw = kernel(p, t, np.ascontiguousarray(pp), np.ascontiguousarray(tp), has_prev,
                  "dtssd" in metrics, "grad" in metrics, "conn" in metrics, bool(grad_normalize), g, dg, inv_norm,
                  K.CONN_THRESHOLDS, K.CONN_THRESHOLDS_F32, K.CONN_CUT_F32, K.LEVEL_LUT, K.PHI_TABLE,
-                 numba.get_num_threads() if heavy else 1)
+                 numba.get_num_threads() if parallel else 1)
     n_pix = p.shape[1] * p.shape[2]
     out = np.empty_like(raw)
     # The kernel returns sums in alpha units (8-bit sums are exact integers times 1/255).
