@@ -100,7 +100,12 @@ def task_tables(rows, frames, set_rows, summaries, n_boot: int = 1000):
     return out
 
 
+REAL_AUDIO_LABEL = "Real audio (reference)"
+
+
 def _render(task: str, table, fmt: str) -> str:
+    import pandas as pd
+
     from .scoring.tasks import split_emotion_model
     from .tables import render_table
 
@@ -116,11 +121,20 @@ def _render(task: str, table, fmt: str) -> str:
         frame = frame.iloc[sorted(range(len(frame)), key=lambda i: (input_setting_sort_key(frame["input"].iat[i]),
                                                                      frame["emotion_accuracy"].iat[i]))]
         group = "input"
+    unranked: list[str] = []
+    if task == "voice_cloning":
+        from .scoring.tasks import REAL_AUDIO_MODEL
+
+        # Table 9's reference row: real recordings, printed first and never ranked against models.
+        is_real = frame["model"] == REAL_AUDIO_MODEL
+        frame = pd.concat([frame[is_real], frame[~is_real]], ignore_index=True)
+        frame.loc[frame["model"] == REAL_AUDIO_MODEL, "model"] = REAL_AUDIO_LABEL
+        unranked = [REAL_AUDIO_LABEL]
     if not metrics:
         return "(no metric could be computed)"
     return render_table(frame[["model", *([group] if group else []), *metrics, *extra]], metrics=metrics,
                         group=group, fmt=fmt, extra_columns=extra, scales={m: 1.0 for m in metrics},
-                        caption=f"{PAPER_TABLE[task]}-shaped results for {task}")
+                        caption=f"{PAPER_TABLE[task]}-shaped results for {task}", unranked=unranked)
 
 
 def build_report(results: "Sequence[str | Path]", out: "str | Path | None", formats: Sequence[str] = ("md", "tex", "html"),
@@ -176,8 +190,11 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
 
 
 def _analysis_rows(rows):
-    """Rows as the cross-task module expects them (emotion correctness is metric ``correct``)."""
-    rows = rows.copy()
+    """Rows as the cross-task module expects them: model rows only (not the Real-audio reference
+    row nor reference statistics), emotion correctness as metric ``correct``."""
+    from .scoring.tasks import REAL_AUDIO_MODEL, REFERENCE_MODEL
+
+    rows = rows[~rows["model"].isin([REAL_AUDIO_MODEL, REFERENCE_MODEL])].copy()
     rows.loc[rows["metric"] == "emotion_accuracy", "metric"] = "correct"
     return rows
 
@@ -198,11 +215,13 @@ def _crosstask(rows, out_dir, figures: bool, files: list) -> list[str]:
                 float_format=lambda v: f"{v:.2f}"), ""]
     except (ValueError, KeyError, ImportError) as err:
         md += [f"(emotion difficulty not available: {err})", ""]
+    motion, motion_md = motion_analysis(rows)
+    md += motion_md
     if figures and out_dir:
         try:
             from .figures import crosstask_figures
 
-            written = crosstask_figures(arows, out_dir / "figures")
+            written = crosstask_figures(arows, out_dir / "figures", motion=motion)
             for name, paths in written.items():
                 files.extend(paths)
                 md.append(f"- {name}: " + ", ".join(p.name for p in paths))
@@ -210,6 +229,42 @@ def _crosstask(rows, out_dir, figures: bool, files: list) -> list[str]:
         except (ValueError, KeyError, ImportError) as err:
             md += [f"(figures not written: {err})", ""]
     return md
+
+
+def motion_analysis(rows) -> "tuple[tuple | None, list[str]]":
+    """Motion difficulty vs dtSSD (paper Eq. 5-6, Fig. 11) from stored rows.
+
+    U_s and V_s come from the ``motion`` task's reference rows (``hugvis evaluate motion``);
+    dtSSD_s is the per-clip dtSSD averaged over the matting models that scored the clip. The
+    percentile ranks are taken over the clips that have both, so D_motion depends on that set.
+
+    Returns:
+        ``((d_motion, dtssd, emotions) or None, markdown lines)``.
+    """
+    import numpy as np
+
+    from .metrics.matting import motion_difficulty, motion_vs_dtssd
+
+    ok = rows[rows["status"] == "ok"]
+    motion = ok[ok["task"] == "motion"].pivot_table(index="clip_id", columns="metric", values="value",
+                                                    aggfunc="first")
+    dtssd = ok[(ok["task"] == "matting") & (ok["metric"] == "dtssd")].groupby("clip_id")["value"].mean()
+    if motion.empty or dtssd.empty or not {"motion_u", "motion_v"} <= set(motion.columns):
+        need = "the motion task's rows (hugvis evaluate motion)" if motion.empty else "matting dtSSD rows"
+        return None, [f"(motion difficulty, Fig. 11: needs {need})", ""]
+    from .grid import ClipId
+
+    clips = sorted(set(motion.index) & set(dtssd.index), key=ClipId.parse)
+    if len(clips) < 2:
+        return None, ["(motion difficulty, Fig. 11: fewer than 2 clips with both motion and dtSSD rows)", ""]
+    d = motion_difficulty(motion.loc[clips, "motion_u"].to_numpy(), motion.loc[clips, "motion_v"].to_numpy())
+    y = dtssd.loc[clips].to_numpy(dtype=np.float64)
+    emotions = [ClipId.parse(c).emotion.value for c in clips]
+    relation = motion_vs_dtssd(d["d_motion"], y, emotions)
+    o = relation["overall"]
+    md = [f"Motion difficulty vs model-averaged dtSSD (Eq. 5-6, Fig. 11) over {len(clips)} clips: "
+          f"Spearman rho = {o['spearman_rho']:.2f}, OLS dtSSD = {o['slope']:.3f} x D_motion + {o['intercept']:.3f}", ""]
+    return (d["d_motion"], y, emotions), md
 
 
 def _mos_section(mos_path, tables, out_dir, n_boot, files) -> list[str]:

@@ -86,6 +86,7 @@ def render_table(
     rank_within: str = "group",
     metric_column: str = "metric",
     value_column: str = "value",
+    unranked: Sequence[str] = (),
 ) -> str:
     """Render a results table with best (bold) and second-best (underlined) values per metric.
 
@@ -108,6 +109,8 @@ def render_table(
         caption: table caption (LaTeX/HTML caption; a leading line in Markdown).
         rank_within: ``"group"`` (mark best per group, Table 4) or ``"all"``.
         metric_column, value_column: column names of a long frame.
+        unranked: row labels printed but never marked nor ranked against (a reference row such
+            as Table 9's "Real audio").
 
     Returns:
         The table as a string.
@@ -168,8 +171,9 @@ def render_table(
     values = {m: [float(v) * scale[m] if pd.notna(v) else float("nan") for v in wide[m]] for m in metrics}
     groups = list(wide[group]) if group is not None else [None] * len(wide)
     marks = {m: [None] * len(wide) for m in metrics}
+    excluded = {i for i, label in enumerate(wide[row_label]) if label in set(unranked)}
     for g in dict.fromkeys(groups if rank_within == "group" else [None]):
-        idx = [i for i, gi in enumerate(groups) if rank_within == "all" or gi == g]
+        idx = [i for i, gi in enumerate(groups) if (rank_within == "all" or gi == g) and i not in excluded]
         for m in metrics:
             for i, mark in zip(idx, mark_ranks([values[m][i] for i in idx], direction[m], places[m])):
                 marks[m][i] = mark

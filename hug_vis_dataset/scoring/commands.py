@@ -17,10 +17,23 @@ from pathlib import Path
 
 def _evaluate(args) -> int:
     from .runner import IncompleteMetricsError, evaluate_submission
+    from .tasks import REAL_AUDIO, REAL_AUDIO_MODEL, REFERENCE_MODEL, get_task
 
+    predictions, model = args.predictions, args.model
+    if args.real_audio:
+        if args.task != "voice_cloning" or predictions is not None:
+            print("error: --real-audio scores the release's own recordings for voice_cloning; "
+                  "give no --predictions", file=sys.stderr)
+            return 2
+        predictions, model = REAL_AUDIO, model or REAL_AUDIO_MODEL
+    elif get_task(args.task).reference_only:
+        predictions, model = "reference", model or REFERENCE_MODEL
+    elif predictions is None or model is None:
+        print(f"error: {args.task} needs --predictions and --model", file=sys.stderr)
+        return 2
     try:
         result = evaluate_submission(
-            args.task, args.predictions, args.model, args.dataset, args.out, num_proc=args.num_proc,
+            args.task, predictions, model, args.dataset, args.out, num_proc=args.num_proc,
             backend=args.backend, ray_address=args.ray_address, chunk_frames=args.chunk_frames,
             flush_every=args.flush_every, retry_failed=not args.keep_failed,
             require_all_metrics=args.require_all_metrics, protocol=args.protocol, progress=not args.no_progress,
@@ -69,8 +82,12 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("evaluate", help="score a submission folder on one task (per-clip rows, summary)",
                               description="Score a submission; see docs/SCORING.md for the layout per task.")
     p.add_argument("task", choices=sorted(TASKS))
-    p.add_argument("--predictions", type=Path, required=True, help="submission folder (files named by clip id)")
-    p.add_argument("--model", required=True, help="model name (one folder name)")
+    p.add_argument("--predictions", type=Path, default=None,
+                   help="submission folder (files named by clip id); not used by the reference-only task 'motion'")
+    p.add_argument("--model", default=None, help="model name (one folder name)")
+    p.add_argument("--real-audio", action="store_true",
+                   help="voice_cloning: score the release's own recordings against another recording of the same "
+                        "actor (the paper's 'Real audio' row of Table 9; model name 'Real audio')")
     p.add_argument("--dataset", required=True,
                    help="release tree, dataset repo folder (hugvis build), or Hub id such as hugvis/hug-vis")
     p.add_argument("--revision", default=None,

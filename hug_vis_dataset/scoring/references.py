@@ -78,7 +78,10 @@ TASK_COLUMNS: dict[str, dict[str, str]] = {
     "audio_driven": {"video": "reference_video", "audio": "driving_audio", "portrait": "source_frame"},
     "voice_cloning": {"audio": "reference_audio"},
     "emotion": {},
+    "motion": {"alpha": "alpha_matte"},
 }
+#: Dataset config a task reads when it is not named after one (reference-only tasks).
+TASK_CONFIG: dict[str, str] = {"motion": "matting"}
 #: Columns of the ``clips`` config that describe a clip (read for the submission checks).
 METADATA_COLUMNS = ("num_frames", "fps", "sample_rate", "width", "height")
 
@@ -396,14 +399,15 @@ class RepoSource(ReferenceSource):
             raise DatasetSourceError(f"unknown task {task!r}; expected one of {', '.join(TASK_COLUMNS)}")
         self.root = Path(root)
         self.task = task
+        self.config = TASK_CONFIG.get(task, task)
         self.repo_id, self.revision = repo_id, revision
         self.manifest = _read_manifest(self.root)
-        shards = self.shards(task)
+        shards = self.shards(self.config)
         self._check_sizes()
         if not shards:
-            raise DatasetSourceError(f"the dataset repo {self.root} has no {task!r} config (no data/{task}/*.parquet)")
+            raise DatasetSourceError(f"the dataset repo {self.root} has no {self.config!r} config (no data/{self.config}/*.parquet)")
         self._rows: dict[ClipId, tuple[str, int, str]] = {}
-        for shard, row, clip in _iter_keys(shards, task):
+        for shard, row, clip in _iter_keys(shards, self.config):
             try:
                 cid = ClipId.parse(clip)
             except ClipIdError as err:
@@ -444,10 +448,10 @@ class RepoSource(ReferenceSource):
         Without a manifest the shards are hashed here.
         """
         manifest = self.root / HUB_MANIFEST
-        listed = {e["file"]: e["sha256"] for e in self._manifest_entries(self.task)}
+        listed = {e["file"]: e["sha256"] for e in self._manifest_entries(self.config)}
         shards = {p.relative_to(self.root).as_posix(): listed.get(p.relative_to(self.root).as_posix())
-                  or _sha256_file(p) for p in self.shards(self.task)}
-        return {"kind": "repo", "path": str(self.root.resolve()), "config": self.task, "clips": len(self._rows),
+                  or _sha256_file(p) for p in self.shards(self.config)}
+        return {"kind": "repo", "path": str(self.root.resolve()), "config": self.config, "clips": len(self._rows),
                 "manifest_sha256": hashlib.sha256(manifest.read_bytes()).hexdigest() if manifest.is_file() else None,
                 "shards_sha256": shards, "repo_id": self.repo_id,
                 "revision": self.revision or git_revision(self.root)}
@@ -459,7 +463,7 @@ class RepoSource(ReferenceSource):
 
     def _check_sizes(self) -> None:
         """Shards whose size differs from the manifest were changed after the build: refuse them."""
-        for entry in self._manifest_entries(self.task):
+        for entry in self._manifest_entries(self.config):
             path = self.root / entry["file"]
             if not path.is_file():
                 raise DatasetSourceError(f"{entry['file']}, listed in the repo's manifest, does not exist")

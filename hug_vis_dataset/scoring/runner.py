@@ -48,7 +48,7 @@ from ..grid import ClipId
 from .coverage import Coverage
 from .references import ReferenceSource, ReleaseSource, open_reference_source
 from .store import ResultStore
-from .tasks import ClipJob, ClipOutcome, get_task, score_job
+from .tasks import REAL_AUDIO, ClipJob, ClipOutcome, get_task, score_job
 
 EXIT_AFTER_ENV = "HUGVIS_SCORING_EXIT_AFTER"
 PROVENANCE_PACKAGES = ("hug-vis", "numpy", "scipy", "pandas", "pyarrow", "torch", "opencv-python-headless", "av",
@@ -265,7 +265,10 @@ def evaluate_submission(
                                      + "; ".join(f"{m}: {why}" for m, why in skipped.items()))
     metrics = tuple(m for m in scorer.metrics if not availability.get(m))
     set_metrics = tuple(m for m in scorer.set_metrics if not availability.get(m))
-    index = scorer.index_predictions(predictions)
+    if scorer.reference_only or str(predictions) == REAL_AUDIO:
+        index = scorer.index_from_references(refs, predictions)
+    else:
+        index = scorer.index_predictions(predictions)
     options: dict[str, Any] = {"chunk_frames": int(chunk_frames)}
     if task == "emotion":
         options["settings"] = tuple(scorer.settings(index))

@@ -44,6 +44,12 @@ from ..results import STATUS_FAILED, STATUS_OK
 from .references import is_row_locator
 
 EMOTION_MODEL_SEP = " | "
+# `--predictions` value (and CLI flag --real-audio) that scores the release's own recordings as
+# the paper's "Real audio" reference row of Table 9.
+REAL_AUDIO = "real-audio"
+REAL_AUDIO_MODEL = "real-audio"  # a folder name; reports print it as "Real audio"
+# Model name of reference-only rows (motion statistics of the reference alpha).
+REFERENCE_MODEL = "reference"
 IGNORED_SUFFIXES = (".md", ".json", ".txt", ".yaml", ".yml")
 
 
@@ -159,6 +165,8 @@ class TaskScorer:
     # True when the library already returns values in the paper's unit (matting x1e3 ...), so
     # reports must not apply MetricInfo.scale again.
     paper_units: bool = False
+    # True for rows derived from the reference data alone (no submission): see MotionTask.
+    reference_only: bool = False
 
     # -- layout ----------------------------------------------------------------------------
     def index_predictions(self, pred_dir: "str | Path") -> PredictionIndex:
@@ -194,6 +202,11 @@ class TaskScorer:
     def reference(self, record) -> dict[str, str]:
         """Reference paths of a :class:`~hug_vis_dataset.release.ClipRecord`."""
         raise NotImplementedError
+
+    def index_from_references(self, refs, predictions: "str | Path") -> PredictionIndex:
+        """Predictions derived from the reference source itself (reference-only tasks and the
+        Real-audio row); a task without such a mode refuses."""
+        raise SubmissionError(f"task {self.name} has no reference-derived mode for {predictions!r}")
 
     def expected(self, record) -> dict[str, Any]:
         return {"width": record.width, "height": record.height, "fps": record.fps,
@@ -347,6 +360,42 @@ class MattingTask(TaskScorer):
         return _split_clip_result(result, job.metrics)
 
 
+class MotionTask(TaskScorer):
+    """Reference motion statistics for the motion-difficulty analysis (paper Eq. 5-6, Fig. 11).
+
+    Not a model evaluation: for every clip it stores U_s (mean absolute inter-frame alpha
+    change) and V_s (mean centroid displacement) of the *reference* matte as rows of model
+    :data:`REFERENCE_MODEL`. D_motion is a percentile rank over the clips analysed, so it is
+    computed by the report from these stored rows (``hugvis evaluate motion --dataset D``).
+    """
+
+    name = "motion"
+    metric_module = "hug_vis_dataset.metrics.matting"
+    metrics = ("motion_u", "motion_v")
+    reference_only = True
+
+    def reference(self, record) -> dict[str, str]:
+        return {"alpha": str(record.alpha_matte_path)}
+
+    def availability(self) -> dict[str, str]:
+        return {m: "" for m in self.metrics}
+
+    def index_from_references(self, refs, predictions) -> PredictionIndex:
+        index = PredictionIndex()
+        for cid in refs.clip_ids():
+            index.found[cid] = ["reference"]  # the reference alpha is the only input
+        return index
+
+    def score_values(self, job: ClipJob):
+        from .references import iter_reference_alpha
+
+        lib = self.library()
+        chunk = int(job.options.get("chunk_frames", 32))
+        ref = job.reference["alpha"]
+        u, v = lib.motion_stats(iter_reference_alpha(ref, chunk) if is_row_locator(ref) else ref, chunk)
+        return {"motion_u": float(u), "motion_v": float(v)}, []
+
+
 def _split_clip_result(result: Mapping, metrics: "tuple[str, ...]") -> "tuple[dict[str, float], list[dict]]":
     """Per-clip means and per-frame rows from a matting library result.
 
@@ -478,9 +527,37 @@ class VoiceCloningTask(TaskScorer):
                 out[sub] = out["dnsmos"]
         return out
 
+    def index_from_references(self, refs, predictions) -> PredictionIndex:
+        """The paper's "Real audio" row: each clip's prediction is another recording of the same
+        actor (pairing rule of :func:`hug_vis_dataset.metrics.voice.real_audio_pairs`)."""
+        if str(predictions) != REAL_AUDIO:
+            return super().index_from_references(refs, predictions)
+        from types import SimpleNamespace
+
+        lib = self.library()
+        records = [SimpleNamespace(cid=cid, clip_id=refs.record(cid).clip_id, audio_path=None)
+                   for cid in refs.clip_ids()]
+        pairs, _unpaired = lib.real_audio_pairs(records)
+        index = PredictionIndex()
+        for pair in pairs:  # an unpaired clip stays missing: counted by the coverage report
+            partner = ClipId.parse(pair.partner_id)
+            index.found[ClipId.parse(pair.clip_id)] = [refs.reference(partner)["audio"]]
+        return index
+
+    def _prediction_audio(self, job: ClipJob):
+        """A submission file path, or (samples, rate) of a partner recording inside a dataset repo."""
+        pred = job.prediction[0]
+        if is_row_locator(pred):
+            from .references import read_reference_audio
+
+            return read_reference_audio(pred)
+        return pred, None
+
     def check(self, job: ClipJob) -> None:
         from ..media import MediaError, audio_info
 
+        if is_row_locator(job.prediction[0]):
+            return  # a recording of the release itself (Real-audio row)
         try:
             frames, rate, _ = audio_info(job.prediction[0])
         except MediaError as err:
@@ -494,18 +571,20 @@ class VoiceCloningTask(TaskScorer):
     def score_values(self, job: ClipJob):
         lib = self.library()
         values: dict[str, float] = {}
-        pred, ref = job.prediction[0], job.reference["audio"]
+        ref = job.reference["audio"]
+        pred, pred_rate = self._prediction_audio(job)
         if any(m.startswith("dnsmos") for m in job.metrics):
-            scores = lib.dnsmos(pred)
+            scores = lib.dnsmos(pred, pred_rate)
             values.update({m: float(scores[m]) for m in job.metrics if m.startswith("dnsmos") and m in scores})
         if "speaker_similarity" in job.metrics:
             from .references import read_reference_audio
 
             # Decoded as media.read_audio does, from the release file or the repo cell's bytes.
             ref_audio, ref_rate = read_reference_audio(ref)
-            values["speaker_similarity"] = float(lib.speaker_similarity(pred, ref_audio, reference_rate=ref_rate))
+            values["speaker_similarity"] = float(lib.speaker_similarity(pred, ref_audio, prediction_rate=pred_rate,
+                                                                        reference_rate=ref_rate))
         if "utmos" in job.metrics:
-            values["utmos"] = float(lib.utmos(pred))
+            values["utmos"] = float(lib.utmos(pred, pred_rate))
         return values, []
 
 
@@ -582,7 +661,8 @@ class EmotionTask(TaskScorer):
 
 
 TASKS: dict[str, TaskScorer] = {
-    t.name: t for t in (MattingTask(), AudioDrivenTask(), VisionDrivenTask(), VoiceCloningTask(), EmotionTask())
+    t.name: t for t in (MattingTask(), AudioDrivenTask(), VisionDrivenTask(), VoiceCloningTask(), EmotionTask(),
+                        MotionTask())
 }
 
 
