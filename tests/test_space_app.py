@@ -86,3 +86,34 @@ def test_mos_flow_stores_and_aggregates(explorer):
     assert got == {"ID Similarity": (3.0, 2), "Emotion Naturalness": (4.0, 2), "Lip Synchronization": (4.0, 2)}
     message, _ = explorer.rate(task, system, clip, "bad rater!", 2, 4, 5)
     assert message.startswith("**Rating refused:**")
+
+
+def test_crosstask_tab_draws_fig11_from_stored_rows_like_the_report(tmp_path):
+    from hug_vis_dataset.report import motion_analysis
+    from hug_vis_dataset.results import RESULT_COLUMNS
+    from hug_vis_dataset.scoring.runner import evaluate_submission
+    from hug_vis_dataset.space.app import Explorer
+    from hug_vis_dataset.synth import synthesize
+
+    import pandas as pd
+
+    release = tmp_path / "rel"
+    synthesize(release, actors=1, emotions=["Happy", "Sad"], actions=1, scripts=2, seconds=0.3, size=(32, 18))
+    results = tmp_path / "results"
+    for name in ("matte_good", "matte_poor"):
+        evaluate_submission("matting", release / "simulated_systems" / "matting" / name, name, release, results,
+                            progress=False)
+    evaluate_submission("motion", "reference", "reference", release, results, progress=False)
+    explorer = Explorer(release, results, work_dir=tmp_path / "work")
+    table, png, message = explorer.crosstask("Motion difficulty (Fig. 11)")
+    assert png and png.endswith(".png") and len(table) == 4
+    rows = pd.concat([pd.read_parquet(p) for p in results.glob("*/*/rows.parquet")])[list(RESULT_COLUMNS)]
+    (d_motion, dtssd, emotions), _ = motion_analysis(rows)
+    np.testing.assert_allclose(table["D_motion"], np.round(d_motion, 4))
+    np.testing.assert_allclose(table["dtSSD"], np.round(dtssd, 4))
+    # selecting one model keeps the reference statistics and averages dtSSD over that model only
+    table_one, _, _ = explorer.crosstask("Motion difficulty (Fig. 11)", models=["matte_poor"])
+    poor = rows[(rows.model == "matte_poor") & (rows.metric == "dtssd")].set_index("clip_id")["value"]
+    assert sorted(np.round(poor.to_numpy(), 4)) == sorted(table_one["dtSSD"])
+    # Source difficulty without generation rows explains itself instead of failing
+    assert "needs audio- and vision-driven rows" in explorer.crosstask("Source difficulty (Fig. 10)")[2]

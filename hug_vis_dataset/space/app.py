@@ -94,12 +94,15 @@ class Explorer:
         from .. import figures
         from ..metrics import crosstask as ct
 
-        rows = self.result_rows()
-        if models:
-            rows = rows[rows["model"].isin(models)]
-        if not len(rows):
+        from ..report import _analysis_rows, motion_analysis
+
+        stored = self.result_rows()
+        selected = stored[stored["model"].isin(models)] if models else stored
+        if not len(selected):
             return pd.DataFrame(), None, ("No stored per-clip rows: run `hugvis evaluate TASK ... --out RESULTS` "
                                           "and start the Space with `--results RESULTS`.")
+        # Model rows only (the report's rule): no Real-audio reference row, no reference statistics.
+        rows = _analysis_rows(selected)
         stem = self.work_dir / f"fig-{uuid.uuid4().hex}"
         if analysis.startswith("Emotion difficulty") or analysis.startswith("Difficulty agreement"):
             result = ct.emotion_difficulty(rows)
@@ -118,24 +121,21 @@ class Explorer:
                 result = ct.source_difficulty(rows)
             except (ValueError, KeyError) as err:
                 return pd.DataFrame(), None, f"Source difficulty needs audio- and vision-driven rows: {err}"
-            table = _as_frame(result)
-            if emotion not in (None, "", ALL) and "emotion" in table:
+            table = result.pairs.round(4)
+            paths = figures.plot_source_difficulty(result.pairs["Z_AD"], result.pairs["Z_VD"], stem)
+            if emotion not in (None, "", ALL):
                 table = table[table["emotion"] == emotion]
-            try:
-                paths = figures.plot_source_difficulty(result, stem)
-            except Exception as err:  # the figure is optional; the table is the result
-                return table, None, f"figure failed: {err}"
-            return table, _png(paths), f"{len(table)} clips"
-        motion = getattr(ct, "motion_difficulty", None)
+            return table, _png(paths), f"{len(result.pairs)} clips, Spearman rho = {result.rho:.2f}"
+        # Motion difficulty: the reference statistics are kept whatever models are selected.
+        motion, lines = motion_analysis(pd.concat([selected, stored[stored["task"] == "motion"]]).drop_duplicates())
         if motion is None:
-            return pd.DataFrame(), None, "Motion difficulty (Eq. 5-6) is not available in this version of the library."
-        try:
-            result = motion(rows, self.release_dir)
-            table = _as_frame(result)
-            paths = figures.plot_motion_difficulty(result, stem)
-        except Exception as err:
-            return pd.DataFrame(), None, f"Motion difficulty failed: {err}"
-        return table, _png(paths), f"{len(table)} clips"
+            return pd.DataFrame(), None, " ".join(lines).strip()
+        d_motion, dtssd, emotions = motion
+        paths = figures.plot_motion_difficulty(d_motion, dtssd, emotions, stem)
+        table = pd.DataFrame({"emotion": emotions, "D_motion": d_motion, "dtSSD": dtssd}).round(4)
+        if emotion not in (None, "", ALL):
+            table = table[table["emotion"] == emotion]
+        return table, _png(paths), lines[0]
 
     # ------------------------------------------------------------------ inspector
     def choices(self) -> dict[str, list]:
@@ -265,16 +265,6 @@ def _png(paths) -> "str | None":
         if str(path).endswith(".png"):
             return str(path)
     return None
-
-
-def _as_frame(result: Any):
-    import pandas as pd
-
-    for name in ("table", "frame", "clips", "per_clip"):
-        value = getattr(result, name, None)
-        if isinstance(value, pd.DataFrame):
-            return value.round(4)
-    return pd.DataFrame([{k: v for k, v in vars(result).items() if not hasattr(v, "__len__")}])
 
 
 # ---------------------------------------------------------------------------------- UI
