@@ -172,18 +172,104 @@ def _minmax_scale(img, normalize):
     return u / rng if rng > DBL_EPSILON else 0.0
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
-def _hrow(img, y, pad, g, dg, outg, outd):
-    """Horizontal 9-tap pass of row y (replicate border): even taps g, odd taps dg (symmetry used)."""
+# Grad skips flat parts of the frame. Activity is tracked per tile of GRAD_TILE columns of a row;
+# GRAD_TILE >= 2 * 4 (the filter radius) keeps the horizontal reach of a tile within its two
+# neighbours, and a multiple of 8 keeps tiles aligned with the 8 accumulator lanes of the row sum.
+GRAD_TILE = 16
+GRAD_LANES = 8
+
+
+@njit(cache=True)
+def _row_activity(p, t, tile, act):
+    """act[r, j] = 1 where tile j of row r holds a pixel differing from its left or upper neighbour (p or t).
+
+    An output pixel whose 9x9 window (replicate border) contains no such pixel -- apart from the
+    window's top row and left column, which compare with pixels outside it -- sees a constant
+    neighbourhood in both frames, where both gradients are exactly 0 (every odd tap multiplies a
+    difference of equal values, every even tap sees equal rows), so its term is exactly 0.
+    """
+    H, W = p.shape
+    nt = act.shape[1]
+    diff = np.empty(nt * tile, np.uint8)
+    diff[W:] = 0
+    one = np.uint64(1)
+    for r in range(H):
+        # 1-D row views and unsigned indices keep the loops free of wraparound checks (vectorised).
+        pr = p[r]
+        tr = t[r]
+        pu = p[r - 1] if r > 0 else pr
+        tu = t[r - 1] if r > 0 else tr
+        # Column 0's left neighbour is itself (replicate border).
+        diff[0] = np.uint8((pr[0] != pu[0]) | (tr[0] != tu[0]))
+        for x in range(one, np.uint64(W)):
+            diff[x] = np.uint8((pr[x] != pr[x - one]) | (tr[x] != tr[x - one]) | (pr[x] != pu[x]) | (tr[x] != tu[x]))
+        for j in range(nt):
+            a = np.uint8(0)
+            for x in range(np.uint64(j * tile), np.uint64(j * tile + tile)):
+                a |= diff[x]
+            act[r, j] = a
+
+
+@njit(cache=True)
+def _dilate_rows(src, dst, reach, widen):
+    """dst[y, j] = any src[r, j'] for |r - y| <= reach and |j' - j| <= widen (widen 0 or 1); row flags returned."""
+    H, nt = src.shape
+    cnt = np.zeros(nt, np.int32)
+    any_row = np.zeros(H, np.bool_)
+    for r in range(min(reach, H - 1) + 1):
+        for j in range(nt):
+            cnt[j] += src[r, j]
+    for y in range(H):
+        if y > 0:
+            ra = y + reach
+            if ra < H:
+                for j in range(nt):
+                    cnt[j] += src[ra, j]
+            rr = y - reach - 1
+            if rr >= 0:
+                for j in range(nt):
+                    cnt[j] -= src[rr, j]
+        hit = False
+        for j in range(nt):
+            c = cnt[j]
+            if widen:
+                if j > 0:
+                    c += cnt[j - 1]
+                if j < nt - 1:
+                    c += cnt[j + 1]
+            v = np.uint8(c > 0)
+            dst[y, j] = v
+            hit |= c > 0
+        any_row[y] = hit
+    return any_row
+
+
+@njit(cache=True)
+def _pad_row(img, y, pad):
+    """Row y as float64 with 4 replicated pixels on each side."""
     W = img.shape[1]
     for x in range(W):
         pad[x + 4] = np.float64(img[y, x])
     for x in range(4):
         pad[x] = pad[4]
         pad[W + 4 + x] = pad[W + 3]
+
+
+@njit(cache=True)
+def _hspan(pad, g, dg, outg, outd, x0, x1):
+    """Horizontal 9-tap pass over columns x0..x1-1: even taps g into outg, odd taps dg into outd.
+
+    No fastmath: each output is the same IEEE expression wherever the span starts, so skipping
+    columns elsewhere never changes a computed value.
+    """
     g0, g1, g2, g3, g4 = g[4], g[5], g[6], g[7], g[8]
     d1, d2, d3, d4 = dg[5], dg[6], dg[7], dg[8]
-    for x in range(W):
+    # Views starting at x0 and a loop from 0: indices are provably non-negative, so numba's
+    # negative-index wraparound check (which blocks vectorisation) is optimised away.
+    pad = pad[x0:]
+    outg = outg[x0:]
+    outd = outd[x0:]
+    for x in range(x1 - x0):
         c = x + 4
         outg[x] = (g0 * pad[c] + g1 * (pad[c + 1] + pad[c - 1]) + g2 * (pad[c + 2] + pad[c - 2])
                    + g3 * (pad[c + 3] + pad[c - 3]) + g4 * (pad[c + 4] + pad[c - 4]))
@@ -191,63 +277,120 @@ def _hrow(img, y, pad, g, dg, outg, outd):
                    + d3 * (pad[c + 3] - pad[c - 3]) + d4 * (pad[c + 4] - pad[c - 4]))
 
 
-@njit(cache=True, inline="always")
-def _sq_mag(hg, hd, rows, g, dg, x):
-    """|(f_x, f_y) * a|^2 at column x from the 9 horizontally filtered rows (unscaled)."""
-    # f_x = G(row) dG(col): vertical g over the row-wise dG pass; f_y = f_x^T the other way round.
-    fx = (g[4] * hd[rows[4], x] + g[5] * (hd[rows[5], x] + hd[rows[3], x])
-          + g[6] * (hd[rows[6], x] + hd[rows[2], x]) + g[7] * (hd[rows[7], x] + hd[rows[1], x])
-          + g[8] * (hd[rows[8], x] + hd[rows[0], x]))
-    fy = (dg[5] * (hg[rows[5], x] - hg[rows[3], x]) + dg[6] * (hg[rows[6], x] - hg[rows[2], x])
-          + dg[7] * (hg[rows[7], x] - hg[rows[1], x]) + dg[8] * (hg[rows[8], x] - hg[rows[0], x]))
-    return fx * fx + fy * fy
-
-
-# No "contract" here: fusing sqrt(M_t) s_t - sqrt(M_p) s_p into an FMA would make identical
-# neighbourhoods give a rounding residue instead of exactly 0.
-@njit(cache=True, fastmath={"reassoc"})
-def _vrow_sum(hg_p, hd_p, hg_t, hd_t, rows, g, dg, sc_p, sc_t, x0, x1):
-    """sum over columns x0..x1-1 of one output row of (|grad t| - |grad p|)^2.
+@njit(cache=True)
+def _e2_span(hg_p, hd_p, hg_t, hd_t, rows, g, dg, sc_p, sc_t, x0, x1, buf):
+    """buf[x] = (|grad t| - |grad p|)^2 for x0 <= x < x1 of one output row (9 ring rows given by ``rows``).
 
     Two square roots per pixel: the one-root form M_t + M_p - 2 sqrt(M_t M_p) cancels badly when
     the prediction is close to the reference (relative error eps m^2 / e^2).
     """
-    s = 0.0
-    for x in range(x0, x1):
-        e = np.sqrt(_sq_mag(hg_t, hd_t, rows, g, dg, x)) * sc_t - np.sqrt(_sq_mag(hg_p, hd_p, rows, g, dg, x)) * sc_p
-        s += e * e
-    return s
+    r0, r1, r2, r3, r4, r5, r6, r7, r8 = rows[0], rows[1], rows[2], rows[3], rows[4], rows[5], rows[6], rows[7], rows[8]
+    g4, g5, g6, g7, g8 = g[4], g[5], g[6], g[7], g[8]
+    d5, d6, d7, d8 = dg[5], dg[6], dg[7], dg[8]
+    # Unsigned indices: no negative-index wraparound check in the loop (see _hspan).
+    for x in range(np.uint64(x0), np.uint64(x1)):
+        # f_x = G(row) dG(col): vertical g over the row-wise dG pass; f_y = f_x^T the other way round.
+        fx = (g4 * hd_t[r4, x] + g5 * (hd_t[r5, x] + hd_t[r3, x]) + g6 * (hd_t[r6, x] + hd_t[r2, x])
+              + g7 * (hd_t[r7, x] + hd_t[r1, x]) + g8 * (hd_t[r8, x] + hd_t[r0, x]))
+        fy = (d5 * (hg_t[r5, x] - hg_t[r3, x]) + d6 * (hg_t[r6, x] - hg_t[r2, x])
+              + d7 * (hg_t[r7, x] - hg_t[r1, x]) + d8 * (hg_t[r8, x] - hg_t[r0, x]))
+        mt = np.sqrt(fx * fx + fy * fy)
+        fx = (g4 * hd_p[r4, x] + g5 * (hd_p[r5, x] + hd_p[r3, x]) + g6 * (hd_p[r6, x] + hd_p[r2, x])
+              + g7 * (hd_p[r7, x] + hd_p[r1, x]) + g8 * (hd_p[r8, x] + hd_p[r0, x]))
+        fy = (d5 * (hg_p[r5, x] - hg_p[r3, x]) + d6 * (hg_p[r6, x] - hg_p[r2, x])
+              + d7 * (hg_p[r7, x] - hg_p[r1, x]) + d8 * (hg_p[r8, x] - hg_p[r0, x]))
+        e = mt * sc_t - np.sqrt(fx * fx + fy * fy) * sc_p
+        buf[x] = e * e
 
 
-# Reassociation lets LLVM vectorise the float sums; the compiled order is fixed, so a frame's value
-# does not depend on the thread count.
-@njit(cache=True, fastmath={"reassoc", "contract"})
-def _grad_frame(p, t, g, dg, inv_norm, normalize):
-    """sum((|grad t| - |grad p|)^2) of one frame, filters applied separably (9 taps, half = 4)."""
+@njit(cache=True)
+def _grad_frame(p, t, g, dg, inv_norm, normalize, skip_flat):
+    """sum((|grad t| - |grad p|)^2) of one frame, filters applied separably (9 taps, half = 4).
+
+    Summation order is explicit and fixed by pixel position, not left to the compiler: column x
+    of a row goes to accumulator lane x % 8, lanes are combined pairwise, rows are added in order.
+    The value is therefore the same on any CPU, in any compilation, and with or without
+    ``skip_flat``: skipped pixels contribute exactly 0 (see :func:`_row_activity`), and adding 0
+    to a lane leaves it unchanged.
+    """
     H, W = p.shape
     k = 9
     half = 4
+    tile = GRAD_TILE
+    nt = (W + tile - 1) // tile
+    wpad = nt * tile
     sc_p = _minmax_scale(p, normalize) * inv_norm
     sc_t = _minmax_scale(t, normalize) * inv_norm
+    act = np.empty((H, nt), np.uint8)
+    out_act = np.empty((H, nt), np.uint8)
+    need_h = np.empty((H, nt), np.uint8)
+    if skip_flat:
+        _row_activity(p, t, tile, act)
+    else:
+        act[:, :] = 1
+    # Output tiles whose 9x9 windows may see activity; then the horizontally filtered tiles they read.
+    out_any = _dilate_rows(act, out_act, half, True)
+    need_any = _dilate_rows(out_act, need_h, half, False)
     pad = np.empty(W + 2 * half)
-    # Ring buffers of horizontally filtered rows: slot r % 9 holds image row r.
-    hg_p = np.empty((k, W))
-    hd_p = np.empty((k, W))
-    hg_t = np.empty((k, W))
-    hd_t = np.empty((k, W))
+    # Ring buffers of horizontally filtered rows: slot r % 9 holds image row r. Columns of tiles not
+    # needed for a row hold stale values that no computed output reads.
+    hg_p = np.empty((k, wpad))
+    hd_p = np.empty((k, wpad))
+    hg_t = np.empty((k, wpad))
+    hd_t = np.empty((k, wpad))
+    # e^2 of the current row; entries past W stay 0 so every tile reduces over whole lanes.
+    buf = np.zeros(wpad)
     rows = np.empty(k, np.int64)
-    for r in range(min(half, H)):
-        _hrow(p, r, pad, g, dg, hg_p[r % k], hd_p[r % k])
-        _hrow(t, r, pad, g, dg, hg_t[r % k], hd_t[r % k])
     total = 0.0
-    for y in range(H):
+    for y in range(-half, H):
         r = y + half
-        if r < H:
-            _hrow(p, r, pad, g, dg, hg_p[r % k], hd_p[r % k])
-            _hrow(t, r, pad, g, dg, hg_t[r % k], hd_t[r % k])
+        if r < H and need_any[r]:
+            _pad_row(p, r, pad)
+            j = 0
+            while j < nt:
+                if need_h[r, j]:
+                    j0 = j
+                    while j < nt and need_h[r, j]:
+                        j += 1
+                    _hspan(pad, g, dg, hg_p[r % k], hd_p[r % k], j0 * tile, min(j * tile, W))
+                else:
+                    j += 1
+            _pad_row(t, r, pad)
+            j = 0
+            while j < nt:
+                if need_h[r, j]:
+                    j0 = j
+                    while j < nt and need_h[r, j]:
+                        j += 1
+                    _hspan(pad, g, dg, hg_t[r % k], hd_t[r % k], j0 * tile, min(j * tile, W))
+                else:
+                    j += 1
+        if y < 0 or not out_any[y]:
+            continue
         for i in range(k):
             rows[i] = min(max(y + i - half, 0), H - 1) % k
-        total += _vrow_sum(hg_p, hd_p, hg_t, hd_t, rows, g, dg, sc_p, sc_t, 0, W)
+        a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
+        j = 0
+        while j < nt:
+            if not out_act[y, j]:
+                j += 1
+                continue
+            j0 = j
+            while j < nt and out_act[y, j]:
+                j += 1
+            x0 = j0 * tile
+            x1 = j * tile
+            _e2_span(hg_p, hd_p, hg_t, hd_t, rows, g, dg, sc_p, sc_t, x0, min(x1, W), buf)
+            for x in range(np.uint64(x0), np.uint64(x1), np.uint64(GRAD_LANES)):
+                a0 += buf[x]
+                a1 += buf[x + np.uint64(1)]
+                a2 += buf[x + np.uint64(2)]
+                a3 += buf[x + np.uint64(3)]
+                a4 += buf[x + np.uint64(4)]
+                a5 += buf[x + np.uint64(5)]
+                a6 += buf[x + np.uint64(6)]
+                a7 += buf[x + np.uint64(7)]
+        total += ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
     return total
 
 
@@ -446,7 +589,7 @@ def _score_frame(p, t, k, pp, tp, has_prev, want_dt, want_grad, want_conn, norma
     out[k, 1] = b
     out[k, 2] = c
     if want_grad:
-        out[k, 3] = _grad_frame(p[k], t[k], g, dg, inv_norm, normalize)
+        out[k, 3] = _grad_frame(p[k], t[k], g, dg, inv_norm, normalize, True)
     if want_conn:
         out[k, 4] = _conn_frame(p[k], t[k], thr, thr32, cut32, lut, table, ws32, ws8)
 
