@@ -51,6 +51,43 @@ def _level_overload(pv, tv, thr, lut):
     return impl
 
 
+def _level_row(pr, tr, thr, lut, kmin, out):  # pragma: no cover
+    raise NotImplementedError
+
+
+@overload(_level_row)
+def _level_row_overload(pr, tr, thr, lut, kmin, out):
+    """out[x] = level of (pr[x], tr[x]); returns whether a level-0 pixel has pr != tr (else level 0 adds nothing)."""
+    if isinstance(pr.dtype, types.Integer):
+        def impl_int(pr, tr, thr, lut, kmin, out):
+            # Level = number of thresholds whose smallest passing 8-bit value min(p, t) reaches:
+            # compares and adds only, so the loop vectorises (a table look-up would not).
+            k1, k2, k3, k4, k5 = kmin[1], kmin[2], kmin[3], kmin[4], kmin[5]
+            k6, k7, k8, k9, k10 = kmin[6], kmin[7], kmin[8], kmin[9], kmin[10]
+            hot = np.uint8(0)
+            for x in range(pr.shape[0]):
+                a = pr[x]
+                b = tr[x]
+                m = min(a, b)
+                lv = (np.uint8(m >= k1) + np.uint8(m >= k2) + np.uint8(m >= k3) + np.uint8(m >= k4)
+                      + np.uint8(m >= k5) + np.uint8(m >= k6) + np.uint8(m >= k7) + np.uint8(m >= k8)
+                      + np.uint8(m >= k9) + np.uint8(m >= k10))
+                out[x] = lv
+                hot |= np.uint8(m < k1) & np.uint8(a != b)
+            return hot != 0
+        return impl_int
+
+    def impl(pr, tr, thr, lut, kmin, out):
+        hot = False
+        for x in range(pr.shape[0]):
+            lv = _level(pr[x], tr[x], thr, lut)
+            out[x] = lv
+            hot |= (lv == 0) and (pr[x] != tr[x])
+        return hot
+
+    return impl
+
+
 def _phi(v, j, thr32, cut32, table):  # pragma: no cover
     raise NotImplementedError
 
@@ -84,6 +121,13 @@ def make_level_lut() -> np.ndarray:
     """Level of each 8-bit value: #{i >= 1 : float32(k / 255) >= theta_i}, as the reference compares."""
     alpha = (np.arange(256, dtype=np.float32) / np.float32(255)).astype(np.float64)
     return (alpha[:, None] >= CONN_THRESHOLDS[None, 1:]).sum(axis=1).astype(np.int8)
+
+
+def make_level_kmin() -> np.ndarray:
+    """kmin[i] = smallest 8-bit value whose level is >= i, i = 0..10."""
+    lut = make_level_lut()
+    assert lut[255] == 10  # 1.0 passes every threshold, so every level has a smallest value
+    return np.array([int(np.argmax(lut >= i)) for i in range(11)], np.uint8)
 
 
 def make_phi_table() -> np.ndarray:
@@ -420,158 +464,193 @@ def _union(uf, parent, link, size, first, link_order, state, a, b, lv):
 
 
 @njit(cache=True)
+def _above_first(rend, lo, hi, x):
+    """First run index in [lo, hi) whose end exceeds x (runs of one row, sorted), hi if none."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if rend[mid] > x:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@njit(cache=True)
 def _conn_frame(p, t, thr, thr32, cut32, lut, table, ws32, ws8):
     """sum(|phi_t - phi_p|) of one frame.
 
     The largest 4-connected component L_i of S_i = {min(t, p) >= theta_i} is found for all ten
     thresholds in one union-find sweep that adds pixels level by level, highest level first
-    (after adding level i the forest's trees are exactly the components of S_i). A pixel's
-    round-down value is theta_J with J the largest j such that it lies in L_1, ..., L_j; because
-    each L_i lies inside one component of S_{i-1}, these sets are nested up to the first i where
-    L_i is not inside L_{i-1} or is empty (then no pixel rounds down to theta_i or above).
-    Membership is read from the un-compressed link tree: a node's level-j root is itself above
-    its link level, else its parent's. Ties between equal largest components go to the one whose
-    first pixel in raster order comes first -- the label order of cv2.connectedComponentsWithStats
-    in the reference script.
+    (after adding level i the forest's trees are exactly the components of S_i). The nodes are
+    maximal horizontal runs of equal level, not pixels: a run is connected, so it joins the forest
+    in one step, and the large uniform regions of real mattes (exactly 1 inside, 0 outside) cost
+    one node per row. A pixel's round-down value is theta_J with J the largest j such that it lies
+    in L_1, ..., L_j; because each L_i lies inside one component of S_{i-1}, these sets are nested
+    up to the first i where L_i is not inside L_{i-1} or is empty (then no pixel rounds down to
+    theta_i or above). Membership is read from the un-compressed link tree: a node's level-j root
+    is itself above its link level, else its parent's. Ties between equal largest components go
+    to the one whose first pixel in raster order comes first -- the label order of
+    cv2.connectedComponentsWithStats in the reference script.
 
-    ``ws32`` (6, H*W) int32 and ``ws8`` (3, H*W) int8 are scratch space reused across the frames
-    of a chunk (fresh 2-megapixel allocations per frame cost page faults); every entry read is
-    written first in the same call.
+    Order of summation does not matter here: every term |phi_t - phi_p| is a difference of two
+    float32 values in {0} u [0.15, 1], a multiple of 2^-26 below 1, so sums of up to 2^26 terms
+    are exact in float64. Pixels with p == t contribute exactly 0 and are skipped.
+
+    ``ws32`` (8, H*W) int32 and ``ws8`` (3, H*W) int8 are scratch space (one entry per possible
+    run) reused across the frames of a chunk; every entry read is written first in the same call.
     """
     H, W = p.shape
-    n = H * W
     nthr = thr.shape[0]  # 11: theta_0 .. theta_10
     top = nthr - 1
-    level = ws8[0]
-    J = ws8[1]
-    link = ws8[2]
-    order = ws32[0]
-    uf = ws32[1]
-    parent = ws32[2]
-    size = ws32[3]
-    first = ws32[4]
-    link_order = ws32[5]
-    counts = np.zeros(nthr, np.int64)
-    fg = first  # scratch: foreground pixels in raster order, until the counting sort below
-    nfg = 0
+    rpos = ws32[0]  # run start, raster index
+    rend = ws32[1]  # run end (exclusive), raster index
+    order = ws32[2]
+    uf = ws32[3]
+    parent = ws32[4]
+    size = ws32[5]
+    first = ws32[6]
+    link_order = ws32[7]
+    rlv = ws8[0]
+    link = ws8[1]
+    J = ws8[2]
+    row_start = np.empty(H + 1, np.int64)
+    counts = np.zeros(nthr + 1, np.int64)
+    # Level row padded to whole 8-byte words (read as uint64 to skip through long runs).
+    lvrow = np.zeros((W + 7) // 8 * 8, np.uint8)
+    lvwords = lvrow.view(np.uint64)
+    kmin = np.zeros(nthr, np.uint8)  # smallest 8-bit value of each level (used by 8-bit frames)
+    for i in range(nthr):
+        k = 255
+        while k > 0 and lut[k - 1] >= i:
+            k -= 1
+        kmin[i] = k
+    spread = np.uint64(0x0101010101010101)
+    nr = 0
     total = 0.0
     for y in range(H):
-        s = 0.0
-        for x in range(W):
-            pv = p[y, x]
-            tv = t[y, x]
-            lv = _level(pv, tv, thr, lut)
-            idx = y * W + x
-            level[idx] = lv
+        row_start[y] = nr
+        pr = p[y]
+        tr = t[y]
+        hot = _level_row(pr, tr, thr, lut, kmin, lvrow)
+        x = 0
+        while x < W:
+            lv = lvrow[x]
+            xa = x
+            x += 1
+            while x < W and (x & 7) and lvrow[x] == lv:
+                x += 1
+            if x < W and lvrow[x] == lv:
+                # Aligned: compare 8 levels at a time (the padding never equals a full word of lv
+                # past W because the loop below stops at W).
+                pattern = np.uint64(lv) * spread
+                while x + 8 <= W and lvwords[x >> 3] == pattern:
+                    x += 8
+                while x < W and lvrow[x] == lv:
+                    x += 1
             if lv == 0:
+                if not hot:
+                    continue  # p == t wherever this row is below theta_1: nothing to add
                 # Below theta_1 a pixel rounds down to 0 whatever the components: score it now.
-                s += abs(_phi(tv, 0, thr32, cut32, table) - _phi(pv, 0, thr32, cut32, table))
+                s = 0.0
+                for i in range(xa, x):
+                    pv = pr[i]
+                    tv = tr[i]
+                    if pv != tv:
+                        s += abs(_phi(tv, 0, thr32, cut32, table) - _phi(pv, 0, thr32, cut32, table))
+                total += s
             else:
-                fg[nfg] = idx
-                nfg += 1
+                rpos[nr] = y * W + xa
+                rend[nr] = y * W + x
+                rlv[nr] = lv
                 counts[lv] += 1
-        total += s
-    if nfg > 0:
-        # Counting sort of foreground pixels by level (raster order within a level).
-        start = np.zeros(nthr + 1, np.int64)
-        for i in range(1, nthr):
-            start[i + 1] = start[i] + counts[i]
-        fill = start.copy()
-        for i in range(nfg):
-            idx = fg[i]
-            lv = level[idx]
-            order[fill[lv]] = idx
-            fill[lv] += 1
-            J[idx] = 0
-        # state: n_links, best_size, best_first, best_root (the running largest component).
-        state = np.array([0, 0, 0, -1], np.int64)
-        root_at = np.full(nthr, -1, np.int64)
-        inside_prev = np.zeros(nthr, np.bool_)
-        for lv in range(top, 0, -1):
-            o = start[lv]
-            end = start[lv + 1]
-            while o < end:
-                # A horizontal run xa..xb of this level is connected: one component rooted at xa,
-                # so finds are needed per run and per neighbouring segment, not per pixel.
-                xa = order[o]
-                ya = xa // W
-                row_end = (ya + 1) * W
-                xb = xa
-                o += 1
-                while o < end and order[o] == xb + 1 and xb + 1 < row_end:
-                    xb += 1
-                    o += 1
-                uf[xa] = xa
-                parent[xa] = -1
-                link[xa] = 0
-                size[xa] = xb - xa + 1
-                first[xa] = xa
-                # Run members only point at the head for finds; they are never roots, and their J
-                # equals the head's (same level, same component), read off in the final pass.
-                for x in range(xa + 1, xb + 1):
-                    uf[x] = xa
-                if size[xa] > state[1] or (size[xa] == state[1] and xa < state[2]):
-                    state[1] = size[xa]
-                    state[2] = xa
-                    state[3] = xa
-                # Neighbours already added: higher levels anywhere, this level only in the row above
-                # (same-level pixels left/right belong to the run, those below come later).
-                if xa > ya * W and level[xa - 1] > lv:
-                    _union(uf, parent, link, size, first, link_order, state, xa, xa - 1, lv)
-                if xb + 1 < row_end and level[xb + 1] > lv:
-                    _union(uf, parent, link, size, first, link_order, state, xa, xb + 1, lv)
-                if ya > 0:
-                    # Consecutive eligible pixels of a row are already one component: one union per segment.
-                    prev = False
-                    for x in range(xa, xb + 1):
-                        e = level[x - W] >= lv
-                        if e and not prev:
-                            _union(uf, parent, link, size, first, link_order, state, xa, x - W, lv)
-                        prev = e
-                if ya < H - 1:
-                    prev = False
-                    for x in range(xa, xb + 1):
-                        e = level[x + W] > lv
-                        if e and not prev:
-                            _union(uf, parent, link, size, first, link_order, state, xa, x + W, lv)
-                        prev = e
-            best_root = state[3]
-            if best_root >= 0:
-                root_at[lv] = _find(uf, best_root)
-                if lv < top and root_at[lv + 1] >= 0:
-                    inside_prev[lv + 1] = _find(uf, root_at[lv + 1]) == root_at[lv]
-        # K: the last level of the nested chain L_1 ⊇ L_2 ⊇ ... (L_i empty or outside L_{i-1} stops it).
-        K = 0
-        for lv in range(1, nthr):
-            if root_at[lv] < 0:
-                break
-            if lv > 1 and not inside_prev[lv]:
-                break
-            K = lv
-        own = J  # reuse: own level first, then J in place
-        for lv in range(1, K + 1):
-            own[root_at[lv]] = lv  # ascending, so the max wins
-        # Parents are linked after their children: reverse link order visits parents first.
-        # Roots (never linked) keep J = own.
-        for e in range(state[0] - 1, -1, -1):
-            c = link_order[e]
-            if own[c] == 0:
-                jp = J[parent[c]]
-                lc = link[c]
-                J[c] = jp if jp < lc else lc
-        pf = p.reshape(n)
-        tf = t.reshape(n)
-        s = 0.0
-        j = 0
-        for o in range(nfg):
-            idx = order[o]
-            lv = level[idx]
-            # A run head starts a row, or follows a pixel of another level; members inherit its J.
-            if idx % W == 0 or level[idx - 1] != lv:
-                j = J[idx]
-            s += abs(_phi(tf[idx], j, thr32, cut32, table) - _phi(pf[idx], j, thr32, cut32, table))
-        total += s
-    return total
+                nr += 1
+    row_start[H] = nr
+    if nr == 0:
+        return total
+    # Counting sort of runs by level (raster order within a level).
+    start = np.zeros(nthr + 1, np.int64)
+    for i in range(1, nthr):
+        start[i + 1] = start[i] + counts[i]
+    fill = start.copy()
+    for r in range(nr):
+        lv = rlv[r]
+        order[fill[lv]] = r
+        fill[lv] += 1
+    # state: n_links, best_size, best_first, best_root (the running largest component).
+    state = np.array([0, 0, 0, -1], np.int64)
+    root_at = np.full(nthr, -1, np.int64)
+    inside_prev = np.zeros(nthr, np.bool_)
+    for lv in range(top, 0, -1):
+        for o in range(start[lv], start[lv + 1]):
+            r = order[o]
+            a = rpos[r]
+            b = rend[r]
+            y = a // W
+            uf[r] = r
+            parent[r] = -1
+            link[r] = 0
+            J[r] = 0
+            size[r] = b - a
+            first[r] = a
+            if size[r] > state[1] or (size[r] == state[1] and a < state[2]):
+                state[1] = size[r]
+                state[2] = a
+                state[3] = r
+            # Neighbours already in the forest: runs of a higher level anywhere, runs of this level
+            # in the row above (same-level runs never touch in a row; those below come later).
+            if r > row_start[y] and rend[r - 1] == a and rlv[r - 1] > lv:
+                _union(uf, parent, link, size, first, link_order, state, r, r - 1, lv)
+            if r + 1 < row_start[y + 1] and rpos[r + 1] == b and rlv[r + 1] > lv:
+                _union(uf, parent, link, size, first, link_order, state, r, r + 1, lv)
+            if y > 0:
+                hi = row_start[y]
+                q = _above_first(rend, row_start[y - 1], hi, a - W)
+                while q < hi and rpos[q] < b - W:
+                    if rlv[q] >= lv:
+                        _union(uf, parent, link, size, first, link_order, state, r, q, lv)
+                    q += 1
+            if y < H - 1:
+                hi = row_start[y + 2]
+                q = _above_first(rend, row_start[y + 1], hi, a + W)
+                while q < hi and rpos[q] < b + W:
+                    if rlv[q] > lv:
+                        _union(uf, parent, link, size, first, link_order, state, r, q, lv)
+                    q += 1
+        best_root = state[3]
+        if best_root >= 0:
+            root_at[lv] = _find(uf, best_root)
+            if lv < top and root_at[lv + 1] >= 0:
+                inside_prev[lv + 1] = _find(uf, root_at[lv + 1]) == root_at[lv]
+    # K: the last level of the nested chain L_1 ⊇ L_2 ⊇ ... (L_i empty or outside L_{i-1} stops it).
+    K = 0
+    for lv in range(1, nthr):
+        if root_at[lv] < 0:
+            break
+        if lv > 1 and not inside_prev[lv]:
+            break
+        K = lv
+    own = J  # reuse: own level first, then J in place
+    for lv in range(1, K + 1):
+        own[root_at[lv]] = lv  # ascending, so the max wins
+    # Parents are linked after their children: reverse link order visits parents first.
+    # Roots (never linked) keep J = own.
+    for e in range(state[0] - 1, -1, -1):
+        c = link_order[e]
+        if own[c] == 0:
+            jp = J[parent[c]]
+            lc = link[c]
+            J[c] = jp if jp < lc else lc
+    pf = p.reshape(H * W)
+    tf = t.reshape(H * W)
+    s = 0.0
+    for r in range(nr):
+        j = J[r]
+        for i in range(rpos[r], rend[r]):
+            pv = pf[i]
+            tv = tf[i]
+            if pv != tv:
+                s += abs(_phi(tv, j, thr32, cut32, table) - _phi(pv, j, thr32, cut32, table))
+    return total + s
 
 
 @njit(cache=True)
@@ -608,7 +687,7 @@ def score_chunk(p, t, pp, tp, has_prev, want_dt, want_grad, want_conn, normalize
     out = np.full((n, 5), np.nan)
     slots = max(1, min(n, threads))
     npix = p.shape[1] * p.shape[2] if want_conn else 1
-    ws32 = np.empty((slots, 6, npix), np.int32)
+    ws32 = np.empty((slots, 8, npix), np.int32)
     ws8 = np.empty((slots, 3, npix), np.int8)
     for sl in prange(slots):
         for k in range(sl, n, slots):
@@ -627,7 +706,7 @@ def score_chunk_serial(p, t, pp, tp, has_prev, want_dt, want_grad, want_conn, no
     n = p.shape[0]
     out = np.full((n, 5), np.nan)
     npix = p.shape[1] * p.shape[2] if want_conn else 1
-    ws32 = np.empty((6, npix), np.int32)
+    ws32 = np.empty((8, npix), np.int32)
     ws8 = np.empty((3, npix), np.int8)
     for k in range(n):
         _score_frame(p, t, k, pp, tp, has_prev, want_dt, want_grad, want_conn, normalize, g, dg, inv_norm, thr,
@@ -636,4 +715,5 @@ def score_chunk_serial(p, t, pp, tp, has_prev, want_dt, want_grad, want_conn, no
 
 
 LEVEL_LUT = make_level_lut()
+LEVEL_KMIN = make_level_kmin()
 PHI_TABLE = make_phi_table()
