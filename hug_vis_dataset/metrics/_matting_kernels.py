@@ -158,13 +158,15 @@ def _raw_overload(x):
     return lambda x: np.float64(x)
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
+@njit(cache=True)
 def _pointwise_frame(p, t, pp, tp, with_dt):
     """Sums of |d|, d^2 and (``with_dt``) the dtSSD term over one frame, in alpha units.
 
     8-bit frames accumulate exact integers: int32 within a row (|d| <= 255, d^2 <= 65025, the dtSSD
     term <= 510^2, so a row of up to 8000 pixels cannot overflow), int64 across rows, scaled once by
-    1/255 at the end. Float frames accumulate in float64.
+    1/255 at the end. Float frames accumulate in float64 in pixel order. No fastmath: a
+    reassociated (vectorised) float sum would take whatever order the compiler picks for the CPU
+    and the calling context, and the value would follow it; integer sums vectorise anyway.
     """
     H, W = p.shape
     zero = _raw(p[0, 0]) * 0
@@ -194,7 +196,8 @@ def _pointwise_frame(p, t, pp, tp, with_dt):
         s_sq += np.float64(r_sq)
         s_dt += np.float64(r_dt)
     u = _unit(p[0, 0])
-    return s_abs * u, s_sq * u * u, s_dt * u * u
+    # u * u first: the grouping the previous (fastmath) build compiled to, kept so values do not move.
+    return s_abs * u, s_sq * (u * u), s_dt * (u * u)
 
 
 @njit(cache=True)
