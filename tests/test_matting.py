@@ -77,6 +77,32 @@ def cases():
     fp = soft_blobs(3, 14, 18, 5).astype(np.float32)
     ft = soft_blobs(3, 14, 18, 6).astype(np.float64)
     yield "float_inputs", fp, ft
+    # Blocks of equal value: long runs of one Conn level touching runs of other levels left, right,
+    # above and below with partial overlaps; Grad sees flat tiles next to active ones.
+    bp = np.repeat(np.repeat(rng.choice([0, 30, 90, 160, 255], (3, 9, 11)), 2, axis=1), 7, axis=2)[:, :17, :75]
+    bt = np.repeat(np.repeat(rng.choice([0, 60, 128, 200, 255], (3, 6, 9)), 3, axis=1), 9, axis=2)[:, :17, :75]
+    yield "blocks", bp.astype(np.uint8), bt.astype(np.uint8)
+    yield "figure", *figure_mattes()
+    yield "single_row", rng.integers(0, 256, (2, 1, 13), dtype=np.uint8), rng.integers(0, 256, (2, 1, 13), dtype=np.uint8)
+    column = np.zeros((2, 9, 1), np.uint8)
+    column[:, 2:7] = 255
+    yield "single_column", np.roll(column, 1, axis=1), column
+
+
+def figure_mattes():
+    """The synthetic HUG-VIS figure (mostly exactly 0 or 1, soft edges, thin fingers) and a
+    simulated matting system's degraded copy, 3 frames at 72x128."""
+    from hug_vis_dataset.synth.figure import appearance_for_actor, render_pose, rest_pose
+    from hug_vis_dataset.synth.systems import degrade_alpha
+
+    pose = rest_pose()
+    ref = []
+    for k in range(3):
+        pose = pose.copy()
+        pose[6] += 0.4 * k  # raise one upper arm
+        ref.append(np.round(render_pose(pose, appearance_for_actor(2), 128, 72)[0] * 255))
+    ref = np.stack(ref).astype(np.uint8)
+    return degrade_alpha(ref, 0.45, np.random.default_rng(4), 72 / 180), ref
 
 
 CASES = list(cases())
@@ -359,3 +385,68 @@ def test_video_source_matches_png_folder(tmp_path):
     expected = R.ref_clip(pred, ref, dtype=np.float64)
     for metric in NAMES:
         np.testing.assert_allclose(from_video["per_frame"][metric], expected[metric], rtol=1e-6, atol=1e-12)
+
+
+# ----------------------------------------------------------------------------- kernel invariants
+def _grad_kernel(p, t, skip, normalize=True):
+    from hug_vis_dataset.metrics import _matting_kernels as K
+
+    g, dg, inv_norm = M._separable_filter(M.GRAD_SIGMA, M.GRAD_EPSILON)
+    return K._grad_frame(p, t, g, dg, inv_norm, normalize, skip)
+
+
+def test_grad_flat_tile_skipping_changes_nothing():
+    """Skipping flat tiles gives exactly the full computation's value (and both match the reference)."""
+    frames = [(p[k], t[k]) for _, p, t in CASES for k in range(len(p))]
+    # One differing pixel at tile edges (columns 15/16 and 31/32), corners, and a lone row.
+    for y, x in [(0, 0), (5, 15), (5, 16), (20, 31), (39, 32), (39, 69), (12, 47), (0, 69)]:
+        a = np.zeros((40, 70), np.uint8)
+        a[10:30, 20:50] = 255
+        b = a.copy()
+        b[y, x] = 128 if b[y, x] == 0 else 0
+        frames.append((b, a))
+    frames.append((np.full((6, 3), 9, np.uint8), np.full((6, 3), 9, np.uint8)))
+    for p, t in frames:
+        p, t = M._check_pair(p[None], t[None])
+        for normalize in (True, False):
+            full = _grad_kernel(p[0], t[0], False, normalize)
+            assert _grad_kernel(p[0], t[0], True, normalize) == full
+    # The sparse frames against the independent reference as well.
+    for p, t in frames[-9:-1]:
+        want = R.ref_grad(R.to_alpha(p, np.float64), R.to_alpha(t, np.float64))
+        assert M.grad(p[None], t[None])[0] == pytest.approx(want, rel=1e-6, abs=1e-12)
+
+
+_FRESH_PROCESS = """
+import sys, numpy as np, numba
+from hug_vis_dataset.metrics import matting as M
+data = np.load(sys.argv[1])
+out = {}
+for threads in (1, numba.config.NUMBA_NUM_THREADS):
+    numba.set_num_threads(threads)
+    for name in sorted({k.split("|")[0] for k in data.files}):
+        res = M.matting_frame_metrics(data[name + "|p"], data[name + "|t"])
+        for metric, values in res.items():
+            out[f"{name}|{metric}|{threads}"] = values
+np.savez(sys.argv[2], **out)
+"""
+
+
+@pytest.mark.slow
+def test_values_identical_in_fresh_process_and_fresh_compilation(tmp_path):
+    """Bit-identical values in another process whose numba cache is empty (a new compilation), on
+    1 and all threads: no result depends on compile specialisation, thread count or process."""
+    import os
+    import subprocess
+
+    chosen = [c for c in CASES if c[0] in ("soft_blobs", "uniform_noise", "medium_noisy", "float_inputs", "figure", "blocks")]
+    np.savez(tmp_path / "in.npz", **{f"{n}|p": p for n, p, _ in chosen}, **{f"{n}|t": t for n, _, t in chosen})
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba_cache"), NUMBA_NUM_THREADS="2")
+    subprocess.run([sys.executable, "-c", _FRESH_PROCESS, str(tmp_path / "in.npz"), str(tmp_path / "out.npz")],
+                   check=True, env=env, timeout=600)
+    other = np.load(tmp_path / "out.npz")
+    for name, p, t in chosen:
+        here = M.matting_frame_metrics(p, t)
+        for metric in NAMES:
+            for threads in (1, 2):
+                np.testing.assert_array_equal(other[f"{name}|{metric}|{threads}"], here[metric], err_msg=f"{name} {metric}")
