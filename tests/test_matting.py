@@ -192,6 +192,16 @@ def test_single_metric_functions_and_unnormalised_grad(name, pred, ref):
         np.testing.assert_allclose(got, exact[metric], rtol=1e-6, atol=1e-12, err_msg=metric)
 
 
+@pytest.mark.parametrize("name,pred,ref", CASES, ids=[c[0] for c in CASES])
+def test_single_metric_equals_all_five_bitwise(name, pred, ref):
+    """MAD/MSE/dtSSD alone take a separate serial kernel with only the requested sums: same bits."""
+    together = M.matting_frame_metrics(pred, ref)
+    for subset in (("mad",), ("mse",), ("dtssd",), ("mad", "dtssd"), ("mse", "conn"), ("grad",)):
+        alone = M.matting_frame_metrics(pred, ref, subset)
+        for metric in subset:
+            np.testing.assert_array_equal(alone[metric], together[metric], err_msg=f"{subset} {metric}")
+
+
 def test_thread_count_does_not_change_values():
     import numba
 

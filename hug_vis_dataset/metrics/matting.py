@@ -171,6 +171,10 @@ def _score_chunk(p: np.ndarray, t: np.ndarray, prev: "tuple[np.ndarray, np.ndarr
         pp, tp, has_prev = p[0], t[0], False
     else:
         pp, tp, has_prev = prev[0].astype(p.dtype, copy=False), prev[1].astype(t.dtype, copy=False), True
+    if "grad" not in metrics and "conn" not in metrics:
+        raw = K.pointwise_chunk(p, t, np.ascontiguousarray(pp), np.ascontiguousarray(tp), has_prev,
+                                "mad" in metrics, "mse" in metrics, "dtssd" in metrics)
+        return _scale(raw, p.shape[1] * p.shape[2])
     # Frames are the parallel grain: with one frame or one thread, skip the parallel region.
     parallel = p.shape[0] > 1 and numba.get_num_threads() > 1
     kernel = K.score_chunk if parallel else K.score_chunk_serial
@@ -178,7 +182,10 @@ def _score_chunk(p: np.ndarray, t: np.ndarray, prev: "tuple[np.ndarray, np.ndarr
                  "dtssd" in metrics, "grad" in metrics, "conn" in metrics, bool(grad_normalize), g, dg, inv_norm,
                  K.CONN_THRESHOLDS, K.CONN_THRESHOLDS_F32, K.CONN_CUT_F32, K.LEVEL_LUT, K.PHI_TABLE,
                  numba.get_num_threads() if parallel else 1)
-    n_pix = p.shape[1] * p.shape[2]
+    return _scale(raw, p.shape[1] * p.shape[2])
+
+
+def _scale(raw: np.ndarray, n_pix: int) -> np.ndarray:
     out = np.empty_like(raw)
     # The kernel returns sums in alpha units (8-bit sums are exact integers times 1/255).
     out[:, 0] = raw[:, 0] / n_pix * 1e3
