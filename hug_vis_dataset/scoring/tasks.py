@@ -234,7 +234,8 @@ class TaskScorer:
         for metric in self.metrics + self.set_metrics:
             needs = info[metric].needs_weights if metric in info else ()
             absent = [w for w in needs if w in weights.REGISTRY and not weights.is_available(w)]
-            out[metric] = f"skipped: needs weights ({', '.join(absent)})" if absent else ""
+            out[metric] = (f"skipped: needs weights: run `hugvis weights download {' '.join(absent)}`"
+                           if absent else "")
         return out
 
     def check(self, job: ClipJob) -> None:
