@@ -115,18 +115,12 @@ _SPECS: tuple[WeightSpec, ...] = (
              "syncnet_v2.model; revision 'main' unverified, sha256 unknown offline.",
     ),
     WeightSpec(
-        name="s3fd", filename="sfd_face.pth", source="url",
-        url="http://www.robots.ox.ac.uk/~vgg/software/lipsync/data/sfd_face.pth",
-        metrics=("sync_c", "sync_d"),
-        license="S3FD (Zhang et al. 2017), as distributed with syncnet_python",
-        note="face tracker of the syncnet_python pipeline; sha256 unknown offline.",
-    ),
-    WeightSpec(
         name="arcface_det_10g", filename="det_10g.onnx", source="url",
         url="https://github.com/deepinsight/insightface/releases/download/v0.7/buffalo_l.zip",
-        archive_member="det_10g.onnx", metrics=("csim",),
+        archive_member="det_10g.onnx", metrics=("csim", "sync_c", "sync_d"),
         license="insightface buffalo_l: non-commercial research use only",
-        note="SCRFD-10GF detector with 5 landmarks, from the insightface v0.7 buffalo_l pack.",
+        note="SCRFD-10GF detector with 5 landmarks, from the insightface v0.7 buffalo_l pack. Also the face "
+             "detector of our SyncNet tracking (syncnet_python uses S3FD there; we do not ship an S3FD port).",
     ),
     WeightSpec(
         name="arcface_w600k_r50", filename="w600k_r50.onnx", source="url",
