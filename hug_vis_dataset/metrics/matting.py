@@ -22,16 +22,21 @@ Per frame, with p the prediction and t the reference (paper scaling):
 * dtSSD_k = sqrt(sum ((p_k - p_{k-1}) - (t_k - t_{k-1}))^2 / N) x 1e2 for frames k >= 1.
 
 How it is fast (numba kernels in ``_matting_kernels.py``, one pass over a chunk of frames, frames
-spread over threads; a frame's value is the same with 1 or N threads):
+spread over threads; a frame's value is the same with 1 or N threads, in any process, on any CPU:
+no fastmath, every float sum in an order fixed by the code):
 
-* MAD/MSE/dtSSD: 8-bit frames accumulate exact integers, scaled by 1/255 once;
+* MAD/MSE/dtSSD: 8-bit frames accumulate exact integers, scaled by 1/255 once; asked for alone,
+  they take a serial kernel computing only the requested sums;
 * Grad: the 9x9 filters are separable (``f_x = G (x) dG``), applied as two 9-tap passes with their
-  symmetry, a ring buffer of rows, and one square root per pixel;
+  symmetry and a ring buffer of rows; tiles of 16 columns whose 9x9 neighbourhood is flat in both
+  frames are skipped (both gradients are exactly 0 there, so the value is unchanged);
 * Conn: the components of ``{min(t, p) >= theta_i}`` for all ten thresholds come from one union-find
-  sweep adding pixels level by level from the top (horizontal runs are joined in one step); the
-  round-down level of a pixel is read from the link tree. Ties between equal largest components go
-  to the first in raster order, which is the label order of ``cv2.connectedComponentsWithStats`` in
-  the reference script. See ``scripts/bench_matting.py`` for measured speed and agreement.
+  sweep over maximal horizontal runs of equal level, adding them level by level from the top (a
+  uniform stretch of a row is one node); the round-down level of a pixel is read from the link
+  tree. Ties between equal largest components go to the first in raster order, which is the label
+  order of ``cv2.connectedComponentsWithStats`` in the reference script. See
+  ``scripts/bench_matting.py`` for measured speed (a realistic figure matte and a noisy worst case)
+  and agreement.
 
 Aggregation over clips (:func:`aggregate`):
 
