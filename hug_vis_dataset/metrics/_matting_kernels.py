@@ -671,7 +671,15 @@ def _conn_frame(p, t, thr, thr32, cut32, lut, table, ws32, ws8):
     pf = p.reshape(H * W)
     tf = t.reshape(H * W)
     s = 0.0
+    u = np.uint64
     for r in range(nr):
+        # Most runs of a good prediction have p == t throughout (the opaque interior): a
+        # vectorised check first (unsigned indices: no wraparound test in the loop).
+        differs = False
+        for i in range(u(rpos[r]), u(rend[r])):
+            differs |= pf[i] != tf[i]
+        if not differs:
+            continue
         j = J[r]
         for i in range(rpos[r], rend[r]):
             pv = pf[i]
