@@ -510,21 +510,17 @@ def motion_difficulty(u: Sequence[float], v: Sequence[float]) -> dict[str, np.nd
 
 
 def _relation(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    from scipy import stats
+    """Spearman rho (with its p-value) and the OLS line of y on x, from :mod:`hug_vis_dataset.stats`."""
+    from scipy import stats as scipy_stats
 
-    n = int(x.size)
-    out: dict[str, float] = {"n": n}
-    if n >= 2 and np.ptp(x) > 0:
-        fit = stats.linregress(x, y)
-        out.update(slope=float(fit.slope), intercept=float(fit.intercept), r2=float(fit.rvalue ** 2))
-    else:
-        out.update(slope=float("nan"), intercept=float("nan"), r2=float("nan"))
-    if n >= 2 and np.ptp(x) > 0 and np.ptp(y) > 0:
-        res = stats.spearmanr(x, y)
-        out.update(spearman_rho=float(res.statistic), spearman_p=float(res.pvalue))
-    else:
-        out.update(spearman_rho=float("nan"), spearman_p=float("nan"))
-    return out
+    from ..stats import ols_fit, spearman
+
+    fit = ols_fit(x, y)
+    rho = spearman(x, y)
+    # spearman() gives NaN for a constant variable; only then is there no p-value either
+    p_value = float(scipy_stats.spearmanr(x, y).pvalue) if np.isfinite(rho) else float("nan")
+    return {"n": int(x.size), "slope": fit.slope, "intercept": fit.intercept, "r2": fit.r2,
+            "spearman_rho": rho, "spearman_p": p_value}
 
 
 def motion_vs_dtssd(d_motion: Sequence[float], dtssd_per_clip: Sequence[float],
