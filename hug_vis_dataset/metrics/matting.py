@@ -553,6 +553,33 @@ def motion_vs_dtssd(d_motion: Sequence[float], dtssd_per_clip: Sequence[float],
 
 
 # ----------------------------------------------------------------------------- evaluate modules
+def evaluate_inputs_description(module: str, metrics: "tuple[str, ...] | None", grad_option: bool) -> str:
+    """The ``inputs_description`` shared by the matting evaluate modules (one place for the text).
+
+    Example:
+        >>> "protocol" in evaluate_inputs_description("mad", ("mad",), False)
+        True
+    """
+    returns = (f"{metrics[0]} (aggregate, paper scaling), per_clip (list, input order)" if metrics
+               else "mad, mse, grad, conn, dtssd (aggregates, paper scaling), per_clip ({metric: list}, input order)")
+    grad_line = ("    grad_normalize (bool, optional): min-max normalise frames before Grad (RVM low-resolution "
+                 "script; default True).\n") if grad_option else ""
+    return f"""
+Args:
+    predictions (list of str): predicted alpha clips (PNG folder or video), one per clip.
+    references (list of str): reference alpha clips, same order.
+    protocol (str, optional): "rvm" (paper default: mean over frame index of the per-index mean over
+        clips; dtSSD counts 0 at frame 0) or "clip" (mean of per-clip means).
+    rvm_max_frames (int, optional): 700 reproduces RVM's spreadsheet cap (frame indices 0-699); default none.
+    chunk_frames (int, optional): frames decoded and scored at a time (does not change values).
+{grad_line}Returns:
+    {returns}, frames, protocol
+Examples:
+    >>> module = evaluate.load("metrics/{module}")
+    >>> module.compute(predictions=["pred/clip_a"], references=["ref/clip_a"])  # doctest: +SKIP
+"""
+
+
 def evaluate_paths(predictions: Sequence[str], references: Sequence[str],
                    metrics: "Iterable[str] | None" = None, protocol: str = "rvm",
                    rvm_max_frames: "int | None" = None, chunk_frames: int = 32,

@@ -4,25 +4,12 @@ import evaluate
 
 from hug_vis_dataset.evaluate_support import PATH_PAIR_FEATURES
 from hug_vis_dataset.evaluate_support import metric_module_info
+from hug_vis_dataset.metrics.matting import evaluate_inputs_description
 from hug_vis_dataset.metrics.matting import evaluate_paths
 
 _DESCRIPTION = """Gradient error of alpha mattes: Gaussian-derivative filters (sigma 1.4, 9x9), per-frame min-max normalisation, sum of squared magnitude differences / 1000 (HUG-VIS Table 11)."""
 
-_KWARGS_DESCRIPTION = """
-Args:
-    predictions (list of str): predicted alpha clips (PNG folder or video), one per clip.
-    references (list of str): reference alpha clips, same order.
-    protocol (str, optional): "rvm" (paper default: mean over frame index of the per-index mean over
-        clips; dtSSD counts 0 at frame 0) or "clip" (mean of per-clip means).
-    rvm_max_frames (int, optional): 700 reproduces RVM's spreadsheet cap (frame indices 0-699); default none.
-    chunk_frames (int, optional): frames decoded and scored at a time (does not change values).
-    grad_normalize (bool, optional): min-max normalise frames before Grad (RVM low-resolution script; default True).
-Returns:
-    grad (aggregate, paper scaling), per_clip (list, input order), frames, protocol
-Examples:
-    >>> module = evaluate.load("metrics/grad")
-    >>> module.compute(predictions=["pred/clip_a"], references=["ref/clip_a"])  # doctest: +SKIP
-"""
+_KWARGS_DESCRIPTION = evaluate_inputs_description("grad", ("grad",), grad_option=True)
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

@@ -4,24 +4,12 @@ import evaluate
 
 from hug_vis_dataset.evaluate_support import PATH_PAIR_FEATURES
 from hug_vis_dataset.evaluate_support import metric_module_info
+from hug_vis_dataset.metrics.matting import evaluate_inputs_description
 from hug_vis_dataset.metrics.matting import evaluate_paths
 
 _DESCRIPTION = """Mean squared difference of alpha mattes x1e3 (HUG-VIS Table 11, RVM evaluation)."""
 
-_KWARGS_DESCRIPTION = """
-Args:
-    predictions (list of str): predicted alpha clips (PNG folder or video), one per clip.
-    references (list of str): reference alpha clips, same order.
-    protocol (str, optional): "rvm" (paper default: mean over frame index of the per-index mean over
-        clips; dtSSD counts 0 at frame 0) or "clip" (mean of per-clip means).
-    rvm_max_frames (int, optional): 700 reproduces RVM's spreadsheet cap (frame indices 0-699); default none.
-    chunk_frames (int, optional): frames decoded and scored at a time (does not change values).
-Returns:
-    mse (aggregate, paper scaling), per_clip (list, input order), frames, protocol
-Examples:
-    >>> module = evaluate.load("metrics/mse")
-    >>> module.compute(predictions=["pred/clip_a"], references=["ref/clip_a"])  # doctest: +SKIP
-"""
+_KWARGS_DESCRIPTION = evaluate_inputs_description("mse", ("mse",), grad_option=False)
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
