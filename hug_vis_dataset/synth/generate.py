@@ -307,5 +307,10 @@ def synthesize(
         "scripts": sorted({c.script_id for c in cids}),
     }))
     system_names = sim.finish() if sim is not None else {}
+    if sim is not None:
+        from .ratings import write_simulated_ratings
+
+        # simulated raters (not human judgements) so the MOS path runs on the synthetic grid too
+        write_simulated_ratings(sim.root, [r["clip_id"] for r in rows], seed=int(seed))
     return SynthSummary(root, [r["clip_id"] for r in rows], n_frames, float(fps), int(sample_rate),
                         (width, height), system_names)
