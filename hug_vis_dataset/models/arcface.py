@@ -125,57 +125,115 @@ def _onnx_session(path):
 
 
 def _nms(boxes: np.ndarray, scores: np.ndarray, thresh: float) -> list[int]:
+    """Greedy NMS as insightface's ``SCRFD.nms``: indices kept, highest score first.
+
+    Box sides count one extra pixel (``x1 - x0 + 1``), the convention of insightface's (and
+    py-faster-rcnn's) NMS: it raises the IoU of small boxes, so which near duplicates survive
+    matches the reference detector.
+
+    Example:
+        >>> b = np.array([[0, 0, 10, 10], [4.5, 0, 14.5, 10], [50, 50, 60, 60]], float)
+        >>> _nms(b, np.array([0.9, 0.8, 0.7]), 0.4)  # IoU 71.5/170.5 = 0.42 with the +1 sides
+        [0, 2]
+    """
+    def area(b):
+        return (b[..., 2] - b[..., 0] + 1) * (b[..., 3] - b[..., 1] + 1)
+
     order, keep = scores.argsort()[::-1], []
     while order.size:
-        i = order[0]
+        i, rest = order[0], order[1:]
         keep.append(int(i))
-        xx0 = np.maximum(boxes[i, 0], boxes[order[1:], 0]); yy0 = np.maximum(boxes[i, 1], boxes[order[1:], 1])
-        xx1 = np.minimum(boxes[i, 2], boxes[order[1:], 2]); yy1 = np.minimum(boxes[i, 3], boxes[order[1:], 3])
-        inter = np.clip(xx1 - xx0, 0, None) * np.clip(yy1 - yy0, 0, None)
-        area = lambda b: (b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1])  # noqa: E731
-        iou = inter / (area(boxes[i]) + area(boxes[order[1:]]) - inter)
-        order = order[1:][iou <= thresh]
+        iw = np.maximum(0.0, np.minimum(boxes[i, 2], boxes[rest, 2]) - np.maximum(boxes[i, 0], boxes[rest, 0]) + 1)
+        ih = np.maximum(0.0, np.minimum(boxes[i, 3], boxes[rest, 3]) - np.maximum(boxes[i, 1], boxes[rest, 1]) + 1)
+        inter = iw * ih
+        iou = inter / (area(boxes[i]) + area(boxes[rest]) - inter)
+        order = rest[iou <= thresh]
     return keep
+
+
+def letterbox_size(height: int, width: int, input_size: int = 640) -> "tuple[int, int, float]":
+    """insightface SCRFD's resize before padding: ``(new_width, new_height, det_scale)``.
+
+    The longer side becomes ``input_size``, the other is truncated (``int``), and detections
+    are divided by ``det_scale = new_height / height`` -- insightface's own choice (not
+    ``input_size / max(h, w)``), kept so boxes and landmarks agree with the reference.
+
+    Example:
+        >>> letterbox_size(180, 320)
+        (640, 360, 2.0)
+        >>> letterbox_size(100, 333)
+        (640, 192, 1.92)
+    """
+    if height <= 0 or width <= 0:
+        raise ValueError(f"empty image {height}x{width}")
+    im_ratio = float(height) / width
+    if im_ratio > 1.0:
+        new_h = input_size
+        new_w = int(new_h / im_ratio)
+    else:
+        new_w = input_size
+        new_h = int(new_w * im_ratio)
+    return new_w, new_h, float(new_h) / height
 
 
 class SCRFDDetector:
     """insightface SCRFD (``det_10g.onnx``): 640x640 letterbox, strides 8/16/32, 2 anchors, NMS 0.4.
 
-    Output decoding follows insightface's ``scrfd.py`` (distances to box sides and landmark
-    offsets, in stride units, from anchor centres). Not exercised against the real file here
-    (no download possible): a first real run should be checked against insightface itself.
+    Preprocessing and decoding follow insightface's ``scrfd.py`` (``SCRFD.detect`` with
+    ``det_size=(640, 640)`` as ``FaceAnalysis`` uses it): resize by :func:`letterbox_size`,
+    zero padding bottom/right, RGB ``(x - 127.5) / 128``; the nine outputs are scores, box
+    distances and landmark offsets for strides 8, 16, 32 in that order, distances in stride units
+    from anchor centres ``(col * stride, row * stride)`` (two anchors per location); scores
+    ``>= threshold`` are kept and :func:`_nms` removes duplicates. Checked on constant-output
+    ONNX models of the same interface (tests/test_arcface_onnx.py), not on the real file (no
+    download possible here): a first real run should still be compared with insightface.
+
+    ``detect`` returns ``[(box, landmarks5, score)]`` in original image pixels, largest face first.
     """
 
     def __init__(self, path: "str | None" = None, threshold: float = 0.5, input_size: int = 640):
         from ..weights import resolve
 
         self.session = _onnx_session(resolve("arcface_det_10g", path=path))
+        n_out = len(self.session.get_outputs())
+        if n_out != 9:
+            # 6 outputs: SCRFD without landmarks; 10/15: the 5-stride variants. CSIM needs landmarks.
+            raise ValueError(f"expected an SCRFD model with 9 outputs (3 strides x score/box/landmarks), "
+                             f"got {n_out}")
         self.threshold, self.input_size = threshold, input_size
 
-    def detect(self, image_rgb: np.ndarray):
+    def detect(self, image_rgb: np.ndarray) -> "list[tuple[tuple[float, float, float, float], np.ndarray, float]]":
         import cv2
 
-        h, w = image_rgb.shape[:2]
-        scale = self.input_size / max(h, w)
-        resized = cv2.resize(image_rgb, (int(round(w * scale)), int(round(h * scale))))
+        image = np.asarray(image_rgb)
+        if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
+            raise ValueError(f"image must be uint8 (H, W, 3), got {image.dtype} {image.shape}")
+        h, w = image.shape[:2]
+        new_w, new_h, det_scale = letterbox_size(h, w, self.input_size)
         canvas = np.zeros((self.input_size, self.input_size, 3), np.float32)
-        canvas[: resized.shape[0], : resized.shape[1]] = resized
+        canvas[:new_h, :new_w] = cv2.resize(image, (new_w, new_h))
         blob = ((canvas - 127.5) / 128.0).transpose(2, 0, 1)[None].astype(np.float32)
         outs = self.session.run(None, {self.session.get_inputs()[0].name: blob})
         boxes, scores, kpss = [], [], []
         for idx, stride in enumerate((8, 16, 32)):
-            score, dist, kps = outs[idx].reshape(-1), outs[idx + 3].reshape(-1, 4) * stride, outs[idx + 6].reshape(-1, 10) * stride
+            score = outs[idx].reshape(-1)
+            dist, kps = outs[idx + 3].reshape(-1, 4) * stride, outs[idx + 6].reshape(-1, 10) * stride
             side = self.input_size // stride
             cy, cx = np.mgrid[:side, :side]
             centres = np.repeat(np.stack([cx, cy], -1).reshape(-1, 2) * stride, 2, axis=0).astype(np.float32)
+            if not (len(score) == len(dist) == len(kps) == len(centres)):
+                raise ValueError(f"stride {stride}: outputs have {len(score)}/{len(dist)}/{len(kps)} anchors, "
+                                 f"expected {len(centres)} for a {self.input_size} input")
             keep = score >= self.threshold
             c = centres[keep]
             boxes.append(np.concatenate([c - dist[keep][:, :2], c + dist[keep][:, 2:]], 1))
             kpss.append((np.tile(c, 5) + kps[keep]).reshape(-1, 5, 2))
             scores.append(score[keep])
-        boxes, scores, kpss = np.concatenate(boxes) / scale, np.concatenate(scores), np.concatenate(kpss) / scale
+        boxes, kpss = np.concatenate(boxes) / det_scale, np.concatenate(kpss) / det_scale
+        scores = np.concatenate(scores)
         keep = _nms(boxes, scores, 0.4)
-        out = [(tuple(boxes[i]), kpss[i], float(scores[i])) for i in keep]
+        out = [(tuple(float(v) for v in boxes[i]), kpss[i], float(scores[i])) for i in keep]
+        # largest face first, as the protocols keep the largest face (stable: ties keep score order)
         out.sort(key=lambda t: -(t[0][2] - t[0][0]) * (t[0][3] - t[0][1]))
         return out
 
@@ -189,6 +247,13 @@ class ArcFaceEmbedder:
         self.session = _onnx_session(resolve("arcface_w600k_r50", path=path))
 
     def __call__(self, faces_rgb: np.ndarray) -> np.ndarray:
-        x = (np.asarray(faces_rgb, np.float32) - 127.5) / 127.5
+        faces = np.asarray(faces_rgb)
+        if faces.ndim != 4 or faces.shape[1:] != (ALIGNED_SIZE, ALIGNED_SIZE, 3) or len(faces) == 0:
+            raise ValueError(f"faces must be (n>=1, 112, 112, 3) aligned RGB, got {faces.shape}")
+        if not np.all(np.isfinite(faces)):
+            raise ValueError("faces contain NaN or inf")
+        # insightface feeds BGR crops through blobFromImages(swapRB=True): the network sees RGB,
+        # which these faces already are
+        x = (faces.astype(np.float32) - 127.5) / 127.5
         feats = self.session.run(None, {self.session.get_inputs()[0].name: x.transpose(0, 3, 1, 2)})[0]
         return feats / np.linalg.norm(feats, axis=1, keepdims=True)
