@@ -109,6 +109,8 @@ def test_same_seed_same_bytes_different_seed_differs(tmp_path):
     assert set(a) == set(c)
     media_files = [k for k in a if k.endswith((".wav", ".mp4")) and "simulated" not in k]
     assert media_files and all(a[k] != c[k] for k in media_files)
+    ratings = "simulated_systems/mos_ratings.csv"  # simulated raters are seeded too
+    assert ratings in a and a[ratings] != c[ratings]
 
 
 def test_coverage_matches_supersampled_reference():

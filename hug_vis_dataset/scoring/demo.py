@@ -88,7 +88,9 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
                                   progress=progress, command_line=["run_demo", str(out)])
         print(f"    {task}/{model}: {res.coverage.ok}/{res.coverage.grid_size} clips ok", flush=True)
     print("[4] writing the report ...", flush=True)
-    report = build_report([results], out / "report", n_boot=n_boot)
+    # The synthetic grid's simulated raters (not human judgements) give Tables 6/8/10.
+    ratings = systems_root / "mos_ratings.csv"
+    report = build_report([results], out / "report", n_boot=n_boot, mos=ratings if ratings.is_file() else None)
     print(report.markdown)
     seconds = time.perf_counter() - start
     print(f"demo finished in {seconds:.1f} s; report in {out / 'report'}")
