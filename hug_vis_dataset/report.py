@@ -323,8 +323,11 @@ def render_mos_table(task: str, mos, fmt: str = "markdown") -> str:
     Example:
         >>> import pandas as pd
         >>> m = pd.DataFrame({"id_similarity": [4.2, 3.1], "emotion_naturalness": [4.0, 4.5]}, index=["a", "b"])
-        >>> print(render_mos_table("voice_cloning", m).splitlines()[2:])
-        ['| Model | ID Similarity ↑ | Emotion Naturalness ↑ |', '| --- | ---: | ---: |', '| a | **4.20** | <u>4.00</u> |', '| b | <u>3.10</u> | **4.50** |']
+        >>> print("\n".join(render_mos_table("voice_cloning", m).splitlines()[2:]))
+        | Model | ID Similarity ↑ | Emotion Naturalness ↑ |
+        | --- | ---: | ---: |
+        | a | **4.20** | <u>4.00</u> |
+        | b | <u>3.10</u> | **4.50** |
     """
     from .mos import CRITERIA, TASK_CRITERIA
     from .tables import render_table
