@@ -323,7 +323,8 @@ def render_mos_table(task: str, mos, fmt: str = "markdown") -> str:
     Example:
         >>> import pandas as pd
         >>> m = pd.DataFrame({"id_similarity": [4.2, 3.1], "emotion_naturalness": [4.0, 4.5]}, index=["a", "b"])
-        >>> print("\n".join(render_mos_table("voice_cloning", m).splitlines()[2:]))
+        >>> for line in render_mos_table("voice_cloning", m).splitlines()[2:]:
+        ...     print(line)
         | Model | ID Similarity ↑ | Emotion Naturalness ↑ |
         | --- | ---: | ---: |
         | a | **4.20** | <u>4.00</u> |
