@@ -21,6 +21,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from synth_faces import head_box
 
 onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
@@ -310,18 +311,6 @@ def test_arcface_embedder_rejects_bad_faces(arc_model):
 
 
 # ----------------------------------------------------------------------------- CSIM end to end
-def _head_box(frame):
-    """Box of the synthetic figure's head (foreground rows at the top, as tests/test_csim_pipeline.py)."""
-    f = frame.astype(np.int32)
-    bg = np.median(np.concatenate([f[0], f[-1]]), axis=0)
-    fg = np.abs(f - bg).sum(-1) > 90
-    rows = np.flatnonzero(fg.any(1))
-    r0 = rows[0]
-    r1 = min(len(fg), r0 + int(0.24 * len(fg)))
-    cols = np.flatnonzero(fg[r0:r1].any(0))
-    return float(cols[0]), float(r0), float(cols[-1] + 1), float(r1)
-
-
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory):
     from hug_vis_dataset.media import iter_video_frames
@@ -334,7 +323,7 @@ def synthetic(tmp_path_factory):
     ref = Release(root).record(CLIP).video_path
     preds = [root / "simulated_systems" / "vision_driven" / s / f"{CLIP}.mp4" for s in ("vis_good", "vis_poor")]
     # plant the head of the first reference frame as a stride-16 face in the detector
-    x0, y0, x1, y1 = (2.0 * v for v in _head_box(next(iter_video_frames(ref, 1))[0]))  # det_scale 2
+    x0, y0, x1, y1 = (2.0 * v for v in head_box(next(iter_video_frames(ref, 1))[0])[0])  # det_scale 2
     row, col = int(round((y0 + y1) / 32)), int(round((x0 + x1) / 32))
     cx, cy = 16.0 * col, 16.0 * row
     marks = AF.landmarks_from_box((x0, y0, x1, y1))

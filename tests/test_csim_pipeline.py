@@ -10,22 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from synth_faces import head_box
 
 CLIP = "actor_0001_happy_action_01_script_001"
-
-
-def head_box(frame):
-    """Box of the synthetic figure's head (see tests/test_sync_pipeline.py)."""
-    f = frame.astype(np.int32)
-    bg = np.median(np.concatenate([f[0], f[-1]]), axis=0)
-    fg = np.abs(f - bg).sum(-1) > 90
-    rows = np.flatnonzero(fg.any(1))
-    if rows.size == 0:
-        return []
-    r0 = rows[0]
-    r1 = min(len(fg), r0 + int(0.24 * len(fg)))
-    cols = np.flatnonzero(fg[r0:r1].any(0))
-    return [(float(cols[0]), float(r0), float(cols[-1] + 1), float(r1))]
 
 
 class HeadDetector:

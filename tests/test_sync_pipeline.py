@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from synth_faces import head_box
 from scipy.interpolate import interp1d
 from scipy.signal import medfilt
 
@@ -152,21 +153,6 @@ def test_lip_embeddings_independent_of_chunks_and_batch():
 
 
 # ----------------------------------------------------------------------------- end to end
-def head_box(frame):
-    """Box of the synthetic figure's head (hair + face): foreground, i.e. far from the frame's
-    top/bottom row colour, in the rows from the figure's top down 24% of the frame height."""
-    f = frame.astype(np.int32)
-    bg = np.median(np.concatenate([f[0], f[-1]]), axis=0)
-    fg = np.abs(f - bg).sum(-1) > 90
-    rows = np.flatnonzero(fg.any(1))
-    if rows.size == 0:
-        return []
-    r0 = rows[0]
-    r1 = min(len(fg), r0 + int(0.24 * len(fg)))
-    cols = np.flatnonzero(fg[r0:r1].any(0))
-    return [(float(cols[0]), float(r0), float(cols[-1] + 1), float(r1))]
-
-
 @pytest.fixture(scope="module")
 def synth_root(tmp_path_factory):
     from hug_vis_dataset.synth import synthesize
