@@ -68,6 +68,8 @@ def test_explorer_in_chromium(served, tmp_path):
                                     args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.set_default_timeout(30_000)
+        # expect() has its own 5 s default; on 2 busy cores an upload can take longer to show.
+        expect.set_options(timeout=30_000)
         page.goto(url)
         expect(page.get_by_text("HUG-VIS explorer").first).to_be_visible()
 
