@@ -432,3 +432,15 @@ def weight_status(name: str, check: bool = True) -> WeightStatus:
 def is_available(name: str) -> bool:
     """True when the file is present locally and not contradicting its pinned hash."""
     return weight_status(name, check=True).hash_status in ("ok", "no pinned hash")
+
+
+def missing_note(names: Iterable[str]) -> "str | None":
+    """Why a metric needing ``names`` cannot run here, with the command that fixes it; None when
+    every file is available. The one wording used by reports, demos and the scoring summary.
+
+    Example:
+        >>> missing_note(["lpips_alex_linear"]) is None
+        True
+    """
+    absent = [name for name in names if not is_available(name)]
+    return f"needs weights: run `hugvis weights download {' '.join(absent)}`" if absent else None

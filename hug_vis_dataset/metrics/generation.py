@@ -594,13 +594,9 @@ def metric_availability() -> dict[str, "str | None"]:
         >>> metric_availability()["psnr"] is None
         True
     """
-    from ..weights import is_available
+    from ..weights import missing_note
 
-    out: dict[str, "str | None"] = {}
-    for name, info in METRIC_INFO.items():
-        missing = [w for w in info.needs_weights if not is_available(w)]
-        out[name] = (f"needs weights: run `hugvis weights download {' '.join(missing)}`" if missing else None)
-    return out
+    return {name: missing_note(info.needs_weights) for name, info in METRIC_INFO.items()}
 
 
 # ----------------------------------------------------------------------------- demo

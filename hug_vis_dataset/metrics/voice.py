@@ -704,9 +704,6 @@ def evaluate_speaker_similarity(predictions: Sequence[str], references: Sequence
 
 
 # ----------------------------------------------------------------------------- Table 9 demo
-UTMOS_MISSING_NOTE = "needs weights: run `hugvis weights download utmos22_strong`"
-
-
 def score_voice_clip(
     prediction: "str | Path", reference: "str | Path", with_utmos: bool, reference_embedding=None
 ) -> dict[str, float]:
@@ -808,7 +805,7 @@ def demo_voice(systems_dir: "str | Path", release_root: "str | Path") -> str:
         real-audio pairing rule.
     """
     from ..release import Release
-    from ..weights import is_available
+    from ..weights import missing_note
 
     release = Release(release_root)
     if len(release) == 0:
@@ -817,7 +814,8 @@ def demo_voice(systems_dir: "str | Path", release_root: "str | Path") -> str:
     if not task_dir.is_dir():
         raise FileNotFoundError(f"no voice_cloning systems under {systems_dir}")
     systems = sorted(p.name for p in task_dir.iterdir() if p.is_dir())
-    with_utmos = is_available("utmos22_strong")
+    utmos_note = missing_note(METRIC_INFO["utmos"].needs_weights)
+    with_utmos = utmos_note is None
     rows = real_audio_rows(release, with_utmos)
     for name in systems:
         rows += voice_system_rows(name, task_dir / name, release, with_utmos)
@@ -827,5 +825,5 @@ def demo_voice(systems_dir: "str | Path", release_root: "str | Path") -> str:
         "Real audio: each recording vs the same actor's next script (same emotion and action, cyclic).",
     ]
     if not with_utmos:
-        notes.append(f"UTMOS: {UTMOS_MISSING_NOTE}.")
+        notes.append(f"UTMOS: {utmos_note}.")
     return voice_table(rows, ["Real audio", *systems], with_utmos) + "\n" + "\n".join(notes)

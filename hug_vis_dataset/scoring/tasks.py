@@ -232,10 +232,8 @@ class TaskScorer:
             return {m: f"skipped: {err}" for m in self.metrics + self.set_metrics}
         out = {}
         for metric in self.metrics + self.set_metrics:
-            needs = info[metric].needs_weights if metric in info else ()
-            absent = [w for w in needs if w in weights.REGISTRY and not weights.is_available(w)]
-            out[metric] = (f"skipped: needs weights: run `hugvis weights download {' '.join(absent)}`"
-                           if absent else "")
+            note = weights.missing_note(info[metric].needs_weights if metric in info else ())
+            out[metric] = f"skipped: {note}" if note else ""
         return out
 
     def check(self, job: ClipJob) -> None:
