@@ -13,7 +13,6 @@ from sklearn.metrics import confusion_matrix, f1_score
 from hug_vis_dataset.grid import EMOTION_NAMES
 from hug_vis_dataset.metrics.emotion import (
     emotion_accuracy,
-    demo_emotion,
     find_mentions,
     normalize_input_setting,
     parse_answer,
@@ -228,30 +227,6 @@ def test_normalize_input_setting():
 def _write_jsonl(path, records):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n", encoding="utf-8")
-
-
-def test_demo_emotion_table(tmp_path):
-    clips = ["actor_0001_happy_action_01_script_001", "actor_0001_sad_action_01_script_001",
-             "actor_0002_fearful_action_02_script_001", "actor_0002_angry_action_01_script_002"]
-    good = ["She is happy", "她很难过", "Emotion: afraid", "furious"]
-    half = ["happy", "happy", "afraid", "???"]
-    _write_jsonl(tmp_path / "sys" / "emotion" / "strong" / "predictions.jsonl",
-                 [{"clip_id": c, "input_setting": "video", "answer": a} for c, a in zip(clips, good)]
-                 + [{"clip_id": c, "input_setting": "text", "answer": a} for c, a in zip(clips, half)])
-    _write_jsonl(tmp_path / "sys" / "emotion" / "weak" / "predictions.jsonl",
-                 [{"clip_id": c, "input_setting": "video", "answer": a} for c, a in zip(clips, half)]
-                 + [{"clip_id": c, "input_setting": "text", "answer": "sad"} for c in clips])
-    table = demo_emotion(tmp_path / "sys", tmp_path / "out")
-    lines = table.splitlines()
-    video_at, text_at = lines.index("| *Video* |  |  |"), lines.index("| *Text* |  |  |")
-    assert video_at < text_at
-    assert "| strong | Video | **100.00** |" in lines[video_at:text_at]
-    assert "| weak | Video | <u>50.00</u> |" in lines[video_at:text_at]
-    assert "| strong | Text | **50.00** |" in lines[text_at:]
-    assert "| weak | Text | <u>25.00</u> |" in lines[text_at:]
-    scores = json.loads((tmp_path / "out" / "emotion_scores.json").read_text())
-    assert scores["strong"]["by_input_setting"]["Text"]["unparsed"] == 1
-    assert (tmp_path / "out" / "table4_emotion.tex").read_text().count(r"\textbf{") == 2
 
 
 def test_read_predictions_jsonl_errors(tmp_path):

@@ -175,39 +175,6 @@ def test_resample_indices():
     assert len(G.resample_indices(300, 30.0)) == 250
 
 
-def test_demo_generation_ranks_by_degradation(tmp_path):
-    import csv
-
-    from hug_vis_dataset.layout import CSV_COLUMNS
-
-    rng = np.random.default_rng(4)
-    root = tmp_path / "release"
-    clip = "actor_0001_happy_action_01_script_001"
-    ref = np.stack([np.roll(_photos()[0][:96, :128], 3 * i, axis=1) for i in range(6)])
-    vp = root / "video_processed/actor_0001/happy/action_01/script_001.mp4"
-    _write(vp, ref, fps=30)
-    (root / "metadata").mkdir(parents=True)
-    row = {c: "" for c in CSV_COLUMNS}
-    row.update(clip_id=clip, video_path=str(vp.relative_to(root)), audio_path="a.wav", alpha_matte_path="m",
-               duration="0.2", fps="30", sample_rate="16000", resolution="128x96")
-    with open(root / "metadata/clips.csv", "w", newline="") as h:
-        w = csv.DictWriter(h, fieldnames=list(CSV_COLUMNS))
-        w.writeheader()
-        w.writerow(row)
-    systems = tmp_path / "systems"
-    for task in ("vision_driven", "audio_driven"):
-        for name, sigma in (("sys_a_good", 2), ("sys_b_mid", 12), ("sys_c_bad", 40)):
-            noisy = np.clip(ref + rng.normal(0, sigma, ref.shape), 0, 255).astype(np.uint8)
-            _write(systems / task / name / f"{clip}.mp4", noisy, fps=30)
-    text = G.demo_generation(systems, root)
-    assert "Table 7" in text and "Table 5" in text and "needs weights" in text
-    vision = text[text.index("### vision_driven"):]
-    rows = [line for line in vision.splitlines() if line.startswith("| sys_")][:3]
-    psnr = [float(r.split("|")[5]) for r in rows]
-    ssim = [float(r.split("|")[6]) for r in rows]
-    assert psnr[0] > psnr[1] > psnr[2] and ssim[0] > ssim[1] > ssim[2]
-
-
 def test_evaluate_modules_offline(tmp_path):
     import evaluate
 

@@ -57,6 +57,10 @@ def test_report_ranks_models_but_not_the_real_audio_row_and_draws_fig11(release,
         evaluate_submission("matting", systems / "matting" / name, name, release, tmp_path, progress=False)
     evaluate_submission("voice_cloning", REAL_AUDIO, REAL_AUDIO_MODEL, release, tmp_path, progress=False)
     evaluate_submission("motion", "reference", REFERENCE_MODEL, release, tmp_path, progress=False)
+    # the simulated clones were built with graded timbre shift: similarity follows it
+    sims = {name: pd.read_parquet(tmp_path / "voice_cloning" / name / "rows.parquet").query(
+        "metric == 'speaker_similarity'")["value"].mean() for name in ("clone_good", "clone_poor")}
+    assert sims["clone_good"] > sims["clone_poor"]
     report = build_report([tmp_path], tmp_path / "report", formats=("md",), n_boot=0)
     voice_md = (tmp_path / "report" / "voice_cloning.md").read_text()
     real_line = next(line for line in voice_md.splitlines() if REAL_AUDIO_LABEL in line)

@@ -599,54 +599,6 @@ def metric_availability() -> dict[str, "str | None"]:
     return {name: missing_note(info.needs_weights) for name, info in METRIC_INFO.items()}
 
 
-# ----------------------------------------------------------------------------- demo
-_TABLE_METRICS = {
-    "audio_driven": ["csim", "sync_c", "sync_d"],  # Table 5
-    "vision_driven": ["lpips", "csim", "psnr", "ssim", "fid"],  # Table 7
-}
-
-
-def demo_generation(systems_dir: "str | Path", release_root: "str | Path") -> str:
-    """Score simulated generation systems and return Markdown tables shaped like Tables 5 and 7.
-
-    Metrics whose weights are absent are listed as "needs weights: run ..." instead of numbers.
-    Rows are sorted by system name; each value is the mean over the system's clips.
-    """
-    from ..release import Release
-
-    release = Release(release_root)
-    avail = metric_availability()
-    lines: list[str] = []
-    for task, columns in _TABLE_METRICS.items():
-        task_dir = Path(systems_dir) / task
-        if not task_dir.is_dir():
-            continue
-        runnable = [m for m in columns if avail[m] is None and m in ("psnr", "ssim", "lpips")]
-        lines += [f"### {task} ({'Table 5' if task == 'audio_driven' else 'Table 7'})", ""]
-        lines.append("| system | clips | " + " | ".join(METRIC_INFO[m].display for m in columns) + " |")
-        lines.append("| --- | --- | " + " | ".join("---" for _ in columns) + " |")
-        lpips_model = load_lpips() if "lpips" in runnable else None
-        for system in sorted(p.name for p in task_dir.iterdir() if p.is_dir()):
-            sums = {m: 0.0 for m in runnable}
-            clips = 0
-            for video in sorted((task_dir / system).glob("*.mp4")):
-                ref = release.record(video.stem).video_path
-                scores = score_video_pair(video, ref, runnable, lpips_model=lpips_model) if runnable else {}
-                for m in runnable:
-                    sums[m] += scores[m]
-                clips += 1
-            cells = [f"{sums[m] / clips:.4f}" if m in runnable and clips else
-                     ("n/a (paired frame metric; not run in demo)" if avail[m] is None else "needs weights")
-                     for m in columns]
-            lines.append(f"| {system} | {clips} | " + " | ".join(cells) + " |")
-        lines.append("")
-        for m in columns:
-            if avail[m] is not None:
-                lines.append(f"- {METRIC_INFO[m].display}: {avail[m]}")
-        lines.append("")
-    return "\n".join(lines)
-
-
 # ----------------------------------------------------------------------------- dataset-level entry points
 def _check_pairs(predictions, references) -> None:
     if len(predictions) != len(references):

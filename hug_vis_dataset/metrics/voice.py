@@ -37,7 +37,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -577,40 +577,6 @@ def real_audio_pairs(records: Sequence) -> tuple[list[RealAudioPair], list[str]]
     return pairs, unpaired
 
 
-def real_audio_similarity(release) -> tuple[dict[str, float], dict[str, str]]:
-    """Speaker similarity of every real clip of a release to its :func:`real_audio_pairs` partner.
-
-    Args:
-        release: a :class:`hug_vis_dataset.release.Release`.
-
-    Returns:
-        ``(scores by clip id, errors by clip id)``; unpaired clips and clips that fail (e.g. no
-        speech) are in the errors, never silently dropped.
-    """
-    pairs, unpaired = real_audio_pairs(list(release))
-    errors = {clip_id: "no other recording of this actor" for clip_id in unpaired}
-    scores: dict[str, float] = {}
-    embeddings: dict[Path, np.ndarray] = {}
-
-    def embed(path: Path) -> np.ndarray:
-        if path not in embeddings:
-            embeddings[path] = speaker_embedding(path)
-        return embeddings[path]
-
-    for pair in pairs:
-        try:
-            scores[pair.clip_id] = cosine_similarity(embed(pair.clip_path), embed(pair.partner_path))
-        except (AudioInputError, OSError, RuntimeError) as err:
-            errors[pair.clip_id] = f"{type(err).__name__}: {err}"
-    return scores, errors
-
-
-def mean_of(values: Mapping[str, float]) -> float:
-    """Mean of per-clip values, in float64, NaN when there are none (order-free)."""
-    data = np.array(sorted(values.values()), np.float64)
-    return float(data.mean()) if data.size else float("nan")
-
-
 # ----------------------------------------------------------------------------- batch entry points
 REFERENCE_FREE_FEATURES = {"predictions": "string"}
 """Feature spec of the reference-free evaluate modules (``utmos``, ``dnsmos``): one column of WAV
@@ -701,129 +667,3 @@ def evaluate_speaker_similarity(predictions: Sequence[str], references: Sequence
         lambda i, p: cosine_similarity(speaker_embedding(p), reference_embedding(str(references[i]))),
     )
     return {"speaker_similarity": _mean(per_clip), "per_clip": per_clip, "failed": len(errors), "errors": errors}
-
-
-# ----------------------------------------------------------------------------- Table 9 demo
-def score_voice_clip(
-    prediction: "str | Path", reference: "str | Path", with_utmos: bool, reference_embedding=None
-) -> dict[str, float]:
-    """All Table 9 numbers of one generated clip (``utmos`` only when ``with_utmos``)."""
-    values = {"dnsmos": dnsmos(prediction)["dnsmos"]}
-    ref = reference_embedding if reference_embedding is not None else speaker_embedding(reference)
-    values["speaker_similarity"] = cosine_similarity(speaker_embedding(prediction), ref)
-    if with_utmos:
-        values["utmos"] = utmos(prediction)
-    return values
-
-
-def voice_system_rows(model: str, pred_dir: "str | Path", release, with_utmos: bool) -> list[dict]:
-    """Result rows (:mod:`hug_vis_dataset.results`) of one voice-cloning system folder.
-
-    Every release clip gets rows: a missing or failing prediction gives ``failed`` rows with
-    the error, never a silent gap. Prediction files that match no release clip are reported as
-    failed rows too (``clip_id`` kept, grid fields from the name when it parses).
-    """
-    from ..results import STATUS_FAILED, make_rows
-
-    metrics = ["dnsmos", "speaker_similarity"] + (["utmos"] if with_utmos else [])
-    pred_dir = Path(pred_dir)
-    rows: list[dict] = []
-    for record in release:
-        path = pred_dir / f"{record.clip_id}.wav"
-        try:
-            if not path.is_file():
-                raise FileNotFoundError(f"missing prediction {path}")
-            values = score_voice_clip(path, record.audio_path, with_utmos)
-        except _CLIP_ERRORS as err:
-            if _is_model_error(err):
-                raise
-            rows += make_rows(model, "voice_cloning", record.clip_id, {m: float("nan") for m in metrics},
-                              STATUS_FAILED, f"{type(err).__name__}: {err}")
-            continue
-        rows += make_rows(model, "voice_cloning", record.clip_id, values)
-    return rows
-
-
-def real_audio_rows(release, with_utmos: bool) -> list[dict]:
-    """Rows of the "Real audio" reference: DNSMOS/UTMOS of each recording and its speaker
-    similarity to another recording of the same actor (:func:`real_audio_pairs`)."""
-    from ..results import STATUS_FAILED, make_rows
-
-    similarity, sim_errors = real_audio_similarity(release)
-    rows: list[dict] = []
-    for record in release:
-        values: dict[str, float] = {}
-        try:
-            values["dnsmos"] = dnsmos(record.audio_path)["dnsmos"]
-            if with_utmos:
-                values["utmos"] = utmos(record.audio_path)
-        except _CLIP_ERRORS as err:
-            if _is_model_error(err):
-                raise
-            rows += make_rows("Real audio", "voice_cloning", record.clip_id, {"dnsmos": float("nan")},
-                              STATUS_FAILED, f"{type(err).__name__}: {err}")
-        else:
-            rows += make_rows("Real audio", "voice_cloning", record.clip_id, values)
-        if record.clip_id in similarity:
-            rows += make_rows("Real audio", "voice_cloning", record.clip_id,
-                              {"speaker_similarity": similarity[record.clip_id]})
-        else:
-            rows += make_rows("Real audio", "voice_cloning", record.clip_id, {"speaker_similarity": float("nan")},
-                              STATUS_FAILED, sim_errors.get(record.clip_id, "not scored"))
-    return rows
-
-
-def voice_table(rows: Sequence[Mapping], models: Sequence[str], with_utmos: bool) -> str:
-    """A Table 9-style Markdown table (mean of ``ok`` rows per model and metric, failures counted)."""
-    columns = [("utmos", "UTMOS↑", 2), ("dnsmos", "DNSMOS↑", 2), ("speaker_similarity", "Speaker Sim.↑", 3)]
-    lines = ["| Model | " + " | ".join(c[1] for c in columns) + " | failed clips |",
-             "|---|" + "---:|" * len(columns) + "---:|"]
-    for model in models:
-        mine = [r for r in rows if r["model"] == model]
-        cells = []
-        for metric, _, digits in columns:
-            if metric == "utmos" and not with_utmos:
-                cells.append("n/a")
-                continue
-            ok = {r["clip_id"]: r["value"] for r in mine if r["metric"] == metric and r["status"] == "ok"}
-            cells.append(f"{mean_of(ok):.{digits}f}" if ok else "–")
-        failed = len({r["clip_id"] for r in mine if r["status"] != "ok"})
-        lines.append(f"| {model} | " + " | ".join(cells) + f" | {failed} |")
-    return "\n".join(lines)
-
-
-def demo_voice(systems_dir: "str | Path", release_root: "str | Path") -> str:
-    """Score every simulated voice-cloning system against a release and return a Table 9-style table.
-
-    Args:
-        systems_dir: folder holding ``voice_cloning/<system>/<clip_id>.wav`` (``hugvis synth``
-            writes it at ``OUT/simulated_systems``).
-        release_root: the release whose ``audio/`` recordings are the references.
-
-    Returns:
-        Markdown: the table ("Real audio" first, then systems by name), and notes on UTMOS and the
-        real-audio pairing rule.
-    """
-    from ..release import Release
-    from ..weights import missing_note
-
-    release = Release(release_root)
-    if len(release) == 0:
-        raise ValueError(f"release {release_root} has no clips")
-    task_dir = Path(systems_dir) / "voice_cloning"
-    if not task_dir.is_dir():
-        raise FileNotFoundError(f"no voice_cloning systems under {systems_dir}")
-    systems = sorted(p.name for p in task_dir.iterdir() if p.is_dir())
-    utmos_note = missing_note(METRIC_INFO["utmos"].needs_weights)
-    with_utmos = utmos_note is None
-    rows = real_audio_rows(release, with_utmos)
-    for name in systems:
-        rows += voice_system_rows(name, task_dir / name, release, with_utmos)
-    notes = [
-        "",
-        f"DNSMOS = P.835 OVRL; {len(release)} release clips per system.",
-        "Real audio: each recording vs the same actor's next script (same emotion and action, cyclic).",
-    ]
-    if not with_utmos:
-        notes.append(f"UTMOS: {utmos_note}.")
-    return voice_table(rows, ["Real audio", *systems], with_utmos) + "\n" + "\n".join(notes)

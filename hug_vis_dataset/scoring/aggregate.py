@@ -80,7 +80,6 @@ def task_table(rows, frames=None, set_rows=None, protocol: str = "clip", metrics
         protocol: ``clip`` or ``rvm`` (see module docstring).
         metrics: column order; defaults to the metrics present.
     """
-    import pandas as pd
 
     from ..metrics import all_metric_info
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..grid import ClipId, Emotion, iter_grid
 from ..layout import CSV_COLUMNS, DEFAULT_LAYOUT, ReleaseLayout
-from .figure import P, Appearance, appearance_for_actor, background, build_parts, key_points, render_parts
+from .figure import P, appearance_for_actor, background, build_parts, key_points, render_parts
 from .motion import clip_motion
 from .prompts import is_han, prompt_for
 from .voice import Voice, frame_envelope, synthesize_speech, voice_for_actor
