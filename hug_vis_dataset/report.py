@@ -194,7 +194,7 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
     return Report(text, files, {t: v[0] for t, v in tables.items()})
 
 
-def _analysis_rows(rows):
+def analysis_rows(rows):
     """Rows as the cross-task module expects them: model rows only (not the Real-audio reference
     row nor reference statistics), emotion correctness as metric ``correct``."""
     from .scoring.tasks import REAL_AUDIO_MODEL, REFERENCE_MODEL
@@ -208,7 +208,7 @@ def _crosstask(rows, out_dir, figures: bool, files: list) -> list[str]:
     from .metrics.crosstask import difficulty_agreement, emotion_difficulty
 
     md = ["## Cross-task analyses", ""]
-    arows = _analysis_rows(rows)
+    arows = analysis_rows(rows)
     try:
         difficulty = emotion_difficulty(arows)
         D = difficulty.D.dropna(axis=1, how="all")

@@ -94,7 +94,7 @@ class Explorer:
         from .. import figures
         from ..metrics import crosstask as ct
 
-        from ..report import _analysis_rows, motion_analysis
+        from ..report import analysis_rows, motion_analysis
 
         stored = self.result_rows()
         selected = stored[stored["model"].isin(models)] if models else stored
@@ -102,7 +102,7 @@ class Explorer:
             return pd.DataFrame(), None, ("No stored per-clip rows: run `hugvis evaluate TASK ... --out RESULTS` "
                                           "and start the Space with `--results RESULTS`.")
         # Model rows only (the report's rule): no Real-audio reference row, no reference statistics.
-        rows = _analysis_rows(selected)
+        rows = analysis_rows(selected)
         stem = self.work_dir / f"fig-{uuid.uuid4().hex}"
         if analysis.startswith("Emotion difficulty") or analysis.startswith("Difficulty agreement"):
             result = ct.emotion_difficulty(rows)
