@@ -180,13 +180,13 @@ def plot_motion_difficulty(
 def crosstask_figures(
     rows: Any,
     out_dir: "str | Path",
-    motion: "tuple[Sequence[float], Sequence[float], Sequence[str]] | None" = None,
+    motion: Any = None,
 ) -> dict[str, list[Path]]:
     """Write Figs. 8-11 from per-clip result rows into ``out_dir`` (``fig8_emotion_difficulty`` ...).
 
     Figs. 8-9 use the paper's eight metrics (missing tasks give blank columns); Fig. 10 is drawn
-    when both generation regimes have rows; Fig. 11 when ``motion = (d_motion, dtssd, emotions)``
-    arrays are given (from the matting module's motion analysis). Returns name -> paths.
+    when both generation regimes have rows; Fig. 11 when ``motion`` (a
+    :class:`~hug_vis_dataset.metrics.crosstask.MotionRelation`) is given. Returns name -> paths.
     """
     from .metrics.crosstask import difficulty_agreement, emotion_difficulty, source_difficulty
 
@@ -203,5 +203,6 @@ def crosstask_figures(
         written["fig10"] = plot_source_difficulty(source.pairs["Z_AD"], source.pairs["Z_VD"],
                                                   out_dir / "fig10_source_difficulty")
     if motion is not None:
-        written["fig11"] = plot_motion_difficulty(*motion, out_dir / "fig11_motion_difficulty")
+        written["fig11"] = plot_motion_difficulty(motion.d_motion, motion.dtssd, motion.emotions,
+                                                  out_dir / "fig11_motion_difficulty")
     return written

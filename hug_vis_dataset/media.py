@@ -304,3 +304,44 @@ def write_wav(path: "str | Path", audio: np.ndarray, sample_rate: int) -> None:
 
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     sf.write(str(path), np.clip(audio, -1.0, 1.0), sample_rate, subtype="PCM_16")
+
+
+def read_video_audio(path: "str | Path", rate: int = 16000) -> np.ndarray:
+    """Mono float32 audio track of a video, resampled to ``rate``."""
+    import av
+
+    parts, src_rate = [], None
+    try:
+        with av.open(str(path)) as container:
+            if not container.streams.audio:
+                raise MediaError(f"{path} has no audio track")
+            stream = container.streams.audio[0]
+            for frame in container.decode(stream):
+                src_rate = frame.sample_rate
+                arr = frame.to_ndarray().astype(np.float32)
+                if arr.dtype.kind == "i":
+                    arr = arr / 32768.0
+                if not frame.format.is_planar:
+                    arr = arr.reshape(-1, len(frame.layout.channels)).T
+                parts.append(arr.mean(axis=0))
+    except av.error.FFmpegError as err:
+        raise MediaError(f"cannot decode audio of {path}: {err}") from err
+    if not parts:
+        raise MediaError(f"{path} has an empty audio track")
+    return resample(np.concatenate(parts), int(src_rate), rate)
+
+
+def paired_chunks(pred_path, ref_path, chunk_frames: int = 32) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Aligned (pred, ref) chunks over the common frame prefix of two videos (any chunk sizes)."""
+    pit, rit = iter_video_frames(pred_path, chunk_frames), iter_video_frames(ref_path, chunk_frames)
+    pbuf = rbuf = None
+    while True:
+        if pbuf is None or len(pbuf) == 0:
+            pbuf = next(pit, None)
+        if rbuf is None or len(rbuf) == 0:
+            rbuf = next(rit, None)
+        if pbuf is None or rbuf is None:
+            return
+        n = min(len(pbuf), len(rbuf))
+        yield pbuf[:n], rbuf[:n]
+        pbuf, rbuf = pbuf[n:], rbuf[n:]

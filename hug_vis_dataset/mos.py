@@ -239,10 +239,9 @@ def mos_metric_agreement(mos, auto, task: str, mapping: "dict[str, str] | None" 
     Lower-is-better metrics are negated first, so a positive rho always means agreement. Also
     reports whether both name the same best model (the paper: they agree in trend, not at the top).
     """
-    from .metrics import all_metric_info
+    from . import catalog
     from .stats import spearman
 
-    info = all_metric_info()
     rows = []
     for criterion, metric in (mapping or MATCHING_METRIC.get(task, {})).items():
         if metric not in getattr(auto, "columns", ()):
@@ -253,7 +252,7 @@ def mos_metric_agreement(mos, auto, task: str, mapping: "dict[str, str] | None" 
         models = sorted(set(sub.index) & set(auto.index))
         if len(models) < 2:
             continue
-        sign = 1.0 if (metric not in info or info[metric].higher_is_better) else -1.0
+        sign = 1.0 if catalog.spec(metric).higher_is_better else -1.0
         m = np.array([sub[x] for x in models])
         a = np.array([sign * float(auto.loc[x, metric]) for x in models])
         rows.append({"task": task, "criterion": criterion, "metric": metric, "models": len(models),

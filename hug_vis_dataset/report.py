@@ -30,16 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-TASK_ORDER = ("emotion", "audio_driven", "vision_driven", "voice_cloning", "matting")
-PAPER_TABLE = {"emotion": "Table 4", "audio_driven": "Table 5", "vision_driven": "Table 7",
-               "voice_cloning": "Table 9", "matting": "Table 11"}
-TABLE_METRICS = {
-    "emotion": ("emotion_accuracy",),
-    "audio_driven": ("csim", "sync_c", "sync_d"),
-    "vision_driven": ("lpips", "csim", "psnr", "ssim", "fid"),
-    "voice_cloning": ("utmos", "dnsmos", "speaker_similarity"),
-    "matting": ("mad", "mse", "dtssd", "grad", "conn"),
-}
+from . import catalog
+
+TASK_ORDER = catalog.task_names(with_paper_table=True)
 FORMATS = {"md": "markdown", "tex": "latex", "html": "html"}
 
 
@@ -91,10 +84,10 @@ def task_tables(rows, frames, set_rows, summaries, n_boot: int = 1000):
         sub = rows[rows["task"] == task] if rows is not None else None
         if sub is None or sub.empty:
             continue
-        metrics = TABLE_METRICS[task]
+        metrics = catalog.table_metrics(task)
         fr = frames[frames["task"] == task] if frames is not None and len(frames) else None
         sr = set_rows[set_rows["task"] == task] if set_rows is not None and len(set_rows) else None
-        protocol = "rvm" if task == "matting" and fr is not None and len(fr) else "clip"
+        protocol = catalog.task_protocol(task) if fr is not None and len(fr) else "clip"
         table = task_table(sub, fr, sr, protocol=protocol, metrics=metrics)
         skipped = {}
         for s in summaries:
@@ -108,13 +101,14 @@ def task_tables(rows, frames, set_rows, summaries, n_boot: int = 1000):
 REAL_AUDIO_LABEL = "Real audio (reference)"
 
 
+
 def _render(task: str, table, fmt: str) -> str:
     import pandas as pd
 
-    from .scoring.tasks import split_emotion_model
     from .tables import render_table
+    from .tasks import split_emotion_model
 
-    metrics = [m for m in TABLE_METRICS[task] if m in table.columns and table[m].notna().any()]
+    metrics = [m for m in catalog.table_metrics(task) if m in table.columns and table[m].notna().any()]
     frame = table.reset_index().rename(columns={"index": "model"})
     extra = ["n_ok", "n_failed"]
     group = None
@@ -128,7 +122,7 @@ def _render(task: str, table, fmt: str) -> str:
         group = "input"
     unranked: list[str] = []
     if task == "voice_cloning":
-        from .scoring.tasks import REAL_AUDIO_MODEL
+        from .results import REAL_AUDIO_MODEL
 
         # Table 9's reference row: real recordings, printed first and never ranked against models.
         is_real = frame["model"] == REAL_AUDIO_MODEL
@@ -139,7 +133,7 @@ def _render(task: str, table, fmt: str) -> str:
         return "(no metric could be computed)"
     return render_table(frame[["model", *([group] if group else []), *metrics, *extra]], metrics=metrics,
                         group=group, fmt=fmt, extra_columns=extra, scales={m: 1.0 for m in metrics},
-                        caption=f"{PAPER_TABLE[task]}-shaped results for {task}", unranked=unranked)
+                        caption=f"{catalog.paper_table_of(task)}-shaped results for {task}", unranked=unranked)
 
 
 def build_report(results: "Sequence[str | Path]", out: "str | Path | None", formats: Sequence[str] = ("md", "tex", "html"),
@@ -159,7 +153,7 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
     tables = task_tables(rows, frames, set_rows, summaries, n_boot) if rows is not None else {}
     interval_rows = []
     for task, (table, cis, skipped, protocol) in tables.items():
-        md += [f"## {task} ({PAPER_TABLE[task]}, aggregation: {protocol})", "", _render(task, table, "markdown"), ""]
+        md += [f"## {task} ({catalog.paper_table_of(task)}, aggregation: {protocol})", "", _render(task, table, "markdown"), ""]
         for metric, why in sorted(skipped.items()):
             md.append(f"- {metric}: {why}")
         failed = int(table["n_failed"].sum())
@@ -178,7 +172,7 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
         skipped_only = {m: w for s in summaries if s["task"] == task and task not in tables
                         for m, w in s["metrics"]["skipped"].items()}
         if skipped_only:
-            md += [f"## {task} ({PAPER_TABLE[task]})", "", "No metric of this task could run here:"]
+            md += [f"## {task} ({catalog.paper_table_of(task)})", "", "No metric of this task could run here:"]
             md += [f"- {m}: {why}" for m, why in sorted(skipped_only.items())] + [""]
     if out_dir and interval_rows:
         pd.DataFrame(interval_rows).to_csv(out_dir / "intervals.csv", index=False)
@@ -194,23 +188,12 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
     return Report(text, files, {t: v[0] for t, v in tables.items()})
 
 
-def analysis_rows(rows):
-    """Rows as the cross-task module expects them: model rows only (not the Real-audio reference
-    row nor reference statistics), emotion correctness as metric ``correct``."""
-    from .scoring.tasks import REAL_AUDIO_MODEL, REFERENCE_MODEL
-
-    rows = rows[~rows["model"].isin([REAL_AUDIO_MODEL, REFERENCE_MODEL])].copy()
-    rows.loc[rows["metric"] == "emotion_accuracy", "metric"] = "correct"
-    return rows
-
-
 def _crosstask(rows, out_dir, figures: bool, files: list) -> list[str]:
     from .metrics.crosstask import difficulty_agreement, emotion_difficulty
 
     md = ["## Cross-task analyses", ""]
-    arows = analysis_rows(rows)
     try:
-        difficulty = emotion_difficulty(arows)
+        difficulty = emotion_difficulty(rows)
         D = difficulty.D.dropna(axis=1, how="all")
         md += ["Emotion difficulty D (Eq. 1-2, Fig. 8; 0 = easiest, 1 = hardest):", "",
                D.to_string(float_format=lambda v: f"{v:.2f}"), ""]
@@ -226,7 +209,7 @@ def _crosstask(rows, out_dir, figures: bool, files: list) -> list[str]:
         try:
             from .figures import crosstask_figures
 
-            written = crosstask_figures(arows, out_dir / "figures", motion=motion)
+            written = crosstask_figures(rows, out_dir / "figures", motion=motion)
             for name, paths in written.items():
                 files.extend(paths)
                 md.append(f"- {name}: " + ", ".join(p.name for p in paths))
@@ -236,40 +219,23 @@ def _crosstask(rows, out_dir, figures: bool, files: list) -> list[str]:
     return md
 
 
-def motion_analysis(rows) -> "tuple[tuple | None, list[str]]":
-    """Motion difficulty vs dtSSD (paper Eq. 5-6, Fig. 11) from stored rows.
-
-    U_s and V_s come from the ``motion`` task's reference rows (``hugvis evaluate motion``);
-    dtSSD_s is the per-clip dtSSD averaged over the matting models that scored the clip. The
-    percentile ranks are taken over the clips that have both, so D_motion depends on that set.
+def motion_analysis(rows) -> "tuple[object | None, list[str]]":
+    """Motion difficulty vs dtSSD (paper Eq. 5-6, Fig. 11) from stored rows, as Markdown lines.
 
     Returns:
-        ``((d_motion, dtssd, emotions) or None, markdown lines)``.
+        ``(MotionRelation or None, markdown lines)``
+        (:func:`hug_vis_dataset.metrics.crosstask.motion_relation`).
     """
-    import numpy as np
+    from .metrics.crosstask import motion_relation
 
-    from .metrics.matting import motion_difficulty, motion_vs_dtssd
-
-    ok = rows[rows["status"] == "ok"]
-    motion = ok[ok["task"] == "motion"].pivot_table(index="clip_id", columns="metric", values="value",
-                                                    aggfunc="first")
-    dtssd = ok[(ok["task"] == "matting") & (ok["metric"] == "dtssd")].groupby("clip_id")["value"].mean()
-    if motion.empty or dtssd.empty or not {"motion_u", "motion_v"} <= set(motion.columns):
-        need = "the motion task's rows (hugvis evaluate motion)" if motion.empty else "matting dtSSD rows"
-        return None, [f"(motion difficulty, Fig. 11: needs {need})", ""]
-    from .grid import ClipId
-
-    clips = sorted(set(motion.index) & set(dtssd.index), key=ClipId.parse)
-    if len(clips) < 2:
-        return None, ["(motion difficulty, Fig. 11: fewer than 2 clips with both motion and dtSSD rows)", ""]
-    d = motion_difficulty(motion.loc[clips, "motion_u"].to_numpy(), motion.loc[clips, "motion_v"].to_numpy())
-    y = dtssd.loc[clips].to_numpy(dtype=np.float64)
-    emotions = [ClipId.parse(c).emotion.value for c in clips]
-    relation = motion_vs_dtssd(d["d_motion"], y, emotions)
-    o = relation["overall"]
-    md = [f"Motion difficulty vs model-averaged dtSSD (Eq. 5-6, Fig. 11) over {len(clips)} clips: "
-          f"Spearman rho = {o['spearman_rho']:.2f}, OLS dtSSD = {o['slope']:.3f} x D_motion + {o['intercept']:.3f}", ""]
-    return (d["d_motion"], y, emotions), md
+    try:
+        result = motion_relation(rows)
+    except ValueError as err:
+        return None, [f"(motion difficulty, Fig. 11: {err})", ""]
+    o = result.relation["overall"]
+    return result, [f"Motion difficulty vs model-averaged dtSSD (Eq. 5-6, Fig. 11) over {len(result.clips)} clips: "
+                    f"Spearman rho = {o['spearman_rho']:.2f}, OLS dtSSD = {o['slope']:.3f} x D_motion + "
+                    f"{o['intercept']:.3f}", ""]
 
 
 MOS_PAPER_TABLE = {"audio_driven": "Table 6", "vision_driven": "Table 8", "voice_cloning": "Table 10"}

@@ -28,6 +28,13 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "status",
     "error",
 )
+# Reserved model names of rows that are not a model's output. Readers of stored rows (reports,
+# the cross-task analyses) leave them out of model comparisons.
+REAL_AUDIO_MODEL = "real-audio"  # Table 9's "Real audio" row: the release's own recordings
+REFERENCE_MODEL = "reference"  # statistics of the reference data (motion U_s, V_s)
+REFERENCE_MODELS: tuple[str, ...] = (REAL_AUDIO_MODEL, REFERENCE_MODEL)
+# Emotion rows name the model "<model> | <input setting>" (Table 4 has one row per both).
+EMOTION_MODEL_SEP = " | "
 STATUS_OK = "ok"
 STATUS_FAILED = "failed"
 

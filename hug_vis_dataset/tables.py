@@ -32,17 +32,23 @@ SECOND = "second"
 FORMATS = ("markdown", "latex", "html")
 
 
-def mark_ranks(values: Sequence[float], higher_is_better: bool, decimals: int = 2) -> list["str | None"]:
-    """``"best"``, ``"second"`` or ``None`` per value (dense ranks on values rounded to ``decimals``).
+def mark_ranks(values: Sequence[float], higher_is_better: bool, decimals: "int | None" = 2) -> list["str | None"]:
+    """``"best"``, ``"second"`` or ``None`` per value: the one ranking rule of every table.
+
+    Dense ranks on values rounded to ``decimals`` (what the reader sees; ``None`` compares the
+    values exactly, for numbers already as printed, e.g. the paper's): every value tied for the
+    best is ``best``, every value equal to the next distinct one is ``second``; NaN is never marked.
 
     Example:
         >>> mark_ranks([0.5, 0.9, 0.9, 0.7, float("nan")], higher_is_better=True)
         [None, 'best', 'best', 'second', None]
         >>> mark_ranks([3.0, 1.0, 2.0], higher_is_better=False)
         [None, 'best', 'second']
+        >>> mark_ranks([7.73, 8.10, 7.73, 8.90], higher_is_better=False, decimals=None)
+        ['best', 'second', 'best', None]
     """
-    rounded = [None if v is None or (isinstance(v, float) and math.isnan(v)) else round(float(v), decimals)
-               for v in values]
+    rounded = [None if v is None or not math.isfinite(float(v))
+               else (float(v) if decimals is None else round(float(v), decimals)) for v in values]
     distinct = sorted({v for v in rounded if v is not None}, reverse=higher_is_better)
     best = distinct[0] if distinct else None
     second = distinct[1] if len(distinct) > 1 else None
@@ -51,12 +57,9 @@ def mark_ranks(values: Sequence[float], higher_is_better: bool, decimals: int = 
 
 
 def _lookup_info(name: str):
-    try:
-        from .metrics import metric_info
+    from . import catalog
 
-        return metric_info(name)
-    except KeyError:
-        return None
+    return catalog.spec(name) if name in catalog.METRIC_NAMES else None
 
 
 def _latex_escape(text: str) -> str:
@@ -100,10 +103,11 @@ def render_table(
         fmt: ``markdown`` (bold ``**x**``, underline ``<u>x</u>``), ``latex`` (booktabs,
             ``\\textbf``, ``\\underline``) or ``html`` (``<b>``, ``<u>``).
         higher_is_better: direction per metric; metrics not given are looked up in
-            :func:`hug_vis_dataset.metrics.metric_info` (KeyError if unknown there too).
+            :mod:`hug_vis_dataset.catalog` (KeyError if unknown there too).
         decimals: printed precision, one for all or per metric. Ranking uses the printed values.
-        scales: factor per metric applied before printing (default: MetricInfo.scale, else 1).
-        display: header per metric (default: MetricInfo.display, else the metric name); the
+        scales: factor per metric applied before printing (default: the catalog's ``paper_scale``:
+            stored values in, paper units out; else 1).
+        display: header per metric (default: the catalog's label, else the metric name); the
             direction arrow is appended.
         extra_columns: further label columns printed after the row label (e.g. ``Input``).
         caption: table caption (LaTeX/HTML caption; a leading line in Markdown).
@@ -164,9 +168,9 @@ def render_table(
             direction[m] = infos[m].higher_is_better
         else:
             raise KeyError(f"no direction for metric {m!r}: pass higher_is_better={{{m!r}: ...}}")
-    scale = {m: float((scales or {}).get(m, infos[m].scale if infos[m] else 1.0)) for m in metrics}
+    scale = {m: float((scales or {}).get(m, infos[m].paper_scale if infos[m] else 1.0)) for m in metrics}
     places = {m: int(decimals[m] if isinstance(decimals, Mapping) else decimals) for m in metrics}
-    header = {m: (display or {}).get(m, infos[m].display if infos[m] else m) for m in metrics}
+    header = {m: (display or {}).get(m, infos[m].label if infos[m] else m) for m in metrics}
 
     values = {m: [float(v) * scale[m] if pd.notna(v) else float("nan") for v in wide[m]] for m in metrics}
     groups = list(wide[group]) if group is not None else [None] * len(wide)

@@ -60,7 +60,6 @@ class WeightSpec:
         filename: the local file name once resolved.
         source: ``"hub"`` (Hugging Face Hub), ``"url"`` (upstream download) or ``"package"``
             (ships inside a pip package, works offline).
-        metrics: metric names that need the file.
         license: licence note of the weights (not of the code).
         repo_id: Hub repository (``source="hub"``).
         repo_path: path of the file inside the Hub repository.
@@ -77,7 +76,6 @@ class WeightSpec:
     name: str
     filename: str
     source: str
-    metrics: tuple[str, ...]
     license: str
     repo_id: "str | None" = None
     repo_path: "str | None" = None
@@ -89,6 +87,13 @@ class WeightSpec:
     sha256: "str | None" = None
     size: "int | None" = None
     note: str = ""
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """Metric names that need the file (from :mod:`hug_vis_dataset.catalog`)."""
+        from . import catalog
+
+        return catalog.metrics_needing(self.name)
 
     def origin(self) -> str:
         """Where the file comes from, in words (Hub id + path + revision, URL or package)."""
@@ -109,7 +114,6 @@ _SPECS: tuple[WeightSpec, ...] = (
     WeightSpec(
         name="syncnet_v2", filename="syncnet_v2.model", source="hub",
         repo_id="ByteDance/LatentSync-1.5", repo_path="auxiliary/syncnet_v2.model", revision="main",
-        metrics=("sync_c", "sync_d"),
         license="VGG SyncNet (Chung & Zisserman 2016); research use, see joonson/syncnet_python",
         note="LatentSync's Hub mirror of the VGG file http://www.robots.ox.ac.uk/~vgg/software/lipsync/data/"
              "syncnet_v2.model; revision 'main' unverified, sha256 unknown offline.",
@@ -117,7 +121,7 @@ _SPECS: tuple[WeightSpec, ...] = (
     WeightSpec(
         name="arcface_det_10g", filename="det_10g.onnx", source="url",
         url="https://github.com/deepinsight/insightface/releases/download/v0.7/buffalo_l.zip",
-        archive_member="det_10g.onnx", metrics=("csim", "sync_c", "sync_d"),
+        archive_member="det_10g.onnx",
         license="insightface buffalo_l: non-commercial research use only",
         note="SCRFD-10GF detector with 5 landmarks, from the insightface v0.7 buffalo_l pack. Also the face "
              "detector of our SyncNet tracking (syncnet_python uses S3FD there; we do not ship an S3FD port).",
@@ -125,7 +129,7 @@ _SPECS: tuple[WeightSpec, ...] = (
     WeightSpec(
         name="arcface_w600k_r50", filename="w600k_r50.onnx", source="url",
         url="https://github.com/deepinsight/insightface/releases/download/v0.7/buffalo_l.zip",
-        archive_member="w600k_r50.onnx", metrics=("csim",),
+        archive_member="w600k_r50.onnx",
         license="insightface buffalo_l: non-commercial research use only",
         note="ArcFace R50 trained on WebFace600K, 512-d, from the insightface v0.7 buffalo_l pack.",
     ),
@@ -134,7 +138,6 @@ _SPECS: tuple[WeightSpec, ...] = (
         url="https://github.com/toshas/torch-fidelity/releases/download/v0.2.0/"
             "weights-inception-2015-12-05-6726825d.pth",
         sha256="6726825d0af5f729cebd5821db510b11b1cfad8faad88a03f1befd49fb9129b2", size=95_628_359,
-        metrics=("fid",),
         license="TensorFlow Inception 2015-12-05 graph (Apache-2.0), converted by torch-fidelity",
         note="the pt_inception-2015-12-05 weights of the FID reference implementation, in "
              "torch-fidelity's FeatureExtractorInceptionV3 layout; hash prefix is in the file name.",
@@ -143,14 +146,12 @@ _SPECS: tuple[WeightSpec, ...] = (
         name="alexnet", filename="alexnet-owt-7be5be79.pth", source="url",
         url="https://download.pytorch.org/models/alexnet-owt-7be5be79.pth",
         sha256="7be5be791159472b1fbf3c69796f7cb30dca7ad8466c2df70058c37116cdee02", size=244_408_911,
-        metrics=("lpips",),
         license="torchvision AlexNet ImageNet weights (BSD-3-Clause code; ImageNet terms)",
         note="LPIPS backbone; lpips normally fetches it through torchvision's hub cache.",
     ),
     WeightSpec(
         name="utmos22_strong", filename="utmos22_strong_step7459_v1.pt", source="url",
         url="https://github.com/tarepan/SpeechMOS/releases/download/v1.0.0/utmos22_strong_step7459_v1.pt",
-        metrics=("utmos",),
         license="SpeechMOS / UTMOS22 (MIT)",
         note="UTMOS22 strong learner checkpoint of SpeechMOS v1.0.0; sha256 unknown offline.",
     ),
@@ -158,28 +159,28 @@ _SPECS: tuple[WeightSpec, ...] = (
         name="lpips_alex_linear", filename="alex.pth", source="package",
         package="lpips", package_path="weights/v0.1/alex.pth",
         sha256="df73285e35b22355a2df87cdb6b70b343713b667eddbda73e1977e0c860835c0", size=6009,
-        metrics=("lpips",), license="lpips (BSD-2-Clause)",
+        license="lpips (BSD-2-Clause)",
         note="LPIPS v0.1 linear heads for AlexNet, shipped in the lpips 0.1.4 wheel (hash measured).",
     ),
     WeightSpec(
         name="resemblyzer_encoder", filename="pretrained.pt", source="package",
         package="resemblyzer", package_path="pretrained.pt",
         sha256="39373b86598fa3da9fcddee6142382efe09777e8d37dc9c0561f41f0070f134e", size=17_090_379,
-        metrics=("speaker_similarity",), license="Resemblyzer (Apache-2.0)",
+        license="Resemblyzer (Apache-2.0)",
         note="GE2E speaker encoder shipped in the resemblyzer 0.1.4 wheel (hash measured).",
     ),
     WeightSpec(
         name="dnsmos_sig_bak_ovr", filename="sig_bak_ovr.onnx", source="package",
         package="speechmos", package_path="dnsmos_models/sig_bak_ovr.onnx",
         sha256="269fbebdb513aa23cddfbb593542ecc540284a91849ac50516870e1ac78f6edd", size=1_157_965,
-        metrics=("dnsmos",), license="DNS-Challenge DNSMOS (MIT code; see microsoft/DNS-Challenge)",
+        license="DNS-Challenge DNSMOS (MIT code; see microsoft/DNS-Challenge)",
         note="shipped in the speechmos 0.0.1.1 wheel (hash measured).",
     ),
     WeightSpec(
         name="dnsmos_p808", filename="model_v8.onnx", source="package",
         package="speechmos", package_path="dnsmos_models/model_v8.onnx",
         sha256="9246480c58567bc6affd4200938e77eef49468c8bc7ed3776d109c07456f6e91", size=224_860,
-        metrics=("dnsmos",), license="DNS-Challenge DNSMOS (MIT code; see microsoft/DNS-Challenge)",
+        license="DNS-Challenge DNSMOS (MIT code; see microsoft/DNS-Challenge)",
         note="shipped in the speechmos 0.0.1.1 wheel (hash measured).",
     ),
 )

@@ -72,7 +72,7 @@ def test_astronaut_detect_and_align():
 
 
 def test_csim_clip_with_injected_embedder():
-    from hug_vis_dataset.metrics.generation import CsimResult, cosine_similarity, csim_clip
+    from hug_vis_dataset.metrics.identity import CsimResult, cosine_similarity, csim_clip
 
     class Det:
         def detect(self, frame):

@@ -337,21 +337,23 @@ def synthetic(tmp_path_factory):
 
 
 def _csim_by_hand(pred, ref, marks):
+    """Every generated frame against the source portrait (the reference video's first frame)."""
     from hug_vis_dataset.media import iter_video_frames
 
     p = np.concatenate(list(iter_video_frames(pred, 100)))
-    r = np.concatenate(list(iter_video_frames(ref, 100)))
-    n = min(len(p), len(r))
-    fp = np.stack([AF.align_face(f, marks) for f in p[:n]])
-    fr = np.stack([AF.align_face(f, marks) for f in r[:n]])
-    sims = (arcface_reference(fp) * arcface_reference(fr)).sum(1)
-    return float(sims.mean()), n
+    source = next(iter_video_frames(ref, 1))[:1]
+    fp = np.stack([AF.align_face(f, marks) for f in p])
+    fs = np.stack([AF.align_face(f, marks) for f in source])
+    sims = (arcface_reference(fp) * arcface_reference(fs)).sum(1)
+    return float(sims.mean()), len(p)
 
 
 def test_csim_with_onnx_models_from_weights_dir(synthetic, monkeypatch):
     """Default construction (no injection) loads the tiny files through $HUGVIS_WEIGHTS_DIR."""
     from hug_vis_dataset import weights as W
-    from hug_vis_dataset.metrics.generation import csim_video, evaluate_csim
+    from hug_vis_dataset.modules import compute
+    from hug_vis_dataset.tasks import ModelCache
+    from hug_vis_dataset.tasks.generation import csim_to_portrait
 
     ref, preds, folder, marks = synthetic
     for name in ("arcface_det_10g", "arcface_w600k_r50"):
@@ -360,17 +362,16 @@ def test_csim_with_onnx_models_from_weights_dir(synthetic, monkeypatch):
         assert W.REGISTRY[name].sha256 is None
     monkeypatch.setenv(W.ENV_DIR, str(folder))
     expect = [_csim_by_hand(p, ref, marks) for p in preds]
-    results = [csim_video(p, ref) for p in preds]
+    results = [csim_to_portrait(str(p), str(ref), ModelCache(), 32) for p in preds]
     for res, (value, n) in zip(results, expect):
-        assert res.frames_scored == n and res.frames_no_face == 0
-        assert res.csim == pytest.approx(value, abs=1e-5)
+        assert res.notes["frames_no_face"] == 0
+        assert res.values["csim"] == pytest.approx(value, abs=1e-5)
     assert expect[0][0] > expect[1][0]  # the poor system drifts further from the reference
-    out = evaluate_csim([str(p) for p in preds], [str(ref)] * 2)
-    assert out["per_clip"] == pytest.approx([e[0] for e in expect], abs=1e-5)
-    assert out["csim"] == pytest.approx(np.mean([e[0] for e in expect]), abs=1e-5)
-    # the video against itself: identical faces -> 1
-    det, emb = AF.SCRFDDetector(), AF.ArcFaceEmbedder()
-    assert csim_video(ref, ref, det, emb).csim == pytest.approx(1.0, abs=1e-6)
+    for pred, (value, _) in zip(preds, expect):  # one submission (system) per module call
+        out = compute("csim", predictions=[str(pred)], references=[str(ref)])
+        assert out["per_clip"] == [pytest.approx(value, abs=1e-5)] and out["csim"] == pytest.approx(value, abs=1e-5)
+    with pytest.raises(ValueError, match="given twice"):  # the same clip twice in one submission
+        compute("csim", predictions=[str(p) for p in preds], references=[str(ref)] * 2)
 
 
 def test_pinned_hash_is_checked_on_explicit_path(synthetic, monkeypatch):

@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+
+from hug_vis_dataset import catalog
 from scipy import stats as sps
 
 from hug_vis_dataset.grid import EMOTION_NAMES, DEFAULT_EMOTION_TOKENS, Emotion
@@ -33,7 +35,7 @@ def row(model, task, emotion, metric, value, actor=1, script=1, status="ok"):
 
 MAD = DifficultyMetric("VM-MAD", "matting", "mad", "retain")
 UT = DifficultyMetric("VC-UTMOS", "voice_cloning", "utmos", "negate")
-RE = DifficultyMetric("MER-RE", "emotion", "correct", "complement")
+RE = DifficultyMetric("MER-RE", "emotion", "emotion_accuracy", "complement")
 
 
 def small_rows():
@@ -49,7 +51,8 @@ def small_rows():
     rows += [row("v1", "voice_cloning", e, "utmos", v) for e, v in ut.items()]
     # recognition correctness: constant accuracy 0.5 everywhere -> constant profile
     for e in EMOTION_NAMES:
-        rows += [row("llm", "emotion", e, "correct", 1.0, script=1), row("llm", "emotion", e, "correct", 0.0, script=2)]
+        rows += [row("llm", "emotion", e, "emotion_accuracy", 1.0, script=1),
+                 row("llm", "emotion", e, "emotion_accuracy", 0.0, script=2)]
     # a failed row and a NaN row are left out
     rows.append(row("m1", "matting", "Happy", "mad", float("nan"), script=9, status="failed"))
     rows.append(row("m1", "matting", "Happy", "mad", 1e9, script=8, status="failed"))
@@ -66,7 +69,7 @@ def test_emotion_difficulty_by_hand():
     assert res.D["VC-UTMOS"].tolist()[:6] == pytest.approx(expected[:6])
     assert math.isnan(res.D.loc["Neutral", "VC-UTMOS"])
     assert res.missing["VC-UTMOS"] == ["Neutral"] and res.hardest["VC-UTMOS"] == "Surprised"
-    # recognition error 1 - mean(correct) = 0.5 everywhere -> constant
+    # recognition error 1 - mean(emotion_accuracy) = 0.5 everywhere -> constant
     assert res.g["MER-RE"].tolist() == [0.5] * 7 and res.D["MER-RE"].tolist() == [0.0] * 7
     assert res.n_dropped == 2
     assert res.n_models.loc["Happy", "VM-MAD"] == 2 and res.n_models.loc["Neutral", "VC-UTMOS"] == 0
@@ -217,8 +220,14 @@ def test_source_difficulty_order_independent_and_errors():
     perm = np.random.default_rng(1).permutation(len(rows))
     other = source_difficulty([rows[i] for i in perm], AD, VD)
     assert base.pairs.equals(other.pairs) and base.rho == other.rho
-    with pytest.raises(ValueError, match="no VD rows"):
+    from hug_vis_dataset.metrics.crosstask import MissingMetricsError
+
+    # without vision-driven rows: every missing metric is named with the command that gets it
+    with pytest.raises(MissingMetricsError, match="no valid rows of vision_driven") as err:
         source_difficulty([r for r in rows if r["task"] == "audio_driven"], AD, VD)
+    assert all(f"vision_driven {m}" in str(err.value) for m in VD)
+    if any(catalog.spec(m).weights for m in VD):
+        assert "hugvis weights download" in str(err.value)
     with pytest.raises(ValueError, match="clip"):
         source_difficulty(rows, AD, VD, clips=[clip("Happy", 1)])
     with pytest.raises(ValueError, match="orientation"):

@@ -72,34 +72,40 @@ def _cos(a, b):
 
 
 @pytest.mark.parametrize("blind", [(), (0, 5, 17)])
-def test_csim_video_vs_reference_video(pair, blind):
+def test_csim_scorer_vs_source_portrait(pair, blind):
+    """The one CSIM: every generated frame against the source portrait (the reference's first frame)."""
     from hug_vis_dataset.media import iter_video_frames
-    from hug_vis_dataset.metrics.generation import csim_video
+    from hug_vis_dataset.tasks import ModelCache
+    from hug_vis_dataset.tasks.generation import csim_to_portrait
 
     ref, preds = pair
     emb = ProjectionEmbedder()
     pred = preds["vis_fair"]
     p_frames = np.concatenate(list(iter_video_frames(pred, 100)))
-    r_frames = np.concatenate(list(iter_video_frames(ref, 100)))
-    assert len(p_frames) == len(r_frames) == 30
-    # by hand: the detector sees pred frame i then ref frame i; blind calls -> no face
-    blind_calls = {2 * i for i in blind}
-    fp = _faces(p_frames, HeadDetector(blind=[c // 2 for c in blind_calls]))
-    fr = _faces(r_frames, HeadDetector())
-    sims = [_cos(emb(a[None])[0], emb(b[None])[0]) for a, b in zip(fp, fr) if a is not None and b is not None]
-    res = csim_video(pred, ref, HeadDetector(blind=blind_calls), emb)
-    assert res.frames_scored == len(sims) == 30 - len(blind) and res.frames_no_face == len(blind)
-    assert res.csim == pytest.approx(np.mean(sims), rel=1e-9)
-    assert -1 <= res.csim <= 1
-    # the reference against itself: every frame identical -> 1
-    assert csim_video(ref, ref, HeadDetector(), emb).csim == pytest.approx(1.0, abs=1e-12)
+    first = next(iter_video_frames(ref, 1))[0]
+    src = emb(_faces([first], HeadDetector())[0][None])[0]
+    faces = _faces(p_frames, HeadDetector(blind=blind))
+    sims = [_cos(emb(f[None])[0], src) for f in faces if f is not None]
+    # call 0 of the detector is the portrait; frame i is call i + 1
+    models = ModelCache(overrides={"face_detector": HeadDetector(blind=[b + 1 for b in blind]), "face_embedder": emb})
+    res = csim_to_portrait(str(pred), str(ref), models, chunk_frames=7)
+    assert res.notes["frames_no_face"] == len(blind) and len(sims) == 30 - len(blind)
+    assert res.values["csim"] == pytest.approx(np.mean(sims), rel=1e-9)
+    assert -1 <= res.values["csim"] <= 1
+    # the portrait against a video of itself: every frame identical to the source -> 1
+    still = ModelCache(overrides={"face_detector": HeadDetector(), "face_embedder": emb})
+    assert csim_to_portrait(str(ref), str(ref), still, 30).values["csim"] < 1.0  # the reference moves
+    with pytest.raises(ValueError, match="no face"):
+        csim_to_portrait(str(pred), str(ref), ModelCache(overrides={
+            "face_detector": HeadDetector(blind=range(1, 1000)), "face_embedder": emb}), 32)
 
 
-def test_csim_video_vs_source_portrait_and_dataset_level(pair, tmp_path):
+def test_csim_module_portrait_image_equals_reference_video(pair, tmp_path):
+    """The module with a portrait image, with the reference video and the scorer give one value."""
     import cv2
 
     from hug_vis_dataset.media import iter_video_frames
-    from hug_vis_dataset.metrics.generation import csim_video, evaluate_csim
+    from hug_vis_dataset.modules import compute
 
     ref, preds = pair
     emb = ProjectionEmbedder(1)
@@ -111,10 +117,9 @@ def test_csim_video_vs_source_portrait_and_dataset_level(pair, tmp_path):
     for name, pred in preds.items():
         faces = _faces(np.concatenate(list(iter_video_frames(pred, 100))), HeadDetector())
         per_clip[name] = np.mean([_cos(emb(f[None])[0], src) for f in faces])
-        res = csim_video(pred, portrait, HeadDetector(), emb)
-        assert res.csim == pytest.approx(per_clip[name], rel=1e-9) and res.frames_no_face == 0
-    out = evaluate_csim([str(p) for p in preds.values()], [str(portrait)] * 3, HeadDetector(), emb)
-    assert out["csim"] == pytest.approx(np.mean(list(per_clip.values())), rel=1e-9)
-    assert out["per_clip"] == pytest.approx(list(per_clip.values()), rel=1e-9) and out["frames_no_face"] == 0
-    with pytest.raises(ValueError, match="no face"):
-        csim_video(preds["vis_good"], ref, HeadDetector(blind=range(1000)), emb)
+    for name, pred in preds.items():  # one module call per system (a submission holds a clip once)
+        for reference in (portrait, ref):
+            out = compute("csim", predictions=[str(pred)], references=[str(reference)],
+                          models={"face_detector": HeadDetector(), "face_embedder": emb})
+            assert out["csim"] == pytest.approx(per_clip[name], rel=1e-9)
+            assert out["per_clip"] == [pytest.approx(per_clip[name], rel=1e-9)] and out["n_failed"] == 0

@@ -27,6 +27,8 @@ def test_emotion_accuracy_module_matches_library():
     got = module.compute(predictions=preds, references=refs, input_settings=settings)
     want = emotion_accuracy(preds, refs, settings)
     assert got["accuracy"] == want["accuracy"] == 0.6
+    assert got["emotion_accuracy"] == pytest.approx(60.0)  # the scorer's rows, in Table 4's percent
+    assert got["per_clip"] == [1.0, 0.0, 1.0, 1.0, 0.0] and got["n_ok"] == 5
     assert got["unparsed"] == 1 and got["confusion_matrix"] == want["confusion_matrix"]
     assert got["by_input_setting"]["Text"]["accuracy"] == 1.0
 

@@ -62,8 +62,11 @@ def test_crosstask_figures_from_rows(tmp_path):
                                 ("vision_driven", "ssim", "v"), ("matting", "mad", "m")):
         rows += [{"model": model, "task": task, "clip_id": c, "metric": metric, "value": float(rng.uniform())}
                  for c in clips]
-    written = crosstask_figures(rows, tmp_path, motion=(rng.uniform(size=14), rng.uniform(size=14),
-                                                        [EMOTION_NAMES[i // 2] for i in range(14)]))
+    from types import SimpleNamespace
+
+    motion = SimpleNamespace(d_motion=rng.uniform(size=14), dtssd=rng.uniform(size=14),
+                             emotions=[EMOTION_NAMES[i // 2] for i in range(14)])
+    written = crosstask_figures(rows, tmp_path, motion=motion)
     assert sorted(written) == ["fig10", "fig11", "fig8", "fig9"]
     for paths in written.values():
         _check(paths)

@@ -8,7 +8,11 @@ import numpy as np
 import pytest
 from scipy.ndimage import gaussian_filter
 
-from hug_vis_dataset.metrics import generation as G
+from hug_vis_dataset.metrics import fid as F
+from hug_vis_dataset.metrics import frames as G
+from hug_vis_dataset.metrics import sync as S
+from hug_vis_dataset.tasks import ModelCache, get_task
+from hug_vis_dataset.tasks.generation import frame_metric_sums
 from hug_vis_dataset.weights import WeightsMissingError
 
 
@@ -73,7 +77,7 @@ def test_frechet_distance_closed_form_diagonal():
         mu1, mu2 = rng.normal(size=d), rng.normal(size=d)
         s1, s2 = rng.uniform(0.1, 3, d), rng.uniform(0.1, 3, d)
         expected = np.sum((mu1 - mu2) ** 2) + np.sum(s1 + s2 - 2 * np.sqrt(s1 * s2))
-        assert G.frechet_distance(mu1, np.diag(s1), mu2, np.diag(s2)) == pytest.approx(expected, rel=1e-9)
+        assert F.frechet_distance(mu1, np.diag(s1), mu2, np.diag(s2)) == pytest.approx(expected, rel=1e-9)
 
 
 def test_frechet_distance_rotated_and_singular():
@@ -82,21 +86,21 @@ def test_frechet_distance_rotated_and_singular():
     s1, s2 = np.array([1.0, 2, 3, 4]), np.array([2.0, 0.5, 1, 3])
     # commuting covariances (same eigenbasis): closed form still holds
     expected = np.sum(s1 + s2 - 2 * np.sqrt(s1 * s2))
-    assert G.frechet_distance(np.zeros(4), q @ np.diag(s1) @ q.T, np.zeros(4), q @ np.diag(s2) @ q.T) == \
+    assert F.frechet_distance(np.zeros(4), q @ np.diag(s1) @ q.T, np.zeros(4), q @ np.diag(s2) @ q.T) == \
         pytest.approx(expected, rel=1e-7)
     # identical singular covariances: distance 0 (fallback path keeps it finite)
     sing = np.diag([1.0, 0.0, 0.0])
-    assert G.frechet_distance(np.ones(3), sing, np.ones(3), sing) == pytest.approx(0.0, abs=1e-5)
+    assert F.frechet_distance(np.ones(3), sing, np.ones(3), sing) == pytest.approx(0.0, abs=1e-5)
     with pytest.raises(ValueError):
-        G.frechet_distance(np.zeros(2), np.eye(3), np.zeros(2), np.eye(3))
+        F.frechet_distance(np.zeros(2), np.eye(3), np.zeros(2), np.eye(3))
     with pytest.raises(ValueError):
-        G.frechet_distance(np.array([np.nan, 0]), np.eye(2), np.zeros(2), np.eye(2))
+        F.frechet_distance(np.array([np.nan, 0]), np.eye(2), np.zeros(2), np.eye(2))
 
 
 def test_gaussian_stats_batch_and_order_independent(tmp_path):
     rng = np.random.default_rng(2)
     x = rng.normal(size=(103, 5)) * 3 + 7
-    a, b = G.GaussianStats(5), G.GaussianStats(5)
+    a, b = F.GaussianStats(5), F.GaussianStats(5)
     a.update(x)
     for s in range(0, 103, 10):
         b.update(x[::-1][s:s + 10])
@@ -104,26 +108,10 @@ def test_gaussian_stats_batch_and_order_independent(tmp_path):
     np.testing.assert_allclose(a.covariance(), np.cov(x, rowvar=False), rtol=1e-9)
     np.testing.assert_allclose(a.covariance(), b.covariance(), rtol=1e-9)
     a.save(tmp_path / "s.npz")
-    c = G.GaussianStats.load(tmp_path / "s.npz")
+    c = F.GaussianStats.load(tmp_path / "s.npz")
     assert c.n == 103 and np.allclose(c.sum_xx, a.sum_xx)
     with pytest.warns(UserWarning, match="feature dimensions"):
-        G.fid_from_stats(G.GaussianStats(5, 3, x[:3].sum(0), x[:3].T @ x[:3]), a)
-
-
-def test_reference_stats_cache(tmp_path):
-    calls = []
-
-    def compute():
-        calls.append(1)
-        s = G.GaussianStats(2)
-        s.update(np.array([[0.0, 1], [2, 3], [4, 1]]))
-        return s
-
-    key = G.stats_cache_key("hugvis/hug-vis", {"task": "vision_driven"}, "extractor-x")
-    assert key != G.stats_cache_key("hugvis/hug-vis", {"task": "audio_driven"}, "extractor-x")
-    s1 = G.cached_reference_stats(key, compute, tmp_path)
-    s2 = G.cached_reference_stats(key, compute, tmp_path)
-    assert len(calls) == 1 and np.allclose(s1.covariance(), s2.covariance())
+        F.fid_from_stats(F.GaussianStats(5, 3, x[:3].sum(0), x[:3].T @ x[:3]), a)
 
 
 def test_model_metrics_raise_clear_error_without_weights(monkeypatch, tmp_path):
@@ -135,15 +123,17 @@ def test_model_metrics_raise_clear_error_without_weights(monkeypatch, tmp_path):
     from hug_vis_dataset.models.inception import load_inception
     from hug_vis_dataset.models.syncnet import load_syncnet
 
-    for loader, name in ((G.load_lpips, "alexnet"), (load_inception, "inception_fid"),
+    from hug_vis_dataset.models.lpips import load_lpips
+
+    for loader, name in ((load_lpips, "alexnet"), (load_inception, "inception_fid"),
                          (load_syncnet, "syncnet_v2"), (ArcFaceEmbedder, "arcface_w600k_r50"),
                          (SCRFDDetector, "arcface_det_10g")):
         with pytest.raises(WeightsMissingError, match=f"hugvis weights download {name}"):
             loader()
-    avail = G.metric_availability()
-    assert avail["psnr"] is None and avail["ssim"] is None
+    avail = {**get_task("vision_driven").availability(), **get_task("audio_driven").availability()}
+    assert avail["psnr"] == "" and avail["ssim"] == ""
     for m in ("lpips", "fid", "csim", "sync_c", "sync_d"):
-        assert avail[m].startswith("needs weights: run `hugvis weights download")
+        assert avail[m].startswith("skipped: needs weights: run `hugvis weights download")
 
 
 def _write(path, frames, fps=25.0):
@@ -162,17 +152,18 @@ def test_score_video_pair_streaming(tmp_path):
 
     dref = np.concatenate(list(iter_video_frames(tmp_path / "ref.mp4")))
     dpred = np.concatenate(list(iter_video_frames(tmp_path / "pred.mp4")))
-    r1 = G.score_video_pair(tmp_path / "pred.mp4", tmp_path / "ref.mp4", chunk_frames=2)
-    r2 = G.score_video_pair(tmp_path / "pred.mp4", tmp_path / "ref.mp4", chunk_frames=32)
-    assert r1["frames"] == 7 and r1["frames_dropped"] == 2
-    assert r1["psnr"] == pytest.approx(r2["psnr"], rel=1e-12) and r1["ssim"] == pytest.approx(r2["ssim"], rel=1e-12)
-    assert r1["psnr"] == pytest.approx(np.mean([_psnr_ref(dpred[i], dref[i]) for i in range(7)]), rel=1e-12)
+    r1 = frame_metric_sums(str(tmp_path / "pred.mp4"), str(tmp_path / "ref.mp4"), ("psnr", "ssim"), ModelCache(), 2)
+    r2 = frame_metric_sums(str(tmp_path / "pred.mp4"), str(tmp_path / "ref.mp4"), ("psnr", "ssim"), ModelCache(), 32)
+    assert r1.notes["frames"] == 7 and r1.notes["frames_dropped"] == 2
+    assert r1.values["psnr"] == pytest.approx(r2.values["psnr"], rel=1e-12)
+    assert r1.values["ssim"] == pytest.approx(r2.values["ssim"], rel=1e-12)
+    assert r1.values["psnr"] == pytest.approx(np.mean([_psnr_ref(dpred[i], dref[i]) for i in range(7)]), rel=1e-12)
 
 
 def test_resample_indices():
-    assert G.resample_indices(25, 25.0).tolist() == list(range(25))
-    assert G.resample_indices(50, 50.0).tolist() == list(range(0, 50, 2))
-    assert len(G.resample_indices(300, 30.0)) == 250
+    assert S.resample_indices(25, 25.0).tolist() == list(range(25))
+    assert S.resample_indices(50, 50.0).tolist() == list(range(0, 50, 2))
+    assert len(S.resample_indices(300, 30.0)) == 250
 
 
 def test_evaluate_modules_offline(tmp_path):
@@ -183,10 +174,9 @@ def test_evaluate_modules_offline(tmp_path):
     pred = np.clip(ref + rng.normal(0, 8, ref.shape), 0, 255).astype(np.uint8)
     _write(tmp_path / "r.mp4", ref)
     _write(tmp_path / "p.mp4", pred)
-    direct = G.score_video_pair(tmp_path / "p.mp4", tmp_path / "r.mp4")
+    direct = frame_metric_sums(str(tmp_path / "p.mp4"), str(tmp_path / "r.mp4"), ("psnr", "ssim"), ModelCache(), 32)
     for name in ("psnr", "ssim"):
         module = evaluate.load(str(Path(__file__).resolve().parents[1] / "metrics" / name))
         out = module.compute(predictions=[str(tmp_path / "p.mp4")] * 2, references=[str(tmp_path / "r.mp4")] * 2)
-        assert out[name] == pytest.approx(direct[name], rel=1e-12)
-    for name in ("lpips", "fid", "csim", "syncnet"):
-        assert evaluate.load(str(Path(__file__).resolve().parents[1] / "metrics" / name)) is not None
+        assert out[name] == pytest.approx(direct.values[name], rel=1e-12)
+        assert out["per_clip"] == [pytest.approx(direct.values[name], rel=1e-12)] * 2 and out["n_ok"] == 2

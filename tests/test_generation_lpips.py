@@ -10,7 +10,8 @@ def test_lpips_random_backbone_matches_rederivation(tmp_path):
     import torch
     import torchvision
 
-    from hug_vis_dataset.metrics import generation as G
+    from hug_vis_dataset.metrics import frames as G
+    from hug_vis_dataset.models import lpips as L
     from hug_vis_dataset.weights import resolve
 
     torch.manual_seed(0)
@@ -19,8 +20,8 @@ def test_lpips_random_backbone_matches_rederivation(tmp_path):
     from hug_vis_dataset.weights import WeightsHashError
 
     with pytest.raises(WeightsHashError):  # a random backbone is not the pinned file
-        G.load_lpips(alexnet_path=str(tmp_path / "alexnet.pth"))
-    model = G.load_lpips(alexnet_path=str(tmp_path / "alexnet.pth"), verify=False)
+        L.load_lpips(alexnet_path=str(tmp_path / "alexnet.pth"))
+    model = L.load_lpips(alexnet_path=str(tmp_path / "alexnet.pth"), verify=False)
     rng = np.random.default_rng(0)
     a = rng.integers(0, 255, (2, 64, 64, 3)).astype(np.uint8)
     b = np.clip(a + rng.normal(0, 30, a.shape), 0, 255).astype(np.uint8)
@@ -53,10 +54,11 @@ def test_lpips_random_backbone_matches_rederivation(tmp_path):
 
 
 def test_lpips_missing_backbone_error(tmp_path, monkeypatch):
-    from hug_vis_dataset.metrics import generation as G
+    from hug_vis_dataset.metrics import frames as G
+    from hug_vis_dataset.models import lpips as L
     from hug_vis_dataset.weights import WeightsMissingError
 
     monkeypatch.setenv("HUGVIS_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("HUGVIS_WEIGHTS_DIR", raising=False)
     with pytest.raises(WeightsMissingError, match="alexnet-owt-7be5be79.pth"):
-        G.load_lpips()
+        L.load_lpips()

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import reference_matting as R  # noqa: E402
 
 from hug_vis_dataset.metrics import matting as M  # noqa: E402
-from hug_vis_dataset.metrics import metric_info  # noqa: E402
+from hug_vis_dataset import catalog  # noqa: E402
 
 NAMES = ("mad", "mse", "grad", "conn", "dtssd")
 
@@ -300,14 +300,13 @@ def test_streaming_errors():
         M.matting_frame_metrics(a, a, metrics=("sad",))
 
 
-def test_metric_info_declared():
-    for name in NAMES + ("motion_difficulty",):
-        info = metric_info(name)
-        assert info.task == "matting"
+def test_catalog_rows_of_the_matting_metrics():
     for name in NAMES:
-        assert metric_info(name).higher_is_better is False
-        assert metric_info(name).paper_table == "Table 11"
-    assert metric_info("mad").scale == 1e3 and metric_info("dtssd").scale == 1e2
+        spec = catalog.spec(name)
+        assert spec.tasks == ("matting",) and spec.higher_is_better is False and spec.paper_table == "Table 11"
+        # the library already returns RVM's scaling (MAD x1e3 ...): stored values are paper units
+        assert spec.paper_scale == 1.0 and spec.protocol == catalog.RVM
+    assert catalog.table_metrics("matting") == ("mad", "mse", "dtssd", "grad", "conn")
 
 
 # ----------------------------------------------------------------------------- motion difficulty

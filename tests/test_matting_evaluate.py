@@ -72,7 +72,7 @@ def test_single_metric_module(name, clips, offline):
         value, per_clip = _expected(arrays, name, protocol)
         assert result[name] == pytest.approx(value, rel=1e-6)
         np.testing.assert_allclose(result["per_clip"], per_clip, rtol=1e-6)
-        assert result["frames"] == [4, 2, 3]
+        assert result["protocol"] == protocol and result["n_ok"] == 3 and result["n_failed"] == 0
     # Input order is kept: reversing the inputs reverses per_clip.
     rev = module.compute(predictions=preds[::-1], references=refs[::-1], protocol="clip")
     np.testing.assert_allclose(rev["per_clip"], per_clip[::-1], rtol=1e-6)
@@ -94,18 +94,33 @@ def test_matting_module_all_five(clips, offline):
     assert rvm_differs  # the fixture really distinguishes the protocols
 
 
-def test_motion_difficulty_module(clips, offline):
+def test_motion_difficulty_module_on_rows(clips, offline):
+    """The module takes stored rows (reference motion + matting dtSSD) and equals the library analysis."""
     import evaluate
+    import pandas as pd
+    from scipy.stats import rankdata, spearmanr
 
     from hug_vis_dataset.metrics.matting import motion_stats
+    from hug_vis_dataset.tasks import result_rows
 
     preds, refs, arrays = clips
+    ids = ["actor_0001_happy_action_01_script_001", "actor_0001_sad_action_01_script_001",
+           "actor_0002_happy_action_01_script_001"]
+    rows = []
+    for cid, (p, t) in zip(ids, arrays):
+        u, v = motion_stats(t)
+        rows += result_rows("reference", "motion", cid, {"motion_u": u, "motion_v": v})
+        rows += result_rows("m", "matting", cid, {"dtssd": R.ref_clip(p, t, dtype=np.float64)["dtssd"].mean()})
+    frame = pd.DataFrame(rows)
     module = evaluate.load(str(METRICS_DIR / "motion_difficulty"))
-    result = module.compute(predictions=preds, references=refs, emotions=["Happy", "Sad", "Happy"])
-    u = [motion_stats(t)[0] for _, t in arrays]
+    result = module.compute(**frame.to_dict("list"))
+    u = np.array([motion_stats(t)[0] for _, t in arrays])
+    v = np.array([motion_stats(t)[1] for _, t in arrays])
+    d = (rankdata(u) / 3 + rankdata(v) / 3) / 2
     np.testing.assert_allclose(result["per_clip"]["u"], u, rtol=1e-12)
-    assert len(result["per_clip"]["d_motion"]) == 3
-    assert result["relation"]["overall"]["n"] == 3
-    assert set(result["relation"]["per_emotion"]) == {"Happy", "Sad"}
+    np.testing.assert_allclose(result["per_clip"]["d_motion"], d, rtol=1e-12)
     dts = [R.ref_clip(p, t, dtype=np.float64)["dtssd"].mean() for p, t in arrays]
-    np.testing.assert_allclose(result["per_clip"]["dtssd"], dts, rtol=1e-6)
+    np.testing.assert_allclose(result["per_clip"]["dtssd"], dts, rtol=1e-12)
+    assert result["relation"]["overall"]["n"] == 3
+    assert result["relation"]["overall"]["spearman_rho"] == pytest.approx(spearmanr(d, dts)[0])
+    assert set(result["relation"]["per_emotion"]) == {"Happy", "Sad"}

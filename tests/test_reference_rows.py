@@ -7,7 +7,8 @@ import pytest
 from hug_vis_dataset.metrics import matting, voice
 from hug_vis_dataset.release import Release
 from hug_vis_dataset.scoring.runner import evaluate_submission
-from hug_vis_dataset.scoring.tasks import REAL_AUDIO, REAL_AUDIO_MODEL, REFERENCE_MODEL
+from hug_vis_dataset.results import REAL_AUDIO_MODEL, REFERENCE_MODEL
+from hug_vis_dataset.tasks import REAL_AUDIO
 from hug_vis_dataset.tables import render_table
 
 
@@ -70,7 +71,8 @@ def test_report_ranks_models_but_not_the_real_audio_row_and_draws_fig11(release,
 
     # Fig. 11's numbers by hand from the stored rows
     rows = pd.concat([pd.read_parquet(p) for p in tmp_path.glob("*/*/rows.parquet")], ignore_index=True)
-    (d_motion, dtssd, emotions), _md = motion_analysis(rows)
+    motion, _md = motion_analysis(rows)
+    d_motion, dtssd, emotions = motion.d_motion, motion.dtssd, motion.emotions
     ok = rows[rows.status == "ok"]
     mot = ok[ok.task == "motion"].pivot(index="clip_id", columns="metric", values="value")
     clips = sorted(mot.index, key=lambda c: (c.split("_")[2] != "happy", c))  # grid order: Happy before Neutral

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hug_vis_dataset.scoring.runner import EXIT_AFTER_ENV, evaluate_submission
+from hug_vis_dataset.scoring.runner import evaluate_submission
 from hug_vis_dataset.scoring.store import ResultStore
 
 REPO = Path(__file__).resolve().parents[1]
@@ -152,11 +152,11 @@ def test_interrupted_run_resumes_to_identical_rows(grid, tmp_path):
     full = tmp_path / "full"
     score(grid, "matting", system, full)
     out = tmp_path / "crashed"
-    code = (f"from hug_vis_dataset.scoring.runner import evaluate_submission as e; "
+    # the process dies abruptly (no cleanup, no compaction) once two clips are persisted
+    code = (f"import os; from hug_vis_dataset.scoring.runner import evaluate_submission as e; "
             f"e('matting', {str(system)!r}, {system.name!r}, {str(grid)!r}, {str(out)!r}, flush_every=1, "
-            f"progress=False)")
-    env = {**os.environ, EXIT_AFTER_ENV: "2"}
-    proc = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO, capture_output=True, text=True, timeout=300)
+            f"progress=False, on_persisted=lambda n: os._exit(75) if n >= 2 else None)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 75, proc.stderr
     store = ResultStore(out, "matting", system.name)
     assert not store.rows_path.exists()  # killed before compaction

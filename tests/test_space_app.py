@@ -108,9 +108,9 @@ def test_crosstask_tab_draws_fig11_from_stored_rows_like_the_report(tmp_path):
     table, png, message = explorer.crosstask("Motion difficulty (Fig. 11)")
     assert png and png.endswith(".png") and len(table) == 4
     rows = pd.concat([pd.read_parquet(p) for p in results.glob("*/*/rows.parquet")])[list(RESULT_COLUMNS)]
-    (d_motion, dtssd, emotions), _ = motion_analysis(rows)
-    np.testing.assert_allclose(table["D_motion"], np.round(d_motion, 4))
-    np.testing.assert_allclose(table["dtSSD"], np.round(dtssd, 4))
+    motion, _ = motion_analysis(rows)
+    np.testing.assert_allclose(table["D_motion"], np.round(motion.d_motion, 4))
+    np.testing.assert_allclose(table["dtSSD"], np.round(motion.dtssd, 4))
     # selecting one model keeps the reference statistics and averages dtSSD over that model only
     table_one, _, _ = explorer.crosstask("Motion difficulty (Fig. 11)", models=["matte_poor"])
     poor = rows[(rows.model == "matte_poor") & (rows.metric == "dtssd")].set_index("clip_id")["value"]

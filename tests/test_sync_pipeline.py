@@ -170,8 +170,8 @@ def _talk(root, system="talk_good"):
 def test_syncnet_clip_end_to_end_random_official_layout(synth_root, tmp_path):
     import torch
 
-    from hug_vis_dataset.media import video_info
-    from hug_vis_dataset.metrics.generation import read_video_audio, resample_indices, syncnet_clip
+    from hug_vis_dataset.media import read_video_audio, video_info
+    from hug_vis_dataset.metrics.sync import resample_indices, syncnet_clip
     from hug_vis_dataset.models.syncnet import build_syncnet, load_syncnet, mfcc
 
     torch.manual_seed(0)
@@ -209,7 +209,8 @@ def test_syncnet_clip_equals_independent_recomputation(synth_root):
     """Boxes -> scipy medfilt -> np.pad crops -> whole-array embeddings -> offset search, by hand,
     with a cheap network of SyncNet's interface (the random S above checks the real shapes)."""
     from hug_vis_dataset.media import iter_video_frames
-    from hug_vis_dataset.metrics.generation import read_video_audio, resample_indices, syncnet_clip
+    from hug_vis_dataset.media import read_video_audio
+    from hug_vis_dataset.metrics.sync import resample_indices, syncnet_clip
     from hug_vis_dataset.models.syncnet import sync_offset_search, syncnet_embeddings
 
     video = _talk(synth_root, "talk_poor")
@@ -230,7 +231,8 @@ def test_syncnet_clip_equals_independent_recomputation(synth_root):
 
 
 def test_syncnet_clip_gaps_tracks_and_failures(synth_root):
-    from hug_vis_dataset.metrics.generation import SyncFailure, evaluate_syncnet, syncnet_clip
+    from hug_vis_dataset.metrics.sync import SyncFailure, syncnet_clip
+    from hug_vis_dataset.modules import compute
 
     video = _talk(synth_root, "talk_fair")
     calls = {"n": 0}
@@ -266,25 +268,7 @@ def test_syncnet_clip_gaps_tracks_and_failures(synth_root):
     with pytest.raises(SyncFailure, match="no face track"):  # faces too small for the default 100 px
         syncnet_clip(video, _TinyNet(), head_box, min_track=10)
 
-    # dataset level: a clip whose face is never found is a listed failure, not a number
-    good = _talk(synth_root, "talk_good")
-    blind = {"on": False}
-
-    def det(frame):
-        return [] if blind["on"] else head_box(frame)
-
-    class Switch:  # the detector goes blind for the second video
-        def __init__(self):
-            self.frames = 0
-
-        def __call__(self, frame):
-            self.frames += 1
-            blind["on"] = self.frames > 62
-            return det(frame)
-
-    out = evaluate_syncnet([str(good), str(video)], net=_TinyNet(), detector=Switch(), min_track=10,
-                           min_face_size=20)
-    assert out["clips_scored"] == 1 and len(out["failures"]) == 1 and out["failures"][0]["path"] == str(video)
-    assert out["per_clip"][1] is None and out["sync_d"] == out["per_clip"][0]["sync_d"]
-    with pytest.raises(SyncFailure):
-        evaluate_syncnet([str(video)], net=_TinyNet(), detector=lambda f: [], min_track=10)
+    # through the module door: a clip whose face is never found is a counted failure, not a number
+    out = compute("syncnet", predictions=[str(video)], models={"syncnet": _TinyNet(), "face_detector": lambda f: []})
+    assert out["n_failed"] == 1 and out["n_ok"] == 0 and "no face track" in out["errors"][0]["error"]
+    assert np.isnan(out["sync_c"]) and out["per_clip"] == {"sync_c": [None], "sync_d": [None]}

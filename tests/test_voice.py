@@ -197,12 +197,13 @@ def test_missing_file_raises_media_error(tmp_path):
         voice.dnsmos(tmp_path / "nope.wav")
 
 
-def test_metric_info_declares_table_metrics():
-    from hug_vis_dataset.metrics import metric_info
+def test_catalog_declares_table_metrics():
+    from hug_vis_dataset import catalog
 
-    assert metric_info("dnsmos").paper_table == "Table 9"
-    assert metric_info("speaker_similarity").higher_is_better
-    assert metric_info("utmos").needs_weights == ("utmos22_strong",)
+    assert catalog.spec("dnsmos").paper_table == "Table 9"
+    assert catalog.spec("speaker_similarity").higher_is_better
+    assert catalog.spec("utmos").weights == ("utmos22_strong",)
+    assert catalog.table_metrics("voice_cloning") == ("utmos", "dnsmos", "speaker_similarity")
 
 
 # ----------------------------------------------------------------------------- speaker similarity
@@ -255,11 +256,15 @@ def test_speaker_similarity_of_silence_raises():
 
 
 def test_cosine_similarity_hand_worked():
-    assert voice.cosine_similarity(np.array([3.0, 4.0]), np.array([4.0, 3.0])) == pytest.approx(24 / 25)
+    from hug_vis_dataset.metrics.identity import cosine_similarity
+
+    assert float(cosine_similarity(np.array([3.0, 4.0]), np.array([4.0, 3.0]))) == pytest.approx(24 / 25)
+    batch = cosine_similarity(np.array([[3.0, 4.0], [1.0, 0.0]]), np.array([[4.0, 3.0]]))
+    assert batch.tolist() == pytest.approx([24 / 25, 4 / 5])
     with pytest.raises(ValueError):
-        voice.cosine_similarity(np.zeros(2), np.ones(2))
+        cosine_similarity(np.zeros(2), np.ones(2))
     with pytest.raises(ValueError):
-        voice.cosine_similarity(np.ones(2), np.ones(3))
+        cosine_similarity(np.ones(2), np.ones(3))
 
 
 # ----------------------------------------------------------------------------- real-audio pairing

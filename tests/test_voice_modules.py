@@ -33,8 +33,10 @@ def test_dnsmos_module_loads_offline_and_equals_speechmos(tmp_path):
     script = (
         "import json, sys, evaluate\n"
         f"m = evaluate.load({str(REPO / 'metrics' / 'dnsmos')!r})\n"
+        f"s = evaluate.load({str(REPO / 'metrics' / 'dnsmos_sig')!r})\n"
         "out = m.compute(predictions=sys.argv[1:])\n"
-        "print(json.dumps({k: out[k] for k in ('dnsmos', 'dnsmos_sig', 'failed', 'per_clip')}))\n"
+        "out['dnsmos_sig'] = s.compute(predictions=sys.argv[1:])['dnsmos_sig']\n"
+        "print(json.dumps({k: out[k] for k in ('dnsmos', 'dnsmos_sig', 'n_failed', 'per_clip')}))\n"
     )
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", HF_EVALUATE_OFFLINE="1")
     proc = subprocess.run([sys.executable, "-c", script, *map(str, files)], capture_output=True, text=True,
@@ -44,9 +46,9 @@ def test_dnsmos_module_loads_offline_and_equals_speechmos(tmp_path):
     import speechmos.dnsmos
 
     expected = [speechmos.dnsmos.run(str(f), sr=16000) for f in files]
-    assert out["failed"] == 0
+    assert out["n_failed"] == 0
     for clip, ref in zip(out["per_clip"], expected):
-        assert clip["dnsmos"] == pytest.approx(float(ref["ovrl_mos"]), abs=1e-5)
+        assert clip == pytest.approx(float(ref["ovrl_mos"]), abs=1e-5)
     assert out["dnsmos"] == pytest.approx(np.mean([float(r["ovrl_mos"]) for r in expected]), abs=1e-5)
     assert out["dnsmos_sig"] == pytest.approx(np.mean([float(r["sig_mos"]) for r in expected]), abs=1e-5)
 
@@ -54,7 +56,7 @@ def test_dnsmos_module_loads_offline_and_equals_speechmos(tmp_path):
 def test_reference_free_modules_declare_one_column(tmp_path):
     import evaluate
 
-    for name in ("dnsmos", "utmos"):
+    for name in ("dnsmos", "dnsmos_sig", "dnsmos_bak", "dnsmos_p808", "utmos"):
         module = evaluate.load(str(REPO / "metrics" / name))
         assert list(module.features) == ["predictions"]
     module = evaluate.load(str(REPO / "metrics" / "speaker_similarity"))
@@ -89,11 +91,13 @@ def test_speaker_similarity_module_counts_failures(tmp_path):
     out = module.compute(predictions=[str(a), str(silent)], references=[str(b), str(b)])
     expected = voice.speaker_similarity(a, b)
     assert out["per_clip"][0] == pytest.approx(expected, abs=1e-6)
-    assert out["per_clip"][1] is None and out["failed"] == 1
+    assert out["per_clip"][1] is None and out["n_failed"] == 1
     assert "NoSpeechError" in out["errors"][0]["error"] and out["errors"][0]["index"] == 1
     assert out["speaker_similarity"] == pytest.approx(expected, abs=1e-6)
+    from hug_vis_dataset.modules import compute
+
     with pytest.raises(ValueError, match="2 predictions but 1 references"):
-        voice.evaluate_speaker_similarity([str(a), str(b)], [str(b)])
+        compute("speaker_similarity", predictions=[str(a), str(b)], references=[str(b)])
 
 
 def test_utmos_module_without_weights_raises(tmp_path, monkeypatch):
@@ -110,15 +114,17 @@ def test_utmos_module_without_weights_raises(tmp_path, monkeypatch):
         module.compute(predictions=[str(wav)])
 
 
-def test_evaluate_dnsmos_keeps_input_order_and_counts_bad_files(tmp_path):
+def test_dnsmos_door_keeps_input_order_and_counts_bad_files(tmp_path):
+    from hug_vis_dataset.modules import compute
+
     good = write_tone(tmp_path / "good.wav", 4.6, 250, 0.02, 3)
     loud = tmp_path / "loud.wav"
     sf.write(loud, np.full(16000, 1.5), 16000, subtype="FLOAT")  # float WAV beyond full scale
-    out = voice.evaluate_dnsmos([str(loud), str(good), str(tmp_path / "missing.wav")])
-    assert out["failed"] == 2 and out["per_clip"][0] is None and out["per_clip"][2] is None
-    assert "outside [-1, 1]" in out["errors"][0]["error"]
+    out = compute("dnsmos", predictions=[str(loud), str(good), str(tmp_path / "missing.wav")])
+    assert out["n_failed"] == 2 and out["per_clip"][0] is None and out["per_clip"][2] is None
+    assert "outside [-1, 1]" in out["errors"][0]["error"] and "missing.wav" in out["errors"][1]["error"]
     assert out["dnsmos"] == pytest.approx(voice.dnsmos(good)["dnsmos"])
-    swapped = voice.evaluate_dnsmos([str(good), str(good)])
-    assert swapped["dnsmos"] == pytest.approx(out["dnsmos"])
+    swapped = compute("dnsmos", predictions=[str(good), str(loud)])
+    assert swapped["dnsmos"] == pytest.approx(out["dnsmos"]) and swapped["per_clip"][1] is None
     with pytest.raises(ValueError, match="no predictions"):
-        voice.evaluate_dnsmos([])
+        compute("dnsmos", predictions=[])

@@ -14,7 +14,7 @@ def fake_spec(tmp_path, monkeypatch):
     payload = b"fake weights payload"
     spec = W.WeightSpec(
         name="unit_fake", filename="fake.bin", source="url", url="http://invalid.example/fake.bin",
-        sha256=hashlib.sha256(payload).hexdigest(), metrics=("unit",), license="test",
+        sha256=hashlib.sha256(payload).hexdigest(), license="test",
     )
     monkeypatch.setitem(W.REGISTRY, spec.name, spec)
     monkeypatch.setenv(W.ENV_CACHE, str(tmp_path / "cache"))
@@ -95,7 +95,7 @@ def test_status_states(fake_spec, monkeypatch, tmp_path):
     spec, payload = fake_spec
     assert W.weight_status(spec.name).hash_status == "missing"
     unpinned = W.WeightSpec(name="unit_unpinned", filename="u.bin", source="url", url="http://x/u.bin",
-                            metrics=("unit",), license="t")
+                            license="t")
     monkeypatch.setitem(W.REGISTRY, unpinned.name, unpinned)
     (tmp_path / "u.bin").write_bytes(b"1")
     monkeypatch.setenv(W.ENV_DIR, str(tmp_path))
@@ -108,9 +108,9 @@ def test_status_states(fake_spec, monkeypatch, tmp_path):
 def test_register_rejects_conflicts(fake_spec):
     spec, _ = fake_spec
     with pytest.raises(ValueError):
-        W.register(W.WeightSpec(name=spec.name, filename="other", source="url", metrics=(), license=""))
+        W.register(W.WeightSpec(name=spec.name, filename="other", source="url", license=""))
     with pytest.raises(ValueError):
-        W.register(W.WeightSpec(name="unit_bad_source", filename="f", source="ftp", metrics=(), license=""))
+        W.register(W.WeightSpec(name="unit_bad_source", filename="f", source="ftp", license=""))
 
 
 def test_cli_list_and_verify(capsys, fake_spec):

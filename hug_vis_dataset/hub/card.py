@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
+from .. import catalog
+from ..citation import CITATION
 from ..grid import EMOTION_NAMES, TABLE1
 from .alpha import ALPHA_CODECS
 from .schema import COLUMN_SPECS, CONFIG_COLUMNS, CONFIG_PURPOSE, DEFAULT_CONFIG, features
@@ -48,15 +50,6 @@ GATED_FIELDS = {
     "I agree not to use the recordings to impersonate or clone any actor outside the benchmark": "checkbox",
 }
 
-# Metric modules per config (evaluate.load("hugvis/<name>")) and the paper table they feed.
-TASK_METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
-    "emotion": ("emotion", ("emotion_accuracy",), "Table 4"),
-    "audio_driven": ("audio_driven", ("csim", "syncnet"), "Tables 5-6"),
-    "vision_driven": ("vision_driven", ("lpips", "csim", "psnr", "ssim", "fid"), "Tables 7-8"),
-    "voice_cloning": ("voice_cloning", ("utmos", "dnsmos", "speaker_similarity"), "Tables 9-10"),
-    "matting": ("matting", ("mad", "mse", "grad", "conn", "dtssd"), "Table 11"),
-}
-
 # Alpha codec measurement (scripts/bench_dataset.py --alpha-codecs: the 60 mattes, 320x180, of the
 # first clip of the synthetic grid; 2-core x86_64, torchcodec 0.17 + FFmpeg 5.1, one decoder
 # thread, best of 3). Timings are not measured at build time so the card stays byte-identical.
@@ -68,12 +61,7 @@ ALPHA_MEASUREMENT: tuple[tuple[str, float, float, bool], ...] = (
     ("x264rgb-qp0-fast", 2.57, 41.0, True),
 )
 
-CITATION = """@misc{hugvis2026,
-  title  = {HUG-VIS: A Unified Benchmark for Human-centered Understanding and Generation in Visual Intelligence},
-  author = {{HUG-VIS authors}},
-  year   = {2026},
-  note   = {Dataset and results: https://github.com/GML-MMGroup/HUG-VIS}
-}"""
+
 
 
 def _size_category(n: int) -> str:
@@ -148,11 +136,14 @@ def _grid_summary(records: "Sequence[ClipRecord]") -> str:
 
 
 def _evaluation(config: str) -> str:
-    task, metrics, table = TASK_METRICS[config]
+    """How to score a task: its evaluate modules (from the catalog) and the ``hugvis evaluate`` line."""
+    metrics = catalog.table_metrics(config)
+    task, mos = catalog.task(config), catalog.task(config).mos_table
+    table = f"Table {task.paper_table}" + (f", MOS Table {mos}" if mos else "")
     loads = "\n".join(f'{m} = evaluate.load("hugvis/{m}")' for m in metrics)
     return (f"**{config}** ({table}): metrics {', '.join(f'`{m}`' for m in metrics)}.\n\n"
             f"```python\nimport evaluate\n{loads}\n```\n\n"
-            f"```bash\nhugvis evaluate {task} --predictions PRED_DIR --model NAME --dataset {REPO_ID} --out RESULTS\n```\n")
+            f"```bash\nhugvis evaluate {config} --predictions PRED_DIR --model NAME --dataset {REPO_ID} --out RESULTS\n```\n")
 
 
 def render_card(records: "Sequence[ClipRecord]", report: "BuildReport", options: "BuildOptions") -> str:
@@ -179,7 +170,7 @@ def render_card(records: "Sequence[ClipRecord]", report: "BuildReport", options:
         items = "\n".join(f"- `{clip}`: {'; '.join(msgs)}" for clip, msgs in sorted(report.excluded.items()))
         excluded = (f"\n### Clips left out\n\n{len(report.excluded)} clip(s) failed validation "
                     f"(`hugvis validate`) and are not in this build:\n\n{items}\n")
-    evaluation = "\n".join(_evaluation(c) for c in TASK_METRICS if c in rows)
+    evaluation = "\n".join(_evaluation(c) for c in catalog.task_names(with_paper_table=True) if c in rows)
     ratio = f"{alpha_bytes / png_bytes:.2f}x" if png_bytes and alpha_bytes else "n/a"
 
     return f"""---

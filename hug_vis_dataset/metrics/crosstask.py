@@ -35,28 +35,22 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..grid import EMOTION_NAMES, ClipId
+from ..results import REFERENCE_MODELS
 from ..stats import OLSFit, minmax, ols_fit, spearman
-from . import MetricInfo
 
 ORIENTATIONS = ("retain", "negate", "complement")
 
-METRIC_INFO: dict[str, MetricInfo] = {
-    "emotion_difficulty": MetricInfo(
-        name="emotion_difficulty", display="D_{e,k}", task="crosstask", higher_is_better=False,
-        paper_table="Fig. 8 (Eq. 1-2)",
-        description="Per-metric emotion difficulty, model-averaged and min-max normalised over the seven emotions.",
-    ),
-    "difficulty_agreement": MetricInfo(
-        name="difficulty_agreement", display="Spearman rho", task="crosstask", higher_is_better=True,
-        paper_table="Fig. 9 (Eq. 3)",
-        description="Spearman rank correlation between the emotion difficulty profiles of metric pairs.",
-    ),
-    "source_difficulty": MetricInfo(
-        name="source_difficulty", display="Z_s", task="crosstask", higher_is_better=False,
-        paper_table="Fig. 10 (Eq. 4)",
-        description="Clip-level difficulty of audio-driven vs vision-driven generation on common valid clips.",
-    ),
-}
+class MissingMetricsError(ValueError):
+    """An analysis needs metrics the rows do not have; the message names them and how to get them."""
+
+    def __init__(self, labels: Sequence[str], metrics: Sequence[str]):
+        from .. import catalog
+
+        weights = [w for w in catalog.weights_of(m for m in metrics if m in catalog.METRIC_NAMES)]
+        how = (f"; they need pretrained files: run `hugvis weights download {' '.join(weights)}`, then "
+               "`hugvis evaluate` again" if weights else "; score those tasks with `hugvis evaluate` first")
+        super().__init__(f"no valid rows of {', '.join(labels)}{how}")
+        self.labels, self.metrics = list(labels), list(metrics)
 
 
 @dataclass(frozen=True)
@@ -80,10 +74,11 @@ class DifficultyMetric:
             raise ValueError(f"{self.label}: orientation {self.orientation!r} is not one of {ORIENTATIONS}")
 
 
-# The paper's eight metrics (section 5.5, Fig. 8). MER-RE is the recognition error: the complement
-# of per-clip correctness (1 - correct), whose per-emotion mean is the error rate 1 - accuracy.
+# The paper's eight metrics (section 5.5, Fig. 8), named as stored rows name them. MER-RE is the
+# recognition error: the complement of per-clip correctness (stored as ``emotion_accuracy``, 0/1),
+# whose per-emotion mean is the error rate 1 - accuracy.
 DEFAULT_PAPER_METRICS: tuple[DifficultyMetric, ...] = (
-    DifficultyMetric("MER-RE", "emotion", "correct", "complement"),
+    DifficultyMetric("MER-RE", "emotion", "emotion_accuracy", "complement"),
     DifficultyMetric("AD-CSIM", "audio_driven", "csim", "complement"),
     DifficultyMetric("AD-Sync-C", "audio_driven", "sync_c", "negate"),
     DifficultyMetric("VD-CSIM", "vision_driven", "csim", "complement"),
@@ -140,8 +135,12 @@ def orient(values: Any, orientation: str) -> np.ndarray:
 def prepare_rows(rows: "Iterable[Mapping] | Any", need_task: bool = True):
     """Valid rows as a canonically sorted DataFrame with an ``emotion`` column from the clip id.
 
+    Rows of reserved model names (:data:`hug_vis_dataset.results.REFERENCE_MODELS`: the
+    Real-audio row, reference statistics) are left out, so stored ``rows.parquet`` of every task
+    can be passed as they are.
+
     Returns:
-        ``(frame, n_dropped)``: rows with status ``ok`` (if a status column exists) and a finite
+        ``(frame, n_dropped)``: model rows with status ``ok`` (if a status column exists) and a finite
         value, sorted by task, metric, model, clip_id, value; and how many rows were left out.
 
     Raises:
@@ -166,6 +165,8 @@ def prepare_rows(rows: "Iterable[Mapping] | Any", need_task: bool = True):
     if "status" in frame.columns:
         status = frame["status"].fillna("ok").astype(str)
         keep &= (status.isin(["ok", ""])).to_numpy()
+    # Reference rows (the Real-audio recordings, reference motion statistics) are not models.
+    keep &= ~frame["model"].astype(str).isin(list(REFERENCE_MODELS)).to_numpy()
     n_dropped = int((~keep).sum())
     frame = frame.loc[keep, ["model", "task", "clip_id", "metric", "value"]].copy()
     for col in ("model", "task", "clip_id", "metric"):
@@ -409,7 +410,8 @@ def source_difficulty(
         clips: optional restriction of the clip set.
 
     Raises:
-        ValueError: a regime without models, or fewer than two common valid clips.
+        MissingMetricsError: a metric of a regime has no valid row (names it and the weights command).
+        ValueError: fewer than two common valid clips.
     """
     import pandas as pd
 
@@ -420,11 +422,12 @@ def source_difficulty(
             if orientation not in ORIENTATIONS:
                 raise ValueError(f"{name}[{metric!r}]: orientation {orientation!r} is not one of {ORIENTATIONS}")
     frame, n_dropped = prepare_rows(rows)
+    absent = [f"{task} {metric}" for task, spec in ((ad_task, ad_metrics), (vd_task, vd_metrics)) for metric in spec
+              if not ((frame["task"] == task) & (frame["metric"] == metric)).any()]
+    if absent:
+        raise MissingMetricsError(absent, [m.split(" ", 1)[1] for m in absent])
     ad, ad_models, ad_valid = _regime_valid(frame, ad_task, ad_metrics)
     vd, vd_models, vd_valid = _regime_valid(frame, vd_task, vd_metrics)
-    for regime, models in (("AD", ad_models), ("VD", vd_models)):
-        if not models:
-            raise ValueError(f"no {regime} rows with metrics {list(ad_metrics if regime == 'AD' else vd_metrics)}")
     common = ad_valid & vd_valid
     if clips is not None:
         common &= set(map(str, clips))
@@ -455,3 +458,78 @@ def source_difficulty(
         n_valid={"AD": len(ad_valid), "VD": len(vd_valid), "common": len(selected)},
         n_dropped=n_dropped,
     )
+
+
+@dataclass
+class MotionRelation:
+    """Result of :func:`motion_relation`: D_motion against model-averaged dtSSD (Eq. 5-6, Fig. 11).
+
+    Attributes:
+        clips: the clips analysed (grid order): those with reference motion and matting dtSSD rows.
+        u, v: the reference's U_s and V_s per clip.
+        d_motion: mean percentile rank of U_s and V_s over ``clips``.
+        dtssd: per-clip dtSSD averaged over the matting models that scored the clip.
+        emotions: each clip's emotion.
+        relation: :func:`hug_vis_dataset.metrics.matting.motion_vs_dtssd` (overall and per emotion).
+    """
+
+    clips: list
+    u: np.ndarray
+    v: np.ndarray
+    d_motion: np.ndarray
+    dtssd: np.ndarray
+    emotions: list
+    relation: dict
+
+    def to_dict(self) -> dict:
+        """JSON-friendly result (what the ``motion_difficulty`` evaluate module returns)."""
+        return {
+            "motion_difficulty": float(np.mean(self.d_motion)),
+            "n_clips": len(self.clips),
+            "per_clip": {"clip_id": list(self.clips), "u": self.u.tolist(), "v": self.v.tolist(),
+                         "d_motion": self.d_motion.tolist(), "dtssd": self.dtssd.tolist()},
+            "relation": self.relation,
+        }
+
+
+def motion_relation(rows: "Iterable[Mapping] | Any") -> MotionRelation:
+    """D_motion (paper Eq. 5-6) of every clip with reference motion rows and matting dtSSD rows.
+
+    U_s and V_s come from the rows of the ``motion`` task (``hugvis evaluate motion``: model
+    ``reference``, metrics ``motion_u``/``motion_v``); dtSSD_s is the per-clip dtSSD averaged over
+    the matting models that scored the clip. The percentile ranks are taken over the clips that
+    have both, so D_motion depends on that set.
+
+    Raises:
+        MissingMetricsError: no motion rows or no matting dtSSD rows.
+        ValueError: fewer than two clips have both.
+    """
+    import pandas as pd
+
+    from .matting import motion_difficulty, motion_vs_dtssd
+
+    frame = rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
+    for column in ("task", "clip_id", "metric", "value"):
+        if column not in frame.columns:
+            raise ValueError(f"result rows lack column {column!r}; have {list(frame.columns)}")
+    ok = frame[frame["status"].fillna("ok").isin(["ok", ""])] if "status" in frame.columns else frame
+    ok = ok[np.isfinite(pd.to_numeric(ok["value"], errors="coerce").astype(float))]
+    motion = ok[ok["task"] == "motion"].pivot_table(index="clip_id", columns="metric", values="value",
+                                                    aggfunc="first")
+    models = ok[(ok["task"] == "matting") & (ok["metric"] == "dtssd") & ~ok["model"].isin(list(REFERENCE_MODELS))]
+    dtssd = models.groupby("clip_id")["value"].mean()
+    absent = [label for label, missing in (
+        ("motion motion_u, motion_v (run `hugvis evaluate motion --dataset D`)",
+         motion.empty or not {"motion_u", "motion_v"} <= set(motion.columns)),
+        ("matting dtssd", dtssd.empty)) if missing]
+    if absent:
+        raise MissingMetricsError(absent, [])
+    clips = sorted(set(motion.index) & set(dtssd.index), key=ClipId.parse)
+    if len(clips) < 2:
+        raise ValueError(f"only {len(clips)} clip(s) have both reference motion and dtSSD rows; need 2")
+    u = motion.loc[clips, "motion_u"].to_numpy(np.float64)
+    v = motion.loc[clips, "motion_v"].to_numpy(np.float64)
+    d = motion_difficulty(u, v)["d_motion"]
+    y = dtssd.loc[clips].to_numpy(np.float64)
+    emotions = [ClipId.parse(c).emotion.value for c in clips]
+    return MotionRelation(list(clips), u, v, np.asarray(d, np.float64), y, emotions, motion_vs_dtssd(d, y, emotions))

@@ -50,24 +50,12 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence
 
 from ..grid import EMOTION_ALIASES, EMOTION_NAMES, EMOTIONS, ClipId, Emotion, parse_emotion
-from . import MetricInfo
 
 UNPARSED = "unparsed"
 
-METRIC_INFO: dict[str, MetricInfo] = {
-    "emotion_accuracy": MetricInfo(
-        name="emotion_accuracy",
-        display="Acc. (%)",
-        task="emotion",
-        higher_is_better=True,
-        scale=100.0,
-        paper_table="Table 4",
-        description="Seven-class emotion recognition accuracy; unparsed answers count as wrong.",
-    ),
-}
 
 # Words an answer may use for each class, beyond grid.EMOTION_ALIASES (which are merged in).
 _EXTRA_TERMS: dict[Emotion, tuple[str, ...]] = {
@@ -366,37 +354,57 @@ def input_setting_sort_key(setting: str) -> tuple:
     return (1, 0, name)
 
 
-def read_predictions_jsonl(path: "str | Path") -> list[dict]:
-    """Read ``predictions.jsonl`` (lines ``{"clip_id", "input_setting", "answer"}``).
+def iter_prediction_lines(path: "str | Path") -> Iterator[tuple[str, "dict | None", str]]:
+    """Every non-blank line of a ``predictions.jsonl`` as ``(where, record, error)``.
+
+    ``where`` is ``"<file>:<line>"``; ``record`` is the parsed line with a valid ``clip_id`` and an
+    ``answer`` field (``None`` when the line is bad, then ``error`` says why). The one reader of the
+    format: :func:`read_predictions_jsonl` raises on the first bad line, the emotion scorer
+    (:mod:`hug_vis_dataset.tasks.emotion`) records bad lines in its coverage report.
 
     Raises:
-        ValueError: naming the file and line of malformed JSON, a missing field or a bad clip id.
+        ValueError: the file is not UTF-8 text (names the file and line).
     """
-    records = []
-    with open(path, encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, 1):
+    name = Path(path).name
+    with open(path, "rb") as handle:
+        for lineno, raw in enumerate(handle, 1):
+            where = f"{name}:{lineno}"
+            try:
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+            except UnicodeDecodeError as err:
+                raise ValueError(f"{where}: not UTF-8 text ({err.reason} at byte {err.start}); "
+                                 "save the file as UTF-8") from None
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as err:
-                raise ValueError(f"{path}:{lineno}: not JSON ({err})") from None
+                yield where, None, f"not JSON ({err})"
+                continue
+            if not isinstance(record, dict):
+                yield where, None, "not a JSON object"
+                continue
             missing = [k for k in ("clip_id", "answer") if k not in record]
             if missing:
-                raise ValueError(f"{path}:{lineno}: missing field(s) {missing}")
+                yield where, None, f"missing field(s) {missing}"
+                continue
             try:
-                ClipId.parse(record["clip_id"])
+                ClipId.parse(str(record["clip_id"]))
             except ValueError as err:
-                raise ValueError(f"{path}:{lineno}: {err}") from None
-            records.append(record)
+                yield where, None, str(err)
+                continue
+            yield where, record, ""
+
+
+def read_predictions_jsonl(path: "str | Path") -> list[dict]:
+    """Records of a ``predictions.jsonl`` (``clip_id``, ``answer``, optional ``input_setting``).
+
+    Raises:
+        ValueError: naming the file and line of malformed JSON, a missing field or a bad clip id.
+    """
+    records = []
+    for where, record, error in iter_prediction_lines(path):
+        if record is None:
+            raise ValueError(f"{where}: {error}")
+        records.append(record)
     return records
-
-
-def score_predictions(records: Iterable[Mapping]) -> dict:
-    """Score prediction records against the emotion their clip id encodes, one result per setting."""
-    records = list(records)
-    return emotion_accuracy(
-        [r["answer"] for r in records],
-        [ClipId.parse(r["clip_id"]).emotion for r in records],
-        input_settings=[r.get("input_setting", "unknown") for r in records],
-    )

@@ -65,7 +65,6 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from . import MetricInfo
 
 FRAME_METRICS: tuple[str, ...] = ("mad", "mse", "grad", "conn", "dtssd")
 PROTOCOLS: tuple[str, ...] = ("rvm", "clip")
@@ -75,23 +74,6 @@ GRAD_EPSILON = 1e-2
 CONN_STEP = 0.1
 CONN_CUT = 0.15
 MOTION_MASK_THRESHOLD = 0.5
-
-METRIC_INFO: dict[str, MetricInfo] = {
-    "mad": MetricInfo("mad", "MAD", "matting", False, 1e3, "Table 11",
-                      description="Mean absolute alpha difference x1e3 (per frame, mean over frames)."),
-    "mse": MetricInfo("mse", "MSE", "matting", False, 1e3, "Table 11",
-                      description="Mean squared alpha difference x1e3."),
-    "grad": MetricInfo("grad", "Grad", "matting", False, 1e-3, "Table 11",
-                       description="Gaussian-gradient (sigma 1.4) magnitude error, sum of squares / 1000."),
-    "conn": MetricInfo("conn", "Conn", "matting", False, 1e-3, "Table 11",
-                       description="Connectivity error over thresholds 0..1 step 0.1, sum / 1000."),
-    "dtssd": MetricInfo("dtssd", "dtSSD", "matting", False, 1e2, "Table 11",
-                        description="Temporal coherence: RMS of the frame-difference error x1e2."),
-    "motion_difficulty": MetricInfo(
-        "motion_difficulty", "D_motion", "matting", True, 1.0, "Fig. 11 (Eq. 5-6)",
-        description="Mean percentile rank of alpha change U_s and centroid shift V_s of the reference "
-                    "(higher = harder motion)."),
-}
 
 
 class MattingInputError(ValueError):
@@ -550,119 +532,3 @@ def motion_vs_dtssd(d_motion: Sequence[float], dtssd_per_clip: Sequence[float],
             sel = labels == emotion
             result["per_emotion"][emotion] = _relation(x[sel], y[sel])
     return result
-
-
-# ----------------------------------------------------------------------------- evaluate modules
-def evaluate_inputs_description(module: str, metrics: "tuple[str, ...] | None", grad_option: bool) -> str:
-    """The ``inputs_description`` shared by the matting evaluate modules (one place for the text).
-
-    Example:
-        >>> "protocol" in evaluate_inputs_description("mad", ("mad",), False)
-        True
-    """
-    returns = (f"{metrics[0]} (aggregate, paper scaling), per_clip (list, input order)" if metrics
-               else "mad, mse, grad, conn, dtssd (aggregates, paper scaling), per_clip ({metric: list}, input order)")
-    grad_line = ("    grad_normalize (bool, optional): min-max normalise frames before Grad (RVM low-resolution "
-                 "script; default True).\n") if grad_option else ""
-    return f"""
-Args:
-    predictions (list of str): predicted alpha clips (PNG folder or video), one per clip.
-    references (list of str): reference alpha clips, same order.
-    protocol (str, optional): "rvm" (paper default: mean over frame index of the per-index mean over
-        clips; dtSSD counts 0 at frame 0) or "clip" (mean of per-clip means).
-    rvm_max_frames (int, optional): 700 reproduces RVM's spreadsheet cap (frame indices 0-699); default none.
-    chunk_frames (int, optional): frames decoded and scored at a time (does not change values).
-{grad_line}Returns:
-    {returns}, frames, protocol
-Examples:
-    >>> module = evaluate.load("metrics/{module}")
-    >>> module.compute(predictions=["pred/clip_a"], references=["ref/clip_a"])  # doctest: +SKIP
-"""
-
-
-def evaluate_paths(predictions: Sequence[str], references: Sequence[str],
-                   metrics: "Iterable[str] | None" = None, protocol: str = "rvm",
-                   rvm_max_frames: "int | None" = None, chunk_frames: int = 32,
-                   grad_normalize: bool = True) -> dict[str, Any]:
-    """What the ``metrics/<name>`` evaluate modules return: aggregates plus per-clip values.
-
-    Args:
-        predictions: one clip per item (a PNG folder or a video path).
-        references: the reference clip of each prediction, same order.
-
-    Returns:
-        ``{name: aggregate, ..., "per_clip": {name: [per-clip mean, ...]}, "frames": [T, ...],
-        "protocol": protocol}``, per-clip lists in input order; with exactly one metric requested
-        ``per_clip`` is that metric's list itself.
-
-    Example:
-        >>> import numpy as np, tempfile, os
-        >>> from hug_vis_dataset.media import write_alpha_pngs
-        >>> d = tempfile.mkdtemp()
-        >>> _ = write_alpha_pngs(os.path.join(d, "p"), [np.zeros((2, 4, 4), np.uint8)])
-        >>> _ = write_alpha_pngs(os.path.join(d, "t"), [np.full((2, 4, 4), 51, np.uint8)])
-        >>> r = evaluate_paths([os.path.join(d, "p")], [os.path.join(d, "t")], metrics=("mad",))
-        >>> round(r["mad"], 6), r["per_clip"], r["frames"]
-        (200.0, [200.0], [2])
-    """
-    chosen = _check_metrics(metrics)
-    if len(predictions) != len(references):
-        raise ValueError(f"{len(predictions)} predictions vs {len(references)} references")
-    if not predictions:
-        raise ValueError("no clips")
-    per_frame: dict[str, list[np.ndarray]] = {name: [] for name in chosen}
-    per_clip: dict[str, list[float]] = {name: [] for name in chosen}
-    frames = []
-    for pred, ref in zip(predictions, references):
-        scored = score_matting_clip(pred, ref, chunk_frames=chunk_frames, metrics=chosen,
-                                    grad_normalize=grad_normalize)
-        frames.append(scored["frames"])
-        for name in chosen:
-            per_frame[name].append(scored["per_frame"][name])
-            per_clip[name].append(scored["clip"][name])
-    out: dict[str, Any] = {
-        name: aggregate(per_frame[name], protocol, temporal=name == "dtssd", rvm_max_frames=rvm_max_frames)
-        for name in chosen
-    }
-    out.update(per_clip=per_clip[chosen[0]] if len(chosen) == 1 else per_clip, frames=frames, protocol=protocol)
-    return out
-
-
-def evaluate_motion_paths(references: Sequence[str], predictions: "Sequence[str] | None" = None,
-                          emotions: "Sequence[str] | None" = None,
-                          dtssd_per_clip: "Sequence[float] | None" = None, chunk_frames: int = 32) -> dict[str, Any]:
-    """Motion difficulty of reference clips and, when dtSSD is available, its relation to it.
-
-    Args:
-        references: reference alpha clips (PNG folders or videos); D_motion depends on these only.
-        predictions: optional predicted clips (same order); their per-clip dtSSD is used for the
-            relation. Empty strings mean "no prediction".
-        emotions: optional emotion label per clip, for the per-emotion fits.
-        dtssd_per_clip: optional per-clip dtSSD given directly (e.g. averaged over models, as in the
-            paper); takes precedence over ``predictions``.
-
-    Returns:
-        ``{"motion_difficulty": mean D_motion, "per_clip": {"u", "v", "d_motion"[, "dtssd"]},
-        "relation": motion_vs_dtssd(...)}`` (``relation`` only with dtSSD values).
-    """
-    if not references:
-        raise ValueError("no clips")
-    stats_ = [motion_stats(ref, chunk_frames) for ref in references]
-    u = [s[0] for s in stats_]
-    v = [s[1] for s in stats_]
-    ranks = motion_difficulty(u, v)
-    out: dict[str, Any] = {
-        "motion_difficulty": float(ranks["d_motion"].mean()),
-        "per_clip": {"u": u, "v": v, "d_motion": ranks["d_motion"].tolist()},
-    }
-    if dtssd_per_clip is None and predictions is not None and any(predictions):
-        if len(predictions) != len(references) or not all(predictions):
-            raise ValueError("give one prediction per reference (or none at all)")
-        dtssd_per_clip = [score_matting_clip(p, r, chunk_frames, ("dtssd",))["clip"]["dtssd"]
-                          for p, r in zip(predictions, references)]
-    if dtssd_per_clip is not None:
-        if len(dtssd_per_clip) != len(references):
-            raise ValueError(f"{len(dtssd_per_clip)} dtSSD values vs {len(references)} references")
-        out["per_clip"]["dtssd"] = [float(x) for x in dtssd_per_clip]
-        out["relation"] = motion_vs_dtssd(ranks["d_motion"], dtssd_per_clip, emotions)
-    return out

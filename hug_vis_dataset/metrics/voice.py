@@ -41,73 +41,11 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from . import MetricInfo
-
 SAMPLE_RATE = 16000
 """All three predictors work on 16 kHz mono audio."""
 
 AudioSource = "str | Path | np.ndarray"
 
-# ----------------------------------------------------------------------------- metadata
-# Registry names (hug_vis_dataset.weights); these files ship in the speechmos / resemblyzer
-# wheels, so they resolve offline, and listing them records their sha256 with each run.
-DNSMOS_WEIGHT_FILES = ("dnsmos_sig_bak_ovr", "dnsmos_p808")
-METRIC_INFO: dict[str, MetricInfo] = {
-    "utmos": MetricInfo(
-        name="utmos",
-        display="UTMOS",
-        task="voice_cloning",
-        higher_is_better=True,
-        paper_table="Table 9",
-        needs_weights=("utmos22_strong",),
-        description="UTMOS22 strong learner (SpeechMOS) naturalness MOS prediction, 1-5, reference-free.",
-    ),
-    "dnsmos": MetricInfo(
-        name="dnsmos",
-        display="DNSMOS",
-        task="voice_cloning",
-        higher_is_better=True,
-        paper_table="Table 9",
-        needs_weights=DNSMOS_WEIGHT_FILES,
-        description="DNSMOS P.835 OVRL (overall quality), mean over 9.01 s windows, reference-free.",
-    ),
-    "dnsmos_sig": MetricInfo(
-        name="dnsmos_sig",
-        display="DNSMOS SIG",
-        task="voice_cloning",
-        higher_is_better=True,
-        needs_weights=DNSMOS_WEIGHT_FILES,
-        description="DNSMOS P.835 SIG (speech signal quality).",
-    ),
-    "dnsmos_bak": MetricInfo(
-        name="dnsmos_bak",
-        display="DNSMOS BAK",
-        task="voice_cloning",
-        higher_is_better=True,
-        needs_weights=DNSMOS_WEIGHT_FILES,
-        description="DNSMOS P.835 BAK (background noise quality).",
-    ),
-    "dnsmos_p808": MetricInfo(
-        name="dnsmos_p808",
-        display="DNSMOS P.808",
-        task="voice_cloning",
-        higher_is_better=True,
-        needs_weights=DNSMOS_WEIGHT_FILES,
-        description="DNSMOS P.808 MOS (model_v8).",
-    ),
-    "speaker_similarity": MetricInfo(
-        name="speaker_similarity",
-        display="Speaker Sim.",
-        task="voice_cloning",
-        higher_is_better=True,
-        paper_table="Table 9",
-        needs_weights=("resemblyzer_encoder",),
-        description="Cosine similarity of Resemblyzer utterance embeddings, generated vs reference audio.",
-    ),
-}
-
-
-# ----------------------------------------------------------------------------- input handling
 class AudioInputError(ValueError):
     """Audio that no voice metric can score: empty, NaN/inf, out of [-1, 1], bad shape or rate."""
 
@@ -473,23 +411,6 @@ def speaker_embedding(
     return (mean / np.linalg.norm(mean)).astype(np.float32)
 
 
-def cosine_similarity(a: np.ndarray, b: np.ndarray) -> float:
-    """Cosine of two vectors (for unit embeddings this is their dot product).
-
-    Example:
-        >>> cosine_similarity(np.array([1.0, 0.0]), np.array([1.0, 1.0]))
-        0.7071067811865475
-    """
-    a = np.asarray(a, np.float64)
-    b = np.asarray(b, np.float64)
-    if a.shape != b.shape or a.ndim != 1:
-        raise ValueError(f"embeddings must be 1-D of equal length, got {a.shape} and {b.shape}")
-    norm = np.linalg.norm(a) * np.linalg.norm(b)
-    if norm == 0 or not np.isfinite(norm):
-        raise ValueError("cannot take the cosine of a zero or non-finite embedding")
-    return float(np.dot(a, b) / norm)
-
-
 def speaker_similarity(
     prediction: AudioSource,
     reference: AudioSource,
@@ -507,9 +428,11 @@ def speaker_similarity(
         Cosine similarity of the two utterance embeddings; Resemblyzer embeddings are
         non-negative, so the value lies in [0, 1].
     """
-    return cosine_similarity(
+    from .identity import cosine_similarity
+
+    return float(cosine_similarity(
         speaker_embedding(prediction, prediction_rate), speaker_embedding(reference, reference_rate)
-    )
+    ))
 
 
 # ----------------------------------------------------------------------------- UTMOS
@@ -575,95 +498,3 @@ def real_audio_pairs(records: Sequence) -> tuple[list[RealAudioPair], list[str]]
         partner = pool[(pool.index(record) + 1) % len(pool)]
         pairs.append(RealAudioPair(record.clip_id, partner.clip_id, record.audio_path, partner.audio_path))
     return pairs, unpaired
-
-
-# ----------------------------------------------------------------------------- batch entry points
-REFERENCE_FREE_FEATURES = {"predictions": "string"}
-"""Feature spec of the reference-free evaluate modules (``utmos``, ``dnsmos``): one column of WAV
-paths, as evaluate's own reference-free metrics (e.g. ``perplexity``) declare."""
-
-_CLIP_ERRORS = (AudioInputError, OSError, RuntimeError, ValueError)
-
-
-def _is_model_error(err: BaseException) -> bool:
-    """A missing or corrupt model file stops the run: it is not a per-clip failure."""
-    from ..weights import WeightsHashError, WeightsMissingError
-
-    return isinstance(err, (WeightsMissingError, WeightsHashError))
-
-
-def _score_each(paths: Sequence[str], score) -> tuple[list, list[dict]]:
-    """Apply ``score`` to every path; failures become ``None`` plus an error record (counted, not dropped)."""
-    values: list = []
-    errors: list[dict] = []
-    for index, path in enumerate(paths):
-        try:
-            values.append(score(index, path))
-        except _CLIP_ERRORS as err:
-            if _is_model_error(err):
-                raise
-            values.append(None)
-            errors.append({"index": index, "path": str(path), "error": f"{type(err).__name__}: {err}"})
-    return values, errors
-
-
-def _mean(values: Iterable) -> float:
-    kept = np.array([v for v in values if v is not None], np.float64)
-    return float(kept.mean()) if kept.size else float("nan")
-
-
-def _check_paths(predictions: Sequence[str], references: "Sequence[str] | None" = None) -> None:
-    if len(predictions) == 0:
-        raise ValueError("no predictions to score")
-    if references is not None and len(references) != len(predictions):
-        raise ValueError(f"{len(predictions)} predictions but {len(references)} references")
-
-
-def evaluate_dnsmos(predictions: Sequence[str]) -> dict:
-    """DNSMOS of each WAV path; means over the clips that could be scored.
-
-    Returns:
-        ``dnsmos`` (mean OVRL), ``dnsmos_sig``, ``dnsmos_bak``, ``dnsmos_p808``, ``per_clip``
-        (one dict or ``None`` per input, in input order), ``failed`` and ``errors``.
-    """
-    _check_paths(predictions)
-    per_clip, errors = _score_each(predictions, lambda i, p: dnsmos(p))
-    out = {key: _mean(c[key] if c else None for c in per_clip)
-           for key in ("dnsmos", "dnsmos_sig", "dnsmos_bak", "dnsmos_p808")}
-    return out | {"per_clip": per_clip, "failed": len(errors), "errors": errors}
-
-
-def evaluate_utmos(predictions: Sequence[str], weights: "str | Path | None" = None) -> dict:
-    """UTMOS of each WAV path: ``utmos`` (mean), ``per_clip``, ``failed``, ``errors``.
-
-    Raises:
-        hug_vis_dataset.weights.WeightsMissingError: the checkpoint is absent (before any clip).
-    """
-    _check_paths(predictions)
-    from ..models.utmos import load_utmos22_strong
-
-    load_utmos22_strong(weights)  # fail fast, once, when the checkpoint is missing
-    per_clip, errors = _score_each(predictions, lambda i, p: utmos(p, weights=weights))
-    return {"utmos": _mean(per_clip), "per_clip": per_clip, "failed": len(errors), "errors": errors}
-
-
-def evaluate_speaker_similarity(predictions: Sequence[str], references: Sequence[str]) -> dict:
-    """Speaker similarity of each generated WAV to its reference WAV (paired by position).
-
-    Returns:
-        ``speaker_similarity`` (mean), ``per_clip``, ``failed``, ``errors``. Each distinct
-        reference file is embedded once.
-    """
-    _check_paths(predictions, references)
-    cache: dict[str, np.ndarray] = {}
-
-    def reference_embedding(path: str) -> np.ndarray:
-        if path not in cache:
-            cache[path] = speaker_embedding(path)
-        return cache[path]
-
-    per_clip, errors = _score_each(
-        predictions,
-        lambda i, p: cosine_similarity(speaker_embedding(p), reference_embedding(str(references[i]))),
-    )
-    return {"speaker_similarity": _mean(per_clip), "per_clip": per_clip, "failed": len(errors), "errors": errors}

@@ -1,7 +1,7 @@
 """Task aggregates computed only from stored rows, under explicit protocols.
 
-Protocols (value in the paper's unit: stored value x ``MetricInfo.scale``, except for tasks whose
-library already returns paper units, i.e. matting):
+Protocols (values in the paper's unit: stored value x the catalog's ``paper_scale``, the one
+conversion rule of :mod:`hug_vis_dataset.catalog`):
 
 * ``clip`` (default for every task): mean over clips of the per-clip values. A per-clip value is
   already the mean over the clip's frames (generation, matting) or windows (DNSMOS), so
@@ -46,7 +46,10 @@ def clip_means(rows):
 
 
 def rvm_means(frames):
-    """Model x metric table under the ``rvm`` protocol from per-frame rows (raw units).
+    """Model x metric table under the ``rvm`` protocol from per-frame rows (stored units).
+
+    The averaging itself is :func:`hug_vis_dataset.metrics.matting.aggregate` (the one RVM
+    implementation); this function only regroups stored frame rows into per-clip arrays.
 
     Example:
         >>> import pandas as pd
@@ -57,17 +60,22 @@ def rvm_means(frames):
     """
     import pandas as pd
 
+    from ..metrics.matting import aggregate
+
     if frames is None or len(frames) == 0:
         return pd.DataFrame()
-    frames = frames[["model", "clip_id", "metric", "frame", "value"]]
-    dt = frames[frames["metric"] == "dtssd"]
-    if len(dt):
-        # RVM stores dtSSD = 0 at frame 0 of every clip and averages it in.
-        zeros = dt[["model", "clip_id", "metric"]].drop_duplicates().assign(frame=0, value=0.0)
-        frames = pd.concat([frames[~((frames["metric"] == "dtssd") & (frames["frame"] == 0))], zeros],
-                           ignore_index=True)
-    per_index = frames.groupby(["model", "metric", "frame"], sort=True)["value"].mean()
-    return per_index.groupby(["model", "metric"], sort=True).mean().unstack("metric")
+    frames = frames[["model", "clip_id", "metric", "frame", "value"]].sort_values(
+        ["model", "metric", "clip_id", "frame"], kind="mergesort")
+    table: dict = {}
+    for (model, metric), part in frames.groupby(["model", "metric"], sort=True):
+        per_clip = []
+        for _, clip in part.groupby("clip_id", sort=True):
+            values = clip.set_index("frame")["value"]
+            # dtSSD rows start at frame 1: RVM's zero at frame 0 is added by the aggregator.
+            first = 1 if metric == "dtssd" else 0
+            per_clip.append(values.reindex(range(first, int(values.index.max()) + 1)).to_numpy(np.float64))
+        table.setdefault(model, {})[metric] = aggregate(per_clip, "rvm", temporal=metric == "dtssd")
+    return pd.DataFrame.from_dict(table, orient="index").sort_index()
 
 
 def task_table(rows, frames=None, set_rows=None, protocol: str = "clip", metrics=None):
@@ -81,7 +89,7 @@ def task_table(rows, frames=None, set_rows=None, protocol: str = "clip", metrics
         metrics: column order; defaults to the metrics present.
     """
 
-    from ..metrics import all_metric_info
+    from .. import catalog
 
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; choose one of {PROTOCOLS}")
@@ -96,12 +104,9 @@ def task_table(rows, frames=None, set_rows=None, protocol: str = "clip", metrics
         ok = _ok(set_rows)
         for (model, metric), value in ok.groupby(["model", "metric"])["value"].first().items():
             table.loc[model, metric] = value
-    info = all_metric_info()
-    tasks = set(rows["task"]) if len(rows) else set()
-    if not any(_paper_units(t) for t in tasks):
-        for metric in table.columns:
-            if metric in info:
-                table[metric] = table[metric] * info[metric].scale
+    for metric in table.columns:
+        if metric in catalog.METRIC_NAMES:
+            table[metric] = table[metric] * catalog.spec(metric).paper_scale
     if metrics is not None:
         table = table.reindex(columns=[m for m in metrics if m in table.columns])
     per_clip = rows.groupby(["model", "clip_id"])["status"].agg(lambda s: bool((s == "ok").all()))
@@ -110,12 +115,6 @@ def task_table(rows, frames=None, set_rows=None, protocol: str = "clip", metrics
     table["n_ok"] = table["n_ok"].fillna(0).astype(int)
     table["n_failed"] = table["n_failed"].fillna(0).astype(int)
     return table.sort_index()
-
-
-def _paper_units(task: str) -> bool:
-    from .tasks import TASKS
-
-    return task in TASKS and TASKS[task].paper_units
 
 
 def finite_or_none(value) -> "float | None":

@@ -17,7 +17,8 @@ from pathlib import Path
 
 def _evaluate(args) -> int:
     from .runner import IncompleteMetricsError, evaluate_submission
-    from .tasks import REAL_AUDIO, REAL_AUDIO_MODEL, REFERENCE_MODEL, get_task
+    from ..results import REAL_AUDIO_MODEL, REFERENCE_MODEL
+    from ..tasks import REAL_AUDIO, get_task
 
     predictions, model = args.predictions, args.model
     if args.real_audio:
@@ -37,7 +38,7 @@ def _evaluate(args) -> int:
             backend=args.backend, ray_address=args.ray_address, chunk_frames=args.chunk_frames,
             flush_every=args.flush_every, retry_failed=not args.keep_failed,
             require_all_metrics=args.require_all_metrics, protocol=args.protocol, progress=not args.no_progress,
-            command_line=["hugvis", *sys.argv[1:]], revision=args.revision,
+            command_line=["hugvis", *sys.argv[1:]], revision=args.revision, device=args.device,
         )
     except (IncompleteMetricsError, FileNotFoundError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
@@ -77,7 +78,7 @@ def _mos(args) -> int:
 
 def register(subparsers) -> None:
     """Add ``evaluate``, ``report`` and ``mos`` to the ``hugvis`` command line."""
-    from .tasks import TASKS
+    from ..tasks import TASKS
 
     p = subparsers.add_parser("evaluate", help="score a submission folder on one task (per-clip rows, summary)",
                               description="Score a submission; see docs/SCORING.md for the layout per task.")
@@ -97,6 +98,8 @@ def register(subparsers) -> None:
     p.add_argument("--backend", choices=("local", "ray"), default="local")
     p.add_argument("--ray-address", default=None, help="join this Ray cluster (else a local Ray starts)")
     p.add_argument("--chunk-frames", type=int, default=32, help="frames per streamed chunk (values unchanged)")
+    p.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu",
+                   help="where network metrics run (auto: cuda when available)")
     p.add_argument("--flush-every", type=int, default=8, help="finished clips per Parquet part")
     p.add_argument("--protocol", choices=("clip", "rvm"), default=None,
                    help="aggregation of the summary (default: rvm for matting, clip otherwise)")

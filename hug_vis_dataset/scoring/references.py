@@ -64,6 +64,7 @@ import numpy as np
 from ..grid import ClipId, ClipIdError
 
 LOCATOR_PREFIX = "parquet-row:"
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp")
 HUB_MANIFEST = "manifest.json"
 HUB_CARD = "README.md"
 #: Clips read per Arrow batch while listing a repo (key columns only, so batches are tiny).
@@ -215,7 +216,10 @@ def reference_alpha_info(ref: "str | Path") -> tuple[int, int, int]:
     if path.is_dir():
         files = media.alpha_frame_files(path)
         if not files:
-            raise media.MediaError(f"no alpha PNG frames in {path}")
+            raise media.MediaError(f"no alpha PNG frames in {path.name}/")
+        missing = sorted(set(range(max(files) + 1)) - set(files))
+        if missing:
+            raise media.MediaError(f"{path.name}/ lacks frames {missing[:10]}")
         first = media.read_png_gray(files[min(files)])
         return len(files), int(first.shape[1]), int(first.shape[0])
     info = media.video_info(path)
@@ -248,6 +252,18 @@ def reference_file(ref: "str | Path", suffix: str = "") -> Iterator[str]:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
+
+
+@contextlib.contextmanager
+def reference_files(reference: "dict[str, str] | Any", kinds: "tuple[str, ...]") -> Iterator[dict[str, str]]:
+    """``reference`` with its repo cells of ``kinds`` turned into temporary files for the block's life."""
+    wanted = [k for k in kinds if is_row_locator(reference.get(k, ""))]
+    if not wanted:
+        yield dict(reference)
+        return
+    with contextlib.ExitStack() as stack:
+        files = {k: stack.enter_context(reference_file(reference[k], ".mp4")) for k in wanted}
+        yield {**reference, **files}
 
 
 def iter_reference_files(refs: Iterable["str | Path"], suffix: str = "") -> Iterator[str]:
@@ -288,7 +304,8 @@ def read_reference_audio(ref: "str | Path") -> tuple[np.ndarray, int]:
 def read_reference_portrait(ref: "str | Path") -> np.ndarray:
     """The source portrait as uint8 RGB (H, W, 3).
 
-    A repo cell holds it as a lossless PNG; a path is a video whose first frame is the portrait.
+    A repo cell holds it as a lossless PNG (the ``source_frame`` column); a path is an image file
+    or a video whose first frame is the portrait (the builder stores exactly that frame).
     """
     if is_row_locator(ref):
         import cv2
@@ -298,8 +315,15 @@ def read_reference_portrait(ref: "str | Path") -> np.ndarray:
         if image is None:
             raise DatasetSourceError(f"the {locator.column} of {locator.clip_id} is not a readable image")
         return np.ascontiguousarray(image[..., ::-1])
-    from ..media import iter_video_frames
+    from ..media import MediaError, iter_video_frames
 
+    if Path(ref).suffix.lower() in IMAGE_SUFFIXES:
+        import cv2
+
+        image = cv2.imread(str(ref), cv2.IMREAD_COLOR)
+        if image is None:
+            raise MediaError(f"cannot read the source portrait {ref}: not a readable image")
+        return np.ascontiguousarray(image[..., ::-1])
     return next(iter_video_frames(ref, chunk_frames=1))[0]
 
 

@@ -14,8 +14,8 @@ The flow of :func:`evaluate_submission`:
 5. compute set-level metrics (FID), the task aggregate from the stored rows, the coverage report
    and ``summary.json`` (with provenance).
 
-The environment variable ``HUGVIS_SCORING_EXIT_AFTER=N`` makes the process exit abruptly
-(``os._exit``) once N clips are persisted; tests use it to simulate a crash.
+``on_persisted`` is called with the number of clips persisted after every flush (tests use it
+to kill the process mid-run and check the resume).
 
 Example:
     >>> import tempfile, pathlib, json
@@ -42,15 +42,13 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..grid import ClipId
 from .coverage import Coverage
 from .references import ReferenceSource, ReleaseSource, open_reference_source
 from .store import ResultStore
-from .tasks import REAL_AUDIO, ClipJob, ClipOutcome, get_task, score_job
-
-EXIT_AFTER_ENV = "HUGVIS_SCORING_EXIT_AFTER"
+from ..tasks import REAL_AUDIO, ClipJob, ClipOutcome, get_task, index_predictions, result_rows, score_job
 PROVENANCE_PACKAGES = ("hug-vis", "numpy", "scipy", "pandas", "pyarrow", "torch", "opencv-python-headless", "av",
                        "soundfile", "librosa", "scikit-image", "lpips", "resemblyzer", "speechmos", "onnxruntime",
                        "ray", "datasets")
@@ -171,17 +169,14 @@ def package_versions(names: Iterable[str] = PROVENANCE_PACKAGES) -> dict[str, "s
 
 def weights_used(task: str, metrics: Iterable[str]) -> dict[str, dict]:
     """sha256 and path of every pretrained file behind the metrics that ran."""
-    from .. import weights
-    from ..metrics import all_metric_info
+    from .. import catalog, weights
 
-    info = all_metric_info()
     out = {}
-    for metric in metrics:
-        for name in (info[metric].needs_weights if metric in info else ()):
-            status = weights.weight_status(name, check=False)
-            if status.path is not None:
-                out[name] = {"path": str(status.path), "sha256": weights.sha256_file(status.path),
-                             "pinned_sha256": weights.get_spec(name).sha256}
+    for name in catalog.weights_of(metrics):
+        status = weights.weight_status(name, check=False)
+        if status.path is not None:
+            out[name] = {"path": str(status.path), "sha256": weights.sha256_file(status.path),
+                         "pinned_sha256": weights.get_spec(name).sha256}
     return out
 
 
@@ -222,12 +217,14 @@ def evaluate_submission(
     progress: bool = True,
     command_line: "Sequence[str] | None" = None,
     revision: "str | None" = None,
+    device: str = "cpu",
+    on_persisted: "Callable[[int], None] | None" = None,
 ) -> EvaluationResult:
     """Score a submission folder and store per-clip rows, coverage and a summary.
 
     Args:
         task: ``matting``, ``audio_driven``, ``vision_driven``, ``voice_cloning`` or ``emotion``.
-        predictions: the submission folder (layout in :mod:`hug_vis_dataset.scoring.tasks`).
+        predictions: the submission folder (layout: :data:`hug_vis_dataset.catalog.TASKS`).
         model: model name (one folder name) used in rows and as ``out/<task>/<model>/``.
         dataset: a release tree, a dataset repo folder built by ``hugvis build``, or a Hub id
             (``hugvis/hug-vis``); see :mod:`hug_vis_dataset.scoring.references`.
@@ -243,6 +240,8 @@ def evaluate_submission(
         progress: show tqdm progress bars.
         command_line: recorded in the summary (defaults to ``sys.argv``).
         revision: Hub revision (branch, tag or commit) when ``dataset`` is a Hub id.
+        device: where network metrics run (``cpu``, ``cuda``, ``auto``).
+        on_persisted: called with the number of clips persisted so far after every flush.
 
     Returns:
         An :class:`EvaluationResult`.
@@ -268,8 +267,8 @@ def evaluate_submission(
     if scorer.reference_only or str(predictions) == REAL_AUDIO:
         index = scorer.index_from_references(refs, predictions)
     else:
-        index = scorer.index_predictions(predictions)
-    options: dict[str, Any] = {"chunk_frames": int(chunk_frames)}
+        index = index_predictions(task, predictions)
+    options: dict[str, Any] = {"chunk_frames": int(chunk_frames), "device": device}
     if task == "emotion":
         options["settings"] = tuple(scorer.settings(index))
     protocol = protocol or ("rvm" if task == "matting" else "clip")
@@ -283,7 +282,6 @@ def evaluate_submission(
             done -= again
     jobs = [j for j in build_jobs(task, model, refs, index, metrics, options) if j.clip_id not in done]
 
-    exit_after = int(os.environ.get(EXIT_AFTER_ENV, "0") or 0)
     persisted = 0
     buffer: list[ClipOutcome] = []
 
@@ -294,8 +292,8 @@ def evaluate_submission(
         store.write_part([r for o in buffer for r in o.rows], [f for o in buffer for f in o.frames])
         persisted += len(buffer)
         buffer = []
-        if exit_after and persisted >= exit_after:
-            os._exit(75)  # simulated crash for resume tests: no cleanup, no compaction
+        if on_persisted is not None:
+            on_persisted(persisted)
 
     if jobs:
         engine = (run_ray(jobs, num_proc, ray_address) if backend == "ray" else run_local(jobs, num_proc))
@@ -309,17 +307,17 @@ def evaluate_submission(
     if set_metrics and (jobs or not store.set_rows_path.is_file()):
         ok_clips = set(rows.loc[rows["status"] == "ok", "clip_id"]) if len(rows) else set()
         valid = [j for j in build_jobs(task, model, refs, index, metrics, options) if j.clip_id in ok_clips]
-        values = scorer.score_set(valid, set_metrics) if valid else {}
-        from .tasks import _rows  # noqa: PLC0415
+        from ..tasks import process_models
 
+        values = scorer.score_set([j.prediction[0] for j in valid], [j.reference for j in valid], set_metrics,
+                                  process_models(device), options) if valid else {}
         set_rows = []
         for metric in set_metrics:
-            value = values.get(metric, float("nan"))
-            set_rows.append({"model": model, "task": task, "clip_id": "", "actor_id": None, "emotion": "",
-                             "action_id": None, "script_id": None, "metric": metric, "value": float(value),
-                             "status": "ok" if metric in values else "failed",
-                             "error": "" if metric in values else "no valid clips or no set-level implementation"})
-        del _rows
+            if metric in values:
+                set_rows += result_rows(model, task, "", {metric: values[metric]})
+            else:
+                set_rows += result_rows(model, task, "", {metric: float("nan")},
+                                        error="no valid clips or no set-level implementation", status="failed")
         store.write_set_rows(set_rows)
 
     frames = store.read_frames()

@@ -17,12 +17,13 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from .. import catalog
 from . import paper_tables as pt
 from .ratings import CRITERIA, CRITERION_LABELS, RatingError, RatingStore
 from .uploads import UnsafeUploadError, UploadLimits, safe_extract
 
 ALL = "All"
-SCORED_TASKS = ("matting", "emotion", "audio_driven", "vision_driven", "voice_cloning")
+SCORED_TASKS = catalog.task_names(with_paper_table=True)
 ANALYSES = ("Emotion difficulty (Fig. 8)", "Difficulty agreement (Fig. 9)", "Source difficulty (Fig. 10)",
             "Motion difficulty (Fig. 11)")
 MAX_CRITERIA = max(len(c) for c in CRITERIA.values())
@@ -93,16 +94,15 @@ class Explorer:
 
         from .. import figures
         from ..metrics import crosstask as ct
-
-        from ..report import analysis_rows, motion_analysis
+        from ..report import motion_analysis
 
         stored = self.result_rows()
         selected = stored[stored["model"].isin(models)] if models else stored
         if not len(selected):
             return pd.DataFrame(), None, ("No stored per-clip rows: run `hugvis evaluate TASK ... --out RESULTS` "
                                           "and start the Space with `--results RESULTS`.")
-        # Model rows only (the report's rule): no Real-audio reference row, no reference statistics.
-        rows = analysis_rows(selected)
+        # The analyses leave reference rows (Real audio, motion statistics) out themselves.
+        rows = selected
         stem = self.work_dir / f"fig-{uuid.uuid4().hex}"
         if analysis.startswith("Emotion difficulty") or analysis.startswith("Difficulty agreement"):
             result = ct.emotion_difficulty(rows)
@@ -130,9 +130,8 @@ class Explorer:
         motion, lines = motion_analysis(pd.concat([selected, stored[stored["task"] == "motion"]]).drop_duplicates())
         if motion is None:
             return pd.DataFrame(), None, " ".join(lines).strip()
-        d_motion, dtssd, emotions = motion
-        paths = figures.plot_motion_difficulty(d_motion, dtssd, emotions, stem)
-        table = pd.DataFrame({"emotion": emotions, "D_motion": d_motion, "dtSSD": dtssd}).round(4)
+        paths = figures.plot_motion_difficulty(motion.d_motion, motion.dtssd, motion.emotions, stem)
+        table = pd.DataFrame({"emotion": motion.emotions, "D_motion": motion.d_motion, "dtSSD": motion.dtssd}).round(4)
         if emotion not in (None, "", ALL):
             table = table[table["emotion"] == emotion]
         return table, _png(paths), lines[0]
@@ -327,7 +326,8 @@ def build_app(explorer: Explorer):
             show.click(explorer.inspect, [actor, emotion, action, script, frame], [video, matte, overlay, audio, text])
 
         with gr.Tab("Score a submission", id="score"):
-            gr.Markdown("Upload a zip of one task's predictions (layout: `hug_vis_dataset/scoring/tasks.py`). "
+            gr.Markdown("Upload a zip of one task's predictions, one entry per clip named by its clip id "
+                        "(the layout of each task is in docs/SCORING.md). "
                         f"Limits: {explorer.limits.max_zip_bytes // 2**20} MiB zip, "
                         f"{explorer.limits.max_total_bytes // 2**20} MiB unpacked, {explorer.limits.max_members} "
                         "files; no links, no pickles.")

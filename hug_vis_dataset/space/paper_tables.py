@@ -23,7 +23,11 @@ import json
 import math
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
+
+from .. import catalog
+from ..results import EMOTION_MODEL_SEP
+from ..tables import mark_ranks
 
 DATA_PATH = Path(__file__).resolve().parents[1] / "data" / "paper_tables.json"
 PAPER_COLUMNS: tuple[str, ...] = (
@@ -68,26 +72,7 @@ def table_info(table: int, path: "str | Path | None" = None) -> dict[str, Any]:
     raise KeyError(f"the paper data has no Table {table}; known: {[t['table'] for t in paper_data(path)['tables']]}")
 
 
-def mark_best(values: Sequence[float], higher_is_better: bool) -> list[str]:
-    """``"best"``/``"second"``/``""`` per value: the best and second-best *distinct* values are marked.
-
-    Ties share a mark (the paper's Sync-D 7.73 is best for both Sonic and LatentSync); NaN is
-    never marked.
-
-    Example:
-        >>> mark_best([7.73, 8.10, 7.73, 8.90], higher_is_better=False)
-        ['best', 'second', 'best', '']
-        >>> mark_best([1.0, float("nan"), 3.0], higher_is_better=True)
-        ['second', '', 'best']
-        >>> mark_best([], True)
-        []
-    """
-    finite = sorted({float(v) for v in values if v is not None and math.isfinite(float(v))}, reverse=higher_is_better)
-    ranks = {v: BEST if i == 0 else SECOND for i, v in enumerate(finite[:2])}
-    return [ranks.get(float(v), "") if v is not None and math.isfinite(float(v)) else "" for v in values]
-
-
-def _format(text: str, mark: str) -> str:
+def _format(text: str, mark: "str | None") -> str:
     return f"{text} ({mark})" if mark else text
 
 
@@ -127,7 +112,8 @@ def leaderboard(
     for metric in info["metrics"]:
         part = sub[sub["metric"] == metric["key"]]
         ranked = part[~part["source"].isin(UNRANKED_SOURCES)]
-        marks = dict(zip(ranked.index, mark_best(ranked["value"].tolist(), metric["higher_is_better"])))
+        # The paper's values are exact as printed: rank them unrounded (ties share a mark).
+        marks = dict(zip(ranked.index, mark_ranks(ranked["value"].tolist(), metric["higher_is_better"], None)))
         for index, record in part.iterrows():
             cell = _format(record["text"], marks.get(index, "") if marked else "")
             wide[tuple(record[k] for k in keys)][metric["display"]] = cell
@@ -147,8 +133,7 @@ def leaderboard(
 
 
 # The objective table of each scored task: our results sit beside these paper rows.
-TASK_TABLES: dict[str, int] = {"emotion": 4, "audio_driven": 5, "vision_driven": 7, "voice_cloning": 9, "matting": 11}
-EMOTION_MODEL_SEP = " | "
+TASK_TABLES: dict[str, int] = {t.name: t.paper_table for t in catalog.TASKS if t.paper_table is not None}
 
 
 def _print_value(value: float) -> str:

@@ -1,22 +1,17 @@
-"""HUG-VIS Conn as an evaluate module; the metric lives in ``hug_vis_dataset.metrics.matting``."""
+"""HUG-VIS `conn` evaluate module. Generated from hug_vis_dataset/catalog.py; do not edit."""
 
 import evaluate
 
-from hug_vis_dataset.evaluate_support import PATH_PAIR_FEATURES
-from hug_vis_dataset.evaluate_support import metric_module_info
-from hug_vis_dataset.metrics.matting import evaluate_inputs_description
-from hug_vis_dataset.metrics.matting import evaluate_paths
-
-_DESCRIPTION = """Connectivity error of alpha mattes over thresholds 0..1 step 0.1 (largest 4-connected component), sum / 1000 (HUG-VIS Table 11)."""
-
-_KWARGS_DESCRIPTION = evaluate_inputs_description("conn", ("conn",), grad_option=False)
+from hug_vis_dataset.modules import compute
+from hug_vis_dataset.modules import description
+from hug_vis_dataset.modules import inputs_description
+from hug_vis_dataset.modules import module_info
 
 
-@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+@evaluate.utils.file_utils.add_start_docstrings(description("conn"), inputs_description("conn"))
 class Conn(evaluate.Metric):
     def _info(self):
-        return metric_module_info("conn", _DESCRIPTION, PATH_PAIR_FEATURES, _KWARGS_DESCRIPTION)
+        return module_info("conn")
 
-    def _compute(self, predictions, references, protocol="rvm", rvm_max_frames=None, chunk_frames=32):
-        return evaluate_paths(predictions, references, metrics=("conn",), protocol=protocol,
-                              rvm_max_frames=rvm_max_frames, chunk_frames=chunk_frames)
+    def _compute(self, **inputs):
+        return compute("conn", **inputs)

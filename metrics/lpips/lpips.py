@@ -1,29 +1,17 @@
-"""HUG-VIS LPIPS as an evaluate module; the metric lives in ``hug_vis_dataset.metrics.generation``."""
+"""HUG-VIS `lpips` evaluate module. Generated from hug_vis_dataset/catalog.py; do not edit."""
 
 import evaluate
 
-from hug_vis_dataset.evaluate_support import PATH_PAIR_FEATURES
-from hug_vis_dataset.evaluate_support import metric_module_info
-from hug_vis_dataset.metrics.generation import evaluate_frame_metric
-
-_DESCRIPTION = """LPIPS v0.1 AlexNet (inputs in [-1, 1]) per frame, mean per clip then over clips (HUG-VIS Table 7). Needs `hugvis weights download alexnet`."""
-
-_KWARGS_DESCRIPTION = """
-Args:
-    predictions (list of str): generated video paths (MP4).
-    references (list of str): reference video paths (the release's `video_processed` clips).
-Returns:
-    lpips (mean over clips), per_clip, frames_dropped (surplus frames of the longer video)
-Examples:
-    >>> module = evaluate.load("metrics/lpips")
-    >>> module.compute(predictions=["gen/clip.mp4"], references=["release/video_processed/clip.mp4"])  # doctest: +SKIP
-"""
+from hug_vis_dataset.modules import compute
+from hug_vis_dataset.modules import description
+from hug_vis_dataset.modules import inputs_description
+from hug_vis_dataset.modules import module_info
 
 
-@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+@evaluate.utils.file_utils.add_start_docstrings(description("lpips"), inputs_description("lpips"))
 class Lpips(evaluate.Metric):
     def _info(self):
-        return metric_module_info("lpips", _DESCRIPTION, PATH_PAIR_FEATURES, _KWARGS_DESCRIPTION)
+        return module_info("lpips")
 
-    def _compute(self, predictions, references):
-        return evaluate_frame_metric(predictions, references, "lpips")
+    def _compute(self, **inputs):
+        return compute("lpips", **inputs)

@@ -1,22 +1,17 @@
-"""HUG-VIS MAD as an evaluate module; the metric lives in ``hug_vis_dataset.metrics.matting``."""
+"""HUG-VIS `mad` evaluate module. Generated from hug_vis_dataset/catalog.py; do not edit."""
 
 import evaluate
 
-from hug_vis_dataset.evaluate_support import PATH_PAIR_FEATURES
-from hug_vis_dataset.evaluate_support import metric_module_info
-from hug_vis_dataset.metrics.matting import evaluate_inputs_description
-from hug_vis_dataset.metrics.matting import evaluate_paths
-
-_DESCRIPTION = """Mean absolute difference of alpha mattes x1e3 (HUG-VIS Table 11, RVM evaluation)."""
-
-_KWARGS_DESCRIPTION = evaluate_inputs_description("mad", ("mad",), grad_option=False)
+from hug_vis_dataset.modules import compute
+from hug_vis_dataset.modules import description
+from hug_vis_dataset.modules import inputs_description
+from hug_vis_dataset.modules import module_info
 
 
-@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+@evaluate.utils.file_utils.add_start_docstrings(description("mad"), inputs_description("mad"))
 class Mad(evaluate.Metric):
     def _info(self):
-        return metric_module_info("mad", _DESCRIPTION, PATH_PAIR_FEATURES, _KWARGS_DESCRIPTION)
+        return module_info("mad")
 
-    def _compute(self, predictions, references, protocol="rvm", rvm_max_frames=None, chunk_frames=32):
-        return evaluate_paths(predictions, references, metrics=("mad",), protocol=protocol,
-                              rvm_max_frames=rvm_max_frames, chunk_frames=chunk_frames)
+    def _compute(self, **inputs):
+        return compute("mad", **inputs)

@@ -1,0 +1,404 @@
+"""The metric table: one typed row per metric and per cross-task analysis, and one per task.
+
+Every fact *about* a metric lives here once: its name (which is also the evaluate module folder
+``metrics/<name>/`` and the ``metric`` value of stored result rows), the paper's label, the tasks
+it serves, its mode, direction, range, unit and the one rule that converts a stored value to the
+paper's unit, the aggregation protocol of its task table, the pretrained files it needs and the
+paper table that reports it. Per-task metric lists, report and Space tables, the dataset card's
+evaluation section, the evaluate modules and their cards, the weights -> metrics mapping and the
+accepted upload suffixes are all derived from these rows (``tests/test_catalog.py`` checks that the
+table, the ``metrics/`` folders and the weights registry agree).
+
+Units contract (one rule): a stored per-clip value is what the library's metric function returns
+(matting errors already carry RVM's scaling, e.g. MAD x1e3); the paper's number is
+``stored value x paper_scale``. Only emotion accuracy has ``paper_scale != 1`` (per-clip
+correctness 0/1, printed in %).
+
+Example:
+    >>> spec("dtssd").higher_is_better, spec("dtssd").tasks
+    (False, ('matting',))
+    >>> table_metrics("vision_driven")
+    ('lpips', 'csim', 'psnr', 'ssim', 'fid')
+    >>> to_paper_units("emotion_accuracy", 0.75)
+    75.0
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+# Modes: how a metric consumes its inputs.
+FRAME_PAIRED = "frame-paired"  # generated frame i vs reference frame i (PSNR, SSIM, LPIPS, matting errors)
+CLIP_PAIRED = "clip-paired"  # a clip vs one reference item (CSIM vs the source portrait, speaker similarity)
+REFERENCE_FREE = "reference-free"  # the prediction alone (UTMOS, DNSMOS, Sync)
+LABEL = "label"  # a predicted label vs the clip's instructed emotion
+SET_LEVEL = "set"  # one value per system over all its clips (FID)
+REFERENCE_ONLY = "reference-only"  # statistics of the reference data itself (motion U_s, V_s)
+ANALYSIS = "analysis"  # a cross-task analysis over stored rows
+MODES = (FRAME_PAIRED, CLIP_PAIRED, REFERENCE_FREE, LABEL, SET_LEVEL, REFERENCE_ONLY, ANALYSIS)
+
+# Per-clip reducers (how a clip's frames/windows become its value) and table protocols.
+RVM = "rvm"  # RobustVideoMatting's spreadsheet average (per frame index, then over indices)
+CLIP = "clip"  # mean over clips of per-clip values
+SET = "set"  # the set-level value as stored
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One metric or analysis.
+
+    Attributes:
+        name: machine name = evaluate folder = ``metric`` of stored rows.
+        label: the paper's column header (``dtSSD``).
+        tasks: the tasks whose rows carry it (CSIM serves two); ``()`` for analyses.
+        mode: one of :data:`MODES`.
+        higher_is_better: direction of improvement (analyses: of their headline number).
+        value_range: range of the stored value (``inf`` where unbounded).
+        unit: what the stored value is, in words.
+        paper_scale: paper value = stored value x paper_scale.
+        protocol: the task table's aggregation of this metric (:data:`RVM`, :data:`CLIP`, :data:`SET`).
+        weights: names in the weights registry (:mod:`hug_vis_dataset.weights`) it needs.
+        paper_table: where the paper reports it.
+        in_table: a column of its task's paper table (DNSMOS SIG/BAK/P.808 are stored, not printed).
+        module: it has an evaluate module (reference statistics do not).
+        description: one line for cards and listings.
+        definition: the exact definition, written into the module card.
+        reference_urls: the reference implementation(s) it was checked against.
+    """
+
+    name: str
+    label: str
+    tasks: tuple[str, ...]
+    mode: str
+    higher_is_better: bool
+    value_range: tuple[float, float]
+    unit: str
+    paper_scale: float = 1.0
+    protocol: str = CLIP
+    weights: tuple[str, ...] = ()
+    paper_table: str = ""
+    in_table: bool = True
+    module: bool = True
+    description: str = ""
+    definition: str = ""
+    reference_urls: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"{self.name}: mode {self.mode!r} is not one of {MODES}")
+        if self.protocol not in (RVM, CLIP, SET):
+            raise ValueError(f"{self.name}: protocol {self.protocol!r}")
+
+    @property
+    def arrow(self) -> str:
+        """``↑`` or ``↓``."""
+        return "↑" if self.higher_is_better else "↓"
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One task of the benchmark (a dataset config and a scorer).
+
+    Attributes:
+        name: task name (= dataset config = ``task`` of stored rows).
+        label: human name.
+        paper_table: the paper's objective table number (``None`` for reference statistics).
+        mos_table: the paper's MOS table number, if any.
+        prediction: the submission layout of one clip, in words (help texts, Space).
+        prediction_suffixes: accepted file suffixes of one clip's prediction.
+        prediction_dirs: a clip's prediction may be a folder (PNG frames).
+        example_tree: an example submission folder, one entry per line.
+    """
+
+    name: str
+    label: str
+    paper_table: "int | None"
+    mos_table: "int | None" = None
+    prediction: str = ""
+    prediction_suffixes: tuple[str, ...] = ()
+    prediction_dirs: bool = False
+    example_tree: tuple[str, ...] = field(default_factory=tuple)
+
+
+_CLIP = "actor_0001_happy_action_01_script_001"
+
+TASKS: tuple[TaskSpec, ...] = (
+    TaskSpec("emotion", "Multimodal emotion recognition", 4, None,
+             "predictions.jsonl: one JSON line per clip and input setting: "
+             '{"clip_id", "input_setting", "answer"}', (".jsonl",),
+             example_tree=("predictions.jsonl",)),
+    TaskSpec("audio_driven", "Audio-driven video generation", 5, 6,
+             "<clip_id>.mp4: the generated video, as many frames as the reference video (any size)",
+             (".mp4", ".mkv", ".mov"), example_tree=(f"{_CLIP}.mp4", "actor_0001_happy_action_01_script_002.mp4")),
+    TaskSpec("vision_driven", "Vision-driven video generation", 7, 8,
+             "<clip_id>.mp4: the generated video, same frame count and size as the reference video",
+             (".mp4", ".mkv", ".mov"), example_tree=(f"{_CLIP}.mp4", "actor_0001_happy_action_01_script_002.mp4")),
+    TaskSpec("voice_cloning", "Voice cloning", 9, 10,
+             "<clip_id>.wav (or .flac): the cloned speech at the release's sample rate",
+             (".wav", ".flac"), example_tree=(f"{_CLIP}.wav", "actor_0001_happy_action_01_script_002.wav")),
+    TaskSpec("matting", "Video matting", 11, None,
+             "<clip_id>/000000.png ... (8-bit gray PNGs) or <clip_id>.mp4|.mkv|.mov (lossless gray video); "
+             "frame count and size equal to the reference alpha",
+             (".mp4", ".mkv", ".mov"), prediction_dirs=True,
+             example_tree=(f"{_CLIP}/000000.png", f"{_CLIP}/000001.png", "actor_0001_happy_action_01_script_002.mkv")),
+    TaskSpec("motion", "Reference motion statistics (Fig. 11)", None),
+)
+
+_RVM_URL = "https://github.com/PeterL1n/RobustVideoMatting/blob/master/evaluation/evaluate_lr.py"
+_SKIMAGE = "https://scikit-image.org/docs/stable/api/skimage.metrics.html"
+_MATTING_DEF = ("Alpha mattes read as 8-bit gray and divided by 255; per frame {what}; the clip value is the "
+                "mean over its frames; Table 11 aggregates under RVM's protocol: for each frame index the mean "
+                "over the clips that have it, then the mean over frame indices.")
+
+METRICS: tuple[MetricSpec, ...] = (
+    # ---------------------------------------------------------------- matting (Table 11)
+    MetricSpec("mad", "MAD", ("matting",), FRAME_PAIRED, False, (0.0, 1000.0), "mean |alpha error| x1e3",
+               protocol=RVM, paper_table="Table 11",
+               description="Mean absolute difference of alpha mattes x1e3 (RVM evaluation).",
+               definition=_MATTING_DEF.format(what="MAD = mean |p - t| x 1e3"), reference_urls=(_RVM_URL,)),
+    MetricSpec("mse", "MSE", ("matting",), FRAME_PAIRED, False, (0.0, 1000.0), "mean squared alpha error x1e3",
+               protocol=RVM, paper_table="Table 11",
+               description="Mean squared difference of alpha mattes x1e3 (RVM evaluation).",
+               definition=_MATTING_DEF.format(what="MSE = mean (p - t)^2 x 1e3"), reference_urls=(_RVM_URL,)),
+    MetricSpec("dtssd", "dtSSD", ("matting",), FRAME_PAIRED, False, (0.0, float("inf")),
+               "RMS of the temporal-derivative error x1e2", protocol=RVM, paper_table="Table 11",
+               description="Temporal coherence: RMS of the frame-difference error x1e2 (RVM evaluation).",
+               definition=_MATTING_DEF.format(
+                   what="dtSSD = sqrt(sum((p_t - p_{t-1}) - (t_t - t_{t-1}))^2 / n_pixels) x 1e2 for frames t >= 1 "
+                        "(RVM counts 0 at frame 0)"), reference_urls=(_RVM_URL,)),
+    MetricSpec("grad", "Grad", ("matting",), FRAME_PAIRED, False, (0.0, float("inf")),
+               "sum of squared Gaussian-gradient differences / 1000", protocol=RVM, paper_table="Table 11",
+               description="Gradient error: Gaussian derivative (sigma 1.4) magnitude difference, sum of squares / 1000.",
+               definition=_MATTING_DEF.format(
+                   what="both mattes min-max normalised (RVM low-resolution script), Gaussian first-derivative "
+                        "filters sigma 1.4, Grad = sum (|grad p| - |grad t|)^2 / 1000"), reference_urls=(_RVM_URL,)),
+    MetricSpec("conn", "Conn", ("matting",), FRAME_PAIRED, False, (0.0, float("inf")),
+               "connectivity error sum / 1000", protocol=RVM, paper_table="Table 11",
+               description="Connectivity error over thresholds 0..1 step 0.1, sum / 1000 (RVM evaluation).",
+               definition=_MATTING_DEF.format(
+                   what="the largest 4-connected region of both mattes above each threshold 0, 0.1, ..., 1 gives "
+                        "the connectivity level; Conn = sum |phi(p) - phi(t)| (phi = 1 - d, d < 0.15 -> 0) / 1000"),
+               reference_urls=(_RVM_URL,)),
+    # ---------------------------------------------------------------- generation (Tables 5, 7)
+    MetricSpec("lpips", "LPIPS", ("vision_driven",), FRAME_PAIRED, False, (0.0, float("inf")), "LPIPS distance",
+               weights=("alexnet", "lpips_alex_linear"), paper_table="Table 7",
+               description="LPIPS v0.1 (AlexNet) between generated and reference frames, mean over frames.",
+               definition="lpips 0.1.4, AlexNet backbone with the v0.1 linear heads, inputs x / 127.5 - 1, spatial "
+                          "average per frame; frame i of the prediction vs frame i of the reference video; the clip "
+                          "value is the mean over frames.",
+               reference_urls=("https://github.com/richzhang/PerceptualSimilarity",)),
+    MetricSpec("csim", "CSIM", ("audio_driven", "vision_driven"), CLIP_PAIRED, True, (-1.0, 1.0), "cosine similarity",
+               weights=("arcface_det_10g", "arcface_w600k_r50"), paper_table="Tables 5, 7",
+               description="ArcFace identity similarity of every generated frame to the clip's source portrait.",
+               definition="insightface buffalo_l: SCRFD det_10g finds the largest face of each generated frame, "
+                          "5-point similarity alignment to 112x112, ArcFace w600k_r50 embedding; CSIM of a frame = "
+                          "cosine to the embedding of the source portrait (the clip's `source_frame`: the first "
+                          "frame of the reference video); the clip value is the mean over frames with a face "
+                          "(frames without a face are counted, not scored). Audio- and vision-driven generation "
+                          "use this one definition.",
+               reference_urls=("https://github.com/deepinsight/insightface",)),
+    MetricSpec("psnr", "PSNR", ("vision_driven",), FRAME_PAIRED, True, (0.0, 100.0), "dB", paper_table="Table 7",
+               description="Peak signal-to-noise ratio (dB) per RGB frame, data range 255, capped at 100 dB.",
+               definition="PSNR = 10 log10(255^2 / MSE) with one MSE over the three RGB channels of a frame "
+                          "(skimage.metrics.peak_signal_noise_ratio, data_range=255); identical frames are capped "
+                          "at 100 dB; the clip value is the mean over frames.", reference_urls=(_SKIMAGE,)),
+    MetricSpec("ssim", "SSIM", ("vision_driven",), FRAME_PAIRED, True, (-1.0, 1.0), "SSIM index", paper_table="Table 7",
+               description="Gaussian-window SSIM (Wang et al. 2004) per RGB channel, averaged, per frame.",
+               definition="skimage.metrics.structural_similarity with data_range=255, gaussian_weights=True, "
+                          "sigma=1.5 (11 taps), use_sample_covariance=False, K1=0.01, K2=0.03, per RGB channel "
+                          "then averaged; the map is averaged over the valid interior (5-pixel border cropped); "
+                          "the clip value is the mean over frames.", reference_urls=(_SKIMAGE,)),
+    MetricSpec("fid", "FID", ("vision_driven",), SET_LEVEL, False, (0.0, float("inf")), "Frechet distance",
+               protocol=SET, weights=("inception_fid",), paper_table="Table 7",
+               description="Frechet Inception distance over all frames of a system vs all reference frames.",
+               definition="Inception-v3 pool3 (2048-d, the FID weights of pytorch-fid/torch-fidelity) features of "
+                          "every frame of every generated clip vs every frame of the reference videos, Frechet "
+                          "distance of the two Gaussians in float64 (sqrtm with eps 1e-6 fallback). One value per "
+                          "system; unstable below 2048 frames.",
+               reference_urls=("https://github.com/mseitzer/pytorch-fid",)),
+    MetricSpec("sync_c", "Sync-C", ("audio_driven",), REFERENCE_FREE, True, (0.0, float("inf")),
+               "SyncNet confidence", weights=("syncnet_v2", "arcface_det_10g"), paper_table="Table 5",
+               description="SyncNet lip-sync confidence: median minus minimum mean distance over offsets.",
+               definition="Video resampled to 25 fps, face track (SCRFD), 224x224 mouth-centred crops in 5-frame "
+                          "windows vs 13-d MFCC (100 Hz, 20 per window) of the 16 kHz mono audio; per offset in "
+                          "-15..15 the mean L2 distance over frames; Sync-C = median - min over offsets; mean over "
+                          "face tracks.", reference_urls=("https://github.com/joonson/syncnet_python",)),
+    MetricSpec("sync_d", "Sync-D", ("audio_driven",), REFERENCE_FREE, False, (0.0, float("inf")),
+               "SyncNet distance", weights=("syncnet_v2", "arcface_det_10g"), paper_table="Table 5",
+               description="SyncNet lip-sync distance: minimum over offsets of the mean distance.",
+               definition="As Sync-C; Sync-D = min over offsets of the mean L2 distance; mean over face tracks.",
+               reference_urls=("https://github.com/joonson/syncnet_python",)),
+    # ---------------------------------------------------------------- voice cloning (Table 9)
+    MetricSpec("utmos", "UTMOS", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "predicted MOS (1-5)",
+               weights=("utmos22_strong",), paper_table="Table 9",
+               description="UTMOS22 strong learner (SpeechMOS) naturalness MOS prediction, reference-free.",
+               definition="16 kHz mono; wav2vec 2.0 + BLSTM UTMOS22 strong learner; score = 2 x frame mean + 3.",
+               reference_urls=("https://github.com/tarepan/SpeechMOS",)),
+    MetricSpec("dnsmos", "DNSMOS", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "P.835 OVRL (1-5)",
+               weights=("dnsmos_sig_bak_ovr", "dnsmos_p808"), paper_table="Table 9",
+               description="DNSMOS P.835 OVRL (overall quality), mean over 9.01 s windows, reference-free.",
+               definition="microsoft/DNS-Challenge dnsmos_local.py: 16 kHz, clips shorter than 9.01 s tiled, "
+                          "9.01 s windows with 1 s hop, sig_bak_ovr.onnx raw scores mapped by the P.835 "
+                          "polynomials; the clip value is the mean OVRL over windows.",
+               reference_urls=("https://github.com/microsoft/DNS-Challenge",)),
+    MetricSpec("dnsmos_sig", "DNSMOS SIG", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "P.835 SIG (1-5)",
+               weights=("dnsmos_sig_bak_ovr", "dnsmos_p808"), paper_table="", in_table=False,
+               description="DNSMOS P.835 SIG (speech signal quality).",
+               definition="As DNSMOS; the SIG output.", reference_urls=("https://github.com/microsoft/DNS-Challenge",)),
+    MetricSpec("dnsmos_bak", "DNSMOS BAK", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "P.835 BAK (1-5)",
+               weights=("dnsmos_sig_bak_ovr", "dnsmos_p808"), paper_table="", in_table=False,
+               description="DNSMOS P.835 BAK (background noise quality).",
+               definition="As DNSMOS; the BAK output.", reference_urls=("https://github.com/microsoft/DNS-Challenge",)),
+    MetricSpec("dnsmos_p808", "DNSMOS P.808", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "P.808 MOS (1-5)",
+               weights=("dnsmos_sig_bak_ovr", "dnsmos_p808"), paper_table="", in_table=False,
+               description="DNSMOS P.808 MOS (model_v8).",
+               definition="As DNSMOS; model_v8.onnx on a 120-band mel spectrogram (n_fft 321, hop 160).",
+               reference_urls=("https://github.com/microsoft/DNS-Challenge",)),
+    MetricSpec("speaker_similarity", "Speaker Sim.", ("voice_cloning",), CLIP_PAIRED, True, (0.0, 1.0),
+               "cosine similarity", weights=("resemblyzer_encoder",), paper_table="Table 9",
+               description="Resemblyzer speaker-embedding cosine similarity, generated vs reference audio.",
+               definition="Resemblyzer preprocess_wav (16 kHz, -30 dBFS, VAD trimming) and embed_utterance "
+                          "(1.6 s partials at 1.3 per second, mean then L2 norm); similarity = dot product of the "
+                          "generated and the clip's reference recording embeddings.",
+               reference_urls=("https://github.com/resemble-ai/Resemblyzer",)),
+    # ---------------------------------------------------------------- emotion (Table 4)
+    MetricSpec("emotion_accuracy", "Acc. (%)", ("emotion",), LABEL, True, (0.0, 1.0), "per-clip correctness (0/1)",
+               paper_scale=100.0, paper_table="Table 4",
+               description="Seven-class emotion recognition accuracy; unparsed answers count as wrong.",
+               definition="Per clip and input setting: 1 when the answer, parsed for one of the seven emotion words "
+                          "(English or Chinese, negations skipped), names the clip's instructed emotion, else 0 "
+                          "(unparsed answers are 0 and flagged). Accuracy = mean over clips x 100."),
+    # ---------------------------------------------------------------- reference statistics (Fig. 11 inputs)
+    MetricSpec("motion_u", "U_s", ("motion",), REFERENCE_ONLY, True, (0.0, 1.0), "mean |alpha change| per frame",
+               module=False, paper_table="Eq. 5",
+               description="Mean over t of the mean absolute inter-frame change of the reference alpha."),
+    MetricSpec("motion_v", "V_s", ("motion",), REFERENCE_ONLY, True, (0.0, float("inf")),
+               "mean centroid displacement (pixels)", module=False, paper_table="Eq. 6",
+               description="Mean displacement of the reference foreground centroid between frames."),
+    # ---------------------------------------------------------------- cross-task analyses (section 4.3)
+    MetricSpec("emotion_difficulty", "D_{e,k}", (), ANALYSIS, False, (0.0, 1.0), "normalised difficulty",
+               paper_table="Fig. 8 (Eq. 1-2)",
+               description="Per-metric emotion difficulty, model-averaged and min-max normalised over the seven emotions.",
+               definition="Per-clip values oriented so that larger is harder (retain, negate or 1 - value), "
+                          "averaged per model and emotion (Eq. 1), averaged over models, then min-max normalised "
+                          "over the seven emotions (Eq. 2)."),
+    MetricSpec("difficulty_agreement", "Spearman rho", (), ANALYSIS, True, (-1.0, 1.0), "rank correlation",
+               paper_table="Fig. 9 (Eq. 3)",
+               description="Spearman rank correlation between the emotion difficulty profiles of metric pairs.",
+               definition="Spearman rho between the seven-emotion difficulty profiles D_{.,k} of every metric pair."),
+    MetricSpec("source_difficulty", "Z_s", (), ANALYSIS, False, (float("-inf"), float("inf")), "z-score",
+               paper_table="Fig. 10 (Eq. 4)",
+               description="Clip-level difficulty of audio-driven vs vision-driven generation on common valid clips.",
+               definition="Per regime, each per-clip metric is z-scored over the common valid clips, oriented so "
+                          "that larger is harder and averaged over metrics and models (Eq. 4)."),
+    MetricSpec("motion_difficulty", "D_motion", (), ANALYSIS, True, (0.0, 1.0), "mean percentile rank",
+               paper_table="Fig. 11 (Eq. 5-6)",
+               description="Mean percentile rank of the reference's alpha change U_s and centroid shift V_s, "
+                           "and its relation to model-averaged dtSSD.",
+               definition="D_motion = mean of the percentile ranks of U_s and V_s over the clips analysed; its "
+                          "Spearman rho and OLS fit against per-clip dtSSD averaged over the matting models."),
+)
+
+# Modules that compute several metrics of one family in one pass (their own evaluate folder).
+SUITES: dict[str, tuple[str, ...]] = {
+    "matting": ("mad", "mse", "dtssd", "grad", "conn"),
+    "syncnet": ("sync_c", "sync_d"),
+}
+
+_BY_NAME = {m.name: m for m in METRICS}
+METRIC_NAMES: frozenset[str] = frozenset(_BY_NAME)
+_TASK_BY_NAME = {t.name: t for t in TASKS}
+if len(_BY_NAME) != len(METRICS) or set(SUITES) & set(_BY_NAME):
+    raise RuntimeError("metric names must be unique and differ from suite names")
+
+
+def spec(name: str) -> MetricSpec:
+    """The row of one metric or analysis.
+
+    Raises:
+        KeyError: unknown name (the message lists the known ones).
+    """
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise KeyError(f"unknown metric {name!r}; known: {', '.join(sorted(_BY_NAME))}") from None
+
+
+def task(name: str) -> TaskSpec:
+    """The row of one task; ``ValueError`` naming the known tasks otherwise."""
+    try:
+        return _TASK_BY_NAME[name]
+    except KeyError:
+        raise ValueError(f"unknown task {name!r}; choose one of {', '.join(sorted(_TASK_BY_NAME))}") from None
+
+
+def task_names(with_paper_table: bool = False) -> tuple[str, ...]:
+    """Task names in paper order (Table 4 first); only tasks with an objective table when asked."""
+    return tuple(t.name for t in TASKS if t.paper_table is not None or not with_paper_table)
+
+
+def metrics_of(task_name: str) -> tuple[MetricSpec, ...]:
+    """Every metric stored for a task, in the paper table's column order."""
+    return tuple(m for m in METRICS if task_name in m.tasks)
+
+
+def clip_metrics(task_name: str) -> tuple[str, ...]:
+    """Per-clip metrics of a task (what its scorer writes per clip)."""
+    return tuple(m.name for m in metrics_of(task_name) if m.mode != SET_LEVEL)
+
+
+def set_metrics(task_name: str) -> tuple[str, ...]:
+    """Set-level metrics of a task (one value per system)."""
+    return tuple(m.name for m in metrics_of(task_name) if m.mode == SET_LEVEL)
+
+
+def table_metrics(task_name: str) -> tuple[str, ...]:
+    """The columns of a task's paper table, in the paper's order (the catalog lists metrics so)."""
+    return tuple(m.name for m in metrics_of(task_name) if m.in_table)
+
+
+def analyses() -> tuple[MetricSpec, ...]:
+    """The cross-task analyses."""
+    return tuple(m for m in METRICS if m.mode == ANALYSIS)
+
+
+def module_names() -> tuple[str, ...]:
+    """Every evaluate module folder: metrics and analyses with a module, then the suites."""
+    return tuple(m.name for m in METRICS if m.module) + tuple(SUITES)
+
+
+def suite_or_metric(name: str) -> tuple[str, ...]:
+    """The metrics a module computes: a suite's members or the metric itself."""
+    return SUITES[name] if name in SUITES else (spec(name).name,)
+
+
+def task_protocol(task_name: str) -> str:
+    """The aggregation protocol of a task's table: ``rvm`` when its metrics declare it (matting)."""
+    return RVM if any(m.protocol == RVM for m in metrics_of(task_name)) else CLIP
+
+
+def to_paper_units(name: str, value: float) -> float:
+    """The one conversion rule: stored value x ``paper_scale``."""
+    return float(value) * spec(name).paper_scale
+
+
+def weights_of(names: Iterable[str]) -> tuple[str, ...]:
+    """Pretrained files the given metrics need, without repeats, in first-use order."""
+    out: list[str] = []
+    for name in names:
+        for weight in spec(name).weights:
+            if weight not in out:
+                out.append(weight)
+    return tuple(out)
+
+
+def metrics_needing(weight: str) -> tuple[str, ...]:
+    """The metrics a pretrained file serves (the weights registry reads this)."""
+    return tuple(m.name for m in METRICS if weight in m.weights)
+
+
+def paper_table_of(task_name: str) -> str:
+    """``"Table 11"`` for matting, ``""`` for a task without a paper table."""
+    number = task(task_name).paper_table
+    return f"Table {number}" if number is not None else ""

@@ -1,0 +1,492 @@
+"""The evaluate door: what every ``metrics/<name>/`` module computes, and the module folders themselves.
+
+A module's ``_compute`` calls :func:`compute` and nothing else. For a metric, :func:`compute` pairs
+the inputs (by the clip ids their paths carry, when both sides carry one), runs the task scorer's
+:meth:`~hug_vis_dataset.tasks.base.TaskScorer.score_clip` on every pair, builds result rows with
+the runner's row builder and aggregates them with the report's protocols
+(:func:`hug_vis_dataset.scoring.aggregate.task_table`), so a module, ``hugvis evaluate``, the
+Space and the report give the same number for the same clips. For an analysis, :func:`compute`
+takes stored result rows as they are (``rows.parquet`` columns) and runs the same function the
+report runs.
+
+The folders ``metrics/<name>/`` (module, card, ``app.py``, ``requirements.txt``) are generated from
+:mod:`hug_vis_dataset.catalog` by :func:`write_module_folders`
+(``python -m hug_vis_dataset.modules metrics``); ``tests/test_catalog.py`` fails when a committed
+folder differs from what the catalog generates.
+
+Example:
+    >>> import numpy as np, tempfile, os
+    >>> from hug_vis_dataset.media import write_alpha_pngs
+    >>> d = tempfile.mkdtemp()
+    >>> _ = write_alpha_pngs(os.path.join(d, "p"), [np.zeros((2, 4, 4), np.uint8)])
+    >>> _ = write_alpha_pngs(os.path.join(d, "t"), [np.full((2, 4, 4), 51, np.uint8)])
+    >>> r = compute("mad", [os.path.join(d, "p")], [os.path.join(d, "t")])
+    >>> round(r["mad"], 6), r["per_clip"], r["n_ok"]
+    (200.0, [200.0], 1)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from . import catalog
+from .citation import CITATION, CODEBASE, HOMEPAGE
+
+#: The model name of rows built by a module (one submission per call).
+MODULE_MODEL = "submission"
+
+# Reference kind a metric's ``references`` input is, per task (see TaskScorer.reference_kinds).
+_REFERENCE_KIND = {
+    "matting": "alpha",
+    "emotion": "emotion",
+    "voice_cloning": "audio",
+    "audio_driven": "video",
+    "vision_driven": "video",
+}
+_PORTRAIT_METRICS = {"csim"}
+
+_CLIP_IN_PATH = re.compile(r"actor_(\d+)[/\\_]([A-Za-z]+)[/\\_]action_(\d+)[/\\_]script_(\d+)", re.IGNORECASE)
+
+
+class ModuleInputError(ValueError):
+    """Inputs a module cannot pair or read; the message names the clips or paths and the fix."""
+
+
+# ----------------------------------------------------------------------------- inputs
+def clip_key(path: str) -> "str | None":
+    """The clip id a path names (a submission name or a release path), or ``None``.
+
+    Example:
+        >>> clip_key("pred/actor_0001_fearful_action_01_script_002.mp4")
+        'actor_0001_afraid_action_01_script_002'
+        >>> clip_key("release/alpha_matte/actor_0001/happy/action_01/script_001")
+        'actor_0001_happy_action_01_script_001'
+        >>> clip_key("gen/a.mp4") is None
+        True
+    """
+    from .grid import ClipId, ClipIdError
+
+    matches = list(_CLIP_IN_PATH.finditer(str(path)))
+    if not matches:
+        return None
+    actor, emotion, action, script = matches[-1].groups()
+    try:
+        return ClipId.parse(f"actor_{actor}_{emotion}_action_{action}_script_{script}").format()
+    except ClipIdError:
+        return None
+
+
+def pair_inputs(predictions: Sequence[str], references: "Sequence[str] | None") -> list[str]:
+    """Clip keys of the inputs, after checking that position ``i`` pairs the same clip on both sides.
+
+    When every prediction and every reference path carries a clip id, pairs must agree and no clip
+    may repeat; otherwise inputs pair by position and are keyed ``#<index>``.
+
+    Raises:
+        ModuleInputError: different lengths, empty input, mismatched or duplicated clip ids.
+    """
+    if not len(predictions):
+        raise ModuleInputError("no predictions to score")
+    if references is not None and len(references) != len(predictions):
+        raise ModuleInputError(f"{len(predictions)} predictions but {len(references)} references: give one "
+                               "reference per prediction, in the same order")
+    pred_keys = [clip_key(str(p)) for p in predictions]
+    ref_keys = [clip_key(str(r)) for r in references] if references is not None else pred_keys
+    if any(k is None for k in pred_keys) or any(k is None for k in ref_keys):
+        return [f"#{i}" for i in range(len(predictions))]
+    bad = [(i, p, r) for i, (p, r) in enumerate(zip(pred_keys, ref_keys)) if p != r]
+    if bad:
+        shown = "; ".join(f"#{i}: prediction {p} vs reference {r}" for i, p, r in bad[:3])
+        raise ModuleInputError(f"{len(bad)} prediction(s) paired with another clip's reference ({shown}"
+                               f"{'; ...' if len(bad) > 3 else ''}): order both lists the same way")
+    seen: dict[str, int] = {}
+    for i, key in enumerate(pred_keys):
+        if key in seen:
+            raise ModuleInputError(f"clip {key} is given twice (inputs #{seen[key]} and #{i}): score each clip once")
+        seen[key] = i
+    return list(pred_keys)
+
+
+def _task_of(metrics: Sequence[str], task: "str | None") -> str:
+    tasks = catalog.spec(metrics[0]).tasks
+    if task is None:
+        return tasks[0]
+    if task not in tasks:
+        raise ModuleInputError(f"{metrics[0]} is a metric of {', '.join(tasks)}, not {task}")
+    return task
+
+
+def _reference(task: str, metric_names: Sequence[str], ref: "str | None") -> dict[str, str]:
+    if ref is None:
+        return {}
+    if set(metric_names) <= _PORTRAIT_METRICS:
+        return {"portrait": str(ref)}
+    return {_REFERENCE_KIND[task]: str(ref)}
+
+
+def _is_setup_error(err: BaseException) -> bool:
+    """Missing or broken weights stop the module (they are not a clip's failure)."""
+    from .tasks import MetricUnavailable
+    from .weights import WeightsHashError, WeightsMissingError
+
+    return isinstance(err, (WeightsMissingError, WeightsHashError, MetricUnavailable))
+
+
+# ----------------------------------------------------------------------------- metrics
+def compute_metric(name: str, predictions: Sequence[str], references: "Sequence[str] | None" = None, *,
+                   task: "str | None" = None, protocol: "str | None" = None, chunk_frames: int = 32,
+                   device: str = "cpu", models: Any = None) -> dict[str, Any]:
+    """Score clips through the task scorer and aggregate like the report.
+
+    Args:
+        name: a metric or a suite of :mod:`hug_vis_dataset.catalog`.
+        predictions: one prediction per clip (a path; emotion: the answer text).
+        references: the reference of each prediction (see each module card), same order.
+        task: the task whose definition to use when the metric serves several (CSIM: identical).
+        protocol: aggregation of the headline value (default: the task table's protocol).
+        chunk_frames: frames decoded at a time (never changes a value).
+        device: where network metrics run.
+        models: a :class:`~hug_vis_dataset.tasks.models.ModelCache` or a dict kind -> model.
+
+    Returns:
+        ``{<metric>: value in the paper's unit, ..., "per_clip": stored values in input order (a list;
+        a dict of lists for a suite), "clip_ids", "n_ok", "n_failed", "errors", "protocol"}``.
+    """
+    from .scoring.aggregate import task_table
+    from .tasks import ModelCache, get_task, result_rows
+
+    names = catalog.suite_or_metric(name)
+    task = _task_of(names, task)
+    scorer = get_task(task)
+    cache = models if isinstance(models, ModelCache) else ModelCache(device, overrides=models)
+    keys = pair_inputs(predictions, references)
+    options = {"chunk_frames": int(chunk_frames), "device": device}
+    if catalog.spec(names[0]).mode == catalog.SET_LEVEL:
+        refs = [_reference(task, names, r) for r in references or ()]
+        values = scorer.score_set([str(p) for p in predictions], refs, names, cache, options)
+        return {**{m: catalog.to_paper_units(m, values[m]) for m in names}, "n_clips": len(keys),
+                "clip_ids": keys}
+    rows, frames, errors = [], [], []
+    for i, (key, pred) in enumerate(zip(keys, predictions)):
+        reference = _reference(task, names, references[i] if references is not None else None)
+        try:
+            scorer.check(str(pred), reference, {})
+            scores = scorer.score_clip(str(pred), reference, names, cache, options)
+        except Exception as err:  # noqa: BLE001 - a clip's failure is counted, like the runner does
+            if _is_setup_error(err):
+                raise
+            errors.append({"index": i, "clip_id": key, "error": f"{type(err).__name__}: {err}"})
+            rows += result_rows(MODULE_MODEL, task, key, {m: math.nan for m in names},
+                                error=errors[-1]["error"], status="failed")
+            continue
+        rows += result_rows(MODULE_MODEL, task, key, {m: scores.values[m] for m in names})
+        frames += [{"model": MODULE_MODEL, "task": task, "clip_id": key, **f} for f in scores.frames]
+    import pandas as pd
+
+    row_frame = pd.DataFrame(rows)
+    frame_rows = pd.DataFrame(frames) if frames else None
+    protocol = protocol or catalog.task_protocol(task)
+    if protocol == catalog.RVM and frame_rows is None:
+        protocol = catalog.CLIP
+    table = task_table(row_frame, frame_rows, None, protocol=protocol, metrics=names)
+    summary = table.loc[MODULE_MODEL] if MODULE_MODEL in table.index else {}
+    per_clip = {m: [None if not math.isfinite(r["value"]) else r["value"]
+                    for r in rows if r["metric"] == m] for m in names}
+    return {**{m: float(summary[m]) if m in getattr(summary, "index", ()) else math.nan for m in names},
+            "per_clip": per_clip[names[0]] if len(names) == 1 else per_clip, "clip_ids": keys,
+            "n_ok": int(summary["n_ok"]) if len(table) else 0, "n_failed": len(errors), "errors": errors,
+            "protocol": protocol}
+
+
+def compute_emotion_accuracy(predictions: Sequence[str], references: Sequence[str],
+                             input_settings: "Sequence[str] | None" = None) -> dict[str, Any]:
+    """Emotion accuracy through the scorer, plus the library's breakdown (per emotion, confusion, F1)."""
+    from .metrics.emotion import emotion_accuracy
+
+    out = compute_metric("emotion_accuracy", predictions, references)
+    return {**emotion_accuracy(predictions, references, input_settings), **out}
+
+
+# ----------------------------------------------------------------------------- analyses
+def _rows_frame(rows: Mapping[str, Sequence]):
+    import pandas as pd
+
+    return pd.DataFrame({k: list(v) for k, v in rows.items()})
+
+
+def compute_analysis(name: str, rows: Mapping[str, Sequence], **options: Any) -> dict[str, Any]:
+    """Run a cross-task analysis on stored result rows (columns of ``rows.parquet``), as the report does."""
+    from .metrics import crosstask as ct
+
+    frame = _rows_frame(rows)
+    if name == "emotion_difficulty":
+        return ct.emotion_difficulty(frame, ct.metrics_from_spec(options.get("metrics")),
+                                     options.get("orientations")).to_dict()
+    if name == "difficulty_agreement":
+        difficulty = ct.emotion_difficulty(frame, ct.metrics_from_spec(options.get("metrics")),
+                                           options.get("orientations"))
+        D = difficulty.D.dropna(axis=1, how="all")
+        rho = ct.difficulty_agreement(D)
+        return {"rho": {a: {b: float(v) for b, v in col.items()} for a, col in rho.items()},
+                "metrics": list(rho.columns), "D": difficulty.to_dict()["D"]}
+    if name == "source_difficulty":
+        return ct.source_difficulty(frame, options.get("ad_metrics") or ct.DEFAULT_AD_METRICS,
+                                    options.get("vd_metrics") or ct.DEFAULT_VD_METRICS).to_dict()
+    if name == "motion_difficulty":
+        return ct.motion_relation(frame).to_dict()
+    raise KeyError(f"{name!r} is not an analysis; analyses: {[m.name for m in catalog.analyses()]}")
+
+
+def compute(name: str, **inputs: Any) -> dict[str, Any]:
+    """What ``evaluate.load("hugvis/<name>").compute(**inputs)`` returns (see each module card)."""
+    if name in catalog.METRIC_NAMES and catalog.spec(name).mode == catalog.ANALYSIS:
+        columns = {c: inputs.pop(c) for c in list(inputs) if c in ROW_FEATURES or c in ROW_EXTRA_COLUMNS}
+        return compute_analysis(name, columns, **inputs)
+    if name == "emotion_accuracy":
+        return compute_emotion_accuracy(**inputs)
+    return compute_metric(name, **inputs)
+
+
+# ----------------------------------------------------------------------------- features and info
+#: The columns of stored result rows (``rows.parquet``) an analysis reads.
+ROW_FEATURES = {"model": "string", "task": "string", "clip_id": "string", "metric": "string", "value": "float64"}
+#: The other columns of stored rows: accepted as they are (``compute(**rows)``), ``status`` is honoured.
+ROW_EXTRA_COLUMNS = ("actor_id", "emotion", "action_id", "script_id", "status", "error")
+
+
+def feature_spec(name: str) -> dict[str, str]:
+    """The one feature spec of a module: paths (short strings: Arrow-encoding arrays through
+    ``add_batch`` is slow, evaluate#513), labels, or stored result rows."""
+    metric_names = catalog.suite_or_metric(name)
+    mode = catalog.spec(metric_names[0]).mode
+    if mode == catalog.ANALYSIS:
+        return dict(ROW_FEATURES)
+    if mode == catalog.REFERENCE_FREE:
+        return {"predictions": "string"}
+    return {"predictions": "string", "references": "string"}
+
+
+def module_info(name: str) -> Any:
+    """The ``evaluate.MetricInfo`` of a module (one feature spec: several make evaluate pick the first that fits)."""
+    import datasets
+    import evaluate
+
+    return evaluate.MetricInfo(
+        module_type="metric", description=description(name), citation=CITATION,
+        inputs_description=inputs_description(name),
+        features=datasets.Features({k: datasets.Value(v) for k, v in feature_spec(name).items()}),
+        homepage=HOMEPAGE, codebase_urls=[CODEBASE], reference_urls=list(_reference_urls(name)),
+    )
+
+
+def _reference_urls(name: str) -> tuple[str, ...]:
+    urls: list[str] = []
+    for metric in catalog.suite_or_metric(name):
+        urls += [u for u in catalog.spec(metric).reference_urls if u not in urls]
+    return tuple(urls)
+
+
+def description(name: str) -> str:
+    """One paragraph: what the module computes, from the catalog."""
+    if name in catalog.SUITES:
+        members = ", ".join(catalog.spec(m).label for m in catalog.SUITES[name])
+        return f"HUG-VIS {members} in one pass ({catalog.spec(catalog.SUITES[name][0]).paper_table})."
+    spec = catalog.spec(name)
+    where = f" (HUG-VIS {spec.paper_table})" if spec.paper_table else ""
+    return f"{spec.description.rstrip('.')}{where}."
+
+
+_INPUTS = {
+    "matting": ("alpha clips: a PNG folder (000000.png ...) or a lossless gray video per clip",
+                "the reference alpha clip of each prediction (release `alpha_matte/...` folder)"),
+    "audio_driven": ("generated videos (MP4), one per clip", "the reference video of each clip"),
+    "vision_driven": ("generated videos (MP4), one per clip", "the reference video of each clip"),
+    "voice_cloning": ("generated speech files (WAV/FLAC), one per clip", "the recorded reference audio of each clip"),
+    "emotion": ("answers: emotion labels or free text (English or Chinese)",
+                "the instructed emotion of each clip (label or alias: Happy, fearful, 惊讶 ...)"),
+}
+
+
+def inputs_description(name: str) -> str:
+    """The ``Args``/``Returns`` text of a module, derived from the catalog."""
+    names = catalog.suite_or_metric(name)
+    spec = catalog.spec(names[0])
+    if spec.mode == catalog.ANALYSIS:
+        extra = {
+            "emotion_difficulty": "    metrics (list of [label, task, metric, orientation], optional): default the paper's eight.\n"
+                                  "    orientations (dict label -> retain|negate|complement, optional): overrides.\n",
+            "difficulty_agreement": "    metrics, orientations (optional): as emotion_difficulty.\n",
+            "source_difficulty": "    ad_metrics, vd_metrics (dict metric -> retain|negate|complement, optional).\n",
+            "motion_difficulty": "",
+        }[name]
+        return ("\nArgs:\n    model, task, clip_id, metric, value (lists): stored result rows; the other columns of "
+                "`rows.parquet` (status, error, actor_id ...) may be passed too, so `compute(**rows)` with "
+                "`rows = pd.read_parquet(...).to_dict('list')` of every task works; failed rows and reference "
+                "rows (Real audio, motion statistics) are left out.\n"
+                f"{extra}Returns:\n    the analysis as the report computes it.\nExamples:\n"
+                f"    >>> module = evaluate.load(\"hugvis/{name}\")\n"
+                "    >>> module.compute(**rows)  # doctest: +SKIP\n")
+    task = spec.tasks[0]
+    pred, ref = _INPUTS[task]
+    if names == ("csim",):
+        ref = "the source portrait of each clip: an image, or the reference video (its first frame)"
+    lines = ["", "Args:", f"    predictions (list of str): {pred}."]
+    if spec.mode != catalog.REFERENCE_FREE:
+        lines.append(f"    references (list of str): {ref}; same order (clip ids in both paths are checked).")
+    if spec.mode != catalog.LABEL:
+        lines += ["    chunk_frames (int, optional): frames decoded at a time (never changes a value).",
+                  "    device (str, optional): cpu, cuda or auto, for network metrics."]
+    if len(spec.tasks) > 1:
+        lines.append(f"    task (str, optional): {' or '.join(spec.tasks)} (one definition; recorded in rows).")
+    if spec.protocol == catalog.RVM:
+        lines.append('    protocol (str, optional): "rvm" (paper default) or "clip" (mean of per-clip means).')
+    lines += ["Returns:", f"    {', '.join(names)} (paper units), per_clip (stored per-clip values, input order), "
+              "clip_ids, n_ok, n_failed, errors (one per failed clip), protocol.",
+              "Examples:", f"    >>> module = evaluate.load(\"hugvis/{name}\")",
+              "    >>> module.compute(predictions=[...]" + ("" if spec.mode == catalog.REFERENCE_FREE
+                                                            else ", references=[...]") + ")  # doctest: +SKIP", ""]
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- generated folders
+def _class_name(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def _weights_line(name: str) -> str:
+    weights = catalog.weights_of(catalog.suite_or_metric(name))
+    from .weights import get_spec
+
+    downloadable = [w for w in weights if get_spec(w).source != "package"]
+    return (f"Needs pretrained files: `hugvis weights download {' '.join(downloadable)}` (or point "
+            "`HUGVIS_WEIGHTS_DIR` at a folder holding them)." if downloadable else
+            "Runs offline: its model files ship inside pip packages." if weights else "Needs no model file.")
+
+
+def module_source(name: str) -> str:
+    """The text of ``metrics/<name>/<name>.py``."""
+    catalog.suite_or_metric(name)  # KeyError for an unknown module
+    return f'''"""HUG-VIS `{name}` evaluate module. Generated from hug_vis_dataset/catalog.py; do not edit."""
+
+import evaluate
+
+from hug_vis_dataset.modules import compute
+from hug_vis_dataset.modules import description
+from hug_vis_dataset.modules import inputs_description
+from hug_vis_dataset.modules import module_info
+
+
+@evaluate.utils.file_utils.add_start_docstrings(description("{name}"), inputs_description("{name}"))
+class {_class_name(name)}(evaluate.Metric):
+    def _info(self):
+        return module_info("{name}")
+
+    def _compute(self, **inputs):
+        return compute("{name}", **inputs)
+'''
+
+
+def card(name: str) -> str:
+    """The text of ``metrics/<name>/README.md``: Space front matter and the metric card."""
+    names = catalog.suite_or_metric(name)
+    specs = [catalog.spec(m) for m in names]
+    title = " / ".join(s.label for s in specs)
+    rows = "\n".join(f"| `{s.name}` | {s.label} | {', '.join(s.tasks) or 'cross-task'} | {s.arrow} | "
+                     f"{s.unit} | x{s.paper_scale:g} | {s.paper_table or '-'} |" for s in specs)
+    definitions = "\n\n".join(f"**{s.label}.** {s.definition or s.description}" for s in specs)
+    references = "\n".join(f"- {u}" for u in _reference_urls(name)) or "- the HUG-VIS paper (section 4)"
+    from .release_info import GRADIO_VERSION, install_command
+
+    return f"""---
+title: HUG-VIS {title}
+emoji: 📏
+colorFrom: blue
+colorTo: green
+sdk: gradio
+sdk_version: {GRADIO_VERSION}
+app_file: app.py
+pinned: false
+tags:
+- evaluate
+- metric
+- hug-vis
+description: >-
+  {description(name)}
+---
+
+# {title}
+
+{description(name)}
+
+## Definition
+
+{definitions}
+
+| name (= stored rows) | label | tasks | direction | stored unit | to paper unit | paper |
+| --- | --- | --- | --- | --- | --- | --- |
+{rows}
+
+## How to use
+
+```bash
+{install_command()}
+```
+
+```python
+import evaluate
+module = evaluate.load("hugvis/{name}")
+```
+{inputs_description(name)}
+{_weights_line(name)} The module, `hugvis evaluate` and the explorer Space call the same per-clip
+scorer (`hug_vis_dataset.tasks`) and the same aggregation, so they give the same number.
+
+## References
+
+{references}
+
+## Citation
+
+```bibtex
+{CITATION}
+```
+"""
+
+
+APP_SOURCE = '''import os
+
+import evaluate
+from evaluate.utils import launch_gradio_widget
+
+module = evaluate.load(os.path.dirname(os.path.abspath(__file__)))
+launch_gradio_widget(module)
+'''
+
+
+def module_files(name: str) -> dict[str, str]:
+    """File name -> text of one generated module folder."""
+    from .release_info import requirements_lines
+
+    return {f"{name}.py": module_source(name), "README.md": card(name), "app.py": APP_SOURCE,
+            "requirements.txt": "\n".join(requirements_lines("metric")) + "\n"}
+
+
+def write_module_folders(root: "str | Path") -> list[Path]:
+    """Write every module folder of the catalog under ``root``; returns the files written."""
+    written = []
+    for name in catalog.module_names():
+        folder = Path(root) / name
+        folder.mkdir(parents=True, exist_ok=True)
+        for filename, text in module_files(name).items():
+            (folder / filename).write_text(text, encoding="utf-8")
+            written.append(folder / filename)
+    return written
+
+
+if __name__ == "__main__":  # pragma: no cover - maintenance entry point
+    import sys
+
+    for path in write_module_folders(sys.argv[1] if len(sys.argv) > 1 else "metrics"):
+        print(path)

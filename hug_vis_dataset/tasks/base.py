@@ -1,0 +1,266 @@
+"""What every task scorer shares: the clip job, the per-clip result, the row builder and the base class.
+
+A scorer answers two questions for one clip (the torchmetrics update step):
+
+* :meth:`TaskScorer.check` -- can this prediction be compared with this reference (frame count,
+  size, sample rate)? Raises :class:`SubmissionError`.
+* :meth:`TaskScorer.score_clip` -- the per-clip values (and per-frame values where defined) of the
+  requested metrics. Dispatch is a table lookup (:attr:`TaskScorer.computations`: metric -> the
+  method that computes it, so metrics computed together run once).
+
+:meth:`TaskScorer.score` wraps both for the runner and never raises: a failure becomes failed
+rows carrying its text. Every door (the runner, the evaluate modules, the Space) calls these.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from .. import catalog
+from ..grid import ClipId, ClipIdError
+from ..results import STATUS_FAILED, STATUS_OK
+
+
+class SubmissionError(ValueError):
+    """A prediction exists but cannot be scored (wrong size, frame count, rate, unreadable)."""
+
+
+class MetricUnavailable(RuntimeError):
+    """A metric cannot run in this installation (its weights or library module are absent)."""
+
+
+@dataclass(frozen=True)
+class ClipJob:
+    """Everything a worker needs to score one clip; plain data so it pickles to any process.
+
+    Attributes:
+        task: task name (a row of :data:`hug_vis_dataset.catalog.TASKS`).
+        model: the submission's model name.
+        clip_id: the clip id as the release spells it.
+        reference: reference media by kind (``alpha``, ``video``, ``audio``, ``portrait``): file
+            paths (release tree) or row locators into a dataset repo's Parquet shards
+            (:mod:`hug_vis_dataset.scoring.references`).
+        expected: reference properties the prediction must match (``width``, ``height``,
+            ``sample_rate``, ``fps``).
+        prediction: the prediction path(s) found for the clip (more than one is a duplicate).
+        payload: task data other than files (emotion: ``[(input_setting, answer, where), ...]``).
+        metrics: the metrics to compute (those available in this installation).
+        options: protocol options (``chunk_frames``, ``device``, ``batch_size``, emotion ``settings``).
+    """
+
+    task: str
+    model: str
+    clip_id: str
+    reference: Mapping[str, str]
+    expected: Mapping[str, Any]
+    prediction: tuple[str, ...]
+    payload: Any = None
+    metrics: tuple[str, ...] = ()
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ClipScores:
+    """What :meth:`TaskScorer.score_clip` returns for one clip.
+
+    Attributes:
+        values: metric -> per-clip value (the library's unit; see :mod:`hug_vis_dataset.catalog`).
+        frames: per-frame values as ``{"metric", "frame", "value"}`` dicts (matting only).
+        notes: diagnostics that are not metric values (``frames_no_face``, ``frames_dropped``).
+    """
+
+    values: dict[str, float] = field(default_factory=dict)
+    frames: list[dict] = field(default_factory=list)
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    def update(self, other: "ClipScores") -> None:
+        self.values.update(other.values)
+        self.frames.extend(other.frames)
+        self.notes.update(other.notes)
+
+
+@dataclass
+class ClipOutcome:
+    """Rows (and per-frame rows) of one clip."""
+
+    clip_id: str
+    rows: list[dict]
+    frames: list[dict] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return any(r["status"] == STATUS_FAILED for r in self.rows)
+
+
+def clip_fields(clip_id: str) -> dict[str, Any]:
+    """Grid fields of a clip id (``actor_id`` ... ``script_id``); ``None`` fields for a free-form key.
+
+    The evaluate modules accept paths that carry no clip id; their rows are keyed by position.
+    """
+    try:
+        fields = ClipId.parse(clip_id).fields()
+    except ClipIdError:
+        return {"clip_id": clip_id, "actor_id": None, "emotion": "", "action_id": None, "script_id": None}
+    fields["clip_id"] = clip_id
+    return fields
+
+
+def result_rows(model: str, task: str, clip_id: str, values: Mapping[str, float], error: str = "",
+                status: "str | None" = None) -> list[dict]:
+    """The one row builder: result rows of one clip, sorted by metric.
+
+    A non-finite value makes its row ``failed`` (never a silent NaN in a mean); ``status``
+    forces every row's status (failed rows of a clip that could not be scored).
+
+    Example:
+        >>> [r["status"] for r in result_rows("m", "matting", "actor_0001_happy_action_01_script_001",
+        ...                                     {"mad": 1.5, "mse": float("nan")})]
+        ['ok', 'failed']
+    """
+    fields = clip_fields(clip_id)
+    out = []
+    for metric in sorted(values):
+        value = float(values[metric])
+        finite = math.isfinite(value)
+        row_status = status or (STATUS_OK if finite else STATUS_FAILED)
+        row_error = error or ("" if finite else f"{metric} is not finite ({value})")
+        out.append({"model": model, "task": task, **fields, "metric": metric, "value": value,
+                    "status": row_status, "error": row_error})
+    return out
+
+
+def failed_rows(job: ClipJob, error: str, metrics: "Sequence[str] | None" = None,
+                model: "str | None" = None) -> list[dict]:
+    """One failed row per metric, value NaN, with the error text."""
+    return result_rows(model or job.model, job.task, job.clip_id, {m: math.nan for m in (metrics or job.metrics)},
+                       error=error, status=STATUS_FAILED)
+
+
+class TaskScorer:
+    """Base of a task scorer: reference lookup, checks, per-clip scoring.
+
+    Subclasses set ``name``, ``reference_kinds`` and :attr:`computations`, and implement
+    :meth:`reference` and :meth:`check`. The metric lists come from the catalog.
+    """
+
+    name: str = ""
+    #: Reference kinds the scorer reads, for a release record (see :meth:`reference`).
+    reference_kinds: tuple[str, ...] = ()
+    #: Reference kinds the scorer needs as real files (repo cells are written to temporary files).
+    file_kinds: tuple[str, ...] = ()
+    #: True for rows derived from the reference data alone (no submission): see MotionTask.
+    reference_only: bool = False
+
+    # -- facts from the catalog ----------------------------------------------------------------
+    @property
+    def spec(self) -> catalog.TaskSpec:
+        return catalog.task(self.name)
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """Per-clip metrics, in the paper table's order."""
+        return catalog.clip_metrics(self.name)
+
+    @property
+    def set_metrics(self) -> tuple[str, ...]:
+        return catalog.set_metrics(self.name)
+
+    @property
+    def prediction_suffixes(self) -> tuple[str, ...]:
+        return self.spec.prediction_suffixes
+
+    @property
+    def prediction_dirs(self) -> bool:
+        return self.spec.prediction_dirs
+
+    def computations(self) -> Mapping[str, Callable[..., ClipScores]]:
+        """Metric -> bound method computing it (several metrics may share one method)."""
+        raise NotImplementedError
+
+    # -- references ---------------------------------------------------------------------------
+    def reference(self, record) -> dict[str, str]:
+        """Reference paths of a :class:`~hug_vis_dataset.release.ClipRecord`."""
+        raise NotImplementedError
+
+    def expected(self, record) -> dict[str, Any]:
+        return {"width": record.width, "height": record.height, "fps": record.fps,
+                "sample_rate": record.sample_rate}
+
+    def index_from_references(self, refs, predictions) -> Any:
+        """Predictions derived from the reference source itself (reference-only tasks and the
+        Real-audio row); a task without such a mode refuses."""
+        raise SubmissionError(f"task {self.name} has no reference-derived mode for {predictions!r}")
+
+    def availability(self) -> dict[str, str]:
+        """Metric -> ``""`` when it can run here, else ``"skipped: <why and the command to fix it>"``."""
+        from .. import weights
+
+        out = {}
+        for metric in self.metrics + self.set_metrics:
+            note = weights.missing_note(catalog.spec(metric).weights)
+            out[metric] = f"skipped: {note}" if note else ""
+        return out
+
+    # -- one clip ------------------------------------------------------------------------------
+    def check(self, prediction: str, reference: Mapping[str, str], expected: Mapping[str, Any]) -> None:
+        """Raise :class:`SubmissionError` when the prediction cannot be compared to the reference."""
+
+    def score_clip(self, prediction: Any, reference: Mapping[str, str], metrics: Sequence[str], models,
+                   options: "Mapping[str, Any] | None" = None) -> ClipScores:
+        """Per-clip (and per-frame) values of ``metrics`` for one prediction.
+
+        Args:
+            prediction: the prediction (a path; emotion: the answer text).
+            reference: reference media by kind (paths or repo row locators).
+            metrics: metric names of this task.
+            models: a :class:`~hug_vis_dataset.tasks.models.ModelCache` (models load once per process).
+            options: ``chunk_frames`` and task options.
+        """
+        options = dict(options or {})
+        table = self.computations()
+        unknown = [m for m in metrics if m not in table]
+        if unknown:
+            raise ValueError(f"task {self.name} does not compute {unknown}; it computes {sorted(table)}")
+        scores = ClipScores()
+        done: set = set()
+        for metric in metrics:
+            method = table[metric]
+            if method in done:
+                continue
+            done.add(method)
+            wanted = tuple(m for m in metrics if table[m] == method)
+            scores.update(method(prediction, reference, wanted, models, options))
+        return scores
+
+    def score(self, job: ClipJob, models) -> ClipOutcome:
+        """Rows of one clip for the runner; any error becomes failed rows carrying its text."""
+        if not job.metrics:
+            return ClipOutcome(job.clip_id, [])
+        if not job.prediction:
+            return ClipOutcome(job.clip_id, failed_rows(job, "missing prediction: no file named by this clip id"))
+        if len(job.prediction) > 1:
+            names = ", ".join(Path(p).name for p in job.prediction)
+            return ClipOutcome(job.clip_id, failed_rows(job, f"duplicate predictions: {names}"))
+        from ..scoring.references import reference_files
+
+        try:
+            with reference_files(job.reference, self.file_kinds) as reference:
+                self.check(job.prediction[0], reference, job.expected)
+                scores = self.score_clip(job.prediction[0], reference, job.metrics, models, job.options)
+        except Exception as err:  # noqa: BLE001 - any failure of one clip must not lose the others
+            return ClipOutcome(job.clip_id, failed_rows(job, f"{type(err).__name__}: {err}"))
+        values = {m: scores.values.get(m, math.nan) for m in job.metrics}
+        rows = result_rows(job.model, job.task, job.clip_id, values)
+        for row in rows:
+            if row["metric"] not in scores.values:
+                row["status"], row["error"] = STATUS_FAILED, "the library returned no value"
+        frame_rows = [{"model": job.model, "task": job.task, "clip_id": job.clip_id, **f} for f in scores.frames]
+        return ClipOutcome(job.clip_id, rows, frame_rows)
+
+    def score_set(self, predictions: Sequence[str], references: Sequence[Mapping[str, str]],
+                  metrics: Sequence[str], models, options: "Mapping[str, Any] | None" = None) -> dict[str, float]:
+        """Set-level metrics over the valid clips of one system (FID); none by default."""
+        return {}

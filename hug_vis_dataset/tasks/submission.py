@@ -1,0 +1,96 @@
+"""Submission folders: which entry predicts which clip (by the clip id in its name, never by sorted
+order), and the header checks a prediction must pass before it is scored.
+
+The layout of each task is a row of :data:`hug_vis_dataset.catalog.TASKS` (``prediction``,
+``prediction_suffixes``, ``example_tree``). Clip ids may use any emotion spelling the grid accepts
+(``fearful`` or ``afraid``). Files named ``README*``, ``*.md``, ``*.json``, ``*.txt``, ``*.yaml``
+and hidden files are ignored; any other entry that does not name a clip is reported as
+*unmatched*, with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..grid import ClipId, ClipIdError
+from .base import SubmissionError
+
+IGNORED_SUFFIXES = (".md", ".json", ".txt", ".yaml", ".yml")
+
+
+@dataclass
+class PredictionIndex:
+    """What a submission folder holds, by clip.
+
+    Attributes:
+        found: clip -> the names of every entry predicting it (two or more: duplicate).
+        unmatched: entries naming no clip, with the reason.
+        payload: task data per clip (emotion answers).
+        duplicate_keys: clip -> entries when duplicates are defined otherwise (emotion: per setting).
+    """
+
+    found: dict[ClipId, list[str]] = field(default_factory=dict)
+    unmatched: list[tuple[str, str]] = field(default_factory=list)
+    payload: dict[ClipId, Any] = field(default_factory=dict)
+    duplicate_keys: "dict[ClipId, list[str]] | None" = None
+
+    def duplicates(self) -> dict[ClipId, list[str]]:
+        """Clips predicted more than once (for emotion: twice for one input setting)."""
+        if self.duplicate_keys is not None:
+            return self.duplicate_keys
+        return {c: v for c, v in self.found.items() if len(v) > 1}
+
+
+def index_folder(pred_dir: "str | Path", suffixes: tuple[str, ...], dirs: bool) -> PredictionIndex:
+    """Map every entry of a submission folder to the clip its name gives.
+
+    Args:
+        pred_dir: the submission folder.
+        suffixes: accepted file suffixes of one clip's prediction.
+        dirs: a folder named by a clip id is a prediction (PNG frames).
+    """
+    pred_dir = Path(pred_dir)
+    if not pred_dir.is_dir():
+        raise FileNotFoundError(f"predictions folder {pred_dir} does not exist")
+    index = PredictionIndex()
+    for entry in sorted(pred_dir.iterdir()):
+        name = entry.name
+        if name.startswith(".") or name.upper().startswith("README") or (
+            entry.is_file() and entry.suffix.lower() in IGNORED_SUFFIXES
+        ):
+            continue
+        if entry.is_dir():
+            if not dirs:
+                index.unmatched.append((name, "a folder, expected one file per clip"))
+                continue
+            stem = name
+        elif entry.suffix.lower() in suffixes:
+            stem = entry.stem
+        else:
+            index.unmatched.append((name, f"unexpected file type, expected {'/'.join(suffixes)}"))
+            continue
+        try:
+            cid = ClipId.parse(stem)
+        except ClipIdError as err:
+            index.unmatched.append((name, str(err)))
+            continue
+        index.found.setdefault(cid, []).append(str(entry))
+    return index
+
+
+def check_video(pred: str, ref: str, size: bool, what: str) -> None:
+    """Same frame count (and size when ``size``) as the reference; :class:`SubmissionError` otherwise."""
+    from ..media import MediaError
+    from ..scoring.references import reference_alpha_info as frames_and_size
+
+    try:
+        n_pred, w_pred, h_pred = frames_and_size(pred)
+    except MediaError as err:
+        raise SubmissionError(f"unreadable prediction: {err}") from None
+    n_ref, w_ref, h_ref = frames_and_size(ref)
+    if size and (w_pred, h_pred) != (w_ref, h_ref):
+        raise SubmissionError(f"wrong resolution: prediction is {w_pred}x{h_pred}, reference {what} is {w_ref}x{h_ref}")
+    if n_pred != n_ref:
+        raise SubmissionError(f"wrong frame count: prediction has {n_pred} frames, reference {what} has {n_ref}")

@@ -1,0 +1,17 @@
+"""HUG-VIS `dnsmos_p808` evaluate module. Generated from hug_vis_dataset/catalog.py; do not edit."""
+
+import evaluate
+
+from hug_vis_dataset.modules import compute
+from hug_vis_dataset.modules import description
+from hug_vis_dataset.modules import inputs_description
+from hug_vis_dataset.modules import module_info
+
+
+@evaluate.utils.file_utils.add_start_docstrings(description("dnsmos_p808"), inputs_description("dnsmos_p808"))
+class DnsmosP808(evaluate.Metric):
+    def _info(self):
+        return module_info("dnsmos_p808")
+
+    def _compute(self, **inputs):
+        return compute("dnsmos_p808", **inputs)

@@ -1,0 +1,17 @@
+"""HUG-VIS `dnsmos_sig` evaluate module. Generated from hug_vis_dataset/catalog.py; do not edit."""
+
+import evaluate
+
+from hug_vis_dataset.modules import compute
+from hug_vis_dataset.modules import description
+from hug_vis_dataset.modules import inputs_description
+from hug_vis_dataset.modules import module_info
+
+
+@evaluate.utils.file_utils.add_start_docstrings(description("dnsmos_sig"), inputs_description("dnsmos_sig"))
+class DnsmosSig(evaluate.Metric):
+    def _info(self):
+        return module_info("dnsmos_sig")
+
+    def _compute(self, **inputs):
+        return compute("dnsmos_sig", **inputs)

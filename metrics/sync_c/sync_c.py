@@ -1,0 +1,17 @@
+"""HUG-VIS `sync_c` evaluate module. Generated from hug_vis_dataset/catalog.py; do not edit."""
+
+import evaluate
+
+from hug_vis_dataset.modules import compute
+from hug_vis_dataset.modules import description
+from hug_vis_dataset.modules import inputs_description
+from hug_vis_dataset.modules import module_info
+
+
+@evaluate.utils.file_utils.add_start_docstrings(description("sync_c"), inputs_description("sync_c"))
+class SyncC(evaluate.Metric):
+    def _info(self):
+        return module_info("sync_c")
+
+    def _compute(self, **inputs):
+        return compute("sync_c", **inputs)

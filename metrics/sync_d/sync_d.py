@@ -1,0 +1,17 @@
+"""HUG-VIS `sync_d` evaluate module. Generated from hug_vis_dataset/catalog.py; do not edit."""
+
+import evaluate
+
+from hug_vis_dataset.modules import compute
+from hug_vis_dataset.modules import description
+from hug_vis_dataset.modules import inputs_description
+from hug_vis_dataset.modules import module_info
+
+
+@evaluate.utils.file_utils.add_start_docstrings(description("sync_d"), inputs_description("sync_d"))
+class SyncD(evaluate.Metric):
+    def _info(self):
+        return module_info("sync_d")
+
+    def _compute(self, **inputs):
+        return compute("sync_d", **inputs)
