@@ -410,10 +410,14 @@ def psnr_batch_torch(pred: Any, ref: Any, cap_db: float = 100.0, device: Any = "
 
 def _valid_filter_torch(q, w, dim: int):
     """Symmetric 11-tap filter along ``dim`` keeping only windows inside the frame (length - 10)."""
+    import torch
+
     n = q.shape[dim] - 2 * SSIM_RADIUS
     out = q.narrow(dim, SSIM_RADIUS, n) * w[0]
+    pair = torch.empty_like(out)  # reused: full-size temporaries per tap cost more than the arithmetic
     for k in range(1, SSIM_RADIUS + 1):
-        out += (q.narrow(dim, SSIM_RADIUS - k, n) + q.narrow(dim, SSIM_RADIUS + k, n)) * w[k]
+        torch.add(q.narrow(dim, SSIM_RADIUS - k, n), q.narrow(dim, SSIM_RADIUS + k, n), out=pair)
+        out.add_(pair, alpha=w[k])
     return out
 
 
@@ -450,11 +454,11 @@ def ssim_batch_torch(pred: Any, ref: Any, device: Any = "cpu", chunk_frames: int
     c1, c2 = _ssim_constants()
     out = []
     for s in range(0, p.shape[0], chunk_frames):
-        x = p[s:s + chunk_frames].to(device).permute(0, 3, 1, 2).to(torch.float64)
-        y = r[s:s + chunk_frames].to(device).permute(0, 3, 1, 2).to(torch.float64)
-        q = torch.stack([x, y, x * x + y * y, x * y])  # (4, n, 3, H, W)
+        x = p[s:s + chunk_frames].to(device).to(torch.float64)
+        y = r[s:s + chunk_frames].to(device).to(torch.float64)
+        q = torch.stack([x, y, x * x + y * y, x * y])  # (4, n, H, W, 3)
         del x, y
-        q = _valid_filter_torch(_valid_filter_torch(q, w, 3), w, 4)
+        q = _valid_filter_torch(_valid_filter_torch(q, w, 2), w, 3)
         mx, my, mq, mp = q.unbind(0)
         mxy = mx * my
         mm = mx * mx + my * my
