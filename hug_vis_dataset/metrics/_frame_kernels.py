@@ -13,28 +13,30 @@ Both compute exactly the definitions pinned in :mod:`hug_vis_dataset.metrics.gen
 Why the result needs no border handling: scikit-image filters the whole frame with 'reflect'
 padding and then crops 5 px, exactly the radius of the window, so every value it keeps comes
 from a window lying wholly inside the frame. Only those windows are computed here ("valid"
-filtering); the padding mode cannot change them (tested with every scipy border mode).
+filtering); the padding mode cannot change them (tested with scipy's reflect, mirror, nearest,
+wrap and constant modes and with OpenCV's reflect-101, replicate and constant borders).
 
-How the CPU path is fast (about 0.8 s per 1080p frame for scikit-image on this project's
-machine; see ``docs/PERFORMANCE.md``):
+How the CPU path is fast (scikit-image takes about 0.8 s per 1080p frame on an idle core of this
+project's machine; ``scripts/bench_scale.py`` measures both, ``docs/PERFORMANCE.md`` has the table):
 
-- One fused pass: the five filtered images of the textbook formula are reduced to four, because
-  SSIM only needs ``sigma_x^2 + sigma_y^2``, so ``x^2 + y^2`` is filtered as one image. No
-  full-size temporary is written: each output row is filtered vertically into four row buffers,
-  then horizontally, turned into SSIM values and added into per-column sums.
+- One fused pass and no full-size temporaries. The five filtered images of the textbook formula
+  are reduced to four, because SSIM only needs ``sigma_x^2 + sigma_y^2``: x, y, ``x^2 + y^2``
+  and ``x y`` are formed once per input pixel, filtered vertically then horizontally, turned
+  into SSIM values and added into per-column sums.
 - The interleaved RGB row is one contiguous line of ``3 W`` values; neighbours of the same
-  channel are 3 apart, so the three channels are filtered by the same vectorised loops.
-- The Gaussian is symmetric, so the vertical pass adds the two rows at distance ``k`` before
-  weighting them. Those pair sums are integers below 2**24 (at most ``4 * 255**2``), so they are
-  formed exactly in float32 (twice the SIMD lanes of float64) and weighted in float64.
-- Rows are cut into fixed blocks, the parallel grain: a frame's value does not depend on the
-  thread count or on how frames are batched (each block's sum is reduced in a fixed order, and
-  the blocks are added in a fixed order). No kernel uses fastmath.
+  channel are 3 apart, so the three channels go through the same vectorised loops.
+- Cache: frames are cut into blocks of rows (the parallel grain) and column tiles, so a block's
+  quantities stay in L2; the vertical filter produces four output rows per sweep, so each input
+  value is loaded once for four outputs. The symmetric taps are paired (``w_k (a_-k + a_+k)``)
+  and accumulated with fused multiply-adds (``llvm.fma``: one rounding, the same on every CPU).
+- A frame's value does not depend on the thread count or on how frames are batched: each block's
+  column sums are reduced in a fixed order and the blocks are added in a fixed order. No kernel
+  uses fastmath.
 
-Values equal scikit-image's to about 1e-13 relative (float64 throughout; only the order of
-additions differs). The torch functions compute the same definition with ``conv2d`` in float64
-on any device; float32 is not offered because ``E[x^2] - E[x]^2`` cancels catastrophically in
-flat regions (errors near 1e-4 relative on 8-bit frames).
+Values equal scikit-image's to about 1e-15 relative (float64 throughout; only the rounding of
+the additions differs; the tests assert 1e-9). The torch functions compute the same definition
+in float64 on any device; float32 is not offered because ``E[x^2] - E[x]^2`` cancels in flat
+regions: measured 7e-6 relative on a flat frame with noise, above the 1e-6 requirement.
 
 Example:
     >>> import numpy as np
@@ -63,9 +65,10 @@ SSIM_K2 = 0.03
 DATA_RANGE = 255.0
 # Output rows per parallel task. Fixed (not derived from the thread count) so that the order in
 # which a frame's SSIM values are added never changes.
-BLOCK_ROWS = 64
-# Output elements (3 per pixel) per column tile: 11 x 4 x (TILE + 30) float64 rows stay in L2.
-TILE_ELEMENTS = 1024
+BLOCK_ROWS = 32
+# Output elements (3 per pixel) per column tile: the block's (BLOCK_ROWS + 10) x 4 x (TILE + 30)
+# float64 quantities (0.7 MB) stay in L2.
+TILE_ELEMENTS = 512
 
 
 class FrameInputError(ValueError):
@@ -196,19 +199,49 @@ def _load_rows(p, r, dst):
         qp[e] = a * b
 
 
+@njit(cache=True, inline="always")
+def _column_taps(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, w0, w1, w2, w3, w4, w5):
+    """The 11-tap filter of eleven vertically adjacent values (``a5`` the centre)."""
+    acc = w0 * a5
+    acc = _fma(w1, a4 + a6, acc)
+    acc = _fma(w2, a3 + a7, acc)
+    acc = _fma(w3, a2 + a8, acc)
+    acc = _fma(w4, a1 + a9, acc)
+    return _fma(w5, a0 + a10, acc)
+
+
 @njit(cache=True)
-def _vpass(ring, q, s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, w, out, n):
-    """Vertical 11-tap filter of quantity ``q``; ``s5`` is the ring slot of the centre row."""
+def _vpass4(buf, q, b, w, out, n):
+    """Vertical filter of quantity ``q`` for four output rows, centred on buffer rows ``b + 5 .. b + 8``.
+
+    Four rows per sweep: each of the 14 input values is loaded once for four outputs, instead of
+    11 loads per output (the loads, from L2, bound a one-row sweep).
+    """
     w0, w1, w2, w3, w4, w5 = w[0], w[1], w[2], w[3], w[4], w[5]
-    c, m1, p1, m2, p2 = ring[s5, q], ring[s4, q], ring[s6, q], ring[s3, q], ring[s7, q]
-    m3, p3, m4, p4, m5, p5 = ring[s2, q], ring[s8, q], ring[s1, q], ring[s9, q], ring[s0, q], ring[s10, q]
+    r0, r1, r2, r3, r4, r5, r6 = buf[b, q], buf[b + 1, q], buf[b + 2, q], buf[b + 3, q], buf[b + 4, q], \
+        buf[b + 5, q], buf[b + 6, q]
+    r7, r8, r9, r10, r11, r12, r13 = buf[b + 7, q], buf[b + 8, q], buf[b + 9, q], buf[b + 10, q], \
+        buf[b + 11, q], buf[b + 12, q], buf[b + 13, q]
+    o0, o1, o2, o3 = out[0, q], out[1, q], out[2, q], out[3, q]
     for e in range(n):
-        acc = w0 * c[e]
-        acc = _fma(w1, m1[e] + p1[e], acc)
-        acc = _fma(w2, m2[e] + p2[e], acc)
-        acc = _fma(w3, m3[e] + p3[e], acc)
-        acc = _fma(w4, m4[e] + p4[e], acc)
-        out[e] = _fma(w5, m5[e] + p5[e], acc)
+        a0, a1, a2, a3, a4, a5, a6 = r0[e], r1[e], r2[e], r3[e], r4[e], r5[e], r6[e]
+        a7, a8, a9, a10, a11, a12, a13 = r7[e], r8[e], r9[e], r10[e], r11[e], r12[e], r13[e]
+        o0[e] = _column_taps(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, w0, w1, w2, w3, w4, w5)
+        o1[e] = _column_taps(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, w0, w1, w2, w3, w4, w5)
+        o2[e] = _column_taps(a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, w0, w1, w2, w3, w4, w5)
+        o3[e] = _column_taps(a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, w0, w1, w2, w3, w4, w5)
+
+
+@njit(cache=True)
+def _vpass1(buf, q, b, w, out, n):
+    """:func:`_vpass4` for one output row (the last rows of a block); the same arithmetic."""
+    w0, w1, w2, w3, w4, w5 = w[0], w[1], w[2], w[3], w[4], w[5]
+    r0, r1, r2, r3, r4, r5 = buf[b, q], buf[b + 1, q], buf[b + 2, q], buf[b + 3, q], buf[b + 4, q], buf[b + 5, q]
+    r6, r7, r8, r9, r10 = buf[b + 6, q], buf[b + 7, q], buf[b + 8, q], buf[b + 9, q], buf[b + 10, q]
+    o0 = out[0, q]
+    for e in range(n):
+        o0[e] = _column_taps(r0[e], r1[e], r2[e], r3[e], r4[e], r5[e], r6[e], r7[e], r8[e], r9[e], r10[e],
+                             w0, w1, w2, w3, w4, w5)
 
 
 @njit(cache=True, inline="always")
@@ -241,13 +274,13 @@ def _hpass(v, w, c1, c2, col, m):
 
 
 @njit(cache=True)
-def _ssim_block_sum(p, r, o0, o1, w, c1, c2, tile, ring, v, col):
+def _ssim_block_sum(p, r, o0, o1, w, c1, c2, tile, buf, v, col):
     """Sum of the SSIM map over output rows ``o0..o1-1`` of one frame.
 
     ``p``, ``r``: (H, 3 W) uint8 (an RGB frame, rows flattened). Output row ``o`` is centred on
     input row ``o + 5``; output element ``j`` on row element ``j + 15`` (pixel ``j // 3 + 5``).
-    Columns are cut into tiles of ``tile`` output elements so that the ring of the last 11 input
-    rows' quantities stays in cache. Scratch: ``ring`` (11, 4, tile + 30), ``v`` (4, tile + 30),
+    Columns are cut into tiles of ``tile`` output elements so that the quantities of the block's
+    input rows stay in cache. Scratch: ``buf`` (o1 - o0 + 10, 4, tile + 30), ``v`` (4, 4, tile + 30),
     ``col`` (3 W - 30).
     """
     m = p.shape[1] - 30
@@ -255,16 +288,19 @@ def _ssim_block_sum(p, r, o0, o1, w, c1, c2, tile, ring, v, col):
     for t0 in range(0, m, tile):
         t1 = min(m, t0 + tile)
         width = t1 - t0 + 30
-        for i in range(o0, o0 + 10):
-            _load_rows(p[i, t0:t0 + width], r[i, t0:t0 + width], ring[i % 11])
-        for o in range(o0, o1):
-            i = o + 10
-            _load_rows(p[i, t0:t0 + width], r[i, t0:t0 + width], ring[i % 11])
-            s0, s1, s2, s3, s4, s5 = o % 11, (o + 1) % 11, (o + 2) % 11, (o + 3) % 11, (o + 4) % 11, (o + 5) % 11
-            s6, s7, s8, s9, s10 = (o + 6) % 11, (o + 7) % 11, (o + 8) % 11, (o + 9) % 11, (o + 10) % 11
+        for i in range(o0, o1 + 10):
+            _load_rows(p[i, t0:t0 + width], r[i, t0:t0 + width], buf[i - o0])
+        o = o0
+        while o < o1:
+            rows = 4 if o + 4 <= o1 else 1
             for q in range(4):
-                _vpass(ring, q, s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, w, v[q], width)
-            _hpass(v, w, c1, c2, col[t0:t1], t1 - t0)
+                if rows == 4:
+                    _vpass4(buf, q, o - o0, w, v, width)
+                else:
+                    _vpass1(buf, q, o - o0, w, v, width)
+            for k in range(rows):
+                _hpass(v[k], w, c1, c2, col[t0:t1], t1 - t0)
+            o += rows
     total = 0.0
     for j in range(m):
         total += col[j]
@@ -279,10 +315,10 @@ def _ssim_task(p, r, f, b, block_rows, w, c1, c2):
     o0 = b * block_rows
     o1 = min(h_out, o0 + block_rows)
     tile = min(TILE_ELEMENTS, n - 30)
-    ring = np.empty((11, 4, tile + 30))
-    v = np.empty((4, tile + 30))
+    buf = np.empty((o1 - o0 + 10, 4, tile + 30))
+    v = np.empty((4, 4, tile + 30))
     col = np.empty(n - 30)
-    return _ssim_block_sum(p[f], r[f], o0, o1, w, c1, c2, tile, ring, v, col)
+    return _ssim_block_sum(p[f], r[f], o0, o1, w, c1, c2, tile, buf, v, col)
 
 
 @njit(parallel=True, cache=True)
@@ -426,7 +462,8 @@ def ssim_batch_torch(pred: Any, ref: Any, device: Any = "cpu", chunk_frames: int
 
     The same definition as scikit-image's (see the module docstring), as shifted-slice sums: the
     Gaussian applied along rows then columns to x, y, x^2 + y^2 and x y, valid windows only.
-    float64 is required: in float32, ``E[x^2] - E[x]^2`` loses about 1e-4 relative in flat regions.
+    float64 is required: in float32, ``E[x^2] - E[x]^2`` cancels in flat regions (7e-6 relative
+    measured on a flat frame with noise, against a 1e-6 requirement).
 
     Args:
         pred: predicted frames, uint8 ``(N, H, W, 3)`` with H, W >= 11: a numpy array or a torch
