@@ -254,3 +254,15 @@ def test_torch_path_batching_and_tensor_inputs():
                           F.psnr_batch(pred, ref))
     with pytest.raises(F.FrameInputError, match="both"):
         F.ssim_batch_torch(torch.from_numpy(pred), ref)
+
+
+def test_torch_tensor_inputs_are_checked_like_arrays():
+    import torch
+
+    good = torch.zeros((2, 16, 16, 3), dtype=torch.uint8)
+    with pytest.raises(F.FrameInputError, match="uint8"):
+        F.ssim_batch_torch(good.float(), good)
+    with pytest.raises(F.FrameInputError, match="differ in shape"):
+        F.psnr_batch_torch(good, good[:, :, :12])
+    with pytest.raises(F.FrameInputError, match="at least 11x11"):
+        F.ssim_batch_torch(good[:, :10], good[:, :10])

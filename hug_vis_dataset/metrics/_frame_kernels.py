@@ -96,28 +96,45 @@ _HALF_WEIGHTS = gaussian_half_weights()
 
 
 # ----------------------------------------------------------------------------- checks
+def _check_shapes(pred_shape: tuple, ref_shape: tuple, pred_dtype: str, ref_dtype: str, uint8: tuple[bool, bool],
+                  min_side: int) -> None:
+    """The checks shared by numpy arrays and torch tensors (dtype, rank, channels, equal shapes, size)."""
+    for name, shape, dtype, ok in (("prediction", pred_shape, pred_dtype, uint8[0]),
+                                   ("reference", ref_shape, ref_dtype, uint8[1])):
+        if not ok:
+            raise FrameInputError(f"{name} frames must be uint8 RGB, got dtype {dtype}; convert with "
+                                  f"np.clip(x, 0, 255).astype(np.uint8) or decode the video as rgb24")
+        if len(shape) != 4 or shape[-1] != 3:
+            raise FrameInputError(f"{name} frames must be a batch (N, H, W, 3), got shape {shape}")
+    if pred_shape != ref_shape:
+        raise FrameInputError(f"prediction {pred_shape} and reference {ref_shape} frames differ in shape; "
+                              f"resize the prediction to the reference's resolution")
+    if pred_shape[0] == 0:
+        raise FrameInputError("no frames to score (empty batch)")
+    if min(pred_shape[1:3]) < min_side:
+        why = " (the SSIM window)" if min_side > 1 else ""
+        raise FrameInputError(f"frames must be at least {min_side}x{min_side} pixels{why}, "
+                              f"got {pred_shape[1]}x{pred_shape[2]}")
+
+
 def check_frame_pair(pred: Any, ref: Any, min_side: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """Validate two uint8 RGB batches ``(N, H, W, 3)`` of one shape; return them C-contiguous.
 
     Raises:
         FrameInputError: wrong dtype, rank or channel count, shapes that differ, no frames, or a
             side shorter than ``min_side`` pixels.
+
+    Example:
+        >>> import numpy as np
+        >>> try:
+        ...     check_frame_pair(np.zeros((1, 4, 4, 3), np.float32), np.zeros((1, 4, 4, 3), np.uint8))
+        ... except FrameInputError as err:
+        ...     print(str(err).split(";")[0])
+        prediction frames must be uint8 RGB, got dtype float32
     """
     pred, ref = np.asarray(pred), np.asarray(ref)
-    for name, arr in (("prediction", pred), ("reference", ref)):
-        if arr.dtype != np.uint8:
-            raise FrameInputError(f"{name} frames must be uint8 RGB, got dtype {arr.dtype}; convert with "
-                                  f"np.clip(x, 0, 255).astype(np.uint8) or decode the video as rgb24")
-        if arr.ndim != 4 or arr.shape[-1] != 3:
-            raise FrameInputError(f"{name} frames must be a batch (N, H, W, 3), got shape {arr.shape}")
-    if pred.shape != ref.shape:
-        raise FrameInputError(f"prediction {pred.shape} and reference {ref.shape} frames differ in shape; "
-                              f"resize the prediction to the reference's resolution")
-    if pred.shape[0] == 0:
-        raise FrameInputError("no frames to score (empty batch)")
-    if min(pred.shape[1:3]) < min_side:
-        raise FrameInputError(f"SSIM needs frames of at least {min_side}x{min_side} pixels (its Gaussian "
-                              f"window), got {pred.shape[1]}x{pred.shape[2]}")
+    _check_shapes(pred.shape, ref.shape, str(pred.dtype), str(ref.dtype),
+                  (pred.dtype == np.uint8, ref.dtype == np.uint8), min_side)
     return np.ascontiguousarray(pred), np.ascontiguousarray(ref)
 
 
@@ -395,19 +412,8 @@ def _torch_pair(pred: Any, ref: Any, min_side: int):
     if isinstance(pred, torch.Tensor) or isinstance(ref, torch.Tensor):
         if not (isinstance(pred, torch.Tensor) and isinstance(ref, torch.Tensor)):
             raise FrameInputError("pass both prediction and reference as torch tensors, or both as numpy arrays")
-        for name, t in (("prediction", pred), ("reference", ref)):
-            if t.dtype != torch.uint8:
-                raise FrameInputError(f"{name} frames must be uint8 RGB, got dtype {t.dtype}")
-            if t.ndim != 4 or t.shape[-1] != 3:
-                raise FrameInputError(f"{name} frames must be a batch (N, H, W, 3), got shape {tuple(t.shape)}")
-        if pred.shape != ref.shape:
-            raise FrameInputError(f"prediction {tuple(pred.shape)} and reference {tuple(ref.shape)} frames differ "
-                                  f"in shape; resize the prediction to the reference's resolution")
-        if pred.shape[0] == 0:
-            raise FrameInputError("no frames to score (empty batch)")
-        if min(pred.shape[1:3]) < min_side:
-            raise FrameInputError(f"SSIM needs frames of at least {min_side}x{min_side} pixels (its Gaussian "
-                                  f"window), got {pred.shape[1]}x{pred.shape[2]}")
+        _check_shapes(tuple(pred.shape), tuple(ref.shape), str(pred.dtype), str(ref.dtype),
+                      (pred.dtype == torch.uint8, ref.dtype == torch.uint8), min_side)
         return pred, ref
     p, r = check_frame_pair(pred, ref, min_side=min_side)
     return torch.from_numpy(p), torch.from_numpy(r)
