@@ -154,6 +154,28 @@ def _distance_to(mask: np.ndarray) -> np.ndarray:
     return cv2.distanceTransform((~mask).astype(np.uint8), cv2.DIST_L2, cv2.DIST_MASK_PRECISE)
 
 
+def _window(mask: np.ndarray, margin: float) -> tuple[slice, slice]:
+    """The bounding box of ``mask`` grown by ``margin`` + 1 pixels, clipped to the frame.
+
+    Everything these regions contain lies within ``margin`` of the mask, so the distance
+    transforms only need this window (a figure rarely fills a frame; the transforms dominate the cost).
+    """
+    rows = np.flatnonzero(mask.any(axis=1))
+    cols = np.flatnonzero(mask.any(axis=0))
+    pad = int(math.ceil(margin)) + 1
+    return (slice(max(rows[0] - pad, 0), rows[-1] + pad + 1), slice(max(cols[0] - pad, 0), cols[-1] + pad + 1))
+
+
+def _bands(transition: np.ndarray, widths_px: Sequence[float]) -> list[np.ndarray]:
+    bands = [np.zeros(transition.shape, bool) for _ in widths_px]
+    if transition.any():
+        window = _window(transition, max(widths_px))
+        distance = _distance_to(transition[window])
+        for band, width in zip(bands, widths_px):
+            band[window] = distance <= width
+    return bands
+
+
 def boundary_band(transition: np.ndarray, width_px: float) -> np.ndarray:
     """Pixels within Euclidean distance ``width_px`` of a transition pixel (empty if there is none).
 
@@ -162,9 +184,7 @@ def boundary_band(transition: np.ndarray, width_px: float) -> np.ndarray:
         >>> boundary_band(t, 2.0).astype(int).tolist()
         [[0, 1, 1, 1, 1, 1, 0]]
     """
-    if not transition.any():
-        return np.zeros(transition.shape, bool)
-    return _distance_to(transition) <= width_px
+    return _bands(transition, [width_px])[0]
 
 
 def thin_structure_region(foreground: np.ndarray, radius_px: float) -> np.ndarray:
@@ -181,15 +201,21 @@ def thin_structure_region(foreground: np.ndarray, radius_px: float) -> np.ndarra
         >>> thin[4, 8:11].tolist(), int(thin[1:8, 1:8].sum())   # the bar's root and 3 px per corner
         ([False, True, True], 12)
     """
-    if not foreground.any():
-        return np.zeros(foreground.shape, bool)
-    if foreground.all():
-        return np.zeros(foreground.shape, bool)
-    eroded = _distance_to(~foreground) > radius_px
+    thin = np.zeros(foreground.shape, bool)
+    if not foreground.any() or foreground.all():
+        return thin
+    # Inside the window the foreground is surrounded by background (or the frame border), so the
+    # nearest background pixel of every foreground pixel lies in it.
+    window = _window(foreground, radius_px)
+    part = foreground[window]
+    if part.all():  # the foreground fills the frame up to the border: nothing to erode from
+        return thin
+    eroded = _distance_to(~part) > radius_px
     if not eroded.any():
-        return foreground.copy()
-    opened = _distance_to(eroded) <= radius_px
-    return foreground & ~opened
+        thin[window] = part
+        return thin
+    thin[window] = part & ~(_distance_to(eroded) <= radius_px)
+    return thin
 
 
 def moving_region(prev_ref: np.ndarray, ref: np.ndarray, min_change: float = 0.0) -> np.ndarray:
@@ -219,14 +245,8 @@ def region_masks(ref: np.ndarray, prev_ref: "np.ndarray | None" = None,
     t = _as_float_frame(np.asarray(ref))
     sizes = spec.scaled(t.shape[0])
     transition = transition_region(t, spec.foreground_threshold)
-    masks: dict[str, np.ndarray] = {}
-    if transition.any():
-        distance = _distance_to(transition)
-        for name in spec.band_names():
-            masks[name] = distance <= sizes[name]
-    else:
-        for name in spec.band_names():
-            masks[name] = np.zeros(t.shape, bool)
+    names = spec.band_names()
+    masks: dict[str, np.ndarray] = dict(zip(names, _bands(transition, [sizes[n] for n in names])))
     foreground = t >= spec.foreground_threshold
     masks["thin"] = thin_structure_region(foreground, sizes["thin_radius"])
     masks["bulk"] = foreground & ~masks["thin"]

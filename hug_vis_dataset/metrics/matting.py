@@ -150,10 +150,17 @@ def grad_magnitude(frame: Any, normalize: bool = True) -> np.ndarray:
     if normalize:
         lo, hi = float(a.min()), float(a.max())
         a = (a - lo) / (hi - lo) if hi - lo > float(np.finfo(np.float64).eps) else np.zeros_like(a)
-    fx, fy = gauss_filter()
-    gx = cv2.filter2D(a, cv2.CV_64F, fx, borderType=cv2.BORDER_REPLICATE)
-    gy = cv2.filter2D(a, cv2.CV_64F, fy, borderType=cv2.BORDER_REPLICATE)
-    return np.sqrt(gx * gx + gy * gy)
+    # f_x = G (x) dG is separable: two 9-tap passes instead of one 81-tap filter.
+    g, dg, inv_norm = _separable_filter(GRAD_SIGMA, GRAD_EPSILON)
+    gx = cv2.sepFilter2D(a, cv2.CV_64F, dg, g, borderType=cv2.BORDER_REPLICATE)
+    gy = cv2.sepFilter2D(a, cv2.CV_64F, g, dg, borderType=cv2.BORDER_REPLICATE)
+    # In place: a 1080p frame is 16 MB per float64 temporary.
+    np.multiply(gx, gx, out=gx)
+    np.multiply(gy, gy, out=gy)
+    gx += gy
+    np.sqrt(gx, out=gx)
+    gx *= inv_norm
+    return gx
 
 
 # ----------------------------------------------------------------------------- validation

@@ -40,7 +40,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 DEFAULT_TOP_K = 3
-RESULT_COLUMNS: tuple[str, ...] = (
+AGREEMENT_COLUMNS: tuple[str, ...] = (
     "task", "metric", "criterion", "n_systems", "spearman", "kendall", "top1_metric", "top1_mos", "same_top1",
     "top_k", "top_k_overlap", "pairwise_top_k", "pairwise_all",
 )
@@ -137,7 +137,7 @@ def metric_mos_agreement(metric_means: Any, mos_means: Any, higher_is_better: "M
         task: copied into the ``task`` column.
 
     Returns:
-        A DataFrame with :data:`RESULT_COLUMNS`, one row per pair (metric order, then criterion
+        A DataFrame with :data:`AGREEMENT_COLUMNS`, one row per pair (metric order, then criterion
         order). Each pair uses the systems with finite values in both columns.
 
     Raises:
@@ -155,7 +155,7 @@ def metric_mos_agreement(metric_means: Any, mos_means: Any, higher_is_better: "M
             human = {str(s): float(v) for s, v in mos_means[criterion].items() if np.isfinite(float(v))}
             rows.append({"task": task, "metric": str(metric), "criterion": str(criterion),
                          **_pair_row(auto, human, top_k)})
-    return pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+    return pd.DataFrame(rows, columns=list(AGREEMENT_COLUMNS))
 
 
 # ----------------------------------------------------------------------------- per-clip rows

@@ -41,7 +41,6 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 DEFAULT_LEVEL = 0.95
-NOT_DISTINGUISHABLE = "not distinguishable at 95%"
 
 
 class SignificanceInputError(ValueError):
