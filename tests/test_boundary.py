@@ -71,8 +71,8 @@ def ref_magnitude(a: np.ndarray) -> np.ndarray:
 
 def ref_scores(pred: np.ndarray, ref: np.ndarray, widths, radius_1080: float):
     """Per-frame {region: {metric: [values]}} straight from the definitions (NaN for empty)."""
-    p_all = pred.astype(np.float64) / 255.0
-    t_all = ref.astype(np.float64) / 255.0
+    p_all = pred.astype(np.float64) / (255.0 if pred.dtype == np.uint8 else 1.0)
+    t_all = ref.astype(np.float64) / (255.0 if ref.dtype == np.uint8 else 1.0)
     H = ref.shape[1]
     out: dict[str, dict[str, list[float]]] = {}
 
@@ -131,6 +131,7 @@ CASES = {
     "figure": figure_clip(),
     "random": (np.random.default_rng(1).integers(0, 256, (3, 20, 30)).astype(np.uint8),
                np.random.default_rng(2).integers(0, 256, (3, 20, 30)).astype(np.uint8)),
+    "float_figure": tuple(x.astype(np.float32) / np.float32(255) for x in figure_clip(seed=5)),
     "binary_random": (np.random.default_rng(3).integers(0, 256, (3, 24, 24)).astype(np.uint8),
                       (np.random.default_rng(4).random((3, 24, 24)) > 0.6).astype(np.uint8) * 255),
 }
@@ -242,6 +243,20 @@ def test_whole_frame_region_equals_table11_metrics():
         assert e["grad"] * everything.size / 1e6 == pytest.approx(matting.grad(pred, ref)[k], rel=1e-7)
         if k:
             assert e["dtssd"] == pytest.approx(matting.dtssd(pred, ref)[k - 1], rel=1e-9)
+
+
+@pytest.mark.parametrize("window", [(slice(0, 5), slice(0, 7)), (slice(10, 20), slice(3, 30)),
+                                    (slice(30, 36), slice(40, 48)), (slice(17, 18), slice(24, 25))])
+@pytest.mark.parametrize("normalize", [True, False])
+def test_grad_magnitude_window_is_the_whole_frames_magnitude_there(window, normalize):
+    pred, ref = figure_clip(T=1)
+    for frame in (pred[0], ref[0], ref[0].astype(np.float32) / 255):
+        whole = matting.grad_magnitude(frame, normalize)
+        np.testing.assert_allclose(matting.grad_magnitude(frame, normalize, window), whole[window],
+                                   rtol=1e-12, atol=1e-15)
+        if normalize:  # the independent filter (scipy, 81-tap kernel) agrees on the whole frame
+            np.testing.assert_allclose(whole, ref_magnitude(frame.astype(np.float64) / (255 if frame.dtype == np.uint8 else 1)),
+                                       rtol=1e-9, atol=1e-12)
 
 
 def test_moving_region_carries_all_of_the_motion_statistic():

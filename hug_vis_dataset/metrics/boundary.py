@@ -123,19 +123,17 @@ def _as_float_frame(frame: np.ndarray) -> np.ndarray:
     return frame.astype(np.float64) / 255.0 if frame.dtype == np.uint8 else frame.astype(np.float64)
 
 
-def transition_region(ref: np.ndarray, threshold: float = MOTION_MASK_THRESHOLD) -> np.ndarray:
-    """Soft pixels ``0 < t < 1`` plus both sides of the ``threshold`` contour (4-neighbourhood).
+def _soft_and_foreground(ref: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """``0 < t < 1`` and ``t >= threshold``; 8-bit frames through a 256-entry table of ``k / 255``
+    (the same comparisons, without converting the frame)."""
+    if ref.dtype == np.uint8:
+        levels = np.arange(256) / 255.0
+        return ((levels > 0.0) & (levels < 1.0))[ref], (levels >= threshold)[ref]
+    return (ref > 0.0) & (ref < 1.0), ref >= threshold
 
-    Args:
-        ref: one reference frame (H, W), float alpha in [0, 1].
 
-    Example:
-        >>> t = np.zeros((3, 4)); t[:, 2:] = 1.0
-        >>> transition_region(t).astype(int).tolist()
-        [[0, 1, 1, 0], [0, 1, 1, 0], [0, 1, 1, 0]]
-    """
-    mask = ref >= threshold
-    region = (ref > 0.0) & (ref < 1.0)
+def _with_contour(soft: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    region = soft.copy()
     horizontal = mask[:, 1:] != mask[:, :-1]
     vertical = mask[1:, :] != mask[:-1, :]
     region[:, 1:] |= horizontal
@@ -143,6 +141,20 @@ def transition_region(ref: np.ndarray, threshold: float = MOTION_MASK_THRESHOLD)
     region[1:, :] |= vertical
     region[:-1, :] |= vertical
     return region
+
+
+def transition_region(ref: np.ndarray, threshold: float = MOTION_MASK_THRESHOLD) -> np.ndarray:
+    """Soft pixels ``0 < t < 1`` plus both sides of the ``threshold`` contour (4-neighbourhood).
+
+    Args:
+        ref: one reference frame (H, W), uint8 (``k / 255``) or float alpha in [0, 1].
+
+    Example:
+        >>> t = np.zeros((3, 4)); t[:, 2:] = 1.0
+        >>> transition_region(t).astype(int).tolist()
+        [[0, 1, 1, 0], [0, 1, 1, 0], [0, 1, 1, 0]]
+    """
+    return _with_contour(*_soft_and_foreground(np.asarray(ref), threshold))
 
 
 def _distance_to(mask: np.ndarray) -> np.ndarray:
@@ -242,16 +254,20 @@ def region_masks(ref: np.ndarray, prev_ref: "np.ndarray | None" = None,
         >>> sorted(region_masks(t))
         ['band_10', 'band_20', 'band_5', 'bulk', 'thin']
     """
-    t = _as_float_frame(np.asarray(ref))
+    t = np.asarray(ref)
     sizes = spec.scaled(t.shape[0])
-    transition = transition_region(t, spec.foreground_threshold)
+    soft, foreground = _soft_and_foreground(t, spec.foreground_threshold)
     names = spec.band_names()
-    masks: dict[str, np.ndarray] = dict(zip(names, _bands(transition, [sizes[n] for n in names])))
-    foreground = t >= spec.foreground_threshold
+    masks: dict[str, np.ndarray] = dict(zip(names, _bands(_with_contour(soft, foreground),
+                                                           [sizes[n] for n in names])))
     masks["thin"] = thin_structure_region(foreground, sizes["thin_radius"])
     masks["bulk"] = foreground & ~masks["thin"]
     if prev_ref is not None:
-        masks["moving"] = moving_region(_as_float_frame(np.asarray(prev_ref)), t, spec.min_change)
+        prev = np.asarray(prev_ref)
+        if t.dtype == prev.dtype == np.uint8 and spec.min_change == 0.0:
+            masks["moving"] = t != prev  # k / 255 differs exactly when k does
+        else:
+            masks["moving"] = moving_region(_as_float_frame(prev), _as_float_frame(t), spec.min_change)
     return masks
 
 
@@ -292,16 +308,25 @@ def _new_collection(spec: RegionSpec) -> dict[str, dict[str, list[float]]]:
 def _score_frames(p_chunk: np.ndarray, t_chunk: np.ndarray, prev: "tuple[np.ndarray, np.ndarray] | None",
                   spec: RegionSpec, grad_normalize: bool, collected: dict[str, dict[str, list[float]]]
                   ) -> tuple[np.ndarray, np.ndarray]:
-    """Append every frame's region errors to ``collected``; returns the last (p, t) as float64."""
+    """Append every frame's region errors to ``collected``; returns the last (pred, ref) frames."""
     for p_raw, t_raw in zip(p_chunk, t_chunk):
-        p = _as_float_frame(p_raw)
-        t = _as_float_frame(t_raw)
-        masks = region_masks(t, None if prev is None else prev[1], spec)
-        error = p - t
-        grad_error = grad_magnitude(t, grad_normalize) - grad_magnitude(p, grad_normalize)
-        temporal = None if prev is None else (p - prev[0]) - (t - prev[1])
+        masks = region_masks(t_raw, None if prev is None else prev[1], spec)
+        union = np.logical_or.reduce(list(masks.values()))
+        if union.any():
+            # Errors are only ever summed over the regions: compute them in the regions' box.
+            window = _window(union, 0.0)
+            p, t = _as_float_frame(p_raw[window]), _as_float_frame(t_raw[window])
+            error = p - t
+            grad_error = (grad_magnitude(t_raw, grad_normalize, window)
+                          - grad_magnitude(p_raw, grad_normalize, window))
+            temporal = None
+            if prev is not None:
+                temporal = (p - _as_float_frame(prev[0][window])) - (t - _as_float_frame(prev[1][window]))
+        else:
+            window, error, grad_error = (slice(0, 0), slice(0, 0)), np.zeros((0, 0)), np.zeros((0, 0))
+            temporal = None if prev is None else error
         for name, mask in masks.items():
-            values = region_errors(error, grad_error, temporal, mask)
+            values = region_errors(error, grad_error, temporal, mask[window])
             keys = REGION_METRICS if name == "moving" else ("mad", "mse", "grad", "size")
             for key in keys:
                 collected[name][key].append(values[key])
@@ -309,8 +334,9 @@ def _score_frames(p_chunk: np.ndarray, t_chunk: np.ndarray, prev: "tuple[np.ndar
                 collected[name]["size"].append(values["size"])
             elif temporal is not None:
                 collected[name]["dtssd"].append(values["dtssd"])
-        prev = (p, t)
-    return prev
+        prev = (p_raw, t_raw)
+    # Copies: the chunk buffer may be reused by the reader.
+    return (prev[0].copy(), prev[1].copy()) if prev is not None else None
 
 
 def _summarise(collected: dict[str, dict[str, list[float]]], frames: int, spec: RegionSpec,

@@ -124,7 +124,8 @@ def _separable_filter(sigma: float, epsilon: float) -> tuple[np.ndarray, np.ndar
     return g, dg, inv_norm
 
 
-def grad_magnitude(frame: Any, normalize: bool = True) -> np.ndarray:
+def grad_magnitude(frame: Any, normalize: bool = True,
+                   window: "tuple[slice, slice] | None" = None) -> np.ndarray:
     """Per-pixel gradient magnitude that Grad compares: ``sqrt((f_x * a)^2 + (f_y * a)^2)``, float64.
 
     The same filters, border (replicate) and min-max rule as :func:`grad` (a frame whose range is
@@ -134,33 +135,54 @@ def grad_magnitude(frame: Any, normalize: bool = True) -> np.ndarray:
 
     Args:
         frame: one alpha frame (H, W), uint8 0..255 or float in [0, 1].
-        normalize: min-max normalise first (``grad_normalize`` of the scorers).
+        normalize: min-max normalise first (``grad_normalize`` of the scorers), over the whole frame.
+        window: ``(rows, cols)`` slices (step 1): return only the magnitude there, equal to the
+            whole frame's magnitude on that window, filtering just the window and the filter's reach.
 
     Example:
         >>> a = np.zeros((9, 9)); a[:, 5:] = 1.0   # a vertical step between columns 4 and 5
         >>> grad_magnitude(a)[4].round(2).tolist()
         [0.0, 0.1, 0.53, 1.56, 2.66, 2.66, 1.56, 0.53, 0.1]
+        >>> grad_magnitude(a, window=(slice(4, 5), slice(3, 6))).round(2).tolist()
+        [[1.56, 2.66, 2.66]]
     """
     import cv2
 
     a = np.asarray(frame)
     if a.ndim != 2:
         raise MattingInputError(f"frame must have shape (H, W), got {a.shape}")
-    a = a.astype(np.float64) / 255.0 if a.dtype == np.uint8 else a.astype(np.float64)
+    unit = 1.0 / 255.0 if a.dtype == np.uint8 else 1.0
+    g, dg, inv_norm = _separable_filter(GRAD_SIGMA, GRAD_EPSILON)
+    rows, cols = window if window is not None else (slice(0, a.shape[0]), slice(0, a.shape[1]))
+    rows = slice(*rows.indices(a.shape[0])[:2])
+    cols = slice(*cols.indices(a.shape[1])[:2])
+    # The filter reaches `half` pixels: filter the window grown by that much (the replicate border
+    # then only acts at the frame's own edges), and cut the window back out.
+    half = g.size // 2
+    r0, c0 = max(rows.start - half, 0), max(cols.start - half, 0)
+    r1, c1 = min(rows.stop + half, a.shape[0]), min(cols.stop + half, a.shape[1])
+    sub = a[r0:r1, c0:c1].astype(np.float64)
+    if unit != 1.0:
+        sub /= 255.0
     if normalize:
         lo, hi = float(a.min()), float(a.max())
-        a = (a - lo) / (hi - lo) if hi - lo > float(np.finfo(np.float64).eps) else np.zeros_like(a)
+        if unit != 1.0:
+            lo, hi = lo / 255.0, hi / 255.0
+        if hi - lo > float(np.finfo(np.float64).eps):
+            sub -= lo
+            sub /= hi - lo
+        else:
+            sub[:] = 0.0
     # f_x = G (x) dG is separable: two 9-tap passes instead of one 81-tap filter.
-    g, dg, inv_norm = _separable_filter(GRAD_SIGMA, GRAD_EPSILON)
-    gx = cv2.sepFilter2D(a, cv2.CV_64F, dg, g, borderType=cv2.BORDER_REPLICATE)
-    gy = cv2.sepFilter2D(a, cv2.CV_64F, g, dg, borderType=cv2.BORDER_REPLICATE)
+    gx = cv2.sepFilter2D(sub, cv2.CV_64F, dg, g, borderType=cv2.BORDER_REPLICATE)
+    gy = cv2.sepFilter2D(sub, cv2.CV_64F, g, dg, borderType=cv2.BORDER_REPLICATE)
     # In place: a 1080p frame is 16 MB per float64 temporary.
     np.multiply(gx, gx, out=gx)
     np.multiply(gy, gy, out=gy)
     gx += gy
     np.sqrt(gx, out=gx)
     gx *= inv_norm
-    return gx
+    return gx[rows.start - r0:rows.stop - r0, cols.start - c0:cols.stop - c0]
 
 
 # ----------------------------------------------------------------------------- validation
