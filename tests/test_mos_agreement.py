@@ -186,6 +186,9 @@ def test_per_clip_rows_single_actor_has_no_interval():
 def test_per_clip_rows_ignore_row_order_and_failed_rows():
     metric, mos = clip_rows(4, seed=1)
     a = metric_mos_agreement_rows(metric, mos, n_boot=20)
-    failed = pd.concat([metric, metric.iloc[:1].assign(status="failed", value=99.0, clip_id="actor_0009_sad_action_01_script_001", actor_id=9)])
-    b = metric_mos_agreement_rows(failed.sample(frac=1.0, random_state=2), mos.sample(frac=1.0, random_state=3), n_boot=20)
+    extra = metric.iloc[:1].assign(status="failed", value=99.0, clip_id="actor_0009_sad_action_01_script_001",
+                                   actor_id=9)
+    failed = pd.concat([metric, extra])
+    b = metric_mos_agreement_rows(failed.sample(frac=1.0, random_state=2), mos.sample(frac=1.0, random_state=3),
+                                  n_boot=20)
     pd.testing.assert_frame_equal(a, b)

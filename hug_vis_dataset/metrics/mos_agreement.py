@@ -193,7 +193,9 @@ def metric_mos_agreement_rows(metric_rows: Any, mos_rows: Any, higher_is_better:
         auto = auto[auto["status"].fillna("ok") == "ok"]
     auto = auto.assign(kind="metric", name=auto["metric"], value=auto["value"].astype(float))
     human = human.assign(kind="mos", name=human["criterion"], value=human["score"].astype(float))
-    columns = ["model", "clip_id", "kind", "name", "value"] + (["actor_id"] if "actor_id" in auto and "actor_id" in human else [])
+    columns = ["model", "clip_id", "kind", "name", "value"]
+    if "actor_id" in auto and "actor_id" in human:  # else bootstrap_ci reads the actor from the clip id
+        columns.append("actor_id")
     combined = pd.concat([auto[columns], human[columns]], ignore_index=True)
     combined = combined[np.isfinite(combined["value"])].sort_values(["kind", "name", "model", "clip_id"], kind="stable")
     metric_order = list(dict.fromkeys(auto["metric"]))
@@ -212,7 +214,8 @@ def metric_mos_agreement_rows(metric_rows: Any, mos_rows: Any, higher_is_better:
 
     def statistic(frame):
         t = table(frame)
-        return {(r.metric, r.criterion, stat): getattr(r, stat) for r in t.itertuples() for stat in ("spearman", "kendall")}
+        return {(r.metric, r.criterion, stat): getattr(r, stat)
+                for r in t.itertuples() for stat in ("spearman", "kendall")}
 
     intervals = bootstrap_ci(combined, statistic, n_boot=n_boot, level=level, seed=seed)
     for stat in ("spearman", "kendall"):
