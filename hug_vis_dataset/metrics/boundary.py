@@ -16,12 +16,13 @@ Regions of frame k (reference alpha ``t`` in [0, 1]; 8-bit frames are ``k / 255`
   20). Transition pixels themselves are in every band.
 * ``thin``: the reference foreground ``F = {t >= 0.5}`` minus its morphological opening with the
   disk ``{d : |d| <= r * H / 1080}``: the parts of the figure thinner than the disk's diameter.
-  Default ``r = 16`` px at 1080p: in the paper's seated half-body framing (about 0.9 m of body over
-  1080 rows, ~1.2 px/mm) a finger (16-20 mm) or a hair strand is 20-25 px wide and is removed by a
-  32 px disk, while forearms (60-80 mm, 70-100 px), the neck, the head and the torso survive. On the
-  synthetic figure (sized in units of H / 180) fingers are 1.4-1.9 px and forearms >= 7.6 px wide
-  at 180 rows, either side of the 5.3 px diameter the default gives there. The frame border is not
-  an edge: a part cut by the frame is not thinned by it.
+  Default ``r = 16`` px at 1080p. Assuming the paper's seated half-body framing puts about 0.9 m
+  of body over 1080 rows (~1.2 px/mm), a finger (16-20 mm) is 20-25 px wide and hair locks are
+  thinner: both fit nowhere in the 32 px disk and are removed, while forearms (60-80 mm, 70-100 px),
+  the neck, the head and the torso survive. On the synthetic figure (sized in units of H / 180)
+  fingers are 1.4-1.9 px and forearms >= 7.6 px wide at 180 rows, either side of the 5.3 px
+  diameter the default gives there (``scripts/bench_boundary.py`` prints the region sizes at 1080p).
+  The frame border is not an edge: a part cut by the frame is not thinned by it.
 * ``bulk``: ``F`` minus ``thin`` (the thick parts, edges included): the baseline the thin-structure
   error is compared with.
 * ``moving`` (frames k >= 1): ``|t_k - t_{k-1}| > min_change`` (default 0: any change). With the
@@ -49,7 +50,8 @@ Example:
     >>> pred = ref.copy(); pred[:, 19:21, 30:38] = 0          # the thin bar is lost
     >>> out = score_boundary_clip(pred, ref, thin_radius=54.0)  # 54 px at 1080p = 2 px at 40 rows
     >>> # thin: 14 of the bar's 16 pixels (2 join the square) and the square's 4 x 3 corner pixels
-    >>> round(out["clip"]["thin"]["mad"], 1), round(out["clip"]["bulk"]["mad"], 1), out["clip"]["thin"]["mean_size"]
+    >>> thin, bulk = out["clip"]["thin"], out["clip"]["bulk"]
+    >>> round(thin["mad"], 1), round(bulk["mad"], 1), thin["mean_size"]
     (538.5, 5.1, 26.0)
     >>> out["clip"]["moving"]["empty_frames"]   # the reference does not move
     1
