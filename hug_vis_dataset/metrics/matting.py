@@ -106,6 +106,67 @@ def _separable_filter(sigma: float, epsilon: float) -> tuple[np.ndarray, np.ndar
     return g, dg, inv_norm
 
 
+def grad_magnitude(frame: Any, normalize: bool = True,
+                   window: "tuple[slice, slice] | None" = None) -> np.ndarray:
+    """Per-pixel gradient magnitude that Grad compares: ``sqrt((f_x * a)^2 + (f_y * a)^2)``, float64.
+
+    The same filters, border (replicate) and min-max rule as :func:`grad` (a frame whose range is
+    at most ``DBL_EPSILON`` normalises to zeros, as ``cv2.normalize`` does), so
+    ``((grad_magnitude(t) - grad_magnitude(p)) ** 2).sum() / 1000`` is Grad of the frame; the
+    region-restricted errors of :mod:`.boundary` sum it over part of the frame instead.
+
+    Args:
+        frame: one alpha frame (H, W), uint8 0..255 or float in [0, 1].
+        normalize: min-max normalise first (``grad_normalize`` of the scorers), over the whole frame.
+        window: ``(rows, cols)`` slices (step 1): return only the magnitude there, equal to the
+            whole frame's magnitude on that window, filtering just the window and the filter's reach.
+
+    Example:
+        >>> a = np.zeros((9, 9)); a[:, 5:] = 1.0   # a vertical step between columns 4 and 5
+        >>> grad_magnitude(a)[4].round(2).tolist()
+        [0.0, 0.1, 0.53, 1.56, 2.66, 2.66, 1.56, 0.53, 0.1]
+        >>> grad_magnitude(a, window=(slice(4, 5), slice(3, 6))).round(2).tolist()
+        [[1.56, 2.66, 2.66]]
+    """
+    import cv2
+
+    a = np.asarray(frame)
+    if a.ndim != 2:
+        raise MattingInputError(f"frame must have shape (H, W), got {a.shape}")
+    unit = 1.0 / 255.0 if a.dtype == np.uint8 else 1.0
+    g, dg, inv_norm = _separable_filter(GRAD_SIGMA, GRAD_EPSILON)
+    rows, cols = window if window is not None else (slice(0, a.shape[0]), slice(0, a.shape[1]))
+    rows = slice(*rows.indices(a.shape[0])[:2])
+    cols = slice(*cols.indices(a.shape[1])[:2])
+    # The filter reaches `half` pixels: filter the window grown by that much (the replicate border
+    # then only acts at the frame's own edges), and cut the window back out.
+    half = g.size // 2
+    r0, c0 = max(rows.start - half, 0), max(cols.start - half, 0)
+    r1, c1 = min(rows.stop + half, a.shape[0]), min(cols.stop + half, a.shape[1])
+    sub = a[r0:r1, c0:c1].astype(np.float64)
+    if unit != 1.0:
+        sub /= 255.0
+    if normalize:
+        lo, hi = float(a.min()), float(a.max())
+        if unit != 1.0:
+            lo, hi = lo / 255.0, hi / 255.0
+        if hi - lo > float(np.finfo(np.float64).eps):
+            sub -= lo
+            sub /= hi - lo
+        else:
+            sub[:] = 0.0
+    # f_x = G (x) dG is separable: two 9-tap passes instead of one 81-tap filter.
+    gx = cv2.sepFilter2D(sub, cv2.CV_64F, dg, g, borderType=cv2.BORDER_REPLICATE)
+    gy = cv2.sepFilter2D(sub, cv2.CV_64F, g, dg, borderType=cv2.BORDER_REPLICATE)
+    # In place: a 1080p frame is 16 MB per float64 temporary.
+    np.multiply(gx, gx, out=gx)
+    np.multiply(gy, gy, out=gy)
+    gx += gy
+    np.sqrt(gx, out=gx)
+    gx *= inv_norm
+    return gx[rows.start - r0:rows.stop - r0, cols.start - c0:cols.stop - c0]
+
+
 # ----------------------------------------------------------------------------- validation
 def _as_alpha(name: str, arr: Any) -> np.ndarray:
     arr = np.asarray(arr)
@@ -298,6 +359,51 @@ def _rechunk(chunks: Iterable[np.ndarray], size: int) -> Iterator[np.ndarray]:
         yield buffer[0] if len(buffer) == 1 else np.concatenate(buffer)
 
 
+def paired_chunks(pred_source: Any, ref_source: Any, chunk_frames: int = 32
+                  ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Checked (pred, ref) chunks of exactly ``chunk_frames`` frames (the last may be short).
+
+    Each pair has passed the pair check (shape, dtype, range; mixed 8-bit/float sides both become
+    float32), and the frame size is the same throughout the clip. Every streamed matting scorer
+    reads its clip through this.
+
+    Args:
+        pred_source, ref_source: PNG folder or video paths, (T, H, W) arrays, or iterables of chunks.
+        chunk_frames: frames per yielded chunk.
+
+    Raises:
+        MattingInputError: different frame counts, a frame size change, bad values.
+
+    Example:
+        >>> a = np.zeros((5, 2, 2), np.uint8)
+        >>> [p.shape[0] for p, _ in paired_chunks(a, a, chunk_frames=2)]
+        [2, 2, 1]
+    """
+    if chunk_frames < 1:
+        raise ValueError("chunk_frames must be >= 1")
+    frame_shape = None
+    frames = 0
+    p_iter = _rechunk(_chunks_of(pred_source, chunk_frames), chunk_frames)
+    t_iter = _rechunk(_chunks_of(ref_source, chunk_frames), chunk_frames)
+    sentinel = object()
+    while True:
+        pc = next(p_iter, sentinel)
+        tc = next(t_iter, sentinel)
+        if pc is sentinel and tc is sentinel:
+            return
+        if pc is sentinel or tc is sentinel:
+            longer = "reference" if pc is sentinel else "prediction"
+            raise MattingInputError(f"frame count mismatch: the {longer} has more than {frames} frames")
+        if pc.shape[0] != tc.shape[0]:
+            raise MattingInputError(f"frame count mismatch near frame {frames + min(len(pc), len(tc))}")
+        p, t = _check_pair(pc, tc)
+        if frame_shape is not None and frame_shape != p.shape[1:]:
+            raise MattingInputError(f"frame size changes at frame {frames}: {frame_shape} -> {p.shape[1:]}")
+        frame_shape = p.shape[1:]
+        yield p, t
+        frames += p.shape[0]
+
+
 def score_matting_clip(pred_source: Any, ref_source: Any, chunk_frames: int = 32,
                        metrics: "Iterable[str] | None" = None, grad_normalize: bool = True) -> dict[str, Any]:
     """Score one clip streamed in chunks; memory is bounded by ``chunk_frames`` whatever the length.
@@ -324,28 +430,11 @@ def score_matting_clip(pred_source: Any, ref_source: Any, chunk_frames: int = 32
         >>> out["frames"], len(out["per_frame"]["dtssd"]), round(out["clip"]["mad"], 3)
         (5, 4, 250.0)
     """
-    if chunk_frames < 1:
-        raise ValueError("chunk_frames must be >= 1")
     chosen = _check_metrics(metrics)
     collected: dict[str, list[np.ndarray]] = {name: [] for name in chosen}
     prev = None
     frames = 0
-    p_iter = _rechunk(_chunks_of(pred_source, chunk_frames), chunk_frames)
-    t_iter = _rechunk(_chunks_of(ref_source, chunk_frames), chunk_frames)
-    sentinel = object()
-    while True:
-        pc = next(p_iter, sentinel)
-        tc = next(t_iter, sentinel)
-        if pc is sentinel and tc is sentinel:
-            break
-        if pc is sentinel or tc is sentinel:
-            longer = "reference" if pc is sentinel else "prediction"
-            raise MattingInputError(f"frame count mismatch: the {longer} has more than {frames} frames")
-        if pc.shape[0] != tc.shape[0]:
-            raise MattingInputError(f"frame count mismatch near frame {frames + min(len(pc), len(tc))}")
-        p, t = _check_pair(pc, tc)
-        if prev is not None and prev[0].shape != p.shape[1:]:
-            raise MattingInputError(f"frame size changes at frame {frames}: {prev[0].shape} -> {p.shape[1:]}")
+    for p, t in paired_chunks(pred_source, ref_source, chunk_frames):
         values = _score_chunk(p, t, prev, chosen, grad_normalize)
         for name, col in _columns(values, chosen, first_chunk=prev is None).items():
             collected[name].append(col)

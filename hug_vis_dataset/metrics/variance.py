@@ -1,0 +1,275 @@
+"""How much of a metric's variation each factor of the grid explains (the paper's finding (iv)).
+
+For one task metric's per-clip rows (one value per model and clip) the total sum of squares around
+the grand mean is split into the terms of the grid, in this order:
+
+``actor``, ``emotion``, ``action`` (nested in emotion: the four action templates differ per emotion),
+``script`` (nested in action: the ten utterances are written per action), ``model``,
+``emotion:model``, ``actor:model``, and the ``residual`` (everything else: the actor's performance of
+one assignment, model x assignment, noise). A term's **share** is its sum of squares over the total.
+
+* **Balanced grid** (every model scored every clip of a complete actor x assignment grid, the same
+  number of actions per emotion and scripts per action): the terms are orthogonal and their sums of
+  squares come from marginal means (``SS_actor = sum over rows of (mean_actor - grand)^2``,
+  ``SS_action = sum (mean_{emotion,action} - mean_emotion)^2``,
+  ``SS_emotion:model = sum (mean_{e,m} - mean_e - mean_m + grand)^2``, ...); every ANOVA type gives
+  the same numbers there.
+* **Incomplete grid** (missing or failed clips, a model that skipped some): the marginal-mean
+  formulas no longer partition the total, so the decomposition **falls back** to a least-squares
+  regression with the same terms as indicator columns and reports ``method="sequential"``:
+  sequential (type I) sums of squares, each term's reduction of the residual sum of squares when it
+  is added after the terms before it in the order above. Type I is chosen because its terms and the
+  residual still add up to the total, so the shares remain a decomposition of the variance (type II
+  terms do not add up on unbalanced data); the price is that a share depends on the term order,
+  which is fixed above (grid factors first, then the model and its interactions).
+
+A term with no degrees of freedom (one actor, one model, ...) cannot be estimated: its sum of squares
+and share are NaN, never 0. The same holds for every share when the values are all equal.
+
+Example:
+    >>> import itertools
+    >>> rows = [{"model": m, "actor_id": a, "emotion": e, "action_id": 1, "script_id": 1,
+    ...          "value": (m == "y") * 2.0 + (a == 2) * 1.0}
+    ...         for m, a, e in itertools.product("xy", (1, 2), ("Happy", "Sad"))]
+    >>> d = variance_decomposition(rows)
+    >>> d.method, round(d.shares()["model"], 3), round(d.shares()["actor"], 3), d.shares()["residual"]
+    ('balanced', 0.8, 0.2, 0.0)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+TERMS: tuple[str, ...] = ("actor", "emotion", "action", "script", "model", "emotion:model", "actor:model")
+RESIDUAL = "residual"
+# The grouping columns behind each term (nested factors carry their parents' columns).
+TERM_COLUMNS: dict[str, tuple[str, ...]] = {
+    "actor": ("actor_id",),
+    "emotion": ("emotion",),
+    "action": ("emotion", "action_id"),
+    "script": ("emotion", "action_id", "script_id"),
+    "model": ("model",),
+    "emotion:model": ("emotion", "model"),
+    "actor:model": ("actor_id", "model"),
+}
+_CELL = ("model", "actor_id", "emotion", "action_id", "script_id")
+
+
+class VarianceInputError(ValueError):
+    """Rows that cannot be decomposed: none, missing grid columns, or several metrics mixed."""
+
+
+@dataclass(frozen=True)
+class VarianceDecomposition:
+    """Sums of squares and shares of one metric's variation.
+
+    Attributes:
+        table: one row per term plus ``residual`` and ``total``: ``term``, ``df``, ``sum_sq``,
+            ``share`` (``sum_sq / total``; NaN where not estimable).
+        method: ``"balanced"`` (marginal means) or ``"sequential"`` (type I regression fallback).
+        n_rows: rows used (finite values with status ok).
+        reason: why the balanced formulas did not apply (empty when they did).
+    """
+
+    table: Any
+    method: str
+    n_rows: int
+    reason: str = ""
+
+    @property
+    def fell_back(self) -> bool:
+        return self.method != "balanced"
+
+    def shares(self) -> dict[str, float]:
+        """``{term: share}`` for the terms and the residual (not the total)."""
+        part = self.table[self.table["term"] != "total"]
+        return {str(t): float(s) for t, s in zip(part["term"], part["share"])}
+
+
+def _prepare(rows: "Iterable[Mapping] | Any"):
+    import pandas as pd
+
+    from ..grid import ClipId
+
+    frame = rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
+    if frame.empty:
+        raise VarianceInputError("no rows to decompose")
+    if "metric" in frame.columns and frame["metric"].nunique() > 1:
+        raise VarianceInputError(f"rows mix metrics {sorted(frame['metric'].unique())}; pass one metric's rows")
+    if "status" in frame.columns:
+        frame = frame[frame["status"].fillna("ok") == "ok"]
+    if "clip_id" in frame.columns:  # grid fields from the clip id where absent
+        parsed = frame["clip_id"].map(lambda c: ClipId.parse(str(c)).fields())
+        for column in ("actor_id", "emotion", "action_id", "script_id"):
+            if column not in frame.columns:
+                frame[column] = parsed.map(lambda f, c=column: f[c])
+    missing = [c for c in (*_CELL, "value") if c not in frame.columns]
+    if missing:
+        raise VarianceInputError(f"rows lack columns {missing} (see hug_vis_dataset.results.RESULT_COLUMNS)")
+    frame = frame[np.isfinite(frame["value"].astype(float))]
+    if frame.empty:
+        raise VarianceInputError("no finite values with status ok to decompose")
+    frame = frame[[*_CELL, "value"]].copy()
+    frame["value"] = frame["value"].astype(float)
+    for column in _CELL:
+        frame[column] = frame[column].astype(str)
+    if frame.duplicated(list(_CELL)).any():
+        first = frame[frame.duplicated(list(_CELL))].iloc[0]
+        raise VarianceInputError(f"model {first['model']!r} has two values for one clip; pass one metric's rows")
+    # A fixed order: float sums must not depend on how the rows came in.
+    return frame.sort_values(list(_CELL), kind="stable").reset_index(drop=True)
+
+
+def _balance_problem(frame) -> str:
+    """Why the grid is not complete and balanced ('' when it is)."""
+    assignments = frame[["emotion", "action_id", "script_id"]].drop_duplicates()
+    n_models, n_actors = frame["model"].nunique(), frame["actor_id"].nunique()
+    expected = n_models * n_actors * len(assignments)
+    if len(frame) != expected:
+        return (f"{len(frame)} rows, but a complete grid of {n_models} models x {n_actors} actors x "
+                f"{len(assignments)} assignments has {expected}")
+    if assignments.groupby("emotion")["action_id"].nunique().nunique() > 1:
+        return "emotions have different numbers of actions"
+    if assignments.groupby(["emotion", "action_id"]).size().nunique() > 1:
+        return "actions have different numbers of scripts"
+    return ""
+
+
+def _balanced(frame, y: np.ndarray) -> tuple[dict[str, float], dict[str, int]]:
+    grand = y.mean()
+
+    def mean_of(columns: Sequence[str]) -> np.ndarray:
+        return frame.groupby(list(columns), sort=True)["value"].transform("mean").to_numpy()
+
+    def levels(columns: Sequence[str]) -> int:
+        return len(frame[list(columns)].drop_duplicates())
+
+    m_actor, m_emotion, m_model = mean_of(["actor_id"]), mean_of(["emotion"]), mean_of(["model"])
+    m_action = mean_of(TERM_COLUMNS["action"])
+    effects = {
+        "actor": m_actor - grand,
+        "emotion": m_emotion - grand,
+        "action": m_action - m_emotion,
+        "script": mean_of(TERM_COLUMNS["script"]) - m_action,
+        "model": m_model - grand,
+        "emotion:model": mean_of(TERM_COLUMNS["emotion:model"]) - m_emotion - m_model + grand,
+        "actor:model": mean_of(TERM_COLUMNS["actor:model"]) - m_actor - m_model + grand,
+    }
+    n_a, n_e, n_m = levels(["actor_id"]), levels(["emotion"]), levels(["model"])
+    n_action, n_script = levels(TERM_COLUMNS["action"]), levels(TERM_COLUMNS["script"])
+    df = {"actor": n_a - 1, "emotion": n_e - 1, "action": n_action - n_e, "script": n_script - n_action,
+          "model": n_m - 1, "emotion:model": (n_e - 1) * (n_m - 1), "actor:model": (n_a - 1) * (n_m - 1)}
+    return {term: float(e @ e) for term, e in effects.items()}, df
+
+
+def _indicators(frame, columns: Sequence[str]) -> np.ndarray:
+    codes = frame.groupby(list(columns), sort=True).ngroup().to_numpy()
+    out = np.zeros((len(frame), int(codes.max()) + 1))
+    out[np.arange(len(frame)), codes] = 1.0
+    return out
+
+
+def _sequential(frame, y: np.ndarray) -> tuple[dict[str, float], dict[str, int]]:
+    design = np.ones((len(frame), 1))
+    rank = 1
+    rss = float(((y - y.mean()) ** 2).sum())
+    ss: dict[str, float] = {}
+    df: dict[str, int] = {}
+    for term in TERMS:
+        candidate = np.hstack([design, _indicators(frame, TERM_COLUMNS[term])])
+        coef, _, new_rank, _ = np.linalg.lstsq(candidate, y, rcond=None)
+        new_rss = float(((y - candidate @ coef) ** 2).sum())
+        df[term] = int(new_rank - rank)
+        ss[term] = max(rss - new_rss, 0.0)
+        design, rank, rss = candidate, int(new_rank), new_rss
+    return ss, df
+
+
+def variance_decomposition(rows: "Iterable[Mapping] | Any") -> VarianceDecomposition:
+    """Share of a metric's variance explained by each grid factor and interaction.
+
+    Args:
+        rows: per-clip result rows of one task metric (columns of
+            :data:`hug_vis_dataset.results.RESULT_COLUMNS`; ``model``, ``actor_id``, ``emotion``,
+            ``action_id``, ``script_id`` and ``value`` are used, grid fields are read from
+            ``clip_id`` when absent). Rows whose status is not ``ok`` or whose value is not finite
+            are left out.
+
+    Returns:
+        A :class:`VarianceDecomposition` (``method`` says whether it fell back to the regression).
+
+    Raises:
+        VarianceInputError: no usable rows, missing columns, several metrics, duplicate cells.
+    """
+    import pandas as pd
+
+    frame = _prepare(rows)
+    y = frame["value"].to_numpy()
+    reason = _balance_problem(frame)
+    ss, df = (_sequential if reason else _balanced)(frame, y)
+    total = float(((y - y.mean()) ** 2).sum())
+    records = []
+    for term in TERMS:
+        estimable = df[term] > 0
+        value = ss[term] if estimable else math.nan
+        records.append({"term": term, "df": df[term], "sum_sq": value,
+                        "share": value / total if estimable and total > 0 else math.nan})
+    residual_df = len(y) - 1 - sum(df.values())
+    residual = max(total - sum(ss[t] for t in TERMS if df[t] > 0), 0.0) if residual_df > 0 else math.nan
+    records.append({"term": RESIDUAL, "df": residual_df, "sum_sq": residual,
+                    "share": residual / total if total > 0 and residual_df > 0 else math.nan})
+    records.append({"term": "total", "df": len(y) - 1, "sum_sq": total, "share": 1.0 if total > 0 else math.nan})
+    return VarianceDecomposition(pd.DataFrame(records), "sequential" if reason else "balanced", len(y), reason)
+
+
+# ----------------------------------------------------------------------------- figure
+def variance_figure(decompositions: Mapping[str, VarianceDecomposition], title: str = ""):
+    """Stacked bars, one per task (or metric), one segment per term's share plus the residual.
+
+    Terms that are not estimable (NaN) get no segment; a fallback decomposition is marked with
+    ``*`` after its label (sequential sums of squares, see the module docstring).
+
+    Returns:
+        The matplotlib Figure (Agg backend); ``fig.axes[0].containers[i]`` holds term ``i``'s bars.
+
+    Example:
+        >>> import itertools
+        >>> rows = [{"model": m, "actor_id": a, "emotion": "Sad", "action_id": 1, "script_id": 1,
+        ...          "value": float(m == "y") + 0.5 * a} for m, a in itertools.product("xy", (1, 2))]
+        >>> fig = variance_figure({"matting": variance_decomposition(rows)})
+        >>> [round(float(c.patches[0].get_height()), 2) for c in fig.axes[0].containers][:5]
+        [0.2, 0.0, 0.0, 0.0, 0.8]
+    """
+    from ..figures import _pyplot
+
+    if not decompositions:
+        raise VarianceInputError("no decompositions to draw")
+    plt = _pyplot()
+    labels = [f"{name}*" if d.fell_back else str(name) for name, d in decompositions.items()]
+    fig, ax = plt.subplots(figsize=(1.6 + 1.1 * len(labels), 4.2))
+    bottom = np.zeros(len(labels))
+    colors = plt.get_cmap("tab10").colors
+    for i, term in enumerate((*TERMS, RESIDUAL)):
+        heights = np.array([d.shares()[term] for d in decompositions.values()])
+        heights = np.where(np.isfinite(heights), heights, 0.0)
+        ax.bar(labels, heights, bottom=bottom, label=term, color="#BBBBBB" if term == RESIDUAL else colors[i])
+        bottom += heights
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("share of variance")
+    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8)
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def plot_variance_decomposition(decompositions: Mapping[str, VarianceDecomposition], out_stem: "str | Path",
+                                title: str = "") -> list[Path]:
+    """Draw :func:`variance_figure` and write ``<out_stem>.png`` and ``.svg`` (as the other figures)."""
+    from ..figures import _save
+
+    return _save(variance_figure(decompositions, title), out_stem)
