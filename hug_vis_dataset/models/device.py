@@ -104,10 +104,11 @@ def onnx_session(path: "str | Path", device: str = DEFAULT_DEVICE, threads: "int
 
 
 def module_device(module) -> "object":
-    """The torch device of a module's parameters (CPU for a module without parameters)."""
+    """The torch device of a module's parameters; CPU for a module without parameters and for
+    duck-typed stand-ins that have no ``parameters()`` (test doubles, wrappers)."""
     import torch
 
-    for parameter in module.parameters():
+    for parameter in getattr(module, "parameters", lambda: ())():
         return parameter.device
     return torch.device("cpu")
 
