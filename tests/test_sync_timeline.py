@@ -62,7 +62,8 @@ def ffmpeg(*args: str) -> None:
 def make_source(path: Path, n_frames: int, rate: str, with_audio: bool = False) -> Path:
     """Lossless H.264 (qp 0, 4:4:4) bar-coded video at ``rate``, starting at time 0."""
     audio = ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000"] if with_audio else []
-    codecs = ["-c:v", "libx264", "-qp", "0", "-pix_fmt", "yuv444p"] + (["-c:a", "aac", "-shortest"] if with_audio else [])
+    codecs = ["-c:v", "libx264", "-qp", "0", "-pix_fmt", "yuv444p"]
+    codecs += ["-c:a", "aac", "-shortest"] if with_audio else []
     proc = subprocess.Popen([FFMPEG, "-y", "-nostdin", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "gray",
                              "-s", f"{WIDTH}x{HEIGHT}", "-framerate", rate, "-i", "-", *audio, *codecs, str(path)],
                             stdin=subprocess.PIPE)
@@ -123,6 +124,17 @@ def test_nearest_frame_mapping_differs_and_runs_early():
     assert np.all(ours <= nearest) and (ours < nearest).mean() > 0.5
     lag_output_frames = (nearest - ours)[25:] * 25 / 30
     assert 0.8 <= lag_output_frames.mean() <= 1.7
+
+
+@pytest.mark.parametrize("container", ["mp4", "avi"])
+def test_timeline_is_ordered_and_covers_the_clip(container):
+    # Streaming readers walk the source once: the mapping must never go back in time, start at
+    # frame 0, stay inside the clip, and last as long as the clip (within one output frame).
+    for fps in RATES.values():
+        for n in (1, 2, 5, 26, 299, 1800):
+            keep = ffmpeg_rate_indices(n, fps, container=container)
+            assert keep[0] == 0 and keep[-1] <= n - 1 and np.all(np.diff(keep) >= 0)
+            assert abs(len(keep) - n * 25 / fps) <= 3
 
 
 def test_edge_cases_and_errors():
