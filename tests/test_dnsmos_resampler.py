@@ -54,10 +54,13 @@ def test_16k_input_is_not_resampled():
 @pytest.fixture(scope="module")
 def speech_22k(tmp_path_factory):
     path = tmp_path_factory.mktemp("dnsmos_rs") / "speech.wav"
+    # about 10 s: a single 9.01 s DNSMOS window, so each score costs one forward pass
     subprocess.run([ESPEAK, "-v", "en-us", "-w", str(path),
-                    "Please call Stella and ask her to bring these things with her from the store."], check=True)
+                    "Please call Stella and ask her to bring these things with her from the store: six spoons of "
+                    "fresh snow peas, five thick slabs of blue cheese, and maybe a snack for her brother Bob."],
+                   check=True)
     audio, rate = sf.read(path, dtype="float64")
-    assert rate == 22050
+    assert rate == 22050 and 9.5 < len(audio) / rate < 11
     return path, audio
 
 
@@ -66,6 +69,7 @@ def test_dnsmos_takes_the_documented_path(speech_22k, tmp_path):
 
     path, audio = speech_22k
     expected = voice.dnsmos_from_windows(voice.dnsmos_windows(soxr_reference(audio, 22050)))
+    assert expected["dnsmos_windows"] == 1
     assert voice.dnsmos(path) == expected  # a 22.05 kHz file
     assert voice.dnsmos(audio.astype(np.float32), 22050) == expected  # the same samples as an array
     up = tmp_path / "speech48.wav"  # the same speech at 48 kHz (PCM 16)
