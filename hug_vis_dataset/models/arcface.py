@@ -116,12 +116,10 @@ class CascadeFaceDetector:
         return out
 
 
-def _onnx_session(path):
-    import onnxruntime as ort
+def _onnx_session(path, device: str = "cpu"):
+    from .device import onnx_session
 
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1  # deterministic and polite on shared CPUs
-    return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+    return onnx_session(path, device, threads=1)  # one thread: deterministic and polite on shared CPUs
 
 
 def _nms(boxes: np.ndarray, scores: np.ndarray, thresh: float) -> list[int]:
@@ -189,12 +187,17 @@ class SCRFDDetector:
     download possible here): a first real run should still be compared with insightface.
 
     ``detect`` returns ``[(box, landmarks5, score)]`` in original image pixels, largest face first.
+
+    ``device`` (``"cpu"``, ``"cuda"``, ``"auto"``) picks the onnxruntime provider
+    (:func:`hug_vis_dataset.models.device.onnx_providers`). Images go through one at a time:
+    ``det_10g.onnx`` has a fixed batch of one (its outputs are per-anchor, without a batch axis).
     """
 
-    def __init__(self, path: "str | None" = None, threshold: float = 0.5, input_size: int = 640):
+    def __init__(self, path: "str | None" = None, threshold: float = 0.5, input_size: int = 640,
+                 device: str = "cpu"):
         from ..weights import resolve
 
-        self.session = _onnx_session(resolve("arcface_det_10g", path=path))
+        self.session = _onnx_session(resolve("arcface_det_10g", path=path), device)
         n_out = len(self.session.get_outputs())
         if n_out != 9:
             # 6 outputs: SCRFD without landmarks; 10/15: the 5-stride variants. CSIM needs landmarks.
@@ -239,12 +242,22 @@ class SCRFDDetector:
 
 
 class ArcFaceEmbedder:
-    """ArcFace ``w600k_r50.onnx``: aligned 112x112 RGB uint8 -> L2-normalised 512-d."""
+    """ArcFace ``w600k_r50.onnx``: aligned 112x112 RGB uint8 -> L2-normalised 512-d.
 
-    def __init__(self, path: "str | None" = None):
+    Args:
+        path: explicit ``w600k_r50.onnx`` (else the weights registry).
+        device: ``"cpu"``, ``"cuda"`` or ``"auto"``: the onnxruntime provider
+            (:func:`hug_vis_dataset.models.device.onnx_providers`).
+        batch_size: faces per ``session.run``; a call with more faces is split, so memory is
+            bounded and each face's embedding does not depend on it beyond float rounding.
+    """
+
+    def __init__(self, path: "str | None" = None, device: str = "cpu", batch_size: int = 32):
         from ..weights import resolve
+        from .device import check_batch_size
 
-        self.session = _onnx_session(resolve("arcface_w600k_r50", path=path))
+        self.batch_size = check_batch_size(batch_size)
+        self.session = _onnx_session(resolve("arcface_w600k_r50", path=path), device)
 
     def __call__(self, faces_rgb: np.ndarray) -> np.ndarray:
         faces = np.asarray(faces_rgb)
@@ -254,6 +267,10 @@ class ArcFaceEmbedder:
             raise ValueError("faces contain NaN or inf")
         # insightface feeds BGR crops through blobFromImages(swapRB=True): the network sees RGB,
         # which these faces already are
-        x = (faces.astype(np.float32) - 127.5) / 127.5
-        feats = self.session.run(None, {self.session.get_inputs()[0].name: x.transpose(0, 3, 1, 2)})[0]
+        name = self.session.get_inputs()[0].name
+        parts = []
+        for start in range(0, len(faces), self.batch_size):
+            x = (faces[start:start + self.batch_size].astype(np.float32) - 127.5) / 127.5
+            parts.append(self.session.run(None, {name: np.ascontiguousarray(x.transpose(0, 3, 1, 2))})[0])
+        feats = np.concatenate(parts)
         return feats / np.linalg.norm(feats, axis=1, keepdims=True)

@@ -206,11 +206,18 @@ def build_syncnet(embed_dim: int = EMBED_DIM):
     return S()
 
 
-def load_syncnet(path: "str | None" = None, download: bool = False):
+def load_syncnet(path: "str | None" = None, download: bool = False, device: str = "cpu"):
     """The ``S`` network in eval mode with the ``syncnet_v2`` weights (through the weights layer).
 
     The official file is a plain state dict whose keys are ``S``'s own (``netcnnaud.0.weight``
     ...); a ``__S__.`` prefix (a saved ``SyncNetInstance``) is stripped. Every key must match.
+
+    Args:
+        path: explicit weights file (else the registry's resolution order).
+        download: fetch the file when it is missing.
+        device: ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"``
+            (:func:`hug_vis_dataset.models.device.resolve_device`); the embedding functions
+            feed their inputs to this device.
 
     Raises:
         WeightsMissingError: the file is absent (see ``hugvis weights download syncnet_v2``).
@@ -218,6 +225,7 @@ def load_syncnet(path: "str | None" = None, download: bool = False):
     import torch
 
     from ..weights import resolve
+    from .device import resolve_device
 
     file = resolve("syncnet_v2", path=path, download=download)
     state = torch.load(str(file), map_location="cpu", weights_only=True)
@@ -228,7 +236,7 @@ def load_syncnet(path: "str | None" = None, download: bool = False):
     missing, unexpected = net.load_state_dict(state, strict=False)
     if missing or unexpected:
         raise ValueError(f"{file} is not a SyncNet S state dict: missing {missing[:5]}, unexpected {unexpected[:5]}")
-    return net.eval()
+    return net.to(resolve_device(device)).eval()
 
 
 def sync_windows(n_frames: int, n_samples: int, sample_rate: int = SYNC_SAMPLE_RATE) -> int:
@@ -249,10 +257,11 @@ def lip_embeddings(net, crop_chunks: "Iterable[np.ndarray]", n_windows: int, bat
 
     Only the last 4 frames of a chunk are carried over, so memory stays bounded by the chunk
     and batch sizes whatever the track length; results do not depend on either (eval-mode
-    BatchNorm, one embedding per window).
+    BatchNorm, one embedding per window) beyond float rounding. Windows go to the device of
+    ``net`` as uint8 and are converted there (BGR flip, float), which is exact.
 
     Args:
-        net: a loaded ``S``.
+        net: a loaded ``S`` on any device (:func:`load_syncnet`).
         crop_chunks: uint8 (t, 224, 224, 3) RGB crops at 25 fps, in order, any chunk sizes.
         n_windows: windows to embed (:func:`sync_windows`); frames beyond are not needed.
         batch: windows per forward pass.
@@ -262,18 +271,21 @@ def lip_embeddings(net, crop_chunks: "Iterable[np.ndarray]", n_windows: int, bat
     """
     import torch
 
+    from .device import check_batch_size, module_device
+
     if n_windows <= 0:
         raise ValueError("clip too short for SyncNet (needs more than 5 frames at 25 fps)")
-    if batch < 1:
-        raise ValueError(f"batch must be >= 1, got {batch}")
+    batch = check_batch_size(batch)
+    device = module_device(net)
     buf = np.empty((0, SYNC_CROP, SYNC_CROP, 3), np.uint8)
     start, feats = 0, []  # start = index of the window whose first frame is buf[0]
 
     def run(windows: np.ndarray) -> None:
         # BGR, raw 0..255, (N, 3, 5, H, W), as syncnet_python feeds cv2-read frames
-        lip = windows[..., ::-1].astype(np.float32).transpose(0, 4, 1, 2, 3)
         with torch.no_grad():
-            feats.append(net.forward_lip(torch.from_numpy(np.ascontiguousarray(lip))).numpy())
+            lip = torch.from_numpy(np.ascontiguousarray(windows)).to(device)
+            lip = lip.flip(-1).float().permute(0, 4, 1, 2, 3)
+            feats.append(net.forward_lip(lip).cpu().numpy())
 
     for chunk in crop_chunks:
         buf = np.concatenate([buf, _check_crops(chunk)])
@@ -292,9 +304,17 @@ def lip_embeddings(net, crop_chunks: "Iterable[np.ndarray]", n_windows: int, bat
 
 
 def audio_embeddings(net, audio_16k: np.ndarray, n_windows: int, batch: int = 20) -> np.ndarray:
-    """Audio embeddings of windows ``0..n_windows-1``: MFCC frames ``4i..4i+19`` of the int16-scaled audio."""
+    """Audio embeddings of windows ``0..n_windows-1``: MFCC frames ``4i..4i+19`` of the int16-scaled audio.
+
+    The MFCC is computed on CPU in float64 (as python_speech_features); blocks of ``batch``
+    windows go to the device of ``net``. Results do not depend on ``batch`` beyond float rounding.
+    """
     import torch
 
+    from .device import check_batch_size, module_device
+
+    batch = check_batch_size(batch)
+    device = module_device(net)
     if n_windows <= 0:
         raise ValueError("clip too short for SyncNet (needs more than 5 frames at 25 fps)")
     cc = mfcc(audio_to_int16_scale(audio_16k), SYNC_SAMPLE_RATE).T  # (13, M)
@@ -305,7 +325,7 @@ def audio_embeddings(net, audio_16k: np.ndarray, n_windows: int, batch: int = 20
         for s in range(0, n_windows, batch):
             idx = range(s, min(n_windows, s + batch))
             aud = np.stack([cc[:, i * MFCC_PER_FRAME:i * MFCC_PER_FRAME + 20] for i in idx]).astype(np.float32)
-            feats.append(net.forward_aud(torch.from_numpy(aud[:, None])).numpy())
+            feats.append(net.forward_aud(torch.from_numpy(aud[:, None]).to(device)).cpu().numpy())
     return np.concatenate(feats)
 
 
@@ -314,7 +334,7 @@ def syncnet_embeddings(net, crops_rgb: np.ndarray, audio_16k: np.ndarray, batch:
     """Lip and audio embeddings of every window of one face track (all crops in memory).
 
     Args:
-        net: a loaded ``S`` (:func:`load_syncnet`).
+        net: a loaded ``S`` on any device (:func:`load_syncnet`).
         crops_rgb: uint8 (T, 224, 224, 3) RGB face crops at 25 fps.
         audio_16k: float mono audio at 16 kHz in [-1, 1], starting at the first crop.
         batch: windows per forward pass (results do not depend on it: eval-mode BatchNorm).

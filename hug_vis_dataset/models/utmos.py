@@ -33,7 +33,7 @@ import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -244,38 +244,80 @@ def load_state_dict_official(model, path: "str | Path"):
 
 
 @functools.lru_cache(maxsize=2)
-def _load_cached(path: str):
-    return load_state_dict_official(UTMOS22Strong(), path)
+def _load_cached(path: str, device: str = "cpu"):
+    return load_state_dict_official(UTMOS22Strong(), path).to(device)
 
 
-def load_utmos22_strong(weights: "str | Path | None" = None):
+def load_utmos22_strong(weights: "str | Path | None" = None, device: str = "cpu"):
     """The pretrained UTMOS22 strong model, resolved through the weights registry, cached per process.
 
     Args:
         weights: explicit checkpoint path (else ``HUGVIS_WEIGHT_UTMOS22_STRONG``,
             ``$HUGVIS_WEIGHTS_DIR`` or the download cache).
+        device: ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"``
+            (:func:`hug_vis_dataset.models.device.resolve_device`).
 
     Raises:
         hug_vis_dataset.weights.WeightsMissingError: the checkpoint is not available locally;
             the message says how to get it (``hugvis weights download utmos22_strong``).
     """
     from ..weights import resolve
+    from .device import resolve_device
 
-    return _load_cached(str(resolve(WEIGHTS_NAME, path=weights)))
+    return _load_cached(str(resolve(WEIGHTS_NAME, path=weights)), resolve_device(device))
 
 
-def utmos_score(model, audio: np.ndarray) -> float:
-    """UTMOS of 16 kHz mono float samples with a loaded model (whole utterance, no chunking).
-
-    Raises:
-        ValueError: fewer than 400 samples (25 ms), too short for one wav2vec 2.0 frame.
-    """
-    import torch
-
+def _check_utterance(audio: np.ndarray) -> np.ndarray:
     audio = np.asarray(audio, dtype=np.float32)
     if audio.ndim != 1:
         raise ValueError(f"UTMOS takes mono samples (n,), got shape {audio.shape}")
     if len(audio) < MIN_SAMPLES:
         raise ValueError(f"audio has {len(audio)} samples; UTMOS needs at least {MIN_SAMPLES} (25 ms at 16 kHz)")
+    return audio
+
+
+def utmos_score(model, audio: np.ndarray) -> float:
+    """UTMOS of 16 kHz mono float samples with a loaded model (whole utterance, no chunking).
+
+    The utterance goes to the device of ``model``.
+
+    Raises:
+        ValueError: fewer than 400 samples (25 ms), too short for one wav2vec 2.0 frame.
+    """
+    return utmos_scores(model, [audio], batch_size=1)[0]
+
+
+def utmos_scores(model, audios: "Sequence[np.ndarray]", batch_size: int = 16) -> list[float]:
+    """UTMOS of several 16 kHz utterances, in input order; equal-length ones share a forward pass.
+
+    Only utterances of exactly the same length are batched (up to ``batch_size`` at a time):
+    padding would change the score, because the first convolution's GroupNorm, the
+    self-attention and the BLSTM all see the whole (padded) sequence. Each score therefore does
+    not depend on ``batch_size`` beyond float rounding.
+
+    Example:
+        >>> model = UTMOS22Strong(UTMOSConfig.tiny()).eval()
+        >>> clips = [np.zeros(4000, np.float32), np.ones(4000, np.float32) * 0.1, np.zeros(3000, np.float32)]
+        >>> one, many = utmos_scores(model, clips, 1), utmos_scores(model, clips, 16)
+        >>> bool(np.allclose(one, many, atol=1e-5))
+        True
+    """
+    import torch
+
+    from .device import check_batch_size, module_device
+
+    batch_size = check_batch_size(batch_size)
+    clips = [_check_utterance(a) for a in audios]
+    device = module_device(model)
+    by_length: dict[int, list[int]] = {}
+    for index, clip in enumerate(clips):
+        by_length.setdefault(len(clip), []).append(index)
+    scores = [0.0] * len(clips)
     with torch.inference_mode():
-        return float(model(torch.from_numpy(audio)[None])[0])
+        for indices in by_length.values():
+            for start in range(0, len(indices), batch_size):
+                chunk = indices[start:start + batch_size]
+                wave = torch.from_numpy(np.stack([clips[i] for i in chunk])).to(device)
+                for i, value in zip(chunk, model(wave).double().cpu().tolist()):
+                    scores[i] = float(value)
+    return scores
