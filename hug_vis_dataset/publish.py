@@ -624,7 +624,7 @@ def _run(args: argparse.Namespace) -> int:
             return 0
         with tempfile.TemporaryDirectory(prefix="hugvis-publish-") as tmp:
             targets = materialise(Path(tmp) / "out", **common)
-            problems = check_installable(targets, private=args.private)
+            problems = check_installable(targets, index_versions=pypi_versions, private=args.private)
             if problems:
                 raise PublishError("; ".join(problems))
             publish(targets, private=args.private)
