@@ -201,7 +201,7 @@ def ensure_gated(readme: "str | Path") -> bool:
 
 
 def library_requirement(folder: "str | Path") -> "tuple[Any, list[str]]":
-    """The ``hug-vis`` line of a Space's ``requirements.txt``, parsed, and the other lines verbatim.
+    """The ``hug-vis`` line of a Space's ``requirements.txt``, parsed, and the other requirement/option lines.
 
     Returns ``(None, lines)`` when no line names the library. Raises :class:`PublishError` for a
     missing file or an unparsable line.
@@ -216,7 +216,7 @@ def library_requirement(folder: "str | Path") -> "tuple[Any, list[str]]":
     for raw in req.read_text(encoding="utf-8").splitlines():
         line = raw.split(" #")[0].strip() if not raw.lstrip().startswith("#") else ""
         if not line or line.startswith("-"):
-            if raw.strip():
+            if line:  # pip options stay; blank and comment lines are dropped
                 others.append(raw.rstrip())
             continue
         try:

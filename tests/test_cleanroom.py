@@ -54,9 +54,12 @@ space = sys.argv[1]
 namespace = runpy.run_path(space + "/app.py", run_name="app")  # imported, not run: it launches only as __main__
 import gradio
 import hug_vis_dataset
-from hug_vis_dataset.space.app import Explorer, build_app, default_release
+from hug_vis_dataset.space.app import Explorer, build_app
+from hug_vis_dataset.synth import synthesize
 work = tempfile.mkdtemp()
-explorer = Explorer(default_release(work), work_dir=work)
+# A smaller synthetic release than the Space's default (no simulated systems): the Blocks are the same.
+synthesize(work + "/release", actors=1, actions=1, scripts=1, seconds=0.2, size=(32, 18), systems=False)
+explorer = Explorer(work + "/release", work_dir=work)
 demo = build_app(explorer)
 print(json.dumps({"launch": callable(namespace.get("launch")), "blocks": isinstance(demo, gradio.Blocks),
                   "tables": explorer.table_labels(), "library": hug_vis_dataset.__file__}))
@@ -133,16 +136,20 @@ def test_published_spaces_install_and_run_in_a_fresh_venv(dist, tmp_path, timing
         assert name in explorer_reqs or (name, str(req.specifier)) == ("evaluate", "==0.4.6")
 
     venv = tmp_path / "venv"
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    # .pyc files are written on first import (pip's --no-compile below skips compiling the whole stack).
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "PYTHONDONTWRITEBYTECODE")}
     env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", GRADIO_ANALYTICS_ENABLED="False",
                HF_HOME=str(tmp_path / "hf"), MPLCONFIGDIR=str(tmp_path / "mpl"))
-    _run([sys.executable, "-m", "venv", venv], timings, "venv")
+    # No pip inside the venv: this checkout's pip installs into it (--python), which skips ensurepip and
+    # uses a current pip, as the Hub's build does. --no-compile only skips writing .pyc files.
+    _run([sys.executable, "-m", "venv", "--without-pip", venv], timings, "venv")
     python = venv / "bin" / "python"
+    pip = [sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-compile", "-r"]
     site = Path(_run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], env=env).strip())
 
     # --- metric Space: install from its requirements, load it through app.py, compute MAD.
-    _run([python, "-m", "pip", "install", "-q", "-r", metric / "requirements.txt"], timings, "install metric Space",
-         env=env, cwd=metric)
+    _run([*pip, metric / "requirements.txt"], timings, "install metric Space", env=env, cwd=metric)
     rng = np.random.default_rng(7)
     clips = [(rng.integers(0, 256, (3, 6, 8)).astype(np.uint8), rng.integers(0, 256, (3, 6, 8)).astype(np.uint8)),
              (np.zeros((2, 6, 8), np.uint8), np.full((2, 6, 8), 255, np.uint8))]
@@ -165,8 +172,7 @@ def test_published_spaces_install_and_run_in_a_fresh_venv(dist, tmp_path, timing
     assert result["mad"] == pytest.approx(np.mean(per_clip), rel=1e-6)
 
     # --- explorer Space: its requirements on top, import app.py, build the Gradio Blocks.
-    _run([python, "-m", "pip", "install", "-q", "-r", explorer / "requirements.txt"], timings,
-         "install explorer Space", env=env, cwd=explorer)
+    _run([*pip, explorer / "requirements.txt"], timings, "install explorer Space", env=env, cwd=explorer)
     driver = tmp_path / "explorer_driver.py"
     driver.write_text(EXPLORER_DRIVER)
     result = json.loads(_run([python, driver, explorer], timings, "explorer Space run", env=env,
@@ -176,7 +182,8 @@ def test_published_spaces_install_and_run_in_a_fresh_venv(dist, tmp_path, timing
     assert result["tables"] == [f"Table {t['table']}: {t['title']}" for t in paper["tables"]]  # package data shipped
     assert result["library"].startswith(str(site))
     assert _run([venv / "bin" / "hugvis", "--version"], env=env).strip() == f"hug-vis {__version__}"
-    assert _run([python, "-m", "pip", "check"], env=env).strip().endswith("No broken requirements found.")
+    assert _run([sys.executable, "-m", "pip", "--python", python, "check"], env=env).strip() == \
+        "No broken requirements found."
 
 
 def _requirements(path: Path) -> dict[str, Requirement]:
