@@ -4,7 +4,7 @@ A Space's ``requirements.txt``, an evaluate module's import guard and a metric c
 all name the same requirement, built here from ``hug_vis_dataset.__version__`` (the only place the
 version is written; ``setup.cfg`` reads it statically). Two forms exist:
 
-* a released version: ``hug-vis[hub]==0.1.0`` (must be on the package index before a Space pins it);
+* a released version: ``hug-vis[hub]==X.Y.Z`` (must be on the package index before a Space pins it);
 * a bundled wheel: ``hug-vis[hub] @ https://huggingface.co/spaces/<org>/<name>/resolve/main/<wheel>``.
   A Space's build runs ``pip install -r requirements.txt`` with only that one file mounted (the
   rest of the repo is copied in later), so a relative ``./hug_vis-....whl`` line would not be found;
