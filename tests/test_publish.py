@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from hug_vis_dataset import __version__
 from hug_vis_dataset import publish as pub
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,14 +33,24 @@ def test_targets_cover_dataset_metric_spaces_and_explorer(materialised):
         assert pub.validate_card(target.folder, target.repo_type) == []
         if target.repo_type == "space":
             assert pub.check_requirements(target.folder) == []
-    # The dataset card is gated, and the Space folders are byte copies of the sources.
+    # The dataset card is gated, and the Space folders are byte copies of the sources, except the library
+    # line of requirements.txt, written from the version with the Space kind's extras.
     from huggingface_hub import DatasetCard
 
     card = DatasetCard.load(ids["hugvis/hug-vis"].folder / "README.md")
     assert card.data.to_dict()["extra_gated_prompt"]
     for name in modules:
         for rel in pub.local_files(REPO / "metrics" / name):
-            assert (out / "spaces" / name / rel).read_bytes() == (REPO / "metrics" / name / rel).read_bytes()
+            published = (out / "spaces" / name / rel).read_text()
+            source = (REPO / "metrics" / name / rel).read_text()
+            if rel == "requirements.txt":
+                first, *rest = source.splitlines()
+                assert first.replace("hug-vis==", "hug-vis[hub]==") == f"hug-vis[hub]=={__version__}"
+                assert published.splitlines() == [f"hug-vis[hub]=={__version__}", *rest]
+            else:
+                assert published == source
+    explorer = (out / "spaces" / "hug-vis-explorer" / "requirements.txt").read_text().splitlines()
+    assert explorer[0] == f"hug-vis[analysis,hub,space]=={__version__}"
 
 
 def test_dataset_loads_offline_for_every_config(materialised, tmp_path, monkeypatch):
@@ -95,11 +106,14 @@ def test_card_validation_reports_problems(tmp_path):
 
 
 @pytest.mark.parametrize("text,ok", [
-    ("hug-vis==0.1.0\n", True), ("hug_vis[space]==0.1.0  # pinned\n", True), ("Hug-Vis == 0.1.0\n", True),
-    ("hug-vis>=0.1.0\n", False), ("hug-vis==0.1.1\n", False), ("evaluate==0.4.6\n", False), ("hug-vis\n", False),
+    ("hug-vis=={v}\n", True), ("hug_vis[space]=={v}  # pinned\n", True), ("Hug-Vis == {v}\n", True),
+    ("# comment\nevaluate==0.4.6\nhug-vis=={v}\n", True),
+    ("hug-vis>={v}\n", False), ("hug-vis=={v}.1\n", False), ("evaluate==0.4.6\n", False), ("hug-vis\n", False),
+    ("hug-vis ==\n", False),
 ])
 def test_requirements_pin(tmp_path, text, ok):
-    (tmp_path / "requirements.txt").write_text(text)
+    # The pin is whatever hug_vis_dataset.__version__ says (the one place the version is written).
+    (tmp_path / "requirements.txt").write_text(text.format(v=__version__))
     assert (pub.check_requirements(tmp_path) == []) is ok
 
 
@@ -199,10 +213,10 @@ def test_materialise_refuses_unfit_folders(tmp_path):
     (metrics / "app.py").write_text("x = 1\n")
     (metrics / "README.md").write_text("---\ntitle: m1\nsdk: gradio\napp_file: app.py\n---\n\n# m1\n")
     (metrics / "requirements.txt").write_text("hug-vis>=0.1\n")
-    with pytest.raises(pub.PublishError, match="does not pin hug-vis==0.1.0"):
+    with pytest.raises(pub.PublishError, match=f"does not pin hug-vis=={__version__}"):
         pub.materialise(tmp_path / "out", metrics_root=tmp_path / "metrics", explorer_dir=tmp_path / "none",
                         include_dataset=False)
-    (metrics / "requirements.txt").write_text("hug-vis==0.1.0\n")
+    (metrics / "requirements.txt").write_text(f"hug-vis=={__version__}\n")
     targets = pub.materialise(tmp_path / "out2", metrics_root=tmp_path / "metrics", explorer_dir=tmp_path / "none",
                               include_dataset=False)
     assert [t.repo_id for t in targets] == ["hugvis/m1"]
