@@ -25,7 +25,7 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 # Modes: how a metric consumes its inputs.
@@ -65,6 +65,8 @@ class MetricSpec:
         description: one line for cards and listings.
         definition: the exact definition, written into the module card.
         reference_urls: the reference implementation(s) it was checked against.
+        extras: ``hug-vis`` extras its computation imports beyond the base package (a published
+            module Space installs them, :mod:`hug_vis_dataset.release_info`).
     """
 
     name: str
@@ -83,6 +85,7 @@ class MetricSpec:
     description: str = ""
     definition: str = ""
     reference_urls: tuple[str, ...] = ()
+    extras: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -300,6 +303,15 @@ METRICS: tuple[MetricSpec, ...] = (
                           "Spearman rho and OLS fit against per-clip dtSSD averaged over the matting models."),
 )
 
+# The optional dependencies each metric's computation imports (setup.cfg extras).
+_EXTRAS: dict[str, tuple[str, ...]] = {
+    "lpips": ("torch", "video"), "fid": ("torch", "video"), "csim": ("video",),
+    "sync_c": ("torch", "video", "audio"), "sync_d": ("torch", "video", "audio"),
+    "utmos": ("torch", "audio"), "speaker_similarity": ("torch", "audio"),
+    "dnsmos": ("audio",), "dnsmos_sig": ("audio",), "dnsmos_bak": ("audio",), "dnsmos_p808": ("audio",),
+}
+METRICS = tuple(replace(m, extras=_EXTRAS.get(m.name, ())) for m in METRICS)
+
 # Modules that compute several metrics of one family in one pass (their own evaluate folder).
 SUITES: dict[str, tuple[str, ...]] = {
     "matting": ("mad", "mse", "dtssd", "grad", "conn"),
@@ -376,6 +388,11 @@ def suite_or_metric(name: str) -> tuple[str, ...]:
 def task_protocol(task_name: str) -> str:
     """The aggregation protocol of a task's table: ``rvm`` when its metrics declare it (matting)."""
     return RVM if any(m.protocol == RVM for m in metrics_of(task_name)) else CLIP
+
+
+def extras_of(names: Iterable[str]) -> tuple[str, ...]:
+    """The ``hug-vis`` extras the given metrics (or a suite's members) need, sorted."""
+    return tuple(sorted({e for name in names for member in suite_or_metric(name) for e in spec(member).extras}))
 
 
 def to_paper_units(name: str, value: float) -> float:

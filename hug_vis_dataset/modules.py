@@ -367,16 +367,19 @@ def _weights_line(name: str) -> str:
 
 
 def module_source(name: str) -> str:
-    """The text of ``metrics/<name>/<name>.py``."""
-    catalog.suite_or_metric(name)  # KeyError for an unknown module
+    """The text of ``metrics/<name>/<name>.py`` (the library import guarded: a missing library names
+    the exact install command, :func:`hug_vis_dataset.release_info.import_guard`)."""
+    from .release_info import import_guard
+
+    guard = import_guard(name, ["from hug_vis_dataset.modules import compute",
+                                "from hug_vis_dataset.modules import description",
+                                "from hug_vis_dataset.modules import inputs_description",
+                                "from hug_vis_dataset.modules import module_info"], catalog.extras_of([name]))
     return f'''"""HUG-VIS `{name}` evaluate module. Generated from hug_vis_dataset/catalog.py; do not edit."""
 
 import evaluate
 
-from hug_vis_dataset.modules import compute
-from hug_vis_dataset.modules import description
-from hug_vis_dataset.modules import inputs_description
-from hug_vis_dataset.modules import module_info
+{guard}
 
 
 @evaluate.utils.file_utils.add_start_docstrings(description("{name}"), inputs_description("{name}"))
@@ -398,7 +401,7 @@ def card(name: str) -> str:
                      f"{s.unit} | x{s.paper_scale:g} | {s.paper_table or '-'} |" for s in specs)
     definitions = "\n\n".join(f"**{s.label}.** {s.definition or s.description}" for s in specs)
     references = "\n".join(f"- {u}" for u in _reference_urls(name)) or "- the HUG-VIS paper (section 4)"
-    from .release_info import GRADIO_VERSION, install_command
+    from .release_info import install_command, space_extras
 
     return f"""---
 title: HUG-VIS {title}
@@ -432,7 +435,7 @@ description: >-
 ## How to use
 
 ```bash
-{install_command()}
+{install_command(space_extras("metric", catalog.extras_of([name])))}
 ```
 
 ```python
@@ -455,6 +458,8 @@ scorer (`hug_vis_dataset.tasks`) and the same aggregation, so they give the same
 """
 
 
+#: The Gradio version of the published Spaces (the ``space`` extra's pin).
+GRADIO_VERSION = "6.31.0"
 APP_SOURCE = '''import os
 
 import evaluate
@@ -470,7 +475,7 @@ def module_files(name: str) -> dict[str, str]:
     from .release_info import requirements_lines
 
     return {f"{name}.py": module_source(name), "README.md": card(name), "app.py": APP_SOURCE,
-            "requirements.txt": "\n".join(requirements_lines("metric")) + "\n"}
+            "requirements.txt": "\n".join(requirements_lines("metric", catalog.extras_of([name]))) + "\n"}
 
 
 def write_module_folders(root: "str | Path") -> list[Path]:

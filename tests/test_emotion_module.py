@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from hug_vis_dataset.catalog import extras_of
+from hug_vis_dataset.release_info import requirements_lines
+
 from hug_vis_dataset.metrics.emotion import emotion_accuracy
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,7 +44,7 @@ def test_module_card_front_matter():
         for key in ("title:", "emoji:", "colorFrom:", "colorTo:", "sdk: gradio", "sdk_version: 6.31.0",
                     "app_file: app.py", "pinned: false", "- evaluate", "- metric", "description:"):
             assert key in head, (name, key)
-        assert (folder / "requirements.txt").read_text().split() == ["hug-vis==0.1.0", "evaluate==0.4.6"]
+        assert (folder / "requirements.txt").read_text().split() == requirements_lines("metric", extras_of([name]))
         assert "launch_gradio_widget" in (folder / "app.py").read_text()
         # evaluate scans import lines: one import per line
         for line in (folder / f"{name}.py").read_text().splitlines():

@@ -12,6 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from hug_vis_dataset.catalog import extras_of
+from hug_vis_dataset.release_info import requirements_lines
 import soundfile as sf
 
 from hug_vis_dataset.metrics import voice
@@ -71,7 +74,7 @@ def test_module_folders_are_complete():
         for field in ("title:", "emoji:", "colorFrom:", "colorTo:", "sdk: gradio", "sdk_version: 6.31.0",
                       "app_file: app.py", "pinned: false", "- evaluate", "- metric", "description:"):
             assert field in front, (name, field)
-        assert (folder / "requirements.txt").read_text().split() == ["hug-vis==0.1.0", "evaluate==0.4.6"]
+        assert (folder / "requirements.txt").read_text().split() == requirements_lines("metric", extras_of([name]))
         assert "launch_gradio_widget" in (folder / "app.py").read_text()
         source = (folder / f"{name}.py").read_text()
         assert not re.search(r"^import \w+, ", source, re.M)  # evaluate scans one import per line

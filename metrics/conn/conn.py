@@ -2,10 +2,13 @@
 
 import evaluate
 
-from hug_vis_dataset.modules import compute
-from hug_vis_dataset.modules import description
-from hug_vis_dataset.modules import inputs_description
-from hug_vis_dataset.modules import module_info
+try:
+    from hug_vis_dataset.modules import compute
+    from hug_vis_dataset.modules import description
+    from hug_vis_dataset.modules import inputs_description
+    from hug_vis_dataset.modules import module_info
+except ImportError as _err:  # say how to install the library (evaluate would name the import package)
+    raise ImportError("the HUG-VIS module 'conn' needs the hug-vis library; install it with: pip install \"hug-vis[hub]==0.1.0\"") from _err
 
 
 @evaluate.utils.file_utils.add_start_docstrings(description("conn"), inputs_description("conn"))
