@@ -428,3 +428,25 @@ def test_cli_predict_then_evaluate_and_one_line_errors(release, tmp_path):
     failing = hugvis("predict", "matting", "--model", "numpy:mean", "--dataset", release, "--out", tmp_path / "z",
                      "--limit", "1", "--no-progress")
     assert failing.returncode == 1 and "1 failed" in failing.stdout and "alpha has shape" in failing.stdout
+
+
+def test_audio_driven_export_and_collect_require_the_audio_track(release, tmp_path):
+    from hug_vis_dataset.media import write_video
+
+    export_inputs("audio_driven", release, tmp_path / "inputs", limit=2, progress=False)
+    manifest = [json.loads(x) for x in (tmp_path / "inputs" / "manifest.jsonl").read_text().splitlines()]
+    records = {r.clip_id: r for r in Release(release)}
+    for entry in manifest:
+        record = records[entry["clip_id"]]
+        assert (tmp_path / "inputs" / entry["inputs"]["driving_audio"]).read_bytes() == \
+            Path(record.audio_path).read_bytes()
+        assert (tmp_path / "inputs" / entry["inputs"]["transcript"]).read_text("utf-8") == record.transcript + "\n"
+    outputs = tmp_path / "outputs"
+    for k, entry in enumerate(manifest):
+        frames = decode_all(records[entry["clip_id"]].video_path)
+        audio, rate = sf.read(tmp_path / "inputs" / entry["inputs"]["driving_audio"], dtype="float32")
+        write_video(outputs / entry["output"], [frames], fps=30, audio=audio if k == 0 else None, sample_rate=rate)
+    got = collect_outputs("audio_driven", outputs, release, tmp_path / "sub", limit=2, progress=False)
+    assert got.ok == [manifest[0]["clip_id"]]
+    assert got.failures == [(manifest[1]["clip_id"], "PredictionError: the video has no audio track (audio-driven "
+                                                     "videos carry the driving audio)")]

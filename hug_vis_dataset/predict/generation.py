@@ -23,7 +23,8 @@ Generators usually run as their own scripts, so the toolkit does not call them. 
 * :class:`CollectOutputs` gathers a generator's outputs, found as ``OUTPUTS/<clip_id>.<ext>`` or
   as the single media file inside ``OUTPUTS/<clip_id>/``, into the submission layout
   (``hugvis predict TASK --collect OUTPUTS --out SUBMISSION``), checking each clip: frame count
-  and frame rate equal to the reference video (and size, for vision-driven); voice: not empty,
+  and frame rate equal to the reference video (and size, for vision-driven; an audio track, for
+  audio-driven: lip-sync metrics read the prediction's own audio); voice: not empty,
   at the release's sample rate (other rates are resampled with :func:`hug_vis_dataset.media.resample`
   and the log says so).
 
@@ -79,8 +80,16 @@ def _write_png_rgb(path: Path, rgb: np.ndarray) -> None:
     path.write_bytes(buf.tobytes())
 
 
-def check_video(path: "str | Path", clip: ClipInputs, same_size: bool) -> dict:
-    """Frame count, rate (and size) of a generated video against the clip's reference.
+def has_audio_stream(path: "str | Path") -> bool:
+    """True when the container has an audio track (lip-sync metrics read the prediction's own audio)."""
+    import av
+
+    with av.open(str(path)) as container:
+        return bool(container.streams.audio)
+
+
+def check_video(path: "str | Path", clip: ClipInputs, same_size: bool, with_audio: bool = False) -> dict:
+    """Frame count, rate (and size, and an audio track) of a generated video against the clip's reference.
 
     Raises:
         PredictionError: naming what differs.
@@ -99,6 +108,8 @@ def check_video(path: "str | Path", clip: ClipInputs, same_size: bool) -> dict:
         problems.append(f"{info.fps:g} fps, the reference has {fps_ref:g}")
     if same_size and clip.width and (info.width, info.height) != (clip.width, clip.height):
         problems.append(f"{info.width}x{info.height}, the reference is {clip.width}x{clip.height}")
+    if with_audio and not has_audio_stream(path):
+        problems.append("no audio track (audio-driven videos carry the driving audio)")
     if problems:
         raise PredictionError("the video has " + "; ".join(problems))
     return {"frames": info.frames, "fps": info.fps, "size": f"{info.width}x{info.height}"}
@@ -133,7 +144,7 @@ class _GenerationOutput(FileTask):
     def verify(self, clip, path: Path) -> dict:
         if self.task == "voice_cloning":
             return check_audio(path, clip)
-        return check_video(path, clip, same_size=self.task == "vision_driven")
+        return check_video(path, clip, same_size=self.task == "vision_driven", with_audio=self.task == "audio_driven")
 
 
 def repeat_frame(frame: np.ndarray, count: int, chunk_frames: int = 32) -> Iterator[np.ndarray]:
@@ -158,9 +169,7 @@ class CopySourceFrame(_GenerationOutput):
         portrait = read_reference_portrait(clip.media["portrait"])
         count, fps = reference_frame_count(clip), reference_fps(clip)
         audio, rate = (read_reference_audio(clip.media["audio"]) if self.task == "audio_driven" else (None, 16000))
-        write_video(path.with_suffix(".tmp.mp4"), repeat_frame(portrait, count), fps=fps, audio=audio,
-                    sample_rate=rate)
-        path.with_suffix(".tmp.mp4").rename(path)
+        write_video(path, repeat_frame(portrait, count), fps=fps, audio=audio, sample_rate=rate)
         return {"baseline": "copy source frame"}
 
 
@@ -172,8 +181,7 @@ class ReferenceReplay(_GenerationOutput):
         from ..scoring.references import read_reference_audio
 
         audio, rate = read_reference_audio(clip.media["audio"])
-        write_wav(path.with_suffix(".tmp.wav"), audio, rate)
-        path.with_suffix(".tmp.wav").rename(path)
+        write_wav(path, audio, rate)
         return {"baseline": "reference replay"}
 
 
@@ -312,6 +320,5 @@ class CollectOutputs(_GenerationOutput):
             return {}
         # Other containers and rates are re-written as the 16-bit WAV the release ships.
         audio, _ = read_audio(source)
-        write_wav(path.with_suffix(".tmp.wav"), resample(audio, rate, want), want)
-        path.with_suffix(".tmp.wav").rename(path)
+        write_wav(path, resample(audio, rate, want), want)
         return {"note": f"re-written as {want} Hz WAV from {source.suffix} at {rate} Hz"} if rate != want else {}
