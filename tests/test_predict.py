@@ -296,13 +296,14 @@ def test_matting_resume_keeps_valid_outputs_and_redoes_broken_ones(release, tmp_
 
 
 # ----------------------------------------------------------------------------- generation
-def test_generation_and_voice_baselines_then_evaluate(release, tmp_path):
+def test_generation_baselines_then_evaluate(release, tmp_path):
     from hug_vis_dataset.media import video_info
 
     records = {r.clip_id: r for r in Release(release)}
     for task in ("vision_driven", "audio_driven", "voice_cloning"):
         summary = predict(task, "baseline", release, tmp_path / task, progress=False)
         assert summary.counts() == {"ok": 6, "failed": 0, "skipped": 0}, summary.failures
+    for task in ("vision_driven", "audio_driven"):
         res = evaluate(task, tmp_path / task, release, tmp_path / "res", model="baseline")
         assert res.coverage.problems() == 0 and not res.coverage.failed
     record = records[clip_ids(release)[0]]
@@ -319,6 +320,17 @@ def test_generation_and_voice_baselines_then_evaluate(release, tmp_path):
     replay, rate = sf.read(tmp_path / "voice_cloning" / f"{record.clip_id}.wav", dtype="int16")
     original, rate_ref = sf.read(record.audio_path, dtype="int16")
     assert rate == rate_ref and np.array_equal(replay, original)
+
+
+@pytest.mark.slow  # DNSMOS and Resemblyzer on every clip: about a minute on 2 cores
+def test_voice_replay_baseline_then_evaluate(release, tmp_path):
+    assert predict("voice_cloning", "baseline", release, tmp_path / "sub", progress=False).counts()["ok"] == 6
+    res = evaluate("voice_cloning", tmp_path / "sub", release, tmp_path / "res", model="baseline")
+    assert res.coverage.problems() == 0 and not res.coverage.failed
+    rows = pd.read_parquet(res.rows_path)
+    # The replay is the reference recording itself: cosine similarity of an embedding with itself.
+    similarity = rows[rows["metric"] == "speaker_similarity"]["value"]
+    assert len(similarity) == 6 and similarity.to_numpy() == pytest.approx(1.0, abs=1e-5)
 
 
 def test_repo_and_release_give_identical_predictions(release, repo, tmp_path):
