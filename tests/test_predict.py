@@ -342,8 +342,21 @@ def test_repo_and_release_give_identical_predictions(release, repo, tmp_path):
         assert files
         for rel in files:
             assert (tmp_path / "release" / task / rel).read_bytes() == (tmp_path / "repo" / task / rel).read_bytes()
-    text = predict("emotion", "baseline", repo, tmp_path / "repo" / "emotion", progress=False)
-    assert text.counts()["ok"] == 6
+    import hashlib
+
+    def digest(inputs):
+        frames = hashlib.sha256(np.stack(inputs["frames"]).tobytes()).hexdigest()
+        audio = hashlib.sha256(inputs["audio"].tobytes()).hexdigest()
+        return f"neutral {frames} {audio} {inputs['text']} {inputs['frame_indices']}"
+
+    answers = {}
+    for name, dataset in (("release", release), ("repo", repo)):
+        run = predict("emotion", digest, dataset, tmp_path / name / "emotion", settings=["Video + Audio + Text"],
+                      progress=False)
+        assert run.counts()["ok"] == 6
+        answers[name] = [json.loads(x)["answer"] for x in
+                         (tmp_path / name / "emotion" / "predictions.jsonl").read_text("utf-8").splitlines()]
+    assert answers["release"] == answers["repo"] and len(set(answers["repo"])) == 6
 
 
 def test_export_then_collect_with_per_clip_checks(release, repo, tmp_path):

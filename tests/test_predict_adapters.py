@@ -198,6 +198,8 @@ def test_load_callable_errors_name_the_problem():
 def test_transformers_missing_model_is_a_setup_error(tmp_path):
     with pytest.raises(PredictSetupError, match="has no config.json"):
         TransformersEmotion(str(tmp_path))
+    with pytest.raises(PredictSetupError, match="is neither a local folder nor a Hub id"):
+        TransformersEmotion(str(tmp_path / "absent"))
 
 
 @pytest.fixture(scope="module")

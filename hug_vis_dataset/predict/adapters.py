@@ -265,10 +265,14 @@ def _top_label(result: Any) -> str:
 
 
 def _pipeline_task_of(model: str) -> "str | None":
+    from ..scoring.references import looks_like_hub_id
+
     config = Path(model) / "config.json"
     if not config.is_file():
         if Path(model).exists():
             raise PredictSetupError(f"transformers:{model}: the folder has no config.json")
+        if not looks_like_hub_id(model):
+            raise PredictSetupError(f"transformers:{model} is neither a local folder nor a Hub id (owner/name)")
         return None
     architectures = json.loads(config.read_text(encoding="utf-8")).get("architectures") or []
     for arch in architectures:
