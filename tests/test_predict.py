@@ -475,3 +475,35 @@ def test_audio_driven_export_and_collect_require_the_audio_track(release, tmp_pa
     assert got.ok == [manifest[0]["clip_id"]]
     assert got.failures == [(manifest[1]["clip_id"], "PredictionError: the video has no audio track (audio-driven "
                                                      "videos carry the driving audio)")]
+
+
+def test_matting_model_reading_the_clip_path_streams_chunks(release, tmp_path):
+    records = list(Release(release))[:2]
+    calls = []
+
+    def whole_clip(path):
+        calls.append(path)
+        frames = decode_all(path)
+        for start in range(0, len(frames), 5):  # a generator of chunks: memory flat in clip length
+            yield (frames[start:start + 5, ..., 1] > 100).astype(np.uint8) * 255
+
+    summary = predict("matting", whole_clip, release, tmp_path / "sub", limit=2, matting_reads_path=True,
+                      progress=False)
+    assert summary.counts()["ok"] == 2 and len(calls) == 2
+    import cv2
+
+    frames = decode_all(records[1].video_path)
+    written = np.stack([cv2.imread(str(p), cv2.IMREAD_UNCHANGED)
+                        for p in sorted((tmp_path / "sub" / records[1].clip_id).glob("*.png"))])
+    np.testing.assert_array_equal(written, (frames[..., 1] > 100).astype(np.uint8) * 255)
+    short = predict("matting", lambda path: np.zeros((3, 36, 64)), release, tmp_path / "short", limit=1,
+                    matting_reads_path=True, progress=False)
+    assert short.failures[0][1].startswith("PredictionError: prediction has 3 frames of 64x36, the reference alpha 12")
+    wrong = predict("matting", lambda path: np.zeros((12, 36, 63)), release, tmp_path / "wrong", limit=1,
+                    matting_reads_path=True, progress=False)
+    assert wrong.failures[0][1] == "PredictionError: alpha has shape (12, 36, 63), expected (n, 36, 64) " \
+                                   "(frames, height, width)"
+    none = predict("matting", lambda path: None, release, tmp_path / "none", limit=1, matting_reads_path=True,
+                   progress=False)
+    assert none.failures[0][1] == "PredictionError: the model returned NoneType, expected an alpha array or an " \
+                                  "iterable of alpha chunks"

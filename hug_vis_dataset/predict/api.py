@@ -56,7 +56,7 @@ def emotion_adapter(model: "str | Callable", timeout: float = 60.0, retries: int
 def predict(task: str, model: "str | Callable", dataset: "str | Path", out: "str | Path", *,
             limit: "int | None" = None, resume: bool = False, settings: "Sequence[str] | None" = None,
             language: str = "auto", video_frames: int = 8, text_column: str = "transcript",
-            chunk_frames: int = 32, timeout: float = 60.0, retries: int = 3, backoff: float = 1.0,
+            chunk_frames: int = 32, matting_reads_path: bool = False, timeout: float = 60.0, retries: int = 3, backoff: float = 1.0,
             pipeline_task: "str | None" = None, revision: "str | None" = None,
             progress: bool = True) -> PredictSummary:
     """Run a model (or the task's baseline) on every clip of ``dataset`` and write a submission.
@@ -73,6 +73,8 @@ def predict(task: str, model: "str | Callable", dataset: "str | Path", out: "str
         settings: emotion input settings (Table 4 names); default Text for the baseline.
         language, video_frames, text_column: emotion protocol options (:mod:`.emotion`).
         chunk_frames: frames per matting chunk.
+        matting_reads_path: the matting model is called once per clip with the video's path
+            (:class:`~.matting.MattingPrediction`) instead of on frame chunks.
         timeout, retries, backoff: the chat endpoint's request policy.
         pipeline_task: the ``transformers`` pipeline task when it cannot be inferred.
         revision: Hub revision when ``dataset`` is a Hub id.
@@ -109,7 +111,8 @@ def predict(task: str, model: "str | Callable", dataset: "str | Path", out: "str
         from .matting import MattingPrediction, chroma_key_alpha
 
         fn: Any = chroma_key_alpha if model == BASELINE else (model if callable(model) else load_callable(model))
-        return run_file_task(MattingPrediction(fn, chunk_frames), clips, out, resume, progress, len(clips), label)
+        matting = MattingPrediction(fn, chunk_frames, reads_path=matting_reads_path and model != BASELINE)
+        return run_file_task(matting, clips, out, resume, progress, len(clips), label)
     if model != BASELINE:
         raise PredictSetupError(f"{task} runs generators outside the toolkit: use --export DIR, run the generator, "
                                 f"then --collect OUTPUTS (or --model baseline)")

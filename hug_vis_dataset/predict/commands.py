@@ -39,7 +39,8 @@ def _predict(args) -> int:
         else:
             summary = api.predict(args.task, args.model, args.dataset, args.out, settings=args.settings,
                                   language=args.language, video_frames=args.video_frames,
-                                  text_column=args.text_column, chunk_frames=args.chunk_frames, timeout=args.timeout,
+                                  text_column=args.text_column, chunk_frames=args.chunk_frames,
+                                  matting_reads_path=args.matting_input == "path", timeout=args.timeout,
                                   retries=args.retries, pipeline_task=args.pipeline_task, **common)
     except (PredictSetupError, DatasetSourceError, FileNotFoundError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
@@ -83,5 +84,7 @@ def register(subparsers) -> None:
     p.add_argument("--retries", type=int, default=3, help="openai: retries after timeouts, 429 and 5xx")
     p.add_argument("--pipeline-task", default=None, help="transformers: pipeline task if not inferable")
     p.add_argument("--chunk-frames", type=int, default=32, help="matting: frames per model call")
+    p.add_argument("--matting-input", choices=("frames", "path"), default="frames",
+                   help="matting: call the model on frame chunks (default) or once per clip on the video's path")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_predict)

@@ -3,7 +3,9 @@
 The model is any callable ``f(frames) -> alpha`` where ``frames`` is uint8 ``(n, H, W, 3)`` RGB
 (a chunk of consecutive frames, in order) and ``alpha`` is ``(n, H, W)``, float in [0, 1] or
 uint8. The clip's video is decoded ``chunk_frames`` at a time and each chunk's alpha is written
-before the next is decoded, so memory does not grow with the clip's length. A stateful model
+before the next is decoded, so memory does not grow with the clip's length. A model that reads
+the clip itself (``reads_path``) is called once per clip as ``f(video_path)`` and returns the
+whole (T, H, W) alpha or, to keep memory flat, an iterable of (n, H, W) chunks in frame order. A stateful model
 (recurrent matting) keeps its state between calls; chunks of one clip arrive in order, and
 :func:`matte_clip` calls ``f.reset()`` before each clip when the callable has one.
 
@@ -61,16 +63,19 @@ def chroma_key_alpha(frames: np.ndarray, low: float = KEY_LOW, high: float = KEY
     return np.clip((high - key) / (high - low), 0.0, 1.0)
 
 
-def alpha_to_uint8(alpha, shape: tuple[int, ...]) -> np.ndarray:
-    """Check a model's alpha for a chunk of ``shape`` (n, H, W, 3) and return uint8 (n, H, W).
+def alpha_to_uint8(alpha, shape: tuple) -> np.ndarray:
+    """Check a model's alpha for a chunk of ``shape`` (n, H, W, ...) and return uint8 (n, H, W).
+
+    ``n`` may be None (any number of frames, for a model that reads the clip itself).
 
     Raises:
         PredictionError: wrong shape or dtype, non-finite values, values outside [0, 1].
     """
     arr = np.asarray(alpha)
     want = tuple(shape[:3])
-    if arr.shape != want:
-        raise PredictionError(f"alpha has shape {arr.shape}, expected {want} (frames, height, width)")
+    if arr.ndim != 3 or arr.shape[1:] != want[1:] or want[0] not in (None, arr.shape[0]):
+        expected = f"(n, {want[1]}, {want[2]})" if want[0] is None else str(want)
+        raise PredictionError(f"alpha has shape {arr.shape}, expected {expected} (frames, height, width)")
     if arr.dtype == np.uint8:
         return arr
     if not np.issubdtype(arr.dtype, np.floating):
@@ -100,16 +105,39 @@ def matte_clip(video: "str | Path", model: Callable[[np.ndarray], np.ndarray], f
     return write_alpha_pngs(folder, matte_chunks(iter_video_frames(video, chunk_frames), model))
 
 
+def matte_clip_path(video: "str | Path", model: Callable, folder: "str | Path", height: int, width: int) -> int:
+    """Write the alpha a clip-level model returns for ``model(video_path)``: one (T, H, W) array
+    or, to keep memory flat, an iterable of (n, H, W) chunks in frame order."""
+    from ..media import write_alpha_pngs
+
+    result = model(str(video))
+    chunks = [result] if isinstance(result, np.ndarray) else result
+    try:
+        iterator = iter(chunks)
+    except TypeError:
+        raise PredictionError(f"the model returned {type(result).__name__}, expected an alpha array or an "
+                              f"iterable of alpha chunks") from None
+    return write_alpha_pngs(folder, (alpha_to_uint8(c, (None, height, width)) for c in iterator))
+
+
 class MattingPrediction(FileTask):
-    """``<clip_id>/000000.png ...`` from a frame-chunk model; checked against the reference alpha."""
+    """``<clip_id>/000000.png ...`` from a matting model; checked against the reference alpha.
+
+    Args:
+        model: ``f(frames (n, H, W, 3) uint8) -> alpha (n, H, W)``, or with ``reads_path`` a
+            clip-level ``f(video_path) -> alpha (T, H, W) | iterable of (n, H, W) chunks``.
+        chunk_frames: frames per call of a frame-chunk model.
+        reads_path: the model opens the clip's video itself.
+    """
 
     task = "matting"
 
-    def __init__(self, model: Callable[[np.ndarray], np.ndarray], chunk_frames: int = 32):
+    def __init__(self, model: Callable, chunk_frames: int = 32, reads_path: bool = False):
         if chunk_frames < 1:
             raise ValueError(f"chunk_frames must be >= 1, got {chunk_frames}")
         self.model = model
         self.chunk_frames = chunk_frames
+        self.reads_path = reads_path
 
     def output_name(self, clip) -> str:
         return clip.clip_id
@@ -118,8 +146,16 @@ class MattingPrediction(FileTask):
         from ..scoring.references import reference_file
 
         with reference_file(clip.media["video"], ".mp4") as video:
-            frames = matte_clip(video, self.model, path, self.chunk_frames)
-        return {"frames": frames}
+            if not self.reads_path:
+                return {"frames": matte_clip(video, self.model, path, self.chunk_frames)}
+            if clip.width and clip.height:
+                width, height = clip.width, clip.height
+            else:
+                from ..media import video_info
+
+                info = video_info(video, count_frames=False)
+                width, height = info.width, info.height
+            return {"frames": matte_clip_path(video, self.model, path, int(height), int(width))}
 
     def verify(self, clip, path: Path) -> None:
         from ..scoring.references import reference_alpha_info
