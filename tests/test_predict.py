@@ -507,3 +507,34 @@ def test_matting_model_reading_the_clip_path_streams_chunks(release, tmp_path):
                    progress=False)
     assert none.failures[0][1] == "PredictionError: the model returned NoneType, expected an alpha array or an " \
                                   "iterable of alpha chunks"
+
+
+def test_an_interrupted_run_keeps_finished_clips_and_resumes(release, tmp_path):
+    ids, count = clip_ids(release), {"n": 0}
+
+    def interrupted(inputs):
+        count["n"] += 1
+        if count["n"] == 4:
+            raise KeyboardInterrupt
+        return "sad"
+
+    with pytest.raises(KeyboardInterrupt):
+        predict("emotion", interrupted, release, tmp_path / "emo", settings=["Text"], progress=False)
+    kept = [json.loads(x)["clip_id"] for x in (tmp_path / "emo" / "predictions.jsonl").read_text("utf-8").splitlines()]
+    assert kept == ids[:3]
+    rest = predict("emotion", lambda inputs: "happy", release, tmp_path / "emo", settings=["Text"], resume=True,
+                   progress=False)
+    assert rest.skipped == [f"{c} | Text" for c in ids[:3]] and rest.ok == [f"{c} | Text" for c in ids[3:]]
+
+    def stops_mid_clip(chunk):
+        count["n"] += 1
+        if count["n"] == 100:
+            raise KeyboardInterrupt
+        return chroma_key_alpha(chunk)
+
+    count["n"] = 97  # one-frame chunks: the interruption comes on the third frame of the first clip
+    with pytest.raises(KeyboardInterrupt):
+        predict("matting", stops_mid_clip, release, tmp_path / "mat", chunk_frames=1, progress=False)
+    assert [p.name for p in (tmp_path / "mat").iterdir()] == [".hugvis-predict"]  # no half-written folder
+    resumed = predict("matting", stops_mid_clip, release, tmp_path / "mat", limit=2, resume=True, progress=False)
+    assert resumed.ok == ids[:2]
