@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "hug_vis_dataset.demo",
     "hug_vis_dataset.weights_commands",
     "hug_vis_dataset.scoring.commands",
+    "hug_vis_dataset.predict.commands",
     "hug_vis_dataset.space.commands",
     "hug_vis_dataset.publish",
 )

@@ -1,0 +1,146 @@
+"""``predict``, ``export_inputs`` and ``collect_outputs``: the Python API behind ``hugvis predict``.
+
+Example:
+    >>> import tempfile, os, json
+    >>> from hug_vis_dataset.synth import synthesize
+    >>> root = tempfile.mkdtemp()
+    >>> _ = synthesize(root, actors=1, scripts=1, seconds=0.2, size=(32, 18), emotions=["Happy"], actions=1,
+    ...                systems=False)
+    >>> out = os.path.join(root, "sub")
+    >>> predict("emotion", "baseline", root, out, progress=False).counts()
+    {'ok': 1, 'failed': 0, 'skipped': 0}
+    >>> json.loads(open(os.path.join(out, "predictions.jsonl")).readline())["answer"]
+    'Happy'
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from .clips import open_clip_source
+from .runner import PredictSetupError, PredictSummary, run_file_task
+
+TASKS = ("matting", "audio_driven", "vision_driven", "voice_cloning", "emotion")
+BASELINE = "baseline"
+#: Input settings a run uses when none are given: the baseline reads the transcript; other
+#: adapters have no default (the user chooses what the model can take).
+BASELINE_SETTINGS = ("Text",)
+
+
+def _check_task(task: str) -> None:
+    if task not in TASKS:
+        raise PredictSetupError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}")
+
+
+def emotion_adapter(model: "str | Callable", timeout: float = 60.0, retries: int = 3, backoff: float = 1.0,
+                    pipeline_task: "str | None" = None) -> tuple[Callable, str]:
+    """(callable, description) of an emotion ``--model`` value (see :mod:`.adapters`)."""
+    from . import adapters, emotion
+
+    if callable(model):
+        return model, getattr(model, "__name__", type(model).__name__)
+    if model == BASELINE:
+        return emotion.keyword_baseline, "baseline (transcript keywords)"
+    kind, _, rest = model.partition(":")
+    if kind == "openai" and rest:
+        chat = adapters.OpenAIChat(rest, timeout=timeout, retries=retries, backoff=backoff)
+        return chat, chat.describe()
+    if kind == "transformers" and rest:
+        pipe = adapters.TransformersEmotion(rest, pipeline_task=pipeline_task)
+        return pipe, pipe.describe()
+    return adapters.load_callable(model), model
+
+
+def predict(task: str, model: "str | Callable", dataset: "str | Path", out: "str | Path", *,
+            limit: "int | None" = None, resume: bool = False, settings: "Sequence[str] | None" = None,
+            language: str = "auto", video_frames: int = 8, text_column: str = "transcript",
+            chunk_frames: int = 32, matting_reads_path: bool = False, timeout: float = 60.0, retries: int = 3, backoff: float = 1.0,
+            pipeline_task: "str | None" = None, revision: "str | None" = None,
+            progress: bool = True) -> PredictSummary:
+    """Run a model (or the task's baseline) on every clip of ``dataset`` and write a submission.
+
+    Args:
+        task: matting, audio_driven, vision_driven, voice_cloning or emotion.
+        model: ``"baseline"``, ``"module:function"``, ``"openai:MODEL"``, ``"transformers:ID"``
+            (emotion), or a Python callable. Generation tasks take only the baseline here; run
+            other generators through :func:`export_inputs` and :func:`collect_outputs`.
+        dataset: release tree, dataset repo folder or Hub id (as ``hugvis evaluate --dataset``).
+        out: the submission folder (``hugvis evaluate --predictions``).
+        limit: only the first ``limit`` clips in grid order.
+        resume: keep outputs that exist and verify; otherwise every clip is redone.
+        settings: emotion input settings (Table 4 names); default Text for the baseline.
+        language, video_frames, text_column: emotion protocol options (:mod:`.emotion`).
+        chunk_frames: frames per matting chunk.
+        matting_reads_path: the matting model is called once per clip with the video's path
+            (:class:`~.matting.MattingPrediction`) instead of on frame chunks.
+        timeout, retries, backoff: the chat endpoint's request policy.
+        pipeline_task: the ``transformers`` pipeline task when it cannot be inferred.
+        revision: Hub revision when ``dataset`` is a Hub id.
+        progress: tqdm bar.
+
+    Raises:
+        PredictSetupError: an unknown task or adapter, a setting the adapter cannot take.
+    """
+    _check_task(task)
+    source = open_clip_source(dataset, task, revision)
+    clips = list(source.clips(limit))
+    name = model if isinstance(model, str) else getattr(model, "__name__", "callable")
+    label = f"{name} @ {time.strftime('%Y-%m-%dT%H:%M:%S')}"
+    if task == "emotion":
+        from .emotion import predict_emotion
+
+        fn, name = emotion_adapter(model, timeout, retries, backoff, pipeline_task)
+        if not settings:
+            if model != BASELINE:
+                raise PredictSetupError("emotion needs the input settings to run (e.g. --setting Text "
+                                        "--setting 'Video + Text')")
+            settings = BASELINE_SETTINGS
+        if model == BASELINE:
+            from .emotion import setting_modalities
+
+            without_text = [s for s in settings if "Text" not in setting_modalities(s)]
+            if without_text:
+                raise PredictSetupError(f"the keyword baseline reads the transcript; {without_text} have no Text")
+        return predict_emotion(clips, fn, out, settings, model_name=name, language=language,
+                               video_frames=video_frames, text_column=text_column, resume=resume,
+                               progress=progress, run=label)
+    if task == "matting":
+        from .adapters import load_callable
+        from .matting import MattingPrediction, chroma_key_alpha
+
+        fn: Any = chroma_key_alpha if model == BASELINE else (model if callable(model) else load_callable(model))
+        matting = MattingPrediction(fn, chunk_frames, reads_path=matting_reads_path and model != BASELINE)
+        return run_file_task(matting, clips, out, resume, progress, len(clips), label)
+    if model != BASELINE:
+        raise PredictSetupError(f"{task} runs generators outside the toolkit: use --export DIR, run the generator, "
+                                f"then --collect OUTPUTS (or --model baseline)")
+    from .generation import baseline
+
+    return run_file_task(baseline(task), clips, out, resume, progress, len(clips), label)
+
+
+def export_inputs(task: str, dataset: "str | Path", out: "str | Path", *, limit: "int | None" = None,
+                  resume: bool = False, revision: "str | None" = None, progress: bool = True) -> PredictSummary:
+    """Write each clip's generation inputs to ``out/<clip_id>/`` and ``out/manifest.jsonl``."""
+    from .generation import ExportInputs, write_manifest
+
+    _check_task(task)
+    exporter = ExportInputs(task)
+    clips = list(open_clip_source(dataset, task, revision).clips(limit))
+    summary = run_file_task(exporter, clips, out, resume, progress, len(clips), f"export {task}")
+    write_manifest(out, [c.clip_id for c in clips])
+    return summary
+
+
+def collect_outputs(task: str, outputs: "str | Path", dataset: "str | Path", out: "str | Path", *,
+                    limit: "int | None" = None, resume: bool = False, revision: "str | None" = None,
+                    progress: bool = True) -> PredictSummary:
+    """Copy a generator's per-clip outputs into the submission layout, checking each clip."""
+    from .generation import CollectOutputs
+
+    _check_task(task)
+    collector = CollectOutputs(task, outputs)
+    clips = list(open_clip_source(dataset, task, revision).clips(limit))
+    return run_file_task(collector, clips, out, resume, progress, len(clips), f"collect {task} from {outputs}")
