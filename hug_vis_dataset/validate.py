@@ -160,8 +160,10 @@ class GridSpec:
         except (ValueError, TypeError, KeyError) as err:
             raise GridSpecError(f"bad grid value: {err}") from None
         for name, values, top in (("actors", spec.actors, NUM_ACTORS), ("actions", spec.actions, NUM_ACTIONS),
-                                  ("scripts", spec.scripts, NUM_SCRIPTS)):
-            bad = [v for v in values if not 1 <= v <= top]
+                                  ("scripts", spec.scripts, NUM_SCRIPTS), ("emotions", spec.emotions, 0)):
+            if not values:
+                raise GridSpecError(f"{name} is empty: the grid would hold no clip")
+            bad = [v for v in values if top and not 1 <= v <= top]
             if bad:
                 raise GridSpecError(f"{name} {bad} outside 1..{top}")
         return spec

@@ -424,10 +424,7 @@ def _build_config(job: _ConfigJob) -> tuple[str, list[ShardEntry], int]:
     trusted = _load_state(repo, job.config, job.plan) if job.resume else []
     keep = {repo / s.file for s in trusted}
     if folder.is_dir():
-        foreign = sorted(p.name for p in folder.iterdir() if not (p.is_file() and _OWN_SHARD.match(p.name)))
-        if foreign:  # never delete what the builder did not write
-            raise BuildError(f"{folder} holds {', '.join(foreign[:5])}{' ...' if len(foreign) > 5 else ''}, not "
-                             f"written by hugvis build; move it out of the repo folder and rerun")
+        check_no_foreign_files(folder)  # never delete what the builder did not write
         for path in folder.iterdir():  # half-written .tmp files and unrecorded shards go
             if path not in keep:
                 path.unlink()
@@ -530,6 +527,9 @@ def build_repo(
         if not resume:
             raise BuildError(f"{repo} is not empty; pass resume=True / --resume to finish or refresh an earlier build")
         check_own_build(repo, release_sha)
+        for config in chosen:  # before anything is written, so a refusal changes nothing
+            if (repo / "data" / config).is_dir():
+                check_no_foreign_files(repo / "data" / config)
     if num_proc > 1 and on_shard is not None:
         raise ValueError("on_shard hooks run only with num_proc=1")
     release, records, excluded = select_clips(release_dir, allow_invalid, num_proc, grid)
@@ -615,6 +615,14 @@ def check_own_build(repo: Path, release_sha: "str | None") -> None:
     if any(r is not None and r != release_sha for r in recorded):
         raise BuildError(f"{repo} is a hug-vis build of another release (its metadata CSV differs); build into an "
                          f"empty folder")
+
+
+def check_no_foreign_files(folder: Path) -> None:
+    """Refuse a config folder holding anything but our shards (and their temporaries)."""
+    foreign = sorted(p.name for p in folder.iterdir() if not (p.is_file() and _OWN_SHARD.match(p.name)))
+    if foreign:
+        raise BuildError(f"{folder} holds {', '.join(foreign[:5])}{' ...' if len(foreign) > 5 else ''}, not "
+                         f"written by hugvis build; move it out of the repo folder and rerun")
 
 
 def release_media_bytes(records: Sequence[ClipRecord]) -> int:
