@@ -45,7 +45,9 @@ def cmd_download(args: argparse.Namespace) -> int:
             print(f"{name}: {path}")
         except (WeightsMissingError, WeightsHashError) as err:
             failures += 1
-            print(f"{name}: FAILED\n{err}", file=sys.stderr)
+            from .errors import one_line
+
+            print(f"error: {name}: {one_line(err)}", file=sys.stderr)
     return 1 if failures else 0
 
 

@@ -85,6 +85,37 @@ def test_missing_predictions_folder(built, tmp_path, capsys):
     assert_one_line_error(result, 2, "nothing", "does not exist")
 
 
+@pytest.mark.parametrize("damage", ["truncated rows", "garbage part", "truncated set rows"])
+def test_damaged_results_of_an_earlier_run_are_named(built, scored, tmp_path, capsys, damage):
+    release, _ = built
+    out = tmp_path / "out"
+    shutil.copytree(scored, out)
+    folder = out / "matting" / "m"
+    if damage == "truncated rows":
+        victim = folder / "rows.parquet"
+        victim.write_bytes(victim.read_bytes()[:100])
+    elif damage == "garbage part":
+        victim = folder / "rows" / "part-0-0.parquet"
+        victim.parent.mkdir(exist_ok=True)
+        victim.write_bytes(b"not parquet")
+    else:
+        victim = folder / "set_rows.parquet"
+        victim.write_bytes(b"PAR1")
+    before = snapshot(out)
+    result = evaluate(capsys, "matting", systems(release, "matting")[0], release, out)
+    assert_one_line_error(result, 2, str(victim), "delete it to recompute")
+    assert snapshot(out) == before
+
+
+@pytest.mark.parametrize("model", ["a/b", "..", "", "two words"])
+def test_model_name_that_is_not_a_folder_name(built, tmp_path, capsys, model):
+    release, _ = built
+    result = run_cli(capsys, "evaluate", "matting", "--predictions", systems(release, "matting")[0], "--model", model,
+                     "--dataset", release, "--out", tmp_path / "out", "--no-progress")
+    assert_one_line_error(result, 2, f"model name {model!r}")
+    assert not (tmp_path / "out").exists()
+
+
 # ----------------------------------------------------------------------------- corrupted dataset repos
 def _corrupt(path: Path) -> None:
     """Overwrite 4 bytes in the middle: same size, so only a checksum can notice."""
