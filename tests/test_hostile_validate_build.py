@@ -4,14 +4,13 @@ traceback, and no change to anything written before."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 
 import pytest
 from hostile_cli import assert_one_line_error, run_cli, snapshot
 from test_builder import make_release
-from test_validate import SMALL, _rows, _write_rows, good_tree, tree  # noqa: F401 - fixtures
+from test_validate import _rows, _write_rows, good_tree, tree  # noqa: F401 - fixtures
 
 from hug_vis_dataset.grid import NUM_ACTORS
 from hug_vis_dataset.layout import DEFAULT_LAYOUT
@@ -235,3 +234,12 @@ def test_resume_never_deletes_a_file_it_did_not_write(tiny_release, tmp_path, ca
     status, out, err = run_cli(capsys, "build", tiny_release, repo, "--resume")  # our own build: resumes
     assert status == 0, err
     assert snapshot(repo) == {k: v for k, v in before.items() if k != "data/matting/my_notes.parquet"}
+
+
+def test_debug_flag_shows_the_traceback_instead(tree, capsys):
+    from hug_vis_dataset.cli import main
+    from hug_vis_dataset.validate import GridDeclarationError
+
+    (tree / "metadata" / "grid.json").write_bytes(b"{not json")
+    with pytest.raises(GridDeclarationError, match="grid.json"):
+        main(["--debug", "validate", str(tree)])
