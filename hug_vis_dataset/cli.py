@@ -3,14 +3,33 @@
 Each feature module owns its sub-commands through a ``register(subparsers)`` function that
 adds its parser and sets ``func``; this file only lists those modules, so features stay
 independent and importing the CLI stays cheap (modules import heavy dependencies lazily).
+
+Errors a user can cause (:class:`hug_vis_dataset.errors.HugvisError` and its subclasses, plus
+``OSError``/``ValueError`` from the libraries underneath) are printed as one line,
+``error: <what> (<file or clip>): <how to fix>``, with exit status 1 (bad data) or 2 (bad
+invocation); ``hugvis --debug COMMAND ...`` shows the traceback instead. Options are checked
+when parsed (:func:`positive_int`, :func:`positive_float`, :func:`nonnegative_int`), so a bad
+value never reaches a command, let alone a result file.
+
+Example:
+    >>> positive_int("3")
+    3
+    >>> try:
+    ...     positive_int("0")
+    ... except argparse.ArgumentTypeError as err:
+    ...     print(err)
+    must be a positive integer, got '0'
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import sys
 from typing import Sequence
+
+from .errors import exit_code, one_line
 
 # Modules that contribute sub-commands, in help order. A module missing here is simply
 # not offered; a module that fails to import is a bug and raises.
@@ -27,11 +46,55 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
+# ----------------------------------------------------------------------------- option types
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def nonnegative_int(text: str) -> int:
+    """argparse type: an integer >= 0.
+
+    >>> nonnegative_int("0")
+    0
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0.
+
+    >>> positive_float("0.5")
+    0.5
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text!r}")
+    return value
+
+
+# ----------------------------------------------------------------------------- entry point
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hugvis", description="HUG-VIS benchmark toolkit")
     from . import __version__
 
     parser.add_argument("--version", action="version", version=f"hug-vis {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMAND_MODULES:
@@ -43,7 +106,18 @@ def main(argv: "Sequence[str] | None" = None) -> int:
     """Entry point of the ``hugvis`` console script; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    status = args.func(args)
+    try:
+        status = args.func(args)
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:  # noqa: BLE001 - sorted below: expected errors get one line
+        from .errors import HugvisError
+
+        if args.debug or not isinstance(err, (HugvisError, OSError, ValueError)):
+            raise
+        print(f"error: {one_line(err)}", file=sys.stderr)
+        return exit_code(err)
     return int(status or 0)
 
 

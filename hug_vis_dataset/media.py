@@ -25,6 +25,8 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
+from .errors import HugvisError
+
 DEFAULT_CHUNK_FRAMES = 32
 # x264 settings for byte-reproducible output. Measured here under CPU load: with only threads=1
 # the same frames encoded to 2-5 different byte streams in 40-60 runs; pinning every x264 thread
@@ -32,9 +34,12 @@ DEFAULT_CHUNK_FRAMES = 32
 X264_REPRODUCIBLE = ("threads=1:lookahead-threads=1:sync-lookahead=0:sliced-threads=0:"
                      "non-deterministic=0:mbtree=0")
 _FRAME_RE = re.compile(r"^(\d+)\.png$", re.IGNORECASE)
+# A matte video decoded to RGB must have equal channels; lossy gray encodes may leave a level or
+# two of chroma noise, a colour video differs by far more.
+MATTE_CHANNEL_TOLERANCE = 3
 
 
-class MediaError(RuntimeError):
+class MediaError(HugvisError, RuntimeError):
     """A media file is missing, unreadable or not of the expected kind."""
 
 
@@ -225,8 +230,14 @@ def iter_alpha_frames(
 ) -> Iterator[np.ndarray]:
     """Yield uint8 (n, H, W) chunks of an alpha clip: a PNG folder (frames 0..T-1) or a video.
 
+    A matte is single-channel: PNGs must be 8-bit gray, and a video must decode to equal
+    R, G and B (a gray pixel format, or flat chroma) within :data:`MATTE_CHANNEL_TOLERANCE`
+    levels; the first channel is returned.
+
     Raises:
-        MediaError: a PNG folder with a gap in its frame numbers, or an unreadable frame.
+        MediaError: a PNG folder with a gap in its frame numbers, an unreadable frame, a colour
+            PNG, or a video with colour (it is not a matte; scoring its first channel would
+            give a meaningless value).
     """
     source = Path(source)
     if source.is_dir():
@@ -239,8 +250,17 @@ def iter_alpha_frames(
         for start in range(0, len(files), chunk_frames):
             yield np.stack([read_png_gray(files[i]) for i in range(start, min(start + chunk_frames, len(files)))])
     else:
-        # Lossless video mattes decode to 3 equal channels: keep the first.
+        # Lossless video mattes decode to 3 equal channels: keep the first, after checking they are.
+        done = 0
         for chunk in iter_video_frames(source, chunk_frames, gray=False):
+            spread = chunk.max(axis=-1) - chunk.min(axis=-1)
+            per_frame = spread.reshape(len(chunk), -1).max(axis=1)
+            if per_frame.max() > MATTE_CHANNEL_TOLERANCE:
+                first = int(np.argmax(per_frame > MATTE_CHANNEL_TOLERANCE))
+                raise MediaError(
+                    f"matte video {source} is not single-channel: frame {done + first} has colour (R, G, B differ "
+                    f"by up to {int(per_frame.max())} levels); write the matte as 8-bit gray PNGs or a gray video")
+            done += len(chunk)
             yield chunk[..., 0]
 
 
@@ -286,6 +306,21 @@ def audio_info(path: "str | Path") -> tuple[int, int, int]:
     return int(info.frames), int(info.samplerate), int(info.channels)
 
 
+def downmix_note(path: "str | Path") -> "str | None":
+    """The note to keep with a value computed from a multi-channel file (None for mono): the
+    readers average channels to mono, which must not happen silently.
+
+    Example:
+        >>> import tempfile, os
+        >>> p = os.path.join(tempfile.mkdtemp(), "s.wav")
+        >>> import soundfile as sf; sf.write(p, np.zeros((8, 2)), 16000)
+        >>> downmix_note(p)
+        's.wav has 2 channels; scored on their mean (mono)'
+    """
+    _, _, channels = audio_info(path)
+    return f"{Path(path).name} has {channels} channels; scored on their mean (mono)" if channels > 1 else None
+
+
 def resample(audio: np.ndarray, rate_in: int, rate_out: int) -> np.ndarray:
     """Polyphase resampling (scipy), exact rational ratio; a no-op when the rates agree."""
     if rate_in == rate_out:
@@ -304,31 +339,6 @@ def write_wav(path: "str | Path", audio: np.ndarray, sample_rate: int) -> None:
 
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     sf.write(str(path), np.clip(audio, -1.0, 1.0), sample_rate, subtype="PCM_16")
-
-
-def read_video_audio(path: "str | Path", rate: int = 16000) -> np.ndarray:
-    """Mono float32 audio track of a video, resampled to ``rate``."""
-    import av
-
-    parts, src_rate = [], None
-    try:
-        with av.open(str(path)) as container:
-            if not container.streams.audio:
-                raise MediaError(f"{path} has no audio track")
-            stream = container.streams.audio[0]
-            for frame in container.decode(stream):
-                src_rate = frame.sample_rate
-                arr = frame.to_ndarray().astype(np.float32)
-                if arr.dtype.kind == "i":
-                    arr = arr / 32768.0
-                if not frame.format.is_planar:
-                    arr = arr.reshape(-1, len(frame.layout.channels)).T
-                parts.append(arr.mean(axis=0))
-    except av.error.FFmpegError as err:
-        raise MediaError(f"cannot decode audio of {path}: {err}") from err
-    if not parts:
-        raise MediaError(f"{path} has an empty audio track")
-    return resample(np.concatenate(parts), int(src_rate), rate)
 
 
 def paired_chunks(pred_path, ref_path, chunk_frames: int = 32) -> Iterator[tuple[np.ndarray, np.ndarray]]:

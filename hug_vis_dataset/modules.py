@@ -127,12 +127,11 @@ def _reference(task: str, metric_names: Sequence[str], ref: "str | None") -> dic
     return {_REFERENCE_KIND[task]: str(ref)}
 
 
-def _is_setup_error(err: BaseException) -> bool:
-    """Missing or broken weights stop the module (they are not a clip's failure)."""
+def _setup_errors() -> tuple[type[BaseException], ...]:
     from .tasks import MetricUnavailable
     from .weights import WeightsHashError, WeightsMissingError
 
-    return isinstance(err, (WeightsMissingError, WeightsHashError, MetricUnavailable))
+    return (WeightsMissingError, WeightsHashError, MetricUnavailable)
 
 
 # ----------------------------------------------------------------------------- metrics
@@ -158,6 +157,7 @@ def compute_metric(name: str, predictions: Sequence[str], references: "Sequence[
     from .scoring.aggregate import task_table
     from .tasks import ModelCache, get_task, result_rows
 
+    setup_errors = _setup_errors()  # missing or broken weights stop the module: they are not a clip's failure
     names = catalog.suite_or_metric(name)
     task = _task_of(names, task)
     scorer = get_task(task)
@@ -174,16 +174,20 @@ def compute_metric(name: str, predictions: Sequence[str], references: "Sequence[
         reference = _reference(task, names, references[i] if references is not None else None)
         try:
             scorer.check(str(pred), reference, {})
-            scores = scorer.score_clip(str(pred), reference, names, cache, options)
+            scores, failed = scorer.score_groups(str(pred), reference, names, cache, options, reraise=setup_errors)
+        except setup_errors:
+            raise
         except Exception as err:  # noqa: BLE001 - a clip's failure is counted, like the runner does
-            if _is_setup_error(err):
-                raise
-            errors.append({"index": i, "clip_id": key, "error": f"{type(err).__name__}: {err}"})
-            rows += result_rows(MODULE_MODEL, task, key, {m: math.nan for m in names},
-                                error=errors[-1]["error"], status="failed")
-            continue
-        rows += result_rows(MODULE_MODEL, task, key, {m: scores.values[m] for m in names})
-        frames += [{"model": MODULE_MODEL, "task": task, "clip_id": key, **f} for f in scores.frames]
+            scores, failed = None, {m: f"{type(err).__name__}: {err}" for m in names}
+        if failed:
+            errors.append({"index": i, "clip_id": key, "error": "; ".join(dict.fromkeys(failed.values()))})
+        for metric in names:
+            if metric in failed:
+                rows += result_rows(MODULE_MODEL, task, key, {metric: math.nan}, error=failed[metric], status="failed")
+            else:
+                rows += result_rows(MODULE_MODEL, task, key, {metric: scores.values[metric]})
+        if scores is not None:
+            frames += [{"model": MODULE_MODEL, "task": task, "clip_id": key, **f} for f in scores.frames]
     import pandas as pd
 
     row_frame = pd.DataFrame(rows)
@@ -197,7 +201,8 @@ def compute_metric(name: str, predictions: Sequence[str], references: "Sequence[
                     for r in rows if r["metric"] == m] for m in names}
     return {**{m: float(summary[m]) if m in getattr(summary, "index", ()) else math.nan for m in names},
             "per_clip": per_clip[names[0]] if len(names) == 1 else per_clip, "clip_ids": keys,
-            "n_ok": int(summary["n_ok"]) if len(table) else 0, "n_failed": len(errors), "errors": errors,
+            "n_ok": int(summary["n_ok"]) if len(table) else 0, "n_failed": int(summary["n_failed"]) if len(table) else 0,
+            "errors": errors,
             "protocol": protocol}
 
 

@@ -28,12 +28,16 @@ Example:
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+
+from .errors import HugvisError
+from .stats import format_interval
 
 CRITERIA: dict[str, str] = {
     "id_similarity": "ID Similarity",
@@ -58,6 +62,10 @@ MATCHING_METRIC: dict[str, dict[str, str]] = {
 
 
 # ----------------------------------------------------------------------------- reading
+class RatingsFileError(HugvisError, ValueError):
+    """A ratings CSV cannot be read at all (missing, empty, wrong separator, missing columns)."""
+
+
 def validate_ratings(frame) -> "tuple[object, object]":
     """Split ratings into (valid, invalid); ``invalid`` has ``line`` and ``reason`` columns.
 
@@ -76,7 +84,7 @@ def validate_ratings(frame) -> "tuple[object, object]":
 
     missing = [c for c in RATING_COLUMNS if c not in frame.columns]
     if missing:
-        raise ValueError(f"ratings lack columns {missing}; expected {list(RATING_COLUMNS)}")
+        raise RatingsFileError(f"ratings lack columns {missing}; expected {list(RATING_COLUMNS)}")
     frame = frame.reset_index(drop=True).copy()
     frame["line"] = np.arange(len(frame)) + 2
     reasons: list[str] = []
@@ -122,10 +130,43 @@ def validate_ratings(frame) -> "tuple[object, object]":
 
 
 def read_ratings(path: "str | Path"):
-    """Read a ratings CSV (all columns as text) and validate it; returns (valid, invalid)."""
+    """Read a ratings CSV (all columns as text) and validate it; returns (valid, invalid).
+
+    The file must be UTF-8 (BOM accepted), comma-separated, with a header naming
+    :data:`RATING_COLUMNS` and at least one rating.
+
+    Raises:
+        RatingsFileError: missing or empty file, header only, ``;``/tab separators, missing
+            columns, unparsable CSV; the message names the file and the fix.
+        hug_vis_dataset.textio.TextEncodingError: not UTF-8 (names the line).
+    """
     import pandas as pd
 
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    from .textio import read_text
+
+    path = Path(path)
+    if not path.is_file():
+        raise RatingsFileError(f"ratings CSV {path} does not exist")
+    text = read_text(path)
+    header = ",".join(RATING_COLUMNS)
+    if not text.strip():
+        raise RatingsFileError(f"{path} is empty; it needs the header {header} and one rating per line")
+    try:
+        frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise RatingsFileError(f"{path} is not a readable CSV ({first}); write it comma-separated with the "
+                               f"header {header}") from None
+    columns = [str(c).strip() for c in frame.columns]
+    frame.columns = columns
+    missing = [c for c in RATING_COLUMNS if c not in columns]
+    if missing:
+        if len(columns) == 1 and (";" in columns[0] or "\t" in columns[0]):
+            sep = "';'" if ";" in columns[0] else "tabs"
+            raise RatingsFileError(f"{path} is separated by {sep}; save it comma-separated (header {header})")
+        raise RatingsFileError(f"{path} lacks columns {missing}; its header must be {header}")
+    if frame.empty:
+        raise RatingsFileError(f"{path} has a header but no ratings; add one rating per line")
     return validate_ratings(frame)
 
 
@@ -289,7 +330,9 @@ class MOSReport:
                   wide.to_string(float_format=lambda v: f"{v:.2f}")]
         lines += ["", "95% actor-clustered bootstrap intervals:"]
         for (model, criterion), row in self.table.iterrows():
-            lines.append(f"  {model:>20s} {criterion:<20s} {row['mos']:.2f} [{row['ci_low']:.2f}, {row['ci_high']:.2f}]"
+            actors = int(row["n_actors"]) if "n_actors" in row else 2
+            interval = format_interval(row["mos"], row["ci_low"], row["ci_high"], actors)
+            lines.append(f"  {model:>20s} {criterion:<20s} {interval}"
                          f"  ({int(row['n_clips'])} clips, {int(row['n_ratings'])} ratings)")
         lines += ["", "Inter-rater agreement (Krippendorff's alpha, interval):"]
         for criterion, a in self.agreement.items():
@@ -316,9 +359,12 @@ def mos_report(ratings: "str | Path | object", n_boot: int = 1000, seed: int = 0
     else:
         valid, invalid = validate_ratings(ratings)
     if valid.empty:
-        raise ValueError(f"no valid ratings ({len(invalid)} invalid)")
+        where = f"{ratings}: " if isinstance(ratings, (str, Path)) else ""
+        raise RatingsFileError(f"{where}no valid ratings ({len(invalid)} invalid); fix the lines listed by "
+                               f"hugvis mos --out DIR in invalid_ratings.csv")
     table = mos_table(valid)
     cis = mos_intervals(valid, n_boot=n_boot, seed=seed)
     table["ci_low"] = [cis[k].low for k in table.index]
     table["ci_high"] = [cis[k].high for k in table.index]
+    table["n_actors"] = [cis[k].n_clusters for k in table.index]
     return MOSReport(table, agreement(valid, level), invalid, len(valid))

@@ -16,10 +16,12 @@ Example:
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from .errors import HugvisError
 from .grid import ClipId, ClipIdError
 from .layout import CSV_COLUMNS, ReleaseLayout, layout_for
 
@@ -48,8 +50,8 @@ class ClipRecord:
         return f"{self.width}x{self.height}"
 
 
-class ReleaseError(ValueError):
-    """The metadata CSV cannot be read at all (missing file or columns)."""
+class ReleaseError(HugvisError, ValueError):
+    """The metadata CSV cannot be read at all (missing file or columns, not UTF-8)."""
 
 
 def parse_resolution(text: str) -> tuple[int, int]:
@@ -62,16 +64,30 @@ def parse_resolution(text: str) -> tuple[int, int]:
 
 
 def read_metadata_rows(path: "str | Path") -> list[dict[str, str]]:
-    """The raw CSV rows (header checked); row order as in the file."""
+    """The raw CSV rows (header checked); row order as in the file.
+
+    The file must be UTF-8 (a byte-order mark, as Excel writes, is accepted) and comma-separated.
+
+    Raises:
+        ReleaseError: missing file, empty file, other separator, missing columns.
+        hug_vis_dataset.textio.TextEncodingError: not UTF-8 (names the line).
+    """
+    from .textio import read_text
+
     path = Path(path)
     if not path.is_file():
-        raise ReleaseError(f"metadata CSV {path} does not exist")
-    with path.open(newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            raise ReleaseError(f"{path} lacks columns {missing}")
-        return list(reader)
+        raise ReleaseError(f"metadata CSV {path} does not exist; pass the release folder that holds it")
+    reader = csv.DictReader(io.StringIO(read_text(path), newline=""))
+    header = reader.fieldnames or []
+    if not header:
+        raise ReleaseError(f"{path} is empty; it needs a header line with {', '.join(CSV_COLUMNS)}")
+    missing = [c for c in CSV_COLUMNS if c not in header]
+    if missing:
+        if len(header) == 1 and (";" in header[0] or "\t" in header[0]):
+            sep = "';'" if ";" in header[0] else "tabs"
+            raise ReleaseError(f"{path} is separated by {sep}; save it comma-separated")
+        raise ReleaseError(f"{path} lacks columns {missing}; its header must name {', '.join(CSV_COLUMNS)}")
+    return list(reader)
 
 
 def record_from_row(root: Path, row: dict[str, str], row_number: int) -> ClipRecord:

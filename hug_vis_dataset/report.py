@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Sequence
 
 from . import catalog
+from .errors import HugvisError
 
 TASK_ORDER = catalog.task_names(with_paper_table=True)
 FORMATS = {"md": "markdown", "tex": "latex", "html": "html"}
@@ -41,20 +42,66 @@ class Report:
     markdown: str
     files: list[Path] = field(default_factory=list)
     tables: dict = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)  # broken results folders, with the reason
 
 
-def load_results(roots: "Sequence[str | Path]"):
-    """All stored rows, frames, set rows and summaries under the results roots."""
+class ResultsFolderError(HugvisError, ValueError):
+    """A results root given to the report does not exist or holds no results at all."""
+
+
+def _read_results_folder(folder: Path):
+    """(summary, rows, frames, set_rows) of one ``<task>/<model>`` folder; raises when broken."""
+    import pandas as pd
+
+    from .textio import read_text
+
+    summary = json.loads(read_text(folder / "summary.json"))
+    if not isinstance(summary, dict) or not isinstance(summary.get("metrics"), dict) or "task" not in summary:
+        raise ValueError("summary.json is not a hugvis evaluate summary")
+    tables = []
+    for name in ("rows.parquet", "frames.parquet", "set_rows.parquet"):
+        tables.append(pd.read_parquet(folder / name) if (folder / name).is_file() else None)
+    return (summary, *tables)
+
+
+def load_results(roots: "Sequence[str | Path]", skipped: "list[str] | None" = None):
+    """All stored rows, frames, set rows and summaries under the results roots.
+
+    A ``<task>/<model>`` folder that cannot be read (truncated Parquet, broken summary) is left
+    out and named in ``skipped`` with the reason, so one damaged run does not hide the others.
+
+    Raises:
+        ResultsFolderError: a root does not exist or holds no ``<task>/<model>/summary.json``
+            (a mistyped folder must not give an empty report), or every folder is broken.
+    """
     import pandas as pd
 
     rows, frames, set_rows, summaries = [], [], [], []
+    skipped = skipped if skipped is not None else []
     for root in roots:
-        for summary in sorted(Path(root).glob("*/*/summary.json")):
+        root = Path(root)
+        if not root.is_dir():
+            raise ResultsFolderError(f"results folder {root} does not exist; pass the --out folder of hugvis evaluate")
+        found = sorted(root.glob("*/*/summary.json"))
+        if not found:
+            raise ResultsFolderError(f"{root} holds no results (no <task>/<model>/summary.json); pass the --out "
+                                     f"folder of hugvis evaluate")
+        for summary in found:
             folder = summary.parent
-            summaries.append(json.loads(summary.read_text()))
-            for name, bucket in (("rows.parquet", rows), ("frames.parquet", frames), ("set_rows.parquet", set_rows)):
-                if (folder / name).is_file():
-                    bucket.append(pd.read_parquet(folder / name))
+            try:
+                data, r, f, sr = _read_results_folder(folder)
+            except Exception as err:  # noqa: BLE001 - pyarrow/JSON/decoding errors all mean "broken folder"
+                from .errors import one_line
+
+                skipped.append(f"{folder}: {type(err).__name__}: {one_line(err)[:200]}; rerun hugvis evaluate "
+                               f"for this model")
+                continue
+            summaries.append(data)
+            for table, bucket in ((r, rows), (f, frames), (sr, set_rows)):
+                if table is not None:
+                    bucket.append(table)
+    if skipped and not summaries:
+        raise ResultsFolderError(f"every results folder is broken; first: {skipped[0]}")
     cat = lambda b: pd.concat(b, ignore_index=True) if b else None  # noqa: E731
     return cat(rows), cat(frames), cat(set_rows), summaries
 
@@ -144,11 +191,14 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
     for f in formats:
         if f not in FORMATS:
             raise ValueError(f"unknown format {f!r}; choose from {sorted(FORMATS)}")
-    rows, frames, set_rows, summaries = load_results(results)
+    skipped_folders: list[str] = []
+    rows, frames, set_rows, summaries = load_results(results, skipped_folders)
     out_dir = Path(out) if out is not None else None
     if out_dir:
         out_dir.mkdir(parents=True, exist_ok=True)
     md = ["# HUG-VIS results", ""]
+    if skipped_folders:
+        md += ["Results folders left out (unreadable):"] + [f"- {s}" for s in skipped_folders] + [""]
     files: list[Path] = []
     tables = task_tables(rows, frames, set_rows, summaries, n_boot) if rows is not None else {}
     interval_rows = []
@@ -185,7 +235,7 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
     if out_dir:
         (out_dir / "report.md").write_text(text, encoding="utf-8")
         files.append(out_dir / "report.md")
-    return Report(text, files, {t: v[0] for t, v in tables.items()})
+    return Report(text, files, {t: v[0] for t, v in tables.items()}, skipped_folders)
 
 
 def _crosstask(rows, out_dir, figures: bool, files: list) -> list[str]:

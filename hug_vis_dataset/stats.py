@@ -139,6 +139,26 @@ class BootstrapCI:
     n_clusters: int
 
 
+def format_interval(estimate: float, low: float, high: float, n_clusters: int, digits: int = 2) -> str:
+    """``"4.11 [3.90, 4.30]"``; an interval from fewer than two clusters says so instead of
+    printing a zero-width interval that looks exact.
+
+    Example:
+        >>> format_interval(4.114, 3.9, 4.3, 5)
+        '4.11 [3.90, 4.30]'
+        >>> format_interval(4.114, 4.114, 4.114, 1)
+        '4.11 n/a (1 actor)'
+        >>> format_interval(4.0, float("nan"), float("nan"), 3)
+        '4.00 [n/a]'
+    """
+    point = f"{estimate:.{digits}f}"
+    if n_clusters < 2:
+        return f"{point} n/a ({n_clusters} actor{'' if n_clusters == 1 else 's'})"
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return f"{point} [n/a]"
+    return f"{point} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
 _ACTOR_IN_ID = re.compile(r"^actor_(\d{4})_")
 
 

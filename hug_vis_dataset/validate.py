@@ -27,26 +27,43 @@ Example:
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from .errors import HugvisError, ToolUsageError
 from .grid import EMOTIONS, NUM_ACTIONS, NUM_ACTORS, NUM_SCRIPTS, ClipId, iter_grid, parse_emotion
 from .layout import ReleaseLayout, layout_for
 from .media import MediaError, alpha_frame_files, audio_info, read_png_gray, video_info
 from .release import ClipRecord, Release, ReleaseError
+from .textio import TextEncodingError, read_text
 
 GRID_DECLARATION = "metadata/grid.json"
+ERROR, WARNING = "error", "warning"
+
+
+class GridSpecError(ToolUsageError):
+    """A grid subset (``--grid`` or ``metadata/grid.json``) cannot be parsed."""
+
+
+class GridDeclarationError(HugvisError, ValueError):
+    """The release's ``metadata/grid.json`` is not a valid grid declaration."""
 
 
 @dataclass(frozen=True)
 class Problem:
-    """One finding. ``clip_id`` is empty for release-level problems."""
+    """One finding. ``clip_id`` is empty for release-level problems.
+
+    ``severity`` is ``"error"`` (the release is not valid) or ``"warning"`` (worth a look, e.g.
+    a media file no CSV row lists; it neither fails validation nor excludes a clip from a build).
+    """
 
     clip_id: str
     check: str
     message: str
+    severity: str = ERROR
 
 
 @dataclass
@@ -58,7 +75,16 @@ class ValidationReport:
 
     @property
     def ok(self) -> bool:
-        return not self.problems
+        return not self.errors
+
+    @property
+    def errors(self) -> list[Problem]:
+        """The findings that make the release invalid (warnings excluded)."""
+        return [p for p in self.problems if p.severity == ERROR]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == WARNING]
 
     def by_clip(self) -> dict[str, list[Problem]]:
         grouped: dict[str, list[Problem]] = {}
@@ -73,7 +99,8 @@ class ValidationReport:
                 "ok": self.ok,
                 "expected_clips": self.expected_clips,
                 "checked_clips": self.checked_clips,
-                "problem_count": len(self.problems),
+                "problem_count": len(self.errors),
+                "warning_count": len(self.warnings),
                 "problems": [asdict(p) for p in self.problems],
             },
             indent=2,
@@ -83,11 +110,13 @@ class ValidationReport:
     def to_text(self) -> str:
         lines = [
             f"release: {self.root}",
-            f"expected clips: {self.expected_clips}, checked: {self.checked_clips}, problems: {len(self.problems)}",
+            f"expected clips: {self.expected_clips}, checked: {self.checked_clips}, problems: {len(self.errors)}, "
+            f"warnings: {len(self.warnings)}",
         ]
         for problem in self.problems:
             where = problem.clip_id or "(release)"
-            lines.append(f"  {where}: [{problem.check}] {problem.message}")
+            tag = "" if problem.severity == ERROR else "warning: "
+            lines.append(f"  {where}: {tag}[{problem.check}] {problem.message}")
         lines.append("OK" if self.ok else "FAILED")
         return "\n".join(lines)
 
@@ -110,16 +139,34 @@ class GridSpec:
 
     @classmethod
     def from_dict(cls, data: dict) -> "GridSpec":
+        """From ``{"actors": [1, 2] or 2, "emotions": [...], ...}``; :class:`GridSpecError` when bad."""
+        if not isinstance(data, dict):
+            raise GridSpecError(f"a grid declaration is a JSON object of actors/emotions/actions/scripts, "
+                                f"got {type(data).__name__}")
         unknown = set(data) - {"actors", "emotions", "actions", "scripts"}
         if unknown:
-            raise ValueError(f"unknown grid fields {sorted(unknown)}")
+            raise GridSpecError(f"unknown grid fields {sorted(unknown)}; use actors, emotions, actions, scripts")
         full = cls()
-        return cls(
-            actors=_ids(data.get("actors", full.actors)),
-            emotions=tuple(parse_emotion(e).value for e in data.get("emotions", full.emotions)),
-            actions=_ids(data.get("actions", full.actions)),
-            scripts=_ids(data.get("scripts", full.scripts)),
-        )
+        try:
+            emotions = data.get("emotions", full.emotions)
+            if isinstance(emotions, (str, bytes)) or not hasattr(emotions, "__iter__"):
+                raise ValueError(f"emotions must be a list, got {emotions!r}")
+            spec = cls(
+                actors=_ids(data.get("actors", full.actors)),
+                emotions=tuple(parse_emotion(e).value for e in emotions),
+                actions=_ids(data.get("actions", full.actions)),
+                scripts=_ids(data.get("scripts", full.scripts)),
+            )
+        except (ValueError, TypeError, KeyError) as err:
+            raise GridSpecError(f"bad grid value: {err}") from None
+        for name, values, top in (("actors", spec.actors, NUM_ACTORS), ("actions", spec.actions, NUM_ACTIONS),
+                                  ("scripts", spec.scripts, NUM_SCRIPTS), ("emotions", spec.emotions, 0)):
+            if not values:
+                raise GridSpecError(f"{name} is empty: the grid would hold no clip")
+            bad = [v for v in values if top and not 1 <= v <= top]
+            if bad:
+                raise GridSpecError(f"{name} {bad} outside 1..{top}")
+        return spec
 
     @classmethod
     def parse(cls, text: str) -> "GridSpec":
@@ -131,15 +178,20 @@ class GridSpec:
             return cls()
         data: dict[str, object] = {}
         for part in text.split(","):
-            key, _, value = part.partition("=")
+            key, eq, value = part.partition("=")
             key = key.strip()
+            if not eq or not value.strip():
+                raise GridSpecError(f"grid part {part.strip()!r} is not KEY=VALUE (e.g. actors=1-2)")
             if key == "emotions":
-                data[key] = value.split("+")
+                data[key] = [e.strip() for e in value.split("+")]
             else:
                 items: list[int] = []
                 for piece in value.split("+"):
                     lo, dash, hi = piece.partition("-")
-                    items.extend(range(int(lo), int(hi) + 1) if dash else range(1, int(lo) + 1))
+                    try:
+                        items.extend(range(int(lo), int(hi) + 1) if dash else range(1, int(lo) + 1))
+                    except ValueError:
+                        raise GridSpecError(f"{key}={value!r}: {piece!r} is not a number or a range a-b") from None
                 data[key] = items
         return cls.from_dict(data)
 
@@ -163,8 +215,22 @@ def expected_grid(root: "str | Path", spec: "GridSpec | None" = None) -> GridSpe
         return spec
     declared = Path(root) / GRID_DECLARATION
     if declared.is_file():
-        return GridSpec.from_dict(json.loads(declared.read_text(encoding="utf-8")))
+        try:
+            return GridSpec.from_dict(json.loads(read_text(declared)))
+        except (json.JSONDecodeError, GridSpecError) as err:
+            raise GridDeclarationError(f"{declared} is not a valid grid declaration ({err}); fix it, delete it, "
+                                       f"or pass --grid") from None
     return GridSpec()
+
+
+def grid_option(text: str) -> GridSpec:
+    """argparse type of ``--grid``: a :class:`GridSpec` or a one-line usage error."""
+    import argparse
+
+    try:
+        return GridSpec.parse(text)
+    except GridSpecError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 # ----------------------------------------------------------------------------- checks
@@ -305,9 +371,93 @@ def _short(values: Sequence[int], limit: int = 8) -> str:
     return shown + (f" ... ({len(values)} in all)" if len(values) > limit else "")
 
 
+def _outside_links(record: ClipRecord, root: Path, transcript: Path) -> list[Problem]:
+    """Media of the clip that resolve outside the release (a symlink leaving the tree): a build
+    would embed a file that is not part of the release."""
+    base = root.resolve()
+    paths = [record.audio_path, record.video_path, record.alpha_matte_path, transcript]
+    if record.rgba_foreground_path is not None:
+        paths.append(record.rgba_foreground_path)
+    if record.alpha_matte_path.is_dir():
+        paths += sorted(record.alpha_matte_path.iterdir())
+    problems = []
+    for path in paths:
+        if not os.path.lexists(path):
+            continue
+        target = Path(os.path.realpath(path))
+        if target != base and base not in target.parents:
+            rel = _relative(path, root)
+            problems.append(Problem(record.clip_id, "symlink",
+                                    f"{rel} is a link to {target}, outside the release; copy the file into the "
+                                    f"release instead of linking it"))
+    return problems
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return Path(path).relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def unlisted_media(release: Release, layout: ReleaseLayout, limit: int = 50) -> list[Problem]:
+    """Warnings for files in the media folders that no CSV row lists (a stray clip's MP4, junk in
+    an alpha folder): not errors, but a build leaves them out, so they are worth a look.
+
+    Only the top folders of the layout's media templates are walked (``audio/``,
+    ``video_processed/`` ...); links are not followed.
+    """
+    root = release.root
+    listed: set[Path] = set()
+    alpha_dirs: set[Path] = set()
+    for record in release.records.values():
+        listed.update({record.audio_path, record.video_path, root / layout.transcript_path(record.cid)})
+        if record.rgba_foreground_path is not None:
+            listed.add(record.rgba_foreground_path)
+        alpha_dirs.add(record.alpha_matte_path)
+    tops = sorted({t.split("/", 1)[0] for t in (layout.audio, layout.video, layout.alpha_dir, layout.transcript,
+                                                 layout.rgba_foreground) if "{" not in t.split("/", 1)[0]})
+    alpha_top = layout.alpha_dir.split("/", 1)[0]
+    found: list[Problem] = []
+    for top in tops:
+        for folder, dirs, files in os.walk(root / top):
+            dirs.sort()
+            here = Path(folder)
+            frames = [n for n in files if _is_frame_name(layout, n)]
+            if files and here not in alpha_dirs and top == alpha_top and len(frames) == len(files):
+                # A whole alpha folder no row lists: one finding, not one per frame.
+                found.append(Problem("", "unlisted", f"{_relative(here, root)}/ ({len(files)} frames) is not listed "
+                                                     f"in {layout.metadata_csv}; remove it or add its clip", WARNING))
+                continue
+            for name in sorted(files):
+                path = here / name
+                if path in listed:
+                    continue
+                if here in alpha_dirs:
+                    if _is_frame_name(layout, name):
+                        continue
+                    message = f"{_relative(path, root)} in an alpha folder is not a frame PNG"
+                else:
+                    message = f"{_relative(path, root)} is not listed in {layout.metadata_csv}"
+                found.append(Problem("", "unlisted", message + "; remove it or add its clip", WARNING))
+    if len(found) > limit:
+        more = len(found) - limit
+        found = found[:limit] + [Problem("", "unlisted", f"... and {more} more unlisted file(s)", WARNING)]
+    return found
+
+
+def _is_frame_name(layout: ReleaseLayout, name: str) -> bool:
+    try:
+        layout.alpha_frame_index(name)
+    except ValueError:
+        return False
+    return True
+
+
 def _check_clip_job(job: tuple[ClipRecord, ReleaseLayout, Path]) -> list[Problem]:
     record, layout, root = job
     problems = check_clip(record, layout)
+    problems += _outside_links(record, root, root / layout.transcript_path(record.cid))
     transcript = root / layout.transcript_path(record.cid)
     if not transcript.is_file():
         problems.append(Problem(record.clip_id, "transcript", f"missing transcript file {transcript}"))
@@ -337,7 +487,7 @@ def validate_release(
     report = ValidationReport(str(root), len(expected), 0)
     try:
         release = Release(root, layout)
-    except ReleaseError as err:
+    except (ReleaseError, TextEncodingError) as err:
         report.problems.append(Problem("", "metadata", str(err)))
         return report
 
@@ -369,6 +519,7 @@ def validate_release(
     results = _map(_check_clip_job, jobs, num_proc, progress)
     for problems in results:
         report.problems.extend(problems)
+    report.problems += unlisted_media(release, layout)
     report.checked_clips = len(jobs)
     return report
 
@@ -389,19 +540,22 @@ def _map(func, jobs: list, num_proc: int, progress: bool) -> list:
 # ----------------------------------------------------------------------------- CLI
 def register(subparsers) -> None:
     parser = subparsers.add_parser("validate", help="check a release tree against the grid and its metadata")
+    from .cli import positive_int
+
     parser.add_argument("release_dir", type=Path)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--grid", default=None,
+    parser.add_argument("--grid", default=None, type=grid_option,
                         help="expected grid subset, e.g. 'actors=2,actions=4,scripts=2' or 'full' "
                              "(default: metadata/grid.json if present, else the full 8,400-clip grid)")
     parser.add_argument("--layout", type=Path, default=None, help="layout JSON overriding layout.py's default")
-    parser.add_argument("--num-proc", type=int, default=1)
+    parser.add_argument("--num-proc", type=positive_int, default=1)
     parser.set_defaults(func=_run)
 
 
 def _run(args) -> int:
+    if not args.release_dir.is_dir():
+        raise ToolUsageError(f"release folder {args.release_dir} does not exist; pass the folder holding metadata/")
     layout = ReleaseLayout.from_json(args.layout) if args.layout else None
-    spec = GridSpec.parse(args.grid) if args.grid is not None else None
-    report = validate_release(args.release_dir, spec, layout, args.num_proc, progress=sys.stderr.isatty())
+    report = validate_release(args.release_dir, args.grid, layout, args.num_proc, progress=sys.stderr.isatty())
     print(report.to_json() if args.json else report.to_text())
     return 0 if report.ok else 1

@@ -45,7 +45,9 @@ def cmd_download(args: argparse.Namespace) -> int:
             print(f"{name}: {path}")
         except (WeightsMissingError, WeightsHashError) as err:
             failures += 1
-            print(f"{name}: FAILED\n{err}", file=sys.stderr)
+            from .errors import one_line
+
+            print(f"error: {name}: {one_line(err)}", file=sys.stderr)
     return 1 if failures else 0
 
 
@@ -55,9 +57,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
     bad = 0
     for name in _names(args.names):
         st = weight_status(name, check=True)
-        # "no pinned hash" is stated, not passed off as verified; it is not a failure.
-        print(f"{name}: {st.hash_status}" + (f" ({st.path})" if st.path else ""))
-        bad += st.hash_status == "mismatch" or (bool(args.names) and st.hash_status == "missing")
+        # "no pinned hash" is stated, not passed off as verified; the file still had to load.
+        line = f"{name}: {st.hash_status}" + (f" ({st.path})" if st.path else "")
+        print(line + (f" -- {st.problem}" if st.problem else ""))
+        bad += st.failed or (bool(args.names) and st.hash_status == "missing")
+    if bad:
+        print(f"error: {bad} weights file(s) cannot be used; see the lines above for the fix", file=sys.stderr)
     return 1 if bad else 0
 
 

@@ -10,7 +10,6 @@ from scipy.ndimage import gaussian_filter
 
 from hug_vis_dataset.metrics import fid as F
 from hug_vis_dataset.metrics import frames as G
-from hug_vis_dataset.metrics import sync as S
 from hug_vis_dataset.tasks import ModelCache, get_task
 from hug_vis_dataset.tasks.generation import frame_metric_sums
 from hug_vis_dataset.weights import WeightsMissingError
@@ -158,12 +157,6 @@ def test_score_video_pair_streaming(tmp_path):
     assert r1.values["psnr"] == pytest.approx(r2.values["psnr"], rel=1e-12)
     assert r1.values["ssim"] == pytest.approx(r2.values["ssim"], rel=1e-12)
     assert r1.values["psnr"] == pytest.approx(np.mean([_psnr_ref(dpred[i], dref[i]) for i in range(7)]), rel=1e-12)
-
-
-def test_resample_indices():
-    assert S.resample_indices(25, 25.0).tolist() == list(range(25))
-    assert S.resample_indices(50, 50.0).tolist() == list(range(0, 50, 2))
-    assert len(S.resample_indices(300, 30.0)) == 250
 
 
 def test_evaluate_modules_offline(tmp_path):

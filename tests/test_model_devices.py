@@ -151,7 +151,7 @@ def random_inception_file(tmp_path, monkeypatch):
 
 @pytest.mark.slow  # full Inception-v3 at 299 x 299 on CPU: ~3 s a frame on 2 busy cores
 def test_inception_features_independent_of_batch_size(tmp_path, monkeypatch):
-    from hug_vis_dataset.metrics.generation import GaussianStats
+    from hug_vis_dataset.metrics.fid import GaussianStats
     from hug_vis_dataset.models.inception import FEATURE_DIM, inception_features, load_inception
     from hug_vis_dataset.weights import WeightsHashError
 
@@ -204,7 +204,7 @@ def test_utmos_scores_independent_of_batch_size(tmp_path):
 def test_lpips_loader_moved_with_same_behaviour(tmp_path, monkeypatch):
     import torchvision
 
-    from hug_vis_dataset.metrics import generation as G
+    from hug_vis_dataset.metrics import frames as G
     from hug_vis_dataset.models.lpips import load_lpips, lpips_distances
     from hug_vis_dataset.weights import WeightsHashError, WeightsMissingError
 
@@ -213,16 +213,18 @@ def test_lpips_loader_moved_with_same_behaviour(tmp_path, monkeypatch):
     with pytest.raises(WeightsHashError):
         load_lpips(alexnet_path=str(tmp_path / "alexnet.pth"))
     model = load_lpips(alexnet_path=str(tmp_path / "alexnet.pth"), verify=False, device="cpu")
-    old = G.load_lpips(alexnet_path=str(tmp_path / "alexnet.pth"), verify=False)
-    for (name, a), (_, b) in zip(model.state_dict().items(), old.state_dict().items()):
-        assert torch.equal(a, b), name
+    backbone = torchvision.models.alexnet(weights=None)
+    backbone.load_state_dict(torch.load(tmp_path / "alexnet.pth", weights_only=True))
+    for k, (slice_name, layer) in enumerate(((1, 0), (2, 3), (3, 6), (4, 8), (5, 10))):  # lpips' AlexNet slices
+        assert torch.equal(getattr(model.net, f"slice{slice_name}")._modules[str(layer)].weight,
+                           backbone.features[layer].weight), k
     rng = np.random.default_rng(0)
     pred = rng.integers(0, 256, (17, 40, 40, 3), dtype=np.uint8)
     ref = np.clip(pred + rng.normal(0, 25, pred.shape), 0, 255).astype(np.uint8)
     d1, d16 = lpips_distances(model, pred, ref, batch=1), lpips_distances(model, pred, ref, batch=16)
     np.testing.assert_allclose(d16, d1, rtol=RTOL, atol=ATOL)
     assert float(d16.mean()) == pytest.approx(float(d1.mean()), rel=RTOL)
-    np.testing.assert_allclose(d16, G.lpips_frames(old, pred, ref), rtol=RTOL, atol=ATOL)  # the old path
+    np.testing.assert_allclose(d16, G.lpips_frames(model, pred, ref), rtol=RTOL, atol=ATOL)  # the metric's path
     assert np.all(lpips_distances(model, pred, pred) == 0)
     with pytest.raises(ValueError, match="uint8"):
         lpips_distances(model, pred.astype(np.float32), ref.astype(np.float32))

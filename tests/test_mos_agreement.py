@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from scipy.stats import kendalltau, spearmanr
 
-from hug_vis_dataset.metrics import metric_info
+from hug_vis_dataset.catalog import spec as metric_info
 from hug_vis_dataset.metrics.mos_agreement import (
     AgreementInputError, metric_mos_agreement, metric_mos_agreement_rows, paper_agreement,
     paper_agreement_markdown, paper_table_pairs, pairwise_accuracy,

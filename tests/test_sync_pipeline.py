@@ -170,9 +170,10 @@ def _talk(root, system="talk_good"):
 def test_syncnet_clip_end_to_end_random_official_layout(synth_root, tmp_path):
     import torch
 
-    from hug_vis_dataset.media import read_video_audio, video_info
-    from hug_vis_dataset.metrics.sync import resample_indices, syncnet_clip
-    from hug_vis_dataset.models.syncnet import build_syncnet, load_syncnet, mfcc
+    from hug_vis_dataset.media import video_info
+    from hug_vis_dataset.metrics.sync import syncnet_clip
+    from hug_vis_dataset.metrics.sync_timeline import ffmpeg_rate_indices, video_audio_16k
+    from hug_vis_dataset.models.syncnet import build_syncnet, load_syncnet, mfcc, sync_windows
 
     torch.manual_seed(0)
     weights = tmp_path / "syncnet_v2.model"
@@ -184,11 +185,13 @@ def test_syncnet_clip_end_to_end_random_official_layout(synth_root, tmp_path):
 
     res = syncnet_clip(video, net, head_box, min_track=20, min_face_size=20, batch=4, chunk_frames=7)
 
-    # 2.5 s at 25 fps: 62 whole frames (62.5); every frame has the head, one track over all
-    keep = resample_indices(75, 30.0, 25.0)
-    assert res["frames"] == len(keep) == 62 and res["frames_untracked"] == 0 and res["tracks_failed"] == 0
+    # ffmpeg -r 25 keeps 64 frames of the 75 at 30 fps (it holds early frames: test_sync_timeline);
+    # every frame has the head, one track over all; the 2.5 s of audio bound the windows
+    keep = ffmpeg_rate_indices(75, 30.0, 25.0)
+    assert res["frames"] == len(keep) == 64 and res["frames_untracked"] == 0 and res["tracks_failed"] == 0
     (tr,) = res["tracks"]
-    assert (tr["start"], tr["end"], tr["detected"], tr["windows"]) == (0, 61, 62, 62 - 5)
+    windows = sync_windows(64, len(video_audio_16k(video)))
+    assert (tr["start"], tr["end"], tr["detected"], tr["windows"]) == (0, 63, 64, windows)
     mdist = np.array(tr["mdist"])
     assert mdist.shape == (31,)
     assert tr["sync_d"] == pytest.approx(mdist.min(), rel=1e-12)
@@ -197,7 +200,7 @@ def test_syncnet_clip_end_to_end_random_official_layout(synth_root, tmp_path):
     assert (res["sync_c"], res["sync_d"], res["offset"]) == (tr["sync_c"], tr["sync_d"], tr["offset"])
 
     # audio: 16 kHz mono, 100 Hz MFCC = 4 per 25 fps frame
-    audio = read_video_audio(video, 16000)
+    audio = video_audio_16k(video)
     assert abs(len(audio) - 40000) <= 1024  # AAC priming/padding at most one frame
     segment = audio[:62 * 640]
     assert len(segment) == 62 * 640
@@ -209,19 +212,19 @@ def test_syncnet_clip_equals_independent_recomputation(synth_root):
     """Boxes -> scipy medfilt -> np.pad crops -> whole-array embeddings -> offset search, by hand,
     with a cheap network of SyncNet's interface (the random S above checks the real shapes)."""
     from hug_vis_dataset.media import iter_video_frames
-    from hug_vis_dataset.media import read_video_audio
-    from hug_vis_dataset.metrics.sync import resample_indices, syncnet_clip
+    from hug_vis_dataset.metrics.sync import syncnet_clip
+    from hug_vis_dataset.metrics.sync_timeline import ffmpeg_rate_indices, video_audio_16k
     from hug_vis_dataset.models.syncnet import sync_offset_search, syncnet_embeddings
 
     video = _talk(synth_root, "talk_poor")
-    keep = resample_indices(75, 30.0, 25.0)
+    keep = ffmpeg_rate_indices(75, 30.0, 25.0)
     frames = np.concatenate(list(iter_video_frames(video, 75)))[keep]
     boxes = np.array([head_box(f)[0] for f in frames])
     s = medfilt(np.maximum(boxes[:, 3] - boxes[:, 1], boxes[:, 2] - boxes[:, 0]) / 2, 13)
     x = medfilt((boxes[:, 0] + boxes[:, 2]) / 2, 13)
     y = medfilt((boxes[:, 1] + boxes[:, 3]) / 2, 13)
     crops = np.stack([_reference_crop(f, s[i], x[i], y[i]) for i, f in enumerate(frames)])
-    v, a = syncnet_embeddings(_TinyNet(), crops, read_video_audio(video, 16000)[:62 * 640])
+    v, a = syncnet_embeddings(_TinyNet(), crops, video_audio_16k(video)[:len(keep) * 640])
     c, d, off, ref_mdist = sync_offset_search(v, a, 15)
     for chunk, batch in ((32, 20), (7, 3)):  # and independent of decode chunk / batch sizes
         (tr,) = syncnet_clip(video, _TinyNet(), head_box, min_track=20, min_face_size=20, batch=batch,
@@ -244,15 +247,22 @@ def test_syncnet_clip_gaps_tracks_and_failures(synth_root):
 
     res = syncnet_clip(video, _TinyNet(), gappy, min_track=10, min_face_size=20, num_failed_det=25)
     (tr,) = res["tracks"]
-    assert (tr["start"], tr["end"], tr["detected"]) == (0, 61, 57) and res["frames_untracked"] == 0
+    # 64 frames on ffmpeg's 25 fps timeline, 5 without a detection, interpolated into one track
+    assert (tr["start"], tr["end"], tr["detected"]) == (0, 63, 59) and res["frames_untracked"] == 0
 
     calls["n"] = 0
     res = syncnet_clip(video, _TinyNet(), gappy, min_track=10, min_face_size=20, num_failed_det=3)
-    assert [(t["start"], t["end"]) for t in res["tracks"]] == [(0, 19), (25, 61)]
+    assert [(t["start"], t["end"]) for t in res["tracks"]] == [(0, 19), (25, 63)]
     assert res["frames_untracked"] == 5
+    from hug_vis_dataset.metrics.sync_timeline import video_audio_16k
+    from hug_vis_dataset.models.syncnet import sync_windows
+
+    samples = len(video_audio_16k(video))
     for t in res["tracks"]:
         m = np.array(t["mdist"])
-        assert t["windows"] == t["end"] - t["start"] + 1 - 5
+        # a track's windows: its frames, bounded by the audio of its own span (640 samples a frame)
+        span = min(samples, (t["end"] + 1) * 640) - t["start"] * 640
+        assert t["windows"] == sync_windows(t["end"] - t["start"] + 1, span) <= t["end"] - t["start"] + 1 - 5
         assert t["sync_d"] == pytest.approx(m.min()) and t["sync_c"] == pytest.approx(np.median(m) - m.min())
     # the clip value is the mean over tracks
     for k in ("sync_c", "sync_d", "offset"):
@@ -261,7 +271,7 @@ def test_syncnet_clip_gaps_tracks_and_failures(synth_root):
     calls["n"] = 0
     # the short first track (20 frames) is dropped by min_track=20 and its frames counted
     res = syncnet_clip(video, _TinyNet(), gappy, min_track=20, min_face_size=20, num_failed_det=3)
-    assert [(t["start"], t["end"]) for t in res["tracks"]] == [(25, 61)] and res["frames_untracked"] == 25
+    assert [(t["start"], t["end"]) for t in res["tracks"]] == [(25, 63)] and res["frames_untracked"] == 25
 
     with pytest.raises(SyncFailure, match="no face track"):
         syncnet_clip(video, _TinyNet(), lambda f: [], min_track=10)

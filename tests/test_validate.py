@@ -90,8 +90,11 @@ def test_broken_tree_names_every_clip_and_problem(tree):
     assert (ids[2], "alpha") in found and "corrupt PNG" in text
     assert (removed["clip_id"], "missing") in found
     assert (ids[0], "duplicate") in found
-    # no problem is reported for an unrelated clip id
-    assert {p.clip_id for p in report.problems} <= set(ids)
+    # no error is reported for an unrelated clip id; the removed row's media are unlisted (warnings)
+    assert {p.clip_id for p in report.errors} <= set(ids)
+    unlisted = {p.message.split(" ", 1)[0] for p in report.warnings if p.check == "unlisted"}
+    assert unlisted == {removed["audio_path"], removed["video_path"], removed["alpha_matte_path"].rstrip("/") + "/",
+                        removed["audio_path"].replace("audio/", "transcripts/").replace(".wav", ".txt")}
 
     done = _cli("validate", tree)
     assert done.returncode == 1

@@ -40,6 +40,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -48,6 +49,7 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from .. import __version__
+from ..errors import HugvisError
 from ..release import ClipRecord, Release
 from .alpha import ALPHA_CODECS, DEFAULT_ALPHA_CODEC, encode_alpha
 from .schema import CONFIG_COLUMNS, CONFIG_NAMES, check_config, features, media_columns
@@ -59,7 +61,7 @@ FORMAT_VERSION = 1
 MiB = 1 << 20
 
 
-class BuildError(RuntimeError):
+class BuildError(HugvisError, RuntimeError):
     """The repo cannot be built (invalid release, foreign repo folder, nothing to build)."""
 
 
@@ -87,9 +89,16 @@ class BuildOptions:
 
     def __post_init__(self) -> None:
         if self.shard_bytes <= 0 or self.row_group_bytes <= 0 or self.max_rows_per_group <= 0:
-            raise ValueError(f"shard_bytes, row_group_bytes and max_rows_per_group must be positive: {self}")
+            raise BuildOptionsError(f"shard_bytes, row_group_bytes and max_rows_per_group must be positive: {self}")
         if self.alpha_codec not in ALPHA_CODECS:
-            raise ValueError(f"unknown alpha codec {self.alpha_codec!r}; expected one of {', '.join(ALPHA_CODECS)}")
+            raise BuildOptionsError(f"unknown alpha codec {self.alpha_codec!r}; expected one of "
+                                    f"{', '.join(ALPHA_CODECS)}")
+
+
+class BuildOptionsError(HugvisError, ValueError):
+    """A build option is out of range (a size that is not positive, an unknown codec)."""
+
+    exit_code = 2
 
 
 @dataclass(frozen=True)
@@ -242,6 +251,10 @@ def _atomic_write_text(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+# What the builder writes inside data/<config>/: shards and their in-progress temporaries.
+_OWN_SHARD = re.compile(r"^test-\d{5}\.parquet(\.tmp)?$")
+
+
 def shard_name(config: str, index: int) -> str:
     """Repo-relative path of shard ``index`` of a config (matches ``data/<config>/test-*.parquet``)."""
     return f"data/{config}/test-{index:05d}.parquet"
@@ -384,10 +397,11 @@ def _load_state(repo: Path, config: str, plan: str) -> list[ShardEntry]:
     return trusted
 
 
-def _save_state(repo: Path, config: str, plan: str, shards: list[ShardEntry]) -> None:
+def _save_state(repo: Path, config: str, plan: str, shards: list[ShardEntry], release_sha: "str | None" = None) -> None:
     path = _state_path(repo, config)
     path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write_text(path, json.dumps({"plan": plan, "shards": [asdict(s) for s in shards]}, indent=1))
+    _atomic_write_text(path, json.dumps({"plan": plan, "release_metadata_sha256": release_sha,
+                                         "shards": [asdict(s) for s in shards]}, indent=1))
 
 
 # ----------------------------------------------------------------------------- config job
@@ -400,6 +414,7 @@ class _ConfigJob:
     plan: str
     resume: bool
     on_shard: "Callable[[str, ShardEntry], None] | None" = None
+    release_sha: "str | None" = None
 
 
 def _build_config(job: _ConfigJob) -> tuple[str, list[ShardEntry], int]:
@@ -409,19 +424,20 @@ def _build_config(job: _ConfigJob) -> tuple[str, list[ShardEntry], int]:
     trusted = _load_state(repo, job.config, job.plan) if job.resume else []
     keep = {repo / s.file for s in trusted}
     if folder.is_dir():
+        check_no_foreign_files(folder)  # never delete what the builder did not write
         for path in folder.iterdir():  # half-written .tmp files and unrecorded shards go
             if path not in keep:
-                path.unlink() if path.is_file() else shutil.rmtree(path)
+                path.unlink()
     shards = list(trusted)
     done_rows = sum(s.rows for s in trusted)
     expected_last = job.records[done_rows - 1].clip_id if done_rows else ""
     if trusted and trusted[-1].last_clip != expected_last:
         raise BuildError(f"recorded shards of {job.config} do not line up with the release; build into an empty folder")
-    _save_state(repo, job.config, job.plan, shards)
+    _save_state(repo, job.config, job.plan, shards, job.release_sha)
 
     def commit(entry: ShardEntry) -> None:
         shards.append(entry)
-        _save_state(repo, job.config, job.plan, shards)
+        _save_state(repo, job.config, job.plan, shards, job.release_sha)
         if job.on_shard is not None:
             job.on_shard(job.config, entry)
 
@@ -445,10 +461,10 @@ def select_clips(release_dir: "str | Path", allow_invalid: bool = False, num_pro
 
     report = validate_release(release_dir, grid, num_proc=num_proc)
     excluded: dict[str, list[str]] = {}
-    for problem in report.problems:
+    for problem in report.errors:  # warnings (e.g. unlisted files) do not exclude a clip
         excluded.setdefault(problem.clip_id, []).append(f"[{problem.check}] {problem.message}")
     if excluded and not allow_invalid:
-        raise BuildError(f"release {release_dir} fails validation ({len(report.problems)} problem(s)); fix it or "
+        raise BuildError(f"release {release_dir} fails validation ({len(report.errors)} problem(s)); fix it or "
                          f"pass allow_invalid=True / --allow-invalid to build the valid subset\n" + _head(report.to_text()))
     if "" in excluded:
         raise BuildError(f"release {release_dir} has release-level problems: " + "; ".join(excluded[""]))
@@ -504,14 +520,22 @@ def build_repo(
     options = options or BuildOptions()
     chosen = tuple(check_config(c) for c in (configs or CONFIG_NAMES))
     repo = Path(repo_dir)
-    if repo.exists() and any(repo.iterdir()) and not resume:
-        raise BuildError(f"{repo} is not empty; pass resume=True / --resume to finish or refresh an earlier build")
+    if repo.exists() and not repo.is_dir():
+        raise BuildError(f"{repo} is a file; the repo folder must be a new or empty folder")
+    release_sha = metadata_sha256(release_dir)
+    if repo.exists() and any(repo.iterdir()):
+        if not resume:
+            raise BuildError(f"{repo} is not empty; pass resume=True / --resume to finish or refresh an earlier build")
+        check_own_build(repo, release_sha)
+        for config in chosen:  # before anything is written, so a refusal changes nothing
+            if (repo / "data" / config).is_dir():
+                check_no_foreign_files(repo / "data" / config)
     if num_proc > 1 and on_shard is not None:
         raise ValueError("on_shard hooks run only with num_proc=1")
     release, records, excluded = select_clips(release_dir, allow_invalid, num_proc, grid)
     repo.mkdir(parents=True, exist_ok=True)
     plan = _plan_hash(records, options)
-    jobs = [_ConfigJob(c, str(repo), tuple(records), options, plan, resume, on_shard) for c in chosen]
+    jobs = [_ConfigJob(c, str(repo), tuple(records), options, plan, resume, on_shard, release_sha) for c in chosen]
     if num_proc <= 1 or len(jobs) == 1:
         results = [_build_config(job) for job in jobs]
     else:
@@ -535,6 +559,7 @@ def build_repo(
     manifest = {
         "format": FORMAT_VERSION,
         "builder": f"hug-vis {__version__}",
+        "release_metadata_sha256": release_sha,
         "plan": plan,
         "options": asdict(options),
         "clips": len(records),
@@ -548,6 +573,56 @@ def build_repo(
     shutil.rmtree(repo / STATE_DIR, ignore_errors=True)
     report.repo_bytes = sum((repo / f).stat().st_size for f in files) + (repo / CHECKSUMS).stat().st_size
     return report
+
+
+BUILDER_PREFIX = "hug-vis "
+
+
+def metadata_sha256(release_dir: "str | Path") -> "str | None":
+    """sha256 of the release's metadata CSV: which release a build was made from (None: no CSV)."""
+    from ..layout import layout_for
+
+    path = Path(release_dir) / layout_for(Path(release_dir)).metadata_csv
+    return _sha256(path) if path.is_file() else None
+
+
+def check_own_build(repo: Path, release_sha: "str | None") -> None:
+    """Refuse to resume into a folder that is not a hug-vis build of this release.
+
+    A folder qualifies when its ``manifest.json`` was written by ``hugvis build`` (``builder``
+    field) from a release with the same metadata CSV, or when it holds the state files of an
+    interrupted build (``.hugvis-build/<config>.json``) of that release.
+
+    Raises:
+        BuildError: anything else: resuming would delete or overwrite files we did not write.
+    """
+    manifest_path = repo / MANIFEST
+    states = sorted((repo / STATE_DIR).glob("*.json")) if (repo / STATE_DIR).is_dir() else []
+    recorded: list = []
+    for path in ([manifest_path] if manifest_path.is_file() else []) + states:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, OSError):
+            data = None
+        if not isinstance(data, dict) or ("plan" not in data) or (
+                path == manifest_path and not str(data.get("builder", "")).startswith(BUILDER_PREFIX)):
+            raise BuildError(f"{repo} is not a hug-vis build ({path.name} was not written by hugvis build); "
+                             f"--resume only finishes an earlier hugvis build; build into an empty folder")
+        recorded.append(data.get("release_metadata_sha256"))
+    if not recorded:
+        raise BuildError(f"{repo} is not empty and is not a hug-vis build (no {MANIFEST}); --resume only finishes "
+                         f"an earlier hugvis build; build into an empty folder")
+    if any(r is not None and r != release_sha for r in recorded):
+        raise BuildError(f"{repo} is a hug-vis build of another release (its metadata CSV differs); build into an "
+                         f"empty folder")
+
+
+def check_no_foreign_files(folder: Path) -> None:
+    """Refuse a config folder holding anything but our shards (and their temporaries)."""
+    foreign = sorted(p.name for p in folder.iterdir() if not (p.is_file() and _OWN_SHARD.match(p.name)))
+    if foreign:
+        raise BuildError(f"{folder} holds {', '.join(foreign[:5])}{' ...' if len(foreign) > 5 else ''}, not "
+                         f"written by hugvis build; move it out of the repo folder and rerun")
 
 
 def release_media_bytes(records: Sequence[ClipRecord]) -> int:

@@ -1,6 +1,6 @@
 """Fast per-frame PSNR and SSIM of uint8 RGB frames: a fused numba path (CPU) and a torch path (any device).
 
-Both compute exactly the definitions pinned in :mod:`hug_vis_dataset.metrics.generation`:
+Both compute exactly the definitions pinned in :mod:`hug_vis_dataset.metrics.frames`:
 
 - PSNR: data range 255, one MSE over all three channels of a frame; identical frames (MSE 0,
   where the formula is infinite) and any higher value are capped at ``cap_db``.

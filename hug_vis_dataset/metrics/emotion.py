@@ -365,35 +365,31 @@ def iter_prediction_lines(path: "str | Path") -> Iterator[tuple[str, "dict | Non
     Raises:
         ValueError: the file is not UTF-8 text (names the file and line).
     """
+    from ..textio import read_text_lines
+
     name = Path(path).name
-    with open(path, "rb") as handle:
-        for lineno, raw in enumerate(handle, 1):
-            where = f"{name}:{lineno}"
-            try:
-                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
-            except UnicodeDecodeError as err:
-                raise ValueError(f"{where}: not UTF-8 text ({err.reason} at byte {err.start}); "
-                                 "save the file as UTF-8") from None
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                yield where, None, f"not JSON ({err})"
-                continue
-            if not isinstance(record, dict):
-                yield where, None, "not a JSON object"
-                continue
-            missing = [k for k in ("clip_id", "answer") if k not in record]
-            if missing:
-                yield where, None, f"missing field(s) {missing}"
-                continue
-            try:
-                ClipId.parse(str(record["clip_id"]))
-            except ValueError as err:
-                yield where, None, str(err)
-                continue
-            yield where, record, ""
+    for lineno, line in read_text_lines(path):
+        where = f"{name}:{lineno}"
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            yield where, None, f"not JSON ({err})"
+            continue
+        if not isinstance(record, dict):
+            yield where, None, "not a JSON object"
+            continue
+        missing = [k for k in ("clip_id", "answer") if k not in record]
+        if missing:
+            yield where, None, f"missing field(s) {missing}"
+            continue
+        try:
+            ClipId.parse(str(record["clip_id"]))
+        except ValueError as err:
+            yield where, None, str(err)
+            continue
+        yield where, record, ""
 
 
 def read_predictions_jsonl(path: "str | Path") -> list[dict]:

@@ -115,10 +115,10 @@ def _pair_row(metric: Mapping[str, float], mos: Mapping[str, float], top_k: int)
 def _direction(metric: str, higher_is_better: "Mapping[str, bool] | None") -> float:
     if higher_is_better is not None and metric in higher_is_better:
         return 1.0 if higher_is_better[metric] else -1.0
-    from . import metric_info
+    from ..catalog import spec as metric_spec
 
     try:
-        return 1.0 if metric_info(metric).higher_is_better else -1.0
+        return 1.0 if metric_spec(metric).higher_is_better else -1.0
     except KeyError:
         raise AgreementInputError(f"no direction known for metric {metric!r}: pass higher_is_better={{...}}") from None
 
@@ -132,7 +132,7 @@ def metric_mos_agreement(metric_means: Any, mos_means: Any, higher_is_better: "M
         metric_means: DataFrame, index = system, one column per automatic metric (any units).
         mos_means: DataFrame, index = system, one column per MOS criterion (higher is better).
         higher_is_better: direction per metric; metrics not given are looked up with
-            :func:`hug_vis_dataset.metrics.metric_info`.
+            :func:`hug_vis_dataset.catalog.spec`.
         top_k: size of the top sets (systems tied at the k-th place are all in).
         task: copied into the ``task`` column.
 
@@ -252,7 +252,7 @@ def paper_agreement(top_k: int = DEFAULT_TOP_K, path: Any = None):
     """:func:`metric_mos_agreement` on the paper's Tables 5+6, 7+8 and 9+10 (published numbers only).
 
     Reference rows the paper does not rank (Table 9's real audio) are left out; systems are
-    matched by name. Directions come from the metric table (:func:`hug_vis_dataset.metrics.metric_info`).
+    matched by name. Directions come from the metric table (:func:`hug_vis_dataset.catalog.spec`).
 
     Example:
         >>> frame = paper_agreement()
@@ -291,10 +291,10 @@ def agreement_markdown(frame, path: Any = None) -> str:
     """The agreement frame as Markdown: one table per task, then per-task summary lines.
 
     Metric and criterion names are the paper's column headers (automatic metrics through
-    :func:`hug_vis_dataset.metrics.metric_info`, MOS criteria from the paper's table).
+    :func:`hug_vis_dataset.catalog.spec`, MOS criteria from the paper's table).
     """
     from ..space.paper_tables import paper_data
-    from . import metric_info
+    from ..catalog import spec as metric_spec
 
     criterion_display = {}
     for table in paper_data(path)["tables"]:
@@ -309,7 +309,7 @@ def agreement_markdown(frame, path: Any = None) -> str:
                   "| --- | --- | ---: | ---: | --- | --- | --- | ---: | ---: | ---: |"]
         for r in part.itertuples():
             lines.append(
-                f"| {metric_info(r.metric).display} | {criterion_display.get((task, r.criterion), r.criterion)} | "
+                f"| {metric_spec(r.metric).label} | {criterion_display.get((task, r.criterion), r.criterion)} | "
                 f"{_cell(r.spearman)} | {_cell(r.kendall)} | {r.top1_metric} | {r.top1_mos} | {_cell(r.same_top1)} | "
                 f"{_cell(r.top_k_overlap)} | {_cell(r.pairwise_top_k)} | {_cell(r.pairwise_all)} |")
         lines += ["", f"Summary: mean Spearman {_cell(part['spearman'].mean())}, "

@@ -1,7 +1,9 @@
 """Lip sync (paper Table 5): Sync-C and Sync-D of a talking-head video with its own audio track.
 
-The syncnet_python / LatentSync pipeline (:func:`syncnet_clip`): the video on a 25 fps timeline,
-16 kHz mono audio, face tracks, 224x224 crops, SyncNet embeddings of 5-frame windows against
+The syncnet_python / LatentSync pipeline (:func:`syncnet_clip`): the video on the 25 fps timeline
+``ffmpeg -r 25`` makes (:func:`~.sync_timeline.ffmpeg_rate_indices`, equal to Debian's ffmpeg frame
+for frame), 16 kHz mono audio through ffmpeg's default resampler with no MP3 step
+(:func:`~.sync_timeline.video_audio_16k`), face tracks, 224x224 crops, SyncNet embeddings of 5-frame windows against
 MFCC windows, the offset search of :mod:`hug_vis_dataset.models.syncnet`. Models are injected or
 loaded from the weights layer; decoding goes through :mod:`hug_vis_dataset.media` in chunks.
 """
@@ -14,23 +16,9 @@ from typing import Iterator
 
 import numpy as np
 
-from ..media import read_video_audio
+from .sync_timeline import ffmpeg_rate_indices, video_audio_16k
 
 SYNC_METRICS = ("sync_c", "sync_d")
-
-
-def resample_indices(n_frames: int, fps_in: float, fps_out: float = 25.0) -> np.ndarray:
-    """Source frame for each output frame at ``fps_out`` (nearest in time, like ffmpeg's fps filter).
-
-    Example:
-        >>> resample_indices(6, 30.0, 25.0).tolist()
-        [0, 1, 2, 4, 5]
-    """
-    if fps_in <= 0 or fps_out <= 0:
-        raise ValueError("frame rates must be positive")
-    n_out = int(math.floor(n_frames * fps_out / fps_in + 1e-9))
-    idx = np.floor(np.arange(n_out) * fps_in / fps_out + 0.5).astype(int)
-    return np.minimum(idx, n_frames - 1)
 
 
 class SyncFailure(ValueError):
@@ -68,7 +56,7 @@ def syncnet_clip(video_path: "str | Path", net=None, detector=None, vshift: int 
     """Sync-C, Sync-D and offset of one talking-head video (its own audio track).
 
     The syncnet_python / LatentSync protocol: the video on a 25 fps timeline
-    (:func:`resample_indices`), audio at 16 kHz mono; faces detected on every frame and linked into
+    (:func:`~.sync_timeline.ffmpeg_rate_indices`), audio at 16 kHz mono (:func:`~.sync_timeline.video_audio_16k`); faces detected on every frame and linked into
     tracks (:func:`hug_vis_dataset.models.facetrack.track_faces`: IoU > ``iou_threshold``, gaps up
     to ``num_failed_det`` frames interpolated, more than ``min_track`` detections, mean box side
     above ``min_face_size`` px); each track median-filtered, cropped with ``crop_scale`` padding to
@@ -110,7 +98,7 @@ def syncnet_clip(video_path: "str | Path", net=None, detector=None, vshift: int 
         detector = SCRFDDetector()
     net = net if net is not None else load_syncnet()
     info = video_info(video_path)
-    keep = resample_indices(info.frames, info.fps, SYNC_FPS)  # output frame -> source frame
+    keep = ffmpeg_rate_indices(info.frames, info.fps, SYNC_FPS)  # output frame -> source frame
     n_out = len(keep)
     # pass 1: boxes only (frames are not kept)
     detections: list[list] = [_boxes_of(detector, frame) for _, frame in _frames_at(video_path, keep, chunk_frames)]
@@ -119,7 +107,7 @@ def syncnet_clip(video_path: "str | Path", net=None, detector=None, vshift: int 
         n_det = sum(1 for d in detections if d)
         raise SyncFailure(f"{video_path}: no face track (faces in {n_det} of {n_out} frames at 25 fps; a track "
                           f"needs more than {min_track} linked detections with mean side > {min_face_size} px)")
-    audio = read_video_audio(video_path, SYNC_SAMPLE_RATE)
+    audio = video_audio_16k(video_path)
     per_frame = SYNC_SAMPLE_RATE // SYNC_FPS
     covered = np.zeros(n_out, bool)
     results = []

@@ -206,12 +206,10 @@ def dnsmos_model_path(kind: str) -> Path:
 
 
 @functools.lru_cache(maxsize=None)
-def _onnx_session(path: str):
-    import onnxruntime as ort
+def _onnx_session(path: str, device: str = "cpu"):
+    from ..models.device import onnx_session
 
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    return ort.InferenceSession(path, sess_options=options, providers=["CPUExecutionProvider"])
+    return onnx_session(path, device, threads=None)
 
 
 def dnsmos_window_bounds(num_samples: int, sample_rate: int = SAMPLE_RATE) -> list[tuple[int, int]]:
@@ -306,10 +304,10 @@ def p808_features(window: np.ndarray) -> np.ndarray:
     return scaled.T[np.newaxis].astype(np.float32)
 
 
-def dnsmos_window_scores(window: np.ndarray) -> dict[str, float]:
+def dnsmos_window_scores(window: np.ndarray, device: str = "cpu") -> dict[str, float]:
     """SIG, BAK, OVRL (polynomial-mapped) and P.808 MOS of one 9.01 s, 16 kHz window."""
-    primary = _onnx_session(str(dnsmos_model_path("primary")))
-    p808 = _onnx_session(str(dnsmos_model_path("p808")))
+    primary = _onnx_session(str(dnsmos_model_path("primary")), device)
+    p808 = _onnx_session(str(dnsmos_model_path("p808")), device)
     raw = primary.run(None, {"input_1": window.astype(np.float32)[np.newaxis]})[0][0]
     scores = {
         name: float(np.polyval(DNSMOS_POLYNOMIALS[name], float(raw[i])))
@@ -319,7 +317,7 @@ def dnsmos_window_scores(window: np.ndarray) -> dict[str, float]:
     return scores
 
 
-def dnsmos_from_windows(windows: Iterable[np.ndarray]) -> dict[str, float]:
+def dnsmos_from_windows(windows: Iterable[np.ndarray], device: str = "cpu") -> dict[str, float]:
     """Per-clip DNSMOS: the mean of each score over the windows (float64 sums, order-free).
 
     Returns ``dnsmos`` (= OVRL, the table number), ``dnsmos_sig``, ``dnsmos_bak``,
@@ -330,7 +328,7 @@ def dnsmos_from_windows(windows: Iterable[np.ndarray]) -> dict[str, float]:
     totals = {"sig": 0.0, "bak": 0.0, "ovrl": 0.0, "p808": 0.0}
     count = 0
     for window in windows:
-        for name, value in dnsmos_window_scores(window).items():
+        for name, value in dnsmos_window_scores(window, device).items():
             totals[name] += value
         count += 1
     if count == 0:
@@ -344,7 +342,7 @@ def dnsmos_from_windows(windows: Iterable[np.ndarray]) -> dict[str, float]:
     }
 
 
-def dnsmos(source: AudioSource, sample_rate: "int | None" = None) -> dict[str, float]:
+def dnsmos(source: AudioSource, sample_rate: "int | None" = None, device: str = "cpu") -> dict[str, float]:
     """DNSMOS of one clip (DNS-Challenge ``dnsmos_local.py`` protocol, non-personalised models).
 
     Args:
@@ -362,8 +360,8 @@ def dnsmos(source: AudioSource, sample_rate: "int | None" = None) -> dict[str, f
         7
     """
     if isinstance(source, (str, Path)):
-        return dnsmos_from_windows(dnsmos_file_windows(source))
-    return dnsmos_from_windows(dnsmos_windows(prepare_audio(source, sample_rate)))
+        return dnsmos_from_windows(dnsmos_file_windows(source), device)
+    return dnsmos_from_windows(dnsmos_windows(prepare_audio(source, sample_rate)), device)
 
 
 # ----------------------------------------------------------------------------- speaker similarity

@@ -39,19 +39,42 @@ def _evaluate(args) -> int:
             flush_every=args.flush_every, retry_failed=not args.keep_failed,
             require_all_metrics=args.require_all_metrics, protocol=args.protocol, progress=not args.no_progress,
             command_line=["hugvis", *sys.argv[1:]], revision=args.revision, device=args.device,
+            verify_dataset=not args.no_verify_dataset,
         )
     except (IncompleteMetricsError, FileNotFoundError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
+        from ..errors import one_line
+
+        print(f"error: {one_line(err)}", file=sys.stderr)
         return 2
     print(result.coverage.to_text())
     if result.table is not None:
         print()
         print(result.table.to_string(float_format=lambda v: f"{v:.4g}"))
     print(f"\nrows: {result.rows_path}\nsummary: {result.summary_path}")
+    lost = lost_metrics_line(args.task, result.summary["metrics"]["skipped"])
+    if lost:
+        # Loud on purpose: a table without a column must not pass for a complete result.
+        print(lost, file=sys.stderr)
     if args.strict and result.coverage.problems():
         print(f"--strict: {result.coverage.problems()} coverage problem(s)", file=sys.stderr)
         return 1
     return 0
+
+
+def lost_metrics_line(task: str, skipped: "dict[str, str]") -> "str | None":
+    """The loud summary line of a run that could not compute every metric (None when complete).
+
+    Example:
+        >>> lost_metrics_line("voice_cloning", {"utmos": "skipped: weights 'utmos22_strong': broken"})
+        "WARNING: 1 metric of voice_cloning NOT computed (utmos: weights 'utmos22_strong': broken); \
+pass --require-all-metrics to make this an error"
+    """
+    if not skipped:
+        return None
+    reasons = "; ".join(f"{m}: {why.removeprefix('skipped: ')}" for m, why in skipped.items())
+    count = f"{len(skipped)} metric{'s' if len(skipped) > 1 else ''}"
+    return (f"WARNING: {count} of {task} NOT computed ({reasons}); pass --require-all-metrics to make this "
+            f"an error")
 
 
 def _report(args) -> int:
@@ -62,6 +85,8 @@ def _report(args) -> int:
                           figures=not args.no_figures)
     print(report.markdown)
     print(f"\nreport written to {args.out}")
+    for folder in report.skipped:
+        print(f"warning: skipped results folder {folder}", file=sys.stderr)
     return 0
 
 
@@ -78,6 +103,7 @@ def _mos(args) -> int:
 
 def register(subparsers) -> None:
     """Add ``evaluate``, ``report`` and ``mos`` to the ``hugvis`` command line."""
+    from ..cli import nonnegative_int, positive_int
     from ..tasks import TASKS
 
     p = subparsers.add_parser("evaluate", help="score a submission folder on one task (per-clip rows, summary)",
@@ -94,18 +120,22 @@ def register(subparsers) -> None:
     p.add_argument("--revision", default=None,
                    help="Hub revision (tag, branch or commit) to score against when --dataset is a Hub id")
     p.add_argument("--out", type=Path, default=Path("results"), help="results root (default: results)")
-    p.add_argument("--num-proc", type=int, default=1, help="worker processes / local Ray CPUs")
+    p.add_argument("--num-proc", type=positive_int, default=1, help="worker processes / local Ray CPUs")
     p.add_argument("--backend", choices=("local", "ray"), default="local")
     p.add_argument("--ray-address", default=None, help="join this Ray cluster (else a local Ray starts)")
-    p.add_argument("--chunk-frames", type=int, default=32, help="frames per streamed chunk (values unchanged)")
+    p.add_argument("--chunk-frames", type=positive_int, default=32, help="frames per streamed chunk (values unchanged)")
     p.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu",
                    help="where network metrics run (auto: cuda when available)")
-    p.add_argument("--flush-every", type=int, default=8, help="finished clips per Parquet part")
+    p.add_argument("--flush-every", type=positive_int, default=8, help="finished clips per Parquet part")
     p.add_argument("--protocol", choices=("clip", "rvm"), default=None,
                    help="aggregation of the summary (default: rvm for matting, clip otherwise)")
     p.add_argument("--keep-failed", action="store_true", help="on resume, do not retry clips that failed")
     p.add_argument("--require-all-metrics", action="store_true",
-                   help="fail when a metric cannot run (e.g. its weights are missing) instead of skipping it")
+                   help="fail (exit 2) when a metric cannot run (weights missing, failing their hash or not "
+                        "loading) instead of skipping it with a WARNING line")
+    p.add_argument("--no-verify-dataset", action="store_true",
+                   help="do not check a dataset repo's shards against the sha256 of its manifest.json (recorded "
+                        "in the summary's provenance)")
     p.add_argument("--strict", action="store_true", help="exit 1 on any missing/extra/duplicate/failed clip")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_evaluate)
@@ -115,14 +145,14 @@ def register(subparsers) -> None:
     r.add_argument("--out", type=Path, default=Path("report"))
     r.add_argument("--format", default="md,tex,html", help="comma-separated: md, tex, html")
     r.add_argument("--mos", type=Path, default=None, help="ratings CSV for the MOS tables and MOS-metric agreement")
-    r.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates (actor-clustered)")
+    r.add_argument("--n-boot", type=nonnegative_int, default=1000, help="bootstrap replicates (actor-clustered)")
     r.add_argument("--no-figures", action="store_true")
     r.set_defaults(func=_report)
 
     m = subparsers.add_parser("mos", help="criterion-specific MOS per model from a ratings CSV")
     m.add_argument("ratings", type=Path, help="CSV with rater, clip_id, model, criterion, score (1..5)")
     m.add_argument("--out", type=Path, default=None, help="folder for mos.csv, invalid_ratings.csv, mos.json")
-    m.add_argument("--n-boot", type=int, default=1000)
+    m.add_argument("--n-boot", type=positive_int, default=1000)
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--strict", action="store_true", help="exit 1 when any rating is invalid")
     m.set_defaults(func=_mos)

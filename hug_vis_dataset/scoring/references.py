@@ -15,7 +15,7 @@ Both sources expose the same small interface, which is all the task scorers need
 * :meth:`record` -- per-clip properties the submission checks use (``clip_id``, ``width``,
   ``height``, ``fps``, ``sample_rate``, ``num_frames``);
 * :meth:`reference` -- the clip's reference media as plain strings, by kind (``alpha``,
-  ``video``, ``audio``, ``portrait``), so a :class:`~hug_vis_dataset.scoring.tasks.ClipJob`
+  ``video``, ``audio``, ``portrait``), so a :class:`~hug_vis_dataset.tasks.base.ClipJob`
   still pickles to any worker;
 * :meth:`fingerprint` -- what the summary's provenance records about the dataset.
 
@@ -61,6 +61,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
+from ..errors import HugvisError
 from ..grid import ClipId, ClipIdError
 
 LOCATOR_PREFIX = "parquet-row:"
@@ -89,7 +90,7 @@ METADATA_COLUMNS = ("num_frames", "fps", "sample_rate", "width", "height")
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
-class DatasetSourceError(ValueError):
+class DatasetSourceError(HugvisError, ValueError):
     """``--dataset`` names no usable reference source (not a release, not a repo, Hub unreachable)."""
 
 
@@ -406,19 +407,26 @@ class RepoSource(ReferenceSource):
     The clip list is the rows of the task's config; the submission checks' properties come from
     the ``clips`` config when the repo has it (only its small columns are read).
 
+    Before anything is read, every shard of the task's config and of the ``clips`` config is
+    checked against the sha256 the builder recorded in ``manifest.json``
+    (:func:`verify_manifest_shards`; cached by path, size and mtime, so a repo is hashed once).
+
     Args:
         root: the repo folder.
         task: the task (its config is read).
         repo_id, revision: recorded in the fingerprint when the repo came from the Hub.
+        verify: check the shards' sha256 (``--no-verify-dataset`` turns it off; the fingerprint
+            records which).
 
     Raises:
-        DatasetSourceError: the repo lacks the task's config, a row has a bad or repeated clip id.
+        DatasetSourceError: the repo lacks the task's config, a shard differs from the manifest,
+            a row has a bad or repeated clip id.
     """
 
     kind = "repo"
 
     def __init__(self, root: "str | Path", task: str, repo_id: "str | None" = None,
-                 revision: "str | None" = None):
+                 revision: "str | None" = None, verify: bool = True):
         if task not in TASK_COLUMNS:
             raise DatasetSourceError(f"unknown task {task!r}; expected one of {', '.join(TASK_COLUMNS)}")
         self.root = Path(root)
@@ -428,6 +436,10 @@ class RepoSource(ReferenceSource):
         self.manifest = _read_manifest(self.root)
         shards = self.shards(self.config)
         self._check_sizes()
+        self.verified = False
+        if verify and self.manifest is not None:
+            verify_manifest_shards(self.root, self._manifest_entries(self.config) + self._manifest_entries("clips"))
+            self.verified = True
         if not shards:
             raise DatasetSourceError(f"the dataset repo {self.root} has no {self.config!r} config (no data/{self.config}/*.parquet)")
         self._rows: dict[ClipId, tuple[str, int, str]] = {}
@@ -478,6 +490,8 @@ class RepoSource(ReferenceSource):
         return {"kind": "repo", "path": str(self.root.resolve()), "config": self.config, "clips": len(self._rows),
                 "manifest_sha256": hashlib.sha256(manifest.read_bytes()).hexdigest() if manifest.is_file() else None,
                 "shards_sha256": shards, "repo_id": self.repo_id,
+                "shards_verified": ("sha256 of every shard read checked against manifest.json" if self.verified
+                                    else "not checked (--no-verify-dataset, or no manifest.json)"),
                 "revision": self.revision or git_revision(self.root)}
 
     def _manifest_entries(self, config: str) -> list[dict]:
@@ -496,6 +510,77 @@ class RepoSource(ReferenceSource):
                 raise DatasetSourceError(
                     f"{entry['file']} is {size} bytes but the repo's manifest says {entry['bytes']}: the repo was "
                     f"modified after it was built (rebuild it, or re-download it)")
+
+
+VERIFY_CACHE_FILE = "verified_shards.json"
+
+
+def _verify_cache_path() -> Path:
+    from ..weights import ENV_CACHE
+
+    base = os.environ.get(ENV_CACHE) or os.path.join(os.path.expanduser("~"), ".cache", "hugvis")
+    return Path(base) / VERIFY_CACHE_FILE
+
+
+def _load_verify_cache(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}  # no cache, or a damaged one: hash again
+    return data if isinstance(data, dict) else {}
+
+
+def verify_manifest_shards(root: "str | Path", entries: "list[dict]", cache_file: "str | Path | None" = None) -> int:
+    """Check each listed shard's sha256 against the manifest; returns how many were hashed now.
+
+    A digest once computed is cached (``$HUGVIS_CACHE_DIR/verified_shards.json``, keyed by the
+    shard's absolute path, size and mtime; ``cache_file`` overrides the location), so scoring a
+    repo again does not reread it; any change of size or mtime hashes it again.
+
+    Raises:
+        DatasetSourceError: a shard is missing or its content differs from the manifest.
+
+    Example:
+        >>> import tempfile, pathlib, hashlib
+        >>> repo = pathlib.Path(tempfile.mkdtemp()); _ = (repo / "s.parquet").write_bytes(b"abc")
+        >>> entry = {"file": "s.parquet", "sha256": hashlib.sha256(b"abc").hexdigest()}
+        >>> cache = repo / "cache.json"
+        >>> verify_manifest_shards(repo, [entry], cache), verify_manifest_shards(repo, [entry], cache)
+        (1, 0)
+    """
+    root = Path(root)
+    cache_path = Path(cache_file) if cache_file is not None else _verify_cache_path()
+    cache = _load_verify_cache(cache_path)
+    hashed = 0
+    for entry in entries:
+        path = root / entry["file"]
+        if not path.is_file():
+            raise DatasetSourceError(f"{entry['file']}, listed in {root / HUB_MANIFEST}, does not exist; "
+                                     f"re-download or rebuild the repo")
+        st = path.stat()
+        key = str(path.resolve())
+        known = cache.get(key)
+        if isinstance(known, dict) and known.get("size") == st.st_size and known.get("mtime_ns") == st.st_mtime_ns:
+            actual = known.get("sha256")
+        else:
+            actual = _sha256_file(path)
+            hashed += 1
+            cache[key] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": actual}
+        expected = entry.get("sha256")
+        if expected and actual != expected:
+            raise DatasetSourceError(
+                f"{entry['file']} in {root} has sha256 {str(actual)[:12]}... but {HUB_MANIFEST} records "
+                f"{expected[:12]}...: the shard is corrupted or was changed after the build; re-download or rebuild "
+                f"the repo (or pass --no-verify-dataset to score against it anyway)")
+    if hashed:
+        try:
+            cache_path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache_path.with_name(f".{cache_path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(cache, indent=0, sort_keys=True), encoding="utf-8")
+            os.replace(tmp, cache_path)
+        except OSError:
+            pass  # a read-only cache only costs hashing again next time
+    return hashed
 
 
 def _read_manifest(root: Path) -> "dict | None":
@@ -624,7 +709,7 @@ def download_repo(repo_id: str, revision: "str | None" = None, task: "str | None
 
 
 def open_reference_source(dataset: "str | Path", task: "str | None" = None,
-                          revision: "str | None" = None) -> ReferenceSource:
+                          revision: "str | None" = None, verify: bool = True) -> ReferenceSource:
     """The reference source ``--dataset`` names: a release tree, a repo folder or a Hub id.
 
     Args:
@@ -632,9 +717,10 @@ def open_reference_source(dataset: "str | Path", task: "str | None" = None,
         task: the task to score (a repo needs it to pick its config; a release ignores it
             except to choose which reference kinds :meth:`ReferenceSource.reference` returns).
         revision: Hub revision (branch, tag or commit) to fetch; only for Hub ids.
+        verify: check a repo's shards against the sha256 of its manifest (see :class:`RepoSource`).
 
     Raises:
-        DatasetSourceError: none of the three, or the Hub cannot be reached.
+        DatasetSourceError: none of the three, a corrupted repo, or the Hub cannot be reached.
 
     Example:
         >>> import tempfile
@@ -657,7 +743,7 @@ def open_reference_source(dataset: "str | Path", task: "str | None" = None,
         if is_dataset_repo(path):
             if task is None:
                 raise DatasetSourceError("reading a dataset repo needs the task (its config)")
-            return RepoSource(path, task)
+            return RepoSource(path, task, verify=verify)
         raise DatasetSourceError(
             f"{path} is neither a release tree (no metadata/clips.csv) nor a HUG-VIS dataset repo "
             f"(no {HUB_MANIFEST} and no {HUB_CARD} with `configs:`)")
@@ -669,5 +755,5 @@ def open_reference_source(dataset: "str | Path", task: "str | None" = None,
         folder, commit = download_repo(text, revision, task)
         if not is_dataset_repo(folder):
             raise DatasetSourceError(f"the Hub repo {text} at {commit} is not a HUG-VIS dataset repo")
-        return RepoSource(folder, task, repo_id=text, revision=commit)
+        return RepoSource(folder, task, repo_id=text, revision=commit, verify=verify)
     raise DatasetSourceError(f"{text} does not exist (and is not a Hub id like hugvis/hug-vis)")

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import numbers
 import os
 import sys
 import time
@@ -44,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
+from ..errors import HugvisError, ToolUsageError
 from ..grid import ClipId
 from .coverage import Coverage
 from .references import ReferenceSource, ReleaseSource, open_reference_source
@@ -54,7 +56,7 @@ PROVENANCE_PACKAGES = ("hug-vis", "numpy", "scipy", "pandas", "pyarrow", "torch"
                        "ray", "datasets")
 
 
-class IncompleteMetricsError(RuntimeError):
+class IncompleteMetricsError(HugvisError, RuntimeError):
     """``require_all_metrics`` was set and some metric of the task cannot run here."""
 
 
@@ -78,9 +80,30 @@ ReleaseReferences = ReleaseSource
 
 
 def open_references(dataset: "str | Path", task: "str | None" = None,
-                    revision: "str | None" = None) -> ReferenceSource:
+                    revision: "str | None" = None, verify: bool = True) -> ReferenceSource:
     """References of a release tree, a built dataset repo folder or a Hub id (see references.py)."""
-    return open_reference_source(dataset, task, revision)
+    return open_reference_source(dataset, task, revision, verify=verify)
+
+
+def check_run_options(num_proc: int, chunk_frames: int, flush_every: int, backend: str) -> None:
+    """Refuse bad run options before any clip is scored (they are never clip failures).
+
+    Example:
+        >>> try:
+        ...     check_run_options(1, 0, 8, "local")
+        ... except RunOptionError as err:
+        ...     print(err)
+        chunk_frames must be an integer >= 1, got 0
+    """
+    for name, value in (("num_proc", num_proc), ("chunk_frames", chunk_frames), ("flush_every", flush_every)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise RunOptionError(f"{name} must be an integer >= 1, got {value!r}")
+    if backend not in ("local", "ray"):
+        raise RunOptionError(f"unknown backend {backend!r}; choose local or ray")
+
+
+class RunOptionError(ToolUsageError):
+    """An option of :func:`evaluate_submission` is out of range."""
 
 
 # ----------------------------------------------------------------------------- engines
@@ -219,6 +242,7 @@ def evaluate_submission(
     revision: "str | None" = None,
     device: str = "cpu",
     on_persisted: "Callable[[int], None] | None" = None,
+    verify_dataset: bool = True,
 ) -> EvaluationResult:
     """Score a submission folder and store per-clip rows, coverage and a summary.
 
@@ -242,6 +266,11 @@ def evaluate_submission(
         revision: Hub revision (branch, tag or commit) when ``dataset`` is a Hub id.
         device: where network metrics run (``cpu``, ``cuda``, ``auto``).
         on_persisted: called with the number of clips persisted so far after every flush.
+        verify_dataset: check a dataset repo's shards against its manifest's sha256 first
+            (recorded in the summary's provenance either way).
+
+    Raises:
+        RunOptionError: ``num_proc``, ``chunk_frames`` or ``flush_every`` below 1, unknown backend.
 
     Returns:
         An :class:`EvaluationResult`.
@@ -250,10 +279,9 @@ def evaluate_submission(
 
     started = _now()
     t0 = time.perf_counter()
-    if backend not in ("local", "ray"):
-        raise ValueError(f"unknown backend {backend!r}; choose local or ray")
+    check_run_options(num_proc, chunk_frames, flush_every, backend)
     scorer = get_task(task)
-    refs = open_references(dataset, task, revision)
+    refs = open_references(dataset, task, revision, verify=verify_dataset)
     grid = refs.clip_ids()
     if not grid:
         raise ValueError(f"the dataset at {dataset} has no clips")

@@ -36,10 +36,31 @@ import time
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from ..errors import HugvisError, ToolUsageError
 from ..results import RESULT_COLUMNS, STATUS_FAILED, STATUS_OK
 
 FRAME_COLUMNS: tuple[str, ...] = ("model", "task", "clip_id", "metric", "frame", "value")
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+@=-]*$")
+
+
+class BadNameError(ToolUsageError):
+    """A task or model name that cannot be one folder name."""
+
+
+class StoredResultsError(HugvisError, ValueError):
+    """A stored Parquet file of an earlier run cannot be read (truncated, not Parquet)."""
+
+
+def _read_stored(path: Path):
+    """One stored Parquet table; a damaged file is named with the fix instead of pyarrow's error."""
+    import pandas as pd
+
+    try:
+        return pd.read_parquet(path)
+    except Exception as err:  # noqa: BLE001 - ArrowInvalid, OSError ...: all mean "damaged file"
+        first = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
+        raise StoredResultsError(f"{path} of an earlier run cannot be read ({first}); delete it to recompute "
+                                 f"those clips, or pass another --out") from None
 
 
 def check_name(kind: str, name: str) -> str:
@@ -50,7 +71,7 @@ def check_name(kind: str, name: str) -> str:
         'rvm-1.0'
     """
     if not _SAFE_NAME.match(name or ""):
-        raise ValueError(
+        raise BadNameError(
             f"{kind} name {name!r} must be one folder name of letters, digits and ._+@=- (no spaces or slashes)"
         )
     return name
@@ -171,7 +192,7 @@ class ResultStore:
         """Every stored row (compacted table plus parts), canonical order, duplicates removed."""
         import pandas as pd
 
-        pieces = [pd.read_parquet(p) for p in ([self.rows_path] if self.rows_path.is_file() else [])
+        pieces = [_read_stored(p) for p in ([self.rows_path] if self.rows_path.is_file() else [])
                   + self._parts(self.rows_dir)]
         frame = pd.concat(pieces, ignore_index=True) if pieces else _rows_frame([])
         # A clip written twice (two runs racing on one folder) keeps its first copy: values
@@ -183,7 +204,7 @@ class ResultStore:
         """Every stored per-frame value, canonical order (clip, metric, frame)."""
         import pandas as pd
 
-        pieces = [pd.read_parquet(p) for p in ([self.frames_path] if self.frames_path.is_file() else [])
+        pieces = [_read_stored(p) for p in ([self.frames_path] if self.frames_path.is_file() else [])
                   + self._parts(self.frames_dir)]
         frame = pd.concat(pieces, ignore_index=True) if pieces else _frames_frame([])
         frame = frame.drop_duplicates(subset=["model", "clip_id", "metric", "frame"], keep="first")
@@ -192,7 +213,7 @@ class ResultStore:
     def read_set_rows(self):
         import pandas as pd
 
-        return pd.read_parquet(self.set_rows_path) if self.set_rows_path.is_file() else _rows_frame([])
+        return _read_stored(self.set_rows_path) if self.set_rows_path.is_file() else _rows_frame([])
 
     def done_clips(self) -> set[str]:
         """Clip ids that already have rows."""

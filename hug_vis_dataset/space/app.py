@@ -20,7 +20,7 @@ from typing import Any
 from .. import catalog
 from . import paper_tables as pt
 from .ratings import CRITERIA, CRITERION_LABELS, RatingError, RatingStore
-from .uploads import UnsafeUploadError, UploadLimits, safe_extract
+from .uploads import UnsafeUploadError, UploadLimits, extracted_upload
 
 ALL = "All"
 SCORED_TASKS = catalog.task_names(with_paper_table=True)
@@ -180,9 +180,10 @@ class Explorer:
             return f"Unknown task {task!r}.", empty, empty
         job = self.work_dir / "submissions" / uuid.uuid4().hex
         try:
-            root = safe_extract(upload, job / "files", self.limits)
-            result = evaluate_submission(task, root, (model or "submission").strip(), self.release_dir,
-                                         job / "results", progress=False, command_line=["space", task])
+            # The extracted files (they can be gigabytes) are deleted when scoring ends; the rows stay.
+            with extracted_upload(upload, self.work_dir / "uploads", self.limits) as root:
+                result = evaluate_submission(task, root, (model or "submission").strip(), self.release_dir,
+                                             job / "results", progress=False, command_line=["space", task])
         except UnsafeUploadError as err:
             shutil.rmtree(job, ignore_errors=True)
             return f"**Upload refused:** {err}", empty, empty

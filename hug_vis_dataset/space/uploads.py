@@ -13,7 +13,12 @@ Rejected, with a message naming the member and the rule:
     - encrypted members;
     - suffixes outside ``allowed_suffixes`` (so ``.pkl``, ``.pt``, ``.npy`` never arrive) and any
       file whose first bytes are a pickle protocol header, whatever its name: nothing uploaded is
-      ever unpickled.
+      ever unpickled;
+    - a name that is both a file and a folder (``X.png`` and ``X.png/000000.png``);
+    - an upload that would take the Space's work folder over ``max_work_bytes``.
+
+A refused or failed extraction leaves nothing behind, and :func:`extracted_upload` deletes the
+extracted files once the caller is done with them (uploads are temporary).
 
 Example:
     >>> import io, tempfile, zipfile
@@ -30,12 +35,18 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import stat
+import uuid
 import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Iterator
+
+from ..errors import HugvisError
 
 # What a prediction folder of any task holds (docs/CONVENTIONS.md), plus small text files.
 DEFAULT_SUFFIXES: frozenset[str] = frozenset({
@@ -45,7 +56,7 @@ _PICKLE_MAGICS = tuple(bytes([0x80, n]) for n in range(2, 6))
 _CHUNK = 1 << 16
 
 
-class UnsafeUploadError(ValueError):
+class UnsafeUploadError(HugvisError, ValueError):
     """The upload breaks a safety rule; the message names the member and the rule."""
 
 
@@ -57,6 +68,7 @@ class UploadLimits:
     max_total_bytes: int = 2 * 1024**3
     max_members: int = 50_000
     allowed_suffixes: frozenset[str] = DEFAULT_SUFFIXES
+    max_work_bytes: int = 8 * 1024**3  # disk quota of the whole work folder (all uploads alive at once)
 
 
 def _check_name(name: str) -> PurePosixPath:
@@ -123,7 +135,17 @@ def check_zip(zip_path: "str | Path", limits: UploadLimits = UploadLimits()) -> 
         files.append(info)
     if not files:
         raise UnsafeUploadError("zip contains no files")
+    folders = {str(parent) for info in infos for parent in PurePosixPath(info.filename.rstrip("/")).parents}
+    for info in files:
+        if str(PurePosixPath(info.filename)) in folders:
+            raise UnsafeUploadError(f"{info.filename!r}: the name is both a file and a folder in the zip; "
+                                    f"rename one of them")
     return files
+
+
+def declared_size(zip_path: "str | Path", limits: UploadLimits = UploadLimits()) -> int:
+    """Uncompressed bytes the zip declares for the members it would extract (after every check)."""
+    return sum(info.file_size for info in check_zip(zip_path, limits))
 
 
 def safe_extract(zip_path: "str | Path", dest: "str | Path", limits: UploadLimits = UploadLimits()) -> Path:
@@ -146,8 +168,74 @@ def safe_extract(zip_path: "str | Path", dest: "str | Path", limits: UploadLimit
         _extract_members(zip_path, members, root, limits)
     except (zipfile.BadZipFile, zlib.error, EOFError) as err:
         # Python's zipfile itself stops at the declared size; a mismatch then surfaces as a CRC error.
+        _empty(dest)
         raise UnsafeUploadError(f"corrupt zip archive: {err}") from None
+    except OSError as err:  # a name clash on disk (file vs folder), a full disk ...
+        _empty(dest)
+        name = Path(err.filename).name if getattr(err, "filename", None) else "a member"
+        raise UnsafeUploadError(f"{name!r}: cannot be extracted ({err.strerror or err}); the partial "
+                                f"extraction was removed") from None
+    except BaseException:
+        _empty(dest)  # nothing half-extracted stays on disk
+        raise
     return submission_root(dest)
+
+
+def _empty(folder: Path) -> None:
+    for child in list(folder.iterdir()) if folder.is_dir() else []:
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            child.unlink(missing_ok=True)
+
+
+def folder_bytes(folder: "str | Path") -> int:
+    """Bytes of the regular files under ``folder`` (links not followed; 0 when absent)."""
+    total = 0
+    for base, _dirs, files in os.walk(folder):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(base, name)).st_size
+    return total
+
+
+@contextlib.contextmanager
+def extracted_upload(zip_path: "str | Path", work_dir: "str | Path",
+                     limits: UploadLimits = UploadLimits()) -> Iterator[Path]:
+    """Extract an upload into a fresh folder of ``work_dir`` for the ``with`` block, then delete it.
+
+    The upload is refused when the work folder (every upload alive at once) would grow past
+    ``limits.max_work_bytes``. The extracted files are removed when the block ends, however it
+    ends, so uploads never accumulate on the Space's disk.
+
+    Yields:
+        The submission root (see :func:`safe_extract`).
+
+    Raises:
+        UnsafeUploadError: any rule of :func:`safe_extract`, or the quota.
+
+    Example:
+        >>> import io, tempfile, zipfile, pathlib
+        >>> work = pathlib.Path(tempfile.mkdtemp()); up = work.parent / (work.name + ".zip")
+        >>> with zipfile.ZipFile(up, "w") as zf:
+        ...     zf.writestr("sys/actor_0001_happy_action_01_script_001.wav", b"RIFF")
+        >>> with extracted_upload(up, work) as root:
+        ...     root.name, sorted(p.name for p in root.iterdir())
+        ('sys', ['actor_0001_happy_action_01_script_001.wav'])
+        >>> list(work.iterdir())
+        []
+    """
+    work_dir = Path(work_dir)
+    incoming = declared_size(zip_path, limits)
+    used = folder_bytes(work_dir)
+    if used + incoming > limits.max_work_bytes:
+        raise UnsafeUploadError(f"{Path(zip_path).name}: expands to {incoming} bytes but the work folder already "
+                                f"holds {used} of its {limits.max_work_bytes}-byte quota; try again later")
+    dest = work_dir / f"upload-{uuid.uuid4().hex}"
+    try:
+        yield safe_extract(zip_path, dest, limits)
+    finally:
+        shutil.rmtree(dest, ignore_errors=True)
 
 
 def _extract_members(zip_path: "str | Path", members: list[zipfile.ZipInfo], root: Path, limits: UploadLimits) -> None:

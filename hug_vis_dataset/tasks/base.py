@@ -208,9 +208,24 @@ class TaskScorer:
     def check(self, prediction: str, reference: Mapping[str, str], expected: Mapping[str, Any]) -> None:
         """Raise :class:`SubmissionError` when the prediction cannot be compared to the reference."""
 
+    def groups(self, metrics: Sequence[str]) -> list[tuple[str, ...]]:
+        """The requested metrics grouped by the method that computes them (one call per group).
+
+        Raises:
+            ValueError: a metric this task does not compute.
+        """
+        table = self.computations()
+        unknown = [m for m in metrics if m not in table]
+        if unknown:
+            raise ValueError(f"task {self.name} does not compute {unknown}; it computes {sorted(table)}")
+        out: dict = {}
+        for metric in metrics:
+            out.setdefault(table[metric], []).append(metric)
+        return [tuple(group) for group in out.values()]
+
     def score_clip(self, prediction: Any, reference: Mapping[str, str], metrics: Sequence[str], models,
                    options: "Mapping[str, Any] | None" = None) -> ClipScores:
-        """Per-clip (and per-frame) values of ``metrics`` for one prediction.
+        """Per-clip (and per-frame) values of ``metrics`` for one prediction; raises on any failure.
 
         Args:
             prediction: the prediction (a path; emotion: the answer text).
@@ -221,19 +236,36 @@ class TaskScorer:
         """
         options = dict(options or {})
         table = self.computations()
-        unknown = [m for m in metrics if m not in table]
-        if unknown:
-            raise ValueError(f"task {self.name} does not compute {unknown}; it computes {sorted(table)}")
         scores = ClipScores()
-        done: set = set()
-        for metric in metrics:
-            method = table[metric]
-            if method in done:
-                continue
-            done.add(method)
-            wanted = tuple(m for m in metrics if table[m] == method)
-            scores.update(method(prediction, reference, wanted, models, options))
+        for group in self.groups(metrics):
+            scores.update(table[group[0]](prediction, reference, group, models, options))
         return scores
+
+    def score_groups(self, prediction: Any, reference: Mapping[str, str], metrics: Sequence[str], models,
+                     options: "Mapping[str, Any] | None" = None,
+                     reraise: "tuple[type[BaseException], ...]" = ()) -> "tuple[ClipScores, dict[str, str]]":
+        """:meth:`score_clip` one group at a time: a failing computation (a broken weight file, a
+        metric that cannot score this clip) fails only its own metrics.
+
+        Args:
+            reraise: exception types that stop the caller instead (the evaluate door: missing weights).
+
+        Returns:
+            ``(scores of the groups that succeeded, metric -> error text of the others)``.
+        """
+        scores, errors = ClipScores(), {}
+        for group in self.groups(metrics):
+            try:
+                scores.update(self.score_clip(prediction, reference, group, models, options))
+            except reraise:
+                raise
+            except Exception as err:  # noqa: BLE001 - recorded per metric, never dropped
+                errors.update({m: f"{type(err).__name__}: {err}" for m in group})
+        return scores, errors
+
+    def note(self, prediction: str) -> str:
+        """A remark to keep with the clip's ok rows (e.g. a stereo file scored on its mean); none by default."""
+        return ""
 
     def score(self, job: ClipJob, models) -> ClipOutcome:
         """Rows of one clip for the runner; any error becomes failed rows carrying its text."""
@@ -249,14 +281,21 @@ class TaskScorer:
         try:
             with reference_files(job.reference, self.file_kinds) as reference:
                 self.check(job.prediction[0], reference, job.expected)
-                scores = self.score_clip(job.prediction[0], reference, job.metrics, models, job.options)
+                scores, errors = self.score_groups(job.prediction[0], reference, job.metrics, models, job.options)
+                note = self.note(job.prediction[0])
         except Exception as err:  # noqa: BLE001 - any failure of one clip must not lose the others
             return ClipOutcome(job.clip_id, failed_rows(job, f"{type(err).__name__}: {err}"))
-        values = {m: scores.values.get(m, math.nan) for m in job.metrics}
-        rows = result_rows(job.model, job.task, job.clip_id, values)
-        for row in rows:
-            if row["metric"] not in scores.values:
-                row["status"], row["error"] = STATUS_FAILED, "the library returned no value"
+        rows = []
+        for metric in job.metrics:
+            if metric in errors:
+                rows += result_rows(job.model, job.task, job.clip_id, {metric: math.nan}, error=errors[metric],
+                                    status=STATUS_FAILED)
+            elif metric not in scores.values:
+                rows += result_rows(job.model, job.task, job.clip_id, {metric: math.nan},
+                                    error="the library returned no value", status=STATUS_FAILED)
+            else:
+                rows += result_rows(job.model, job.task, job.clip_id, {metric: scores.values[metric]}, error=note)
+        rows.sort(key=lambda r: r["metric"])
         frame_rows = [{"model": job.model, "task": job.task, "clip_id": job.clip_id, **f} for f in scores.frames]
         return ClipOutcome(job.clip_id, rows, frame_rows)
 

@@ -18,37 +18,37 @@ from typing import Any, Callable, Mapping
 def _lpips(device: str):
     from ..models.lpips import load_lpips
 
-    return load_lpips()
+    return load_lpips(device=device)
 
 
 def _face_detector(device: str):
     from ..models.arcface import SCRFDDetector
 
-    return SCRFDDetector()
+    return SCRFDDetector(device=device)
 
 
 def _face_embedder(device: str):
     from ..models.arcface import ArcFaceEmbedder
 
-    return ArcFaceEmbedder()
+    return ArcFaceEmbedder(device=device)
 
 
 def _syncnet(device: str):
     from ..models.syncnet import load_syncnet
 
-    return load_syncnet()
+    return load_syncnet(device=device)
 
 
 def _inception(device: str):
     from ..models.inception import load_inception
 
-    return load_inception()
+    return load_inception(device=device)
 
 
 def _utmos(device: str):
     from ..models.utmos import load_utmos22_strong
 
-    return load_utmos22_strong()
+    return load_utmos22_strong(device=device)
 
 
 #: Model kind -> loader (each raises the weights layer's error naming the missing file).
@@ -66,7 +66,8 @@ class ModelCache:
     """Models by kind (:data:`LOADERS`), loaded on first use.
 
     Args:
-        device: ``cpu``, ``cuda`` or ``auto`` (recorded; loaders place models on it where they can).
+        device: ``cpu``, ``cuda``, ``cuda:N`` or ``auto`` (:func:`hug_vis_dataset.models.device.resolve_device`);
+            torch models are moved to it, ONNX sessions put the CUDA provider first on a GPU.
         overrides: kind -> an object to use instead of loading one.
     """
 

@@ -52,6 +52,13 @@ class VoiceCloningTask(TaskScorer):
             index.found[ClipId.parse(pair.clip_id)] = [refs.reference(partner)["audio"]]
         return index
 
+    def note(self, prediction: str) -> str:
+        """Stereo (or more) predictions are scored on their channel mean: said in the rows' ``error``."""
+        from ..media import downmix_note
+        from ..scoring.references import is_row_locator
+
+        return "" if is_row_locator(prediction) else (downmix_note(prediction) or "")
+
     def check(self, prediction: str, reference: Mapping[str, str], expected: Mapping[str, Any]) -> None:
         from ..media import MediaError, audio_info
         from ..scoring.references import is_row_locator
@@ -71,7 +78,7 @@ class VoiceCloningTask(TaskScorer):
     def _dnsmos(self, prediction, reference, metrics, models, options) -> ClipScores:
         from ..metrics.voice import dnsmos
 
-        scores = dnsmos(*_audio(prediction))
+        scores = dnsmos(*_audio(prediction), device=models.device)
         return ClipScores({m: float(scores[m]) for m in metrics}, notes={"dnsmos_windows": scores["dnsmos_windows"]})
 
     def _speaker(self, prediction, reference, metrics, models, options) -> ClipScores:
