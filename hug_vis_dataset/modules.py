@@ -20,7 +20,7 @@ Example:
     >>> d = tempfile.mkdtemp()
     >>> _ = write_alpha_pngs(os.path.join(d, "p"), [np.zeros((2, 4, 4), np.uint8)])
     >>> _ = write_alpha_pngs(os.path.join(d, "t"), [np.full((2, 4, 4), 51, np.uint8)])
-    >>> r = compute("mad", [os.path.join(d, "p")], [os.path.join(d, "t")])
+    >>> r = compute("mad", predictions=[os.path.join(d, "p")], references=[os.path.join(d, "t")])
     >>> round(r["mad"], 6), r["per_clip"], r["n_ok"]
     (200.0, [200.0], 1)
 """
@@ -60,8 +60,8 @@ def clip_key(path: str) -> "str | None":
     """The clip id a path names (a submission name or a release path), or ``None``.
 
     Example:
-        >>> clip_key("pred/actor_0001_fearful_action_01_script_002.mp4")
-        'actor_0001_afraid_action_01_script_002'
+        >>> clip_key("pred/actor_0001_afraid_action_01_script_002.mp4")  # either spelling of Afraid
+        'actor_0001_fearful_action_01_script_002'
         >>> clip_key("release/alpha_matte/actor_0001/happy/action_01/script_001")
         'actor_0001_happy_action_01_script_001'
         >>> clip_key("gen/a.mp4") is None

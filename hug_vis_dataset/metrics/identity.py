@@ -7,7 +7,7 @@ the frames with a face. Detector and embedder are injected (:mod:`hug_vis_datase
 
 Example:
     >>> import numpy as np
-    >>> cosine_similarity(np.array([1.0, 0.0]), np.array([1.0, 1.0])).round(6)
+    >>> round(float(cosine_similarity(np.array([1.0, 0.0]), np.array([1.0, 1.0]))), 6)
     0.707107
 """
 

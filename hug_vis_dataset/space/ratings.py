@@ -12,7 +12,7 @@ Example:
     ...           {"id_similarity": 4, "emotion_naturalness": 5, "lip_sync": 3})
     3
     >>> store.frame()[["criterion", "score"]].values.tolist()
-    [['identity', 4], ['emotion_naturalness', 5], ['lip_sync', 3]]
+    [['id_similarity', 4], ['emotion_naturalness', 5], ['lip_sync', 3]]
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def validate_rating(rater: str, task: str, clip_id: str, model: str, scores: Map
         >>> validate_rating("r1", "voice_cloning", "actor_0002_sad_action_03_script_004", "m",
         ...                 {"emotion_naturalness": 2.0, "id_similarity": 5})
         {'id_similarity': 5, 'emotion_naturalness': 2}
-        >>> validate_rating("r1", "voice_cloning", "actor_0002_sad_action_03_script_004", "m", {"similarity": 9})
+        >>> validate_rating("r1", "voice_cloning", "actor_0002_sad_action_03_script_004", "m", {"id_similarity": 4})
         Traceback (most recent call last):
         ...
         hug_vis_dataset.space.ratings.RatingError: missing scores for ['emotion_naturalness']
