@@ -337,15 +337,18 @@ def evaluate_submission(
         valid = [j for j in build_jobs(task, model, refs, index, metrics, options) if j.clip_id in ok_clips]
         from ..tasks import process_models
 
-        values = scorer.score_set([j.prediction[0] for j in valid], [j.reference for j in valid], set_metrics,
-                                  process_models(device), options) if valid else {}
+        why = "no valid clips or no set-level implementation"
+        try:
+            values = scorer.score_set([j.prediction[0] for j in valid], [j.reference for j in valid], set_metrics,
+                                      process_models(device), options) if valid else {}
+        except Exception as err:  # noqa: BLE001 - a set metric's failure is a failed row, not a lost run
+            values, why = {}, f"{type(err).__name__}: {err}"
         set_rows = []
         for metric in set_metrics:
             if metric in values:
                 set_rows += result_rows(model, task, "", {metric: values[metric]})
             else:
-                set_rows += result_rows(model, task, "", {metric: float("nan")},
-                                        error="no valid clips or no set-level implementation", status="failed")
+                set_rows += result_rows(model, task, "", {metric: float("nan")}, error=why, status="failed")
         store.write_set_rows(set_rows)
 
     frames = store.read_frames()

@@ -1,0 +1,255 @@
+"""Every door gives the same number: library == evaluate module == ``hugvis evaluate`` (runner) ==
+the Space's upload scoring == the report, per metric of the catalog that runs here, on the same
+synthetic clips; plus the invariances every door must keep (chunk size, input order with ids) and
+the direction of each metric against the simulated systems' degradation order.
+
+Metrics that need pretrained weights (LPIPS, FID, UTMOS, Sync) cannot run here; CSIM runs with an
+injected detector and embedder through the module and the runner.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from synth_faces import head_box
+
+from hug_vis_dataset import catalog
+from hug_vis_dataset.modules import ModuleInputError, compute
+from hug_vis_dataset.release import Release
+from hug_vis_dataset.scoring.runner import evaluate_submission
+
+ROOT = Path(__file__).resolve().parents[1]
+# Metrics of the catalog that run on this machine (no downloadable weights), per task.
+RUNNABLE = {
+    "matting": ("mad", "mse", "dtssd", "grad", "conn"),
+    "vision_driven": ("psnr", "ssim"),
+    "voice_cloning": ("dnsmos", "dnsmos_sig", "dnsmos_bak", "dnsmos_p808", "speaker_similarity"),
+    "emotion": ("emotion_accuracy",),
+}
+SYSTEM = {"matting": "matte_fair", "vision_driven": "vis_fair", "voice_cloning": "clone_fair", "emotion": "emo_medium"}
+SETTING = "Video + Audio + Text"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """A 4-clip synthetic release, one system per task scored by the runner, and the report."""
+    from hug_vis_dataset.report import build_report
+    from hug_vis_dataset.synth import synthesize
+
+    root = tmp_path_factory.mktemp("doors")
+    synthesize(root / "rel", actors=2, emotions=["Happy", "Sad"], actions=1, scripts=1, seconds=0.5,
+               size=(64, 36), systems=True)
+    release = root / "rel"
+    for task, system in SYSTEM.items():
+        evaluate_submission(task, release / "simulated_systems" / task / system, system, release, root / "results",
+                            progress=False)
+    evaluate_submission("motion", "reference", "reference", release, root / "results", progress=False)
+    report = build_report([root / "results"], root / "report", formats=("md",), n_boot=0, figures=False)
+    return release, root / "results", report
+
+
+def _rows(results: Path, task: str, model: str) -> pd.DataFrame:
+    return pd.read_parquet(results / task / model / "rows.parquet")
+
+
+def _inputs(release: Path, task: str, system: str):
+    """Module inputs of a system: prediction paths named by clip id, reference paths of the release."""
+    records = list(Release(release))
+    folder = release / "simulated_systems" / task / system
+    if task == "matting":
+        return [str(folder / r.clip_id) for r in records], [str(r.alpha_matte_path) for r in records], records
+    if task == "vision_driven":
+        return [str(folder / f"{r.clip_id}.mp4") for r in records], [str(r.video_path) for r in records], records
+    if task == "voice_cloning":
+        return [str(folder / f"{r.clip_id}.wav") for r in records], [str(r.audio_path) for r in records], records
+    answers = {}
+    for line in (folder / "predictions.jsonl").read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        from hug_vis_dataset.metrics.emotion import normalize_input_setting
+
+        if normalize_input_setting(record["input_setting"]) == SETTING:
+            answers[record["clip_id"]] = record["answer"]
+    return [answers[r.clip_id] for r in records], [r.clip_id.split("_")[2] for r in records], records
+
+
+def _library(task: str, metric: str, prediction: str, reference: str) -> float:
+    """The metric computed by calling the library's math directly (no scorer, no door)."""
+    from hug_vis_dataset.media import iter_video_frames
+    from hug_vis_dataset.metrics import emotion, frames, matting, voice
+
+    if task == "matting":
+        return matting.score_matting_clip(prediction, reference, metrics=(metric,))["clip"][metric]
+    if task == "vision_driven":
+        p = np.concatenate(list(iter_video_frames(prediction)))
+        r = np.concatenate(list(iter_video_frames(reference)))
+        return float(getattr(frames, f"{metric}_frames")(p, r).mean())
+    if task == "voice_cloning":
+        if metric == "speaker_similarity":
+            return voice.speaker_similarity(prediction, reference)
+        return voice.dnsmos(prediction)[metric]
+    return float(emotion.parse_answer(prediction) == emotion.parse_answer(reference))
+
+
+@pytest.mark.parametrize("task,metric", [(t, m) for t, ms in RUNNABLE.items() for m in ms])
+def test_library_module_runner_and_report_agree(world, task, metric):
+    release, results, report = world
+    system = SYSTEM[task]
+    predictions, references, records = _inputs(release, task, system)
+    out = compute(metric, predictions=predictions, references=references)
+    model = f"{system} | {SETTING}" if task == "emotion" else system
+    rows = _rows(results, task, system)
+    rows = rows[(rows["metric"] == metric) & (rows["model"] == model)].set_index("clip_id")["value"]
+    # answers carry no clip id: the module pairs them by position
+    keys = [f"#{i}" for i in range(len(records))] if task == "emotion" else [r.clip_id for r in records]
+    assert out["n_failed"] == 0 and out["clip_ids"] == keys
+    for i, record in enumerate(records):
+        library = _library(task, metric, predictions[i], references[i])
+        assert out["per_clip"][i] == pytest.approx(library, rel=1e-9, abs=1e-12), (record.clip_id, "module")
+        assert rows[record.clip_id] == pytest.approx(library, rel=1e-9, abs=1e-12), (record.clip_id, "runner")
+    if metric in catalog.table_metrics(task):  # a column of the paper's table: the report prints it
+        assert report.tables[task].loc[model, metric] == pytest.approx(out[metric], rel=1e-9), "report vs module"
+    else:  # stored but not printed (DNSMOS SIG/BAK/P.808): the report's aggregation of the stored rows
+        from hug_vis_dataset.scoring.aggregate import task_table
+
+        stored = _rows(results, task, system)
+        assert task_table(stored).loc[model, metric] == pytest.approx(out[metric], rel=1e-9)
+
+
+def _zip(folder: Path, target: Path) -> Path:
+    with zipfile.ZipFile(target, "w") as archive:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(folder).as_posix())
+    return target
+
+
+@pytest.mark.parametrize("task", ["matting", "vision_driven", "emotion"])
+def test_space_upload_scoring_gives_the_runners_rows(world, task, tmp_path):
+    from hug_vis_dataset.space.app import Explorer
+
+    release, results, _ = world
+    system = SYSTEM[task]
+    explorer = Explorer(release, results, work_dir=tmp_path / "work")
+    upload = _zip(release / "simulated_systems" / task / system, tmp_path / "upload.zip")
+    message, table, rows = explorer.score(task, system, str(upload))
+    assert "4 clip(s) ok of 4" in message, message
+    stored = _rows(results, task, system)
+    key = ["model", "clip_id", "metric"]
+    pd.testing.assert_frame_equal(rows.sort_values(key).reset_index(drop=True)[key + ["value", "status"]],
+                                  stored.sort_values(key).reset_index(drop=True)[key + ["value", "status"]],
+                                  check_exact=True)
+    assert not list((tmp_path / "work" / "uploads").glob("*/*")), "the extracted upload was not deleted"
+
+
+def test_module_invariances_chunk_size_and_order_with_ids(world):
+    release, _, _ = world
+    predictions, references, _ = _inputs(release, "matting", "matte_poor")
+    base = compute("matting", predictions=predictions, references=references, chunk_frames=32)
+    small = compute("matting", predictions=predictions, references=references, chunk_frames=3)
+    backwards = compute("matting", predictions=predictions[::-1], references=references[::-1])
+    for metric in RUNNABLE["matting"]:
+        assert small[metric] == base[metric] and small["per_clip"][metric] == base["per_clip"][metric]
+        assert backwards[metric] == pytest.approx(base[metric], rel=1e-12)
+        assert backwards["per_clip"][metric] == base["per_clip"][metric][::-1]
+    # reversed predictions against references in grid order: refused, naming the pairs
+    with pytest.raises(ModuleInputError, match="paired with another clip's reference") as err:
+        compute("mad", predictions=predictions[::-1], references=references)
+    assert predictions[-1].rsplit("/", 1)[1] in str(err.value)
+    with pytest.raises(ModuleInputError, match="given twice"):
+        compute("mad", predictions=predictions[:1] * 2, references=references[:1] * 2)
+
+
+# DNSMOS scores every 0.5 s synthetic voice at its floor (about 1.0), so its order there is noise.
+@pytest.mark.parametrize("task,metric", [(t, m) for t, ms in RUNNABLE.items() for m in ms if "dnsmos" not in m])
+def test_direction_follows_the_simulated_degradation(world, task, metric):
+    """Better systems (expected_rank 1) score better in the catalog's direction."""
+    from hug_vis_dataset.synth.systems import SYSTEMS
+
+    release, _, _ = world
+    means = []
+    for system in sorted(SYSTEMS[task], key=lambda s: s.expected_rank):
+        predictions, references, _ = _inputs(release, task, system.name)
+        means.append(compute(metric, predictions=predictions, references=references)[metric])
+    oriented = means if catalog.spec(metric).higher_is_better else [-m for m in means]
+    assert oriented[0] >= oriented[1] >= oriented[2] and oriented[0] > oriented[2], (metric, means)
+
+
+class _Detector:
+    def detect(self, frame):
+        from hug_vis_dataset.models.arcface import landmarks_from_box
+
+        return [(b, landmarks_from_box(b), 1.0) for b in head_box(frame)]
+
+
+class _Embedder:
+    """A fixed random projection of the 8x8-pooled aligned face (a tiny stand-in for ArcFace)."""
+
+    def __init__(self):
+        self.w = np.random.default_rng(0).normal(size=(192, 16))
+
+    def __call__(self, faces):
+        f = np.asarray(faces, np.float64)
+        return (f.reshape(len(f), 8, 14, 8, 14, 3).mean(axis=(2, 4)).reshape(len(f), -1) / 255 - 0.5) @ self.w
+
+
+def test_csim_module_and_runner_give_one_value(tmp_path, monkeypatch):
+    """The one CSIM definition through both doors, with injected models (the real ones need weights)."""
+    from hug_vis_dataset import weights
+    from hug_vis_dataset.synth import synthesize
+    from hug_vis_dataset.tasks import ModelCache
+    from hug_vis_dataset.tasks import models as model_cache
+
+    synthesize(tmp_path / "rel", actors=1, emotions=["Happy", "Sad"], actions=1, scripts=1, seconds=0.5,
+               size=(320, 180), systems=True)
+    release = tmp_path / "rel"
+    injected = {"face_detector": _Detector(), "face_embedder": _Embedder()}
+    monkeypatch.setattr(model_cache, "_PROCESS_CACHE", ModelCache("cpu", overrides=injected))
+    monkeypatch.setattr(weights, "missing_note", lambda names: None)  # the injected models need no files
+    res = evaluate_submission("vision_driven", release / "simulated_systems" / "vision_driven" / "vis_fair",
+                              "vis_fair", release, tmp_path / "results", progress=False)
+    rows = pd.read_parquet(res.rows_path)
+    csim = rows[rows["metric"] == "csim"].set_index("clip_id")["value"]
+    records = list(Release(release))
+    preds = [str(release / "simulated_systems" / "vision_driven" / "vis_fair" / f"{r.clip_id}.mp4") for r in records]
+    out = compute("csim", predictions=preds, references=[str(r.video_path) for r in records], models=injected)
+    assert out["n_failed"] == 0 and len(csim) == 2
+    assert out["per_clip"] == [pytest.approx(csim[r.clip_id], rel=1e-12) for r in records]
+    assert all(not math.isnan(v) for v in out["per_clip"])
+
+
+def test_analysis_modules_take_stored_rows_as_they_are(world):
+    """``evaluate.load(...).compute(**rows)`` on every task's rows.parquet gives the report's analyses."""
+    import evaluate
+
+    from hug_vis_dataset.metrics.crosstask import MissingMetricsError, emotion_difficulty, motion_relation
+    from hug_vis_dataset.report import load_results
+
+    _, results, report = world
+    rows = pd.concat([pd.read_parquet(p) for p in sorted(results.glob("*/*/rows.parquet"))], ignore_index=True)
+    columns = rows.to_dict("list")
+    reported, _, _, _ = load_results([results])
+    expected = emotion_difficulty(reported)  # what the report's cross-task section computes
+    got = evaluate.load(str(ROOT / "metrics" / "emotion_difficulty")).compute(**columns)
+    assert {"MER-RE", "VM-MAD", "VC-DNSMOS"} <= {k for k, v in got["D"].items() if any(
+        x is not None and not math.isnan(x) for x in v.values())}  # stored names read as they are
+    for label in expected.D.columns:
+        for emotion, value in expected.D[label].items():
+            other = got["D"][label][emotion]
+            assert (math.isnan(value) and math.isnan(other)) or other == pytest.approx(value, abs=1e-12)
+            if not math.isnan(value):  # and the report printed the same profile
+                assert f"{value:.2f}" in report.markdown
+    agreement = evaluate.load(str(ROOT / "metrics" / "difficulty_agreement")).compute(**columns)
+    assert set(agreement["metrics"]) == {c for c in expected.D.columns if expected.D[c].notna().any()}
+    motion = evaluate.load(str(ROOT / "metrics" / "motion_difficulty")).compute(**columns)
+    relation = motion_relation(reported)
+    assert motion["per_clip"]["d_motion"] == pytest.approx(relation.d_motion.tolist())
+    assert f"rho = {relation.relation['overall']['spearman_rho']:.2f}" in report.markdown
+    # without generation rows, source difficulty names what is missing and how to get it
+    with pytest.raises(MissingMetricsError, match="hugvis weights download"):
+        evaluate.load(str(ROOT / "metrics" / "source_difficulty")).compute(**columns)
