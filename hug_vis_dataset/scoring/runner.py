@@ -299,7 +299,9 @@ def evaluate_submission(
     options: dict[str, Any] = {"chunk_frames": int(chunk_frames), "device": device}
     if task == "emotion":
         options["settings"] = tuple(scorer.settings(index))
-    protocol = protocol or ("rvm" if task == "matting" else "clip")
+    from .. import catalog
+
+    protocol = protocol or catalog.task_protocol(task)
 
     store = ResultStore(out, task, model)
     done = store.done_clips()
