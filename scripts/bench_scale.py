@@ -305,7 +305,8 @@ def bench_inception(args: argparse.Namespace) -> list[Row]:
     scale = float(np.abs(ref_t.result).max())
     row = Row("inception", "FID feats", "frame", "torch-fidelity", ref_t, "models.inception, batch 16", our_t,
               max_abs(our_t.result, ref_t.result) / max(scale, 1e-12))
-    row.note = f"{value_check(our_t.result, ref_t.result)} (features up to {scale:.2g}; 'max rel' column: / max |feature|)"
+    row.note = (f"{value_check(our_t.result, ref_t.result)} (features up to {scale:.2g}; "
+                "'max rel' column: / max |feature|)")
     return [row]
 
 
