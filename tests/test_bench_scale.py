@@ -24,8 +24,9 @@ def bench():
 
 def test_grid_units_of_the_full_grid(bench):
     # 8,400 clips x 6 s: 30 fps frames, 25 fps SyncNet windows, seconds of audio (worked by hand)
-    assert bench.grid_units(8400, 6.0, 30.0) == {"frame": 1_512_000.0, "window": 1_260_000.0, "audio s": 50_400.0}
-    assert bench.grid_units(10, 2.5, 24.0) == {"frame": 600.0, "window": 625.0, "audio s": 25.0}
+    assert bench.grid_units(8400, 6.0, 30.0) == {"frame": 1_512_000.0, "window": 1_260_000.0, "audio s": 50_400.0,
+                                                 "clip": 8400.0}
+    assert bench.grid_units(10, 2.5, 24.0) == {"frame": 600.0, "window": 625.0, "audio s": 25.0, "clip": 10.0}
 
 
 def test_differences(bench):
