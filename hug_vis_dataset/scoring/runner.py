@@ -206,9 +206,11 @@ class ClipWorker:
         _worker_init()
 
     def score(self, job: ClipJob) -> ClipOutcome:
+        """One clip's rows, scored with this process's models."""
         return score_job(job)
 
     def pid(self) -> int:
+        """This worker's process id (the same for every clip it scores)."""
         return os.getpid()
 
 
