@@ -138,7 +138,7 @@ def _setup_errors() -> tuple[type[BaseException], ...]:
 # ----------------------------------------------------------------------------- metrics
 def compute_metric(name: str, predictions: Sequence[str], references: "Sequence[str] | None" = None, *,
                    task: "str | None" = None, protocol: "str | None" = None, chunk_frames: int = 32,
-                   device: str = "cpu", models: Any = None) -> dict[str, Any]:
+                   device: str = "cpu", batch_size: "int | None" = None, models: Any = None) -> dict[str, Any]:
     """Score clips through the task scorer and aggregate like the report.
 
     Args:
@@ -149,6 +149,8 @@ def compute_metric(name: str, predictions: Sequence[str], references: "Sequence[
         protocol: aggregation of the headline value (default: the task table's protocol).
         chunk_frames: frames decoded at a time (never changes a value).
         device: where network metrics run.
+        batch_size: frames/windows per forward pass of a network (default per metric; never changes a value
+            beyond float rounding).
         models: a :class:`~hug_vis_dataset.tasks.models.ModelCache` or a dict kind -> model.
 
     Returns:
@@ -164,7 +166,7 @@ def compute_metric(name: str, predictions: Sequence[str], references: "Sequence[
     scorer = get_task(task)
     cache = models if isinstance(models, ModelCache) else ModelCache(device, overrides=models)
     keys = pair_inputs(predictions, references)
-    options = {"chunk_frames": int(chunk_frames), "device": device}
+    options = {"chunk_frames": int(chunk_frames), "device": device, "batch_size": batch_size}
     if catalog.spec(names[0]).mode == catalog.SET_LEVEL:
         refs = [_reference(task, names, r) for r in references or ()]
         values = scorer.score_set([str(p) for p in predictions], refs, names, cache, options)
@@ -416,7 +418,8 @@ def inputs_description(name: str) -> str:
         lines.append(f"    references (list of str): {ref}; same order (clip ids in both paths are checked).")
     if spec.mode != catalog.LABEL:
         lines += ["    chunk_frames (int, optional): frames decoded at a time (never changes a value).",
-                  "    device (str, optional): cpu, cuda or auto, for network metrics."]
+                  "    device (str, optional): cpu, cuda or auto, for network metrics.",
+                  "    batch_size (int, optional): frames or windows per forward pass of a network metric."]
     if len(spec.tasks) > 1:
         lines.append(f"    task (str, optional): {' or '.join(spec.tasks)} (one definition; recorded in rows).")
     if spec.protocol == catalog.RVM:

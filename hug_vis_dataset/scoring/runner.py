@@ -340,6 +340,7 @@ def evaluate_submission(
     command_line: "Sequence[str] | None" = None,
     revision: "str | None" = None,
     device: str = "cpu",
+    batch_size: "int | None" = None,
     gpus_per_worker: "float | None" = None,
     on_persisted: "Callable[[int], None] | None" = None,
     verify_dataset: bool = True,
@@ -365,6 +366,8 @@ def evaluate_submission(
         command_line: recorded in the summary (defaults to ``sys.argv``).
         revision: Hub revision (branch, tag or commit) when ``dataset`` is a Hub id.
         device: where network metrics run (``cpu``, ``cuda``, ``auto``).
+        batch_size: frames/windows per forward pass of a network metric (default per metric; values
+            do not depend on it beyond float rounding).
         gpus_per_worker: GPUs each Ray worker requests (``backend="ray"`` only; fractions share a
             GPU). Default: 1 when ``device`` is CUDA, else 0 (:func:`default_gpus_per_worker`).
         on_persisted: called with the number of clips persisted so far after every flush.
@@ -402,7 +405,7 @@ def evaluate_submission(
         index = scorer.index_from_references(refs, predictions)
     else:
         index = index_predictions(task, predictions)
-    options: dict[str, Any] = {"chunk_frames": int(chunk_frames), "device": device}
+    options: dict[str, Any] = {"chunk_frames": int(chunk_frames), "device": device, "batch_size": batch_size}
     if task == "emotion":
         options["settings"] = tuple(scorer.settings(index))
     from .. import catalog
