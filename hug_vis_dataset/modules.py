@@ -473,6 +473,25 @@ class {_class_name(name)}(evaluate.Metric):
 '''
 
 
+#: Implementation notes that belong in a module's card, kept as constants next to the code they describe.
+_CARD_NOTES: dict[str, tuple[str, str]] = {
+    "dnsmos": ("hug_vis_dataset.metrics.voice", "DNSMOS_RESAMPLER_NOTE"),
+    "sync_c": ("hug_vis_dataset.metrics.sync_timeline", "SYNC_FRONT_END_NOTE"),
+}
+
+
+def _notes(name: str) -> str:
+    import importlib
+
+    members = catalog.suite_or_metric(name)
+    notes = []
+    for metric, (module, constant) in _CARD_NOTES.items():
+        family = {m for m in catalog.METRIC_NAMES if m.startswith(metric.split("_")[0])}
+        if set(members) & family:
+            notes.append(getattr(importlib.import_module(module), constant))
+    return "".join(f"\n**Implementation note.** {n}\n" for n in notes)
+
+
 def card(name: str) -> str:
     """The text of ``metrics/<name>/README.md``: Space front matter and the metric card."""
     names = catalog.suite_or_metric(name)
@@ -508,7 +527,7 @@ description: >-
 ## Definition
 
 {definitions}
-
+{_notes(name)}
 | name (= stored rows) | label | tasks | direction | stored unit | to paper unit | paper |
 | --- | --- | --- | --- | --- | --- | --- |
 {rows}
