@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from . import release_info
+from .hashing import digest_file
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_ORG = "hugvis"
@@ -102,10 +103,7 @@ def file_digests(path: "str | Path", chunk: int = 1 << 20) -> tuple[str, str]:
     path = Path(path)
     sha1 = hashlib.sha1(b"blob %d\0" % path.stat().st_size)
     sha256 = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(chunk):
-            sha1.update(block)
-            sha256.update(block)
+    digest_file(path, sha1, sha256, block=chunk)
     return sha1.hexdigest(), sha256.hexdigest()
 
 

@@ -28,7 +28,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import shutil
@@ -39,6 +38,7 @@ from pathlib import Path
 from typing import Iterable
 
 from .errors import HugvisError
+from .hashing import DigestCache, sha256_file
 
 ENV_DIR = "HUGVIS_WEIGHTS_DIR"
 ENV_CACHE = "HUGVIS_CACHE_DIR"
@@ -230,31 +230,8 @@ def cache_dir() -> Path:
     return Path(base) / "weights"
 
 
-def sha256_file(path: "str | Path", block: int = 1 << 20) -> str:
-    """Streaming sha256 of a file (memory bounded by ``block``).
-
-    Example:
-        >>> import tempfile
-        >>> p = tempfile.mktemp(); _ = open(p, "wb").write(b"abc")
-        >>> sha256_file(p)[:16]
-        'ba7816bf8f01cfea'
-    """
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for piece in iter(lambda: handle.read(block), b""):
-            digest.update(piece)
-    return digest.hexdigest()
-
-
-_HASH_CACHE: dict[tuple[str, int, int], str] = {}
-
-
-def _cached_sha(path: Path) -> str:
-    st = path.stat()
-    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
-    if key not in _HASH_CACHE:
-        _HASH_CACHE[key] = sha256_file(path)
-    return _HASH_CACHE[key]
+# Pinned files are hashed once per process and again only when their size or mtime changes.
+_HASH_CACHE = DigestCache()
 
 
 def missing_message(spec: WeightSpec) -> str:
@@ -372,7 +349,7 @@ def check_hash(spec: WeightSpec, path: Path) -> None:
     """Raise :class:`WeightsHashError` if ``path`` does not match the pinned sha256 (no-op when unpinned)."""
     if spec.sha256 is None:
         return
-    actual = _cached_sha(path)
+    actual = _HASH_CACHE.sha256(path)
     if actual != spec.sha256:
         raise WeightsHashError(
             f"{path} has sha256 {actual}, but weights {spec.name!r} are pinned to {spec.sha256} "
@@ -498,7 +475,7 @@ def check_loadable(name: str) -> "str | None":
         return f"weights {name!r} ({spec.filename}) missing: run `hugvis weights download {name}`"
     path = found[0]
     if spec.sha256 is not None:
-        actual = _cached_sha(path)
+        actual = _HASH_CACHE.sha256(path)
         if actual != spec.sha256:
             return (f"weights {name!r}: hash mismatch: {path} has sha256 {actual[:12]}..., pinned "
                     f"{spec.sha256[:12]}...; replace the file (hugvis weights download {name})")

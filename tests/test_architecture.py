@@ -1,0 +1,238 @@
+"""Architecture rules of the ``hug_vis_dataset`` package, checked from the source text.
+
+**No import cycle.** Every module's imports are read with :mod:`ast`, at any depth (module level,
+inside functions, under ``if TYPE_CHECKING:``), so a dependency hidden in a function body or kept
+for type hints still counts: hiding an import does not remove the knowledge one module has of the
+other, it only postpones the failure. Relative imports are resolved against the importing module's
+package (``from ..scoring import store`` in ``hug_vis_dataset/tasks/base.py`` is
+``hug_vis_dataset.scoring.store``).
+
+What an edge is:
+
+- ``import a.b.c`` and ``from a.b import c`` where ``a.b.c`` is a module: an edge to ``a.b.c``.
+- ``from a.b import name`` where ``name`` is not a submodule: an edge to ``a.b`` itself (its
+  ``__init__.py``), because that is where ``name`` is read from.
+- Only modules of ``hug_vis_dataset`` are nodes; the standard library and third parties are not.
+
+What is *not* an edge: the parent packages that Python executes implicitly before a submodule
+(``import hug_vis_dataset.hub.card`` runs ``hug_vis_dataset/hub/__init__.py`` first). Counting
+those would make every package ``__init__`` that re-exports its submodules a cycle with each of
+them, which it is not: ``hub/__init__`` -> ``hub.builder`` is a one-way facade. A submodule that
+reads a name *from* its own package ``__init__`` while that ``__init__`` imports it (directly or
+through others) is a real cycle and is reported.
+
+**No oversized module.** No module exceeds :data:`MAX_MODULE_LINES` lines; the largest few are
+printed by ``pytest -s`` so the margin is visible.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import deque
+from pathlib import Path
+
+import pytest
+
+import hug_vis_dataset
+
+PACKAGE_DIR = Path(hug_vis_dataset.__file__).resolve().parent
+MAX_MODULE_LINES = 600
+
+
+# ----------------------------------------------------------------------------- the graph
+def module_files(package_dir: Path, package: str) -> dict[str, Path]:
+    """Map every module of the package under ``package_dir`` to its file (packages to ``__init__.py``)."""
+    modules = {}
+    for path in sorted(package_dir.rglob("*.py")):
+        parts = list(path.relative_to(package_dir).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        modules[".".join([package, *parts])] = path
+    return modules
+
+
+def _package_of(module: str, path: Path) -> str:
+    """The package a module's relative imports are resolved against."""
+    return module if path.name == "__init__.py" else module.rpartition(".")[0]
+
+
+def _resolve_relative(base_package: str, level: int, target: "str | None") -> str:
+    parts = base_package.split(".")
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)]
+    return ".".join(parts + ([target] if target else []))
+
+
+def _nearest_module(name: str, modules: dict[str, Path]) -> "str | None":
+    """``name`` if it is a module, else its longest prefix that is (``a.b.func`` -> ``a.b``)."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def import_edges(modules: dict[str, Path]) -> dict[str, dict[str, int]]:
+    """For each module, the package modules it imports, each with the first line that does it."""
+    graph: dict[str, dict[str, int]] = {name: {} for name in modules}
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                source = (
+                    _resolve_relative(_package_of(module, path), node.level, node.module)
+                    if node.level
+                    else (node.module or "")
+                )
+                for alias in node.names:
+                    submodule = f"{source}.{alias.name}"
+                    targets.append(submodule if submodule in modules else source)
+            for target in targets:
+                resolved = _nearest_module(target, modules)
+                if resolved is not None and resolved != module:
+                    graph[module].setdefault(resolved, node.lineno)
+    return graph
+
+
+def strongly_connected(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """Tarjan's strongly connected components with more than one module, each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+    counter = 0
+
+    def visit(root: str) -> None:
+        nonlocal counter
+        # Iterative, so a deep package cannot hit the recursion limit.
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    components.append(sorted(component))
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    return sorted(components)
+
+
+def shortest_cycle(graph: dict[str, dict[str, int]], component: list[str]) -> list[str]:
+    """One shortest cycle through the component's first module, as ``[a, b, ..., a]``."""
+    members = set(component)
+    start = component[0]
+    previous: dict[str, str] = {}
+    queue = deque([start])
+    while queue:
+        node = queue.popleft()
+        for child in sorted(graph[node]):
+            if child not in members:
+                continue
+            if child == start:
+                path = [node]
+                while path[-1] != start:
+                    path.append(previous[path[-1]])
+                return [*reversed(path), start]
+            if child not in previous:
+                previous[child] = node
+                queue.append(child)
+    raise AssertionError(f"{component} is not strongly connected")
+
+
+def describe_cycle(graph: dict[str, dict[str, int]], modules: dict[str, Path], cycle: list[str], root: Path) -> str:
+    steps = [f"{a} ({modules[a].relative_to(root).as_posix()}:{graph[a][b]})" for a, b in zip(cycle, cycle[1:])]
+    return " -> ".join(steps + [cycle[-1]])
+
+
+def find_cycles(package_dir: Path, package: str) -> list[str]:
+    """One line per import cycle: the modules of a shortest cycle, each with the importing line."""
+    modules = module_files(package_dir, package)
+    graph = import_edges(modules)
+    root = package_dir.parent
+    return [describe_cycle(graph, modules, shortest_cycle(graph, c), root) for c in strongly_connected(graph)]
+
+
+# ----------------------------------------------------------------------------- the checker on known packages
+def _write_package(root: Path, files: dict[str, str]) -> Path:
+    for relative, text in files.items():
+        path = root / "pkg" / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root / "pkg"
+
+
+def test_checker_finds_a_cycle_hidden_in_a_function(tmp_path):
+    package = _write_package(tmp_path, {
+        "__init__.py": "",
+        "a.py": "from .b import thing\n",
+        "b.py": "def thing():\n    from pkg import a\n    return a\n",
+    })
+    assert find_cycles(package, "pkg") == ["pkg.a (pkg/a.py:1) -> pkg.b (pkg/b.py:2) -> pkg.a"]
+
+
+def test_checker_resolves_parent_relative_imports_and_type_checking_blocks(tmp_path):
+    package = _write_package(tmp_path, {
+        "__init__.py": "",
+        "sub/__init__.py": "",
+        "sub/x.py": "from ..y import value\n",
+        "y.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .sub.x import X\nvalue = 1\n",
+    })
+    assert find_cycles(package, "pkg") == ["pkg.sub.x (pkg/sub/x.py:1) -> pkg.y (pkg/y.py:3) -> pkg.sub.x"]
+
+
+def test_checker_accepts_a_facade_init_and_stdlib_names(tmp_path):
+    # __init__ re-exports its submodules; the submodules import each other one way and read a
+    # sibling through `from . import sibling` (a submodule, not the __init__).
+    package = _write_package(tmp_path, {
+        "__init__.py": "from .a import A\nfrom .b import B\n",
+        "a.py": "import json\nfrom . import b\nA = b.B\n",
+        "b.py": "import os.path\nB = 1\n",
+    })
+    assert find_cycles(package, "pkg") == []
+
+
+def test_checker_reports_a_submodule_reading_its_own_init(tmp_path):
+    package = _write_package(tmp_path, {
+        "__init__.py": "from .a import A\nDEFAULT = 3\n",
+        "a.py": "from . import DEFAULT\nA = DEFAULT\n",
+    })
+    assert find_cycles(package, "pkg") == ["pkg (pkg/__init__.py:1) -> pkg.a (pkg/a.py:1) -> pkg"]
+
+
+# ----------------------------------------------------------------------------- the rules on hug_vis_dataset
+def test_no_import_cycle_in_the_package():
+    cycles = find_cycles(PACKAGE_DIR, "hug_vis_dataset")
+    assert cycles == [], "import cycles:\n" + "\n".join(cycles)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    pytest.main([__file__, "-q", "-s"])
