@@ -70,28 +70,32 @@ def _nearest_module(name: str, modules: dict[str, Path]) -> "str | None":
     return name or None
 
 
+def iter_imports(module: str, path: Path, modules: dict[str, Path]):
+    """(line, imported name) of every import statement of a module, at any depth, resolved to absolute names.
+
+    ``from a import b`` yields ``a.b`` when that is a module, else ``a`` (the name is read from ``a``).
+    """
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            source = (_resolve_relative(_package_of(module, path), node.level, node.module)
+                      if node.level else (node.module or ""))
+            for alias in node.names:
+                submodule = f"{source}.{alias.name}"
+                yield node.lineno, submodule if submodule in modules else source
+
+
 def import_edges(modules: dict[str, Path]) -> dict[str, dict[str, int]]:
-    """For each module, the package modules it imports, each with the first line that does it."""
+    """For each module, the package modules it imports, each with the line of one import that does it."""
     graph: dict[str, dict[str, int]] = {name: {} for name in modules}
     for module, path in modules.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        for node in ast.walk(tree):
-            targets: list[str] = []
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                source = (
-                    _resolve_relative(_package_of(module, path), node.level, node.module)
-                    if node.level
-                    else (node.module or "")
-                )
-                for alias in node.names:
-                    submodule = f"{source}.{alias.name}"
-                    targets.append(submodule if submodule in modules else source)
-            for target in targets:
-                resolved = _nearest_module(target, modules)
-                if resolved is not None and resolved != module:
-                    graph[module].setdefault(resolved, node.lineno)
+        for line, target in iter_imports(module, path, modules):
+            resolved = _nearest_module(target, modules)
+            if resolved is not None and resolved != module:
+                graph[module].setdefault(resolved, line)
     return graph
 
 
@@ -229,6 +233,30 @@ def test_checker_reports_a_submodule_reading_its_own_init(tmp_path):
 
 
 # ----------------------------------------------------------------------------- the rules on hug_vis_dataset
+def unresolved_imports(package_dir: Path, package: str) -> list[str]:
+    """Imports of the package's own modules that name no module of it (a module moved, a relative import off by a dot)."""
+    modules = module_files(package_dir, package)
+    root = package_dir.parent
+    return [f"{modules[module].relative_to(root).as_posix()}:{line}: {target}"
+            for module, path in modules.items() for line, target in iter_imports(module, path, modules)
+            if (target == package or target.startswith(package + ".")) and target not in modules]
+
+
+def test_checker_flags_an_import_of_a_missing_module(tmp_path):
+    package = _write_package(tmp_path, {
+        "__init__.py": "",
+        "sub/__init__.py": "",
+        "sub/x.py": "def f():\n    from .errors import E\n    from ..errors import E\n",
+        "errors.py": "E = 1\n",
+    })
+    assert unresolved_imports(package, "pkg") == ["pkg/sub/x.py:2: pkg.sub.errors"]
+
+
+def test_every_package_import_names_an_existing_module():
+    missing = unresolved_imports(PACKAGE_DIR, "hug_vis_dataset")
+    assert missing == [], "imports of modules that do not exist:\n" + "\n".join(missing)
+
+
 def test_no_import_cycle_in_the_package():
     cycles = find_cycles(PACKAGE_DIR, "hug_vis_dataset")
     assert cycles == [], "import cycles:\n" + "\n".join(cycles)
