@@ -23,6 +23,10 @@ Design:
 * Validated: the release must pass :func:`hug_vis_dataset.validate.validate_release`; with
   ``allow_invalid=True`` the clips with problems are left out and listed.
 
+This module plans and runs a build; the rows come from :mod:`~hug_vis_dataset.hub.rows`, the shards
+are written by :mod:`~hug_vis_dataset.hub.shards`, the resume state lives in
+:mod:`~hug_vis_dataset.hub.state`, the card is :mod:`~hug_vis_dataset.hub.card`.
+
 Example:
     >>> import tempfile, os
     >>> from hug_vis_dataset.synth import synthesize

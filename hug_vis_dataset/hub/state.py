@@ -48,6 +48,7 @@ def plan_hash(records: Sequence[ClipRecord], options: BuildOptions) -> str:
 
 
 def state_path(repo: Path, config: str) -> Path:
+    """Where an unfinished build of ``config`` records its committed shards."""
     return repo / STATE_DIR / f"{config}.json"
 
 

@@ -63,7 +63,7 @@ class UploadPlan:
     remote_only: list[str] = field(default_factory=list)
 
 
-# --------------------------------------------------------------------------- hashing
+# --------------------------------------------------------------------------- digests
 def git_blob_id(data: bytes) -> str:
     """The git object id of a blob, which the Hub reports as ``RepoFile.blob_id`` for every file."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
