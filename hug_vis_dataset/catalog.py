@@ -145,6 +145,10 @@ TASKS: tuple[TaskSpec, ...] = (
              "frame count and size equal to the reference alpha",
              (".mp4", ".mkv", ".mov"), prediction_dirs=True,
              example_tree=(f"{_CLIP}/000000.png", f"{_CLIP}/000001.png", "actor_0001_happy_action_01_script_002.mkv")),
+    TaskSpec("matting_boundary", "Boundary-aware matting errors (finding iii)", None, None,
+             "the matting submission: <clip_id>/000000.png ... or <clip_id>.mp4|.mkv|.mov (lossless gray video)",
+             (".mp4", ".mkv", ".mov"), prediction_dirs=True,
+             example_tree=(f"{_CLIP}/000000.png", f"{_CLIP}/000001.png")),
     TaskSpec("motion", "Reference motion statistics (Fig. 11)", None),
 )
 
@@ -312,10 +316,56 @@ _EXTRAS: dict[str, tuple[str, ...]] = {
 }
 METRICS = tuple(replace(m, extras=_EXTRAS.get(m.name, ())) for m in METRICS)
 
+# ---------------------------------------------------------------- boundary-aware matting (finding iii)
+#: Band half-widths in pixels at 1080p (scaled with the frame height) and the region names.
+BOUNDARY_BAND_WIDTHS: tuple[float, ...] = (5.0, 10.0, 20.0)
+BOUNDARY_REGIONS: tuple[str, ...] = (*(f"band_{w:g}" for w in BOUNDARY_BAND_WIDTHS), "thin", "bulk", "moving")
+BOUNDARY_ERRORS: tuple[str, ...] = ("mad", "mse", "grad", "dtssd")
+_REGION_WORDS = {"thin": "thin structures (foreground minus its opening with a 16 px disk at 1080p)",
+                 "bulk": "the thick foreground (foreground minus the thin structures)",
+                 "moving": "pixels where the reference alpha changes from the previous frame",
+                 **{f"band_{w:g}": f"the band within {w:g} px (at 1080p) of the reference's transition region"
+                    for w in BOUNDARY_BAND_WIDTHS}}
+_ERROR_UNITS = {"mad": ("MAD", "mean |alpha error| in the region x1e3"),
+                "mse": ("MSE", "mean squared alpha error in the region x1e3"),
+                "grad": ("Grad", "mean squared gradient-magnitude error in the region x1e3"),
+                "dtssd": ("dtSSD", "RMS temporal-derivative error in the region x1e2")}
+METRICS = METRICS + tuple(
+    MetricSpec(f"{error}_{region}", f"{_ERROR_UNITS[error][0]} ({region.replace('_', ' ')})", ("matting_boundary",),
+               FRAME_PAIRED, False, (0.0, float("inf")), _ERROR_UNITS[error][1], module=False,
+               description=f"{_ERROR_UNITS[error][0]} restricted to {_REGION_WORDS[region]}.",
+               definition="hug_vis_dataset.metrics.boundary: regions defined on the reference alpha only, each "
+                          "error normalised by the region's area per frame; a frame where the region is empty "
+                          "is left out and counted; the clip value is the mean over the other frames.")
+    for region in BOUNDARY_REGIONS for error in BOUNDARY_ERRORS)
+
+# ---------------------------------------------------------------- findings over stored rows (issue 15)
+METRICS = METRICS + (
+    MetricSpec("metric_mos_agreement", "rho (metric, MOS)", (), ANALYSIS, True, (-1.0, 1.0), "rank correlation",
+               description="System-level Spearman/Kendall agreement of each automatic metric with each MOS "
+                           "criterion, and agreement at the top (same best system, top-k overlap, pairwise "
+                           "ranking accuracy among the MOS top-k vs all pairs).",
+               definition="Metric means and MOS means per system (lower-is-better metrics negated, so +1 is "
+                          "agreement); actor-clustered bootstrap intervals from per-clip rows; runs on the "
+                          "paper's Tables 5-10 alone (docs/FINDINGS.md)."),
+    MetricSpec("variance_decomposition", "share of variance", (), ANALYSIS, True, (0.0, 1.0), "share of the total",
+               description="Share of a metric's per-clip variance explained by actor, emotion, action (in emotion), "
+                           "script, model, emotion x model and actor x model.",
+               definition="Sums of squares of the balanced grid from marginal means; on an incomplete grid a "
+                          "sequential (type I) regression with the same terms, reported as such."),
+    MetricSpec("neighbour_significance", "p (neighbours)", (), ANALYSIS, False, (0.0, 1.0), "p-value",
+               description="Paired test between each system and the next one of a leaderboard, actors resampled "
+                           "as clusters: which neighbours are not distinguishable at 95%.",
+               definition="Sign-flip permutation test of the per-clip differences with whole actors flipped "
+                          "(exact when 2^actors <= resamples) and an actor-bootstrap interval; fewer than 6 "
+                          "actors cannot reach p < 0.05 and say so (n/a)."),
+)
+
 # Modules that compute several metrics of one family in one pass (their own evaluate folder).
 SUITES: dict[str, tuple[str, ...]] = {
     "matting": ("mad", "mse", "dtssd", "grad", "conn"),
     "syncnet": ("sync_c", "sync_d"),
+    "boundary_matting": tuple(f"{e}_{r}" for r in BOUNDARY_REGIONS for e in BOUNDARY_ERRORS),
 }
 
 _BY_NAME = {m.name: m for m in METRICS}

@@ -41,6 +41,7 @@ MODULE_MODEL = "submission"
 # Reference kind a metric's ``references`` input is, per task (see TaskScorer.reference_kinds).
 _REFERENCE_KIND = {
     "matting": "alpha",
+    "matting_boundary": "alpha",
     "emotion": "emotion",
     "voice_cloning": "audio",
     "audio_driven": "video",
@@ -137,7 +138,7 @@ def _setup_errors() -> tuple[type[BaseException], ...]:
 # ----------------------------------------------------------------------------- metrics
 def compute_metric(name: str, predictions: Sequence[str], references: "Sequence[str] | None" = None, *,
                    task: "str | None" = None, protocol: "str | None" = None, chunk_frames: int = 32,
-                   device: str = "cpu", models: Any = None) -> dict[str, Any]:
+                   device: str = "cpu", batch_size: "int | None" = None, models: Any = None) -> dict[str, Any]:
     """Score clips through the task scorer and aggregate like the report.
 
     Args:
@@ -148,6 +149,8 @@ def compute_metric(name: str, predictions: Sequence[str], references: "Sequence[
         protocol: aggregation of the headline value (default: the task table's protocol).
         chunk_frames: frames decoded at a time (never changes a value).
         device: where network metrics run.
+        batch_size: frames/windows per forward pass of a network (default per metric; never changes a value
+            beyond float rounding).
         models: a :class:`~hug_vis_dataset.tasks.models.ModelCache` or a dict kind -> model.
 
     Returns:
@@ -163,7 +166,7 @@ def compute_metric(name: str, predictions: Sequence[str], references: "Sequence[
     scorer = get_task(task)
     cache = models if isinstance(models, ModelCache) else ModelCache(device, overrides=models)
     keys = pair_inputs(predictions, references)
-    options = {"chunk_frames": int(chunk_frames), "device": device}
+    options = {"chunk_frames": int(chunk_frames), "device": device, "batch_size": batch_size}
     if catalog.spec(names[0]).mode == catalog.SET_LEVEL:
         refs = [_reference(task, names, r) for r in references or ()]
         values = scorer.score_set([str(p) for p in predictions], refs, names, cache, options)
@@ -242,7 +245,71 @@ def compute_analysis(name: str, rows: Mapping[str, Sequence], **options: Any) ->
                                     options.get("vd_metrics") or ct.DEFAULT_VD_METRICS).to_dict()
     if name == "motion_difficulty":
         return ct.motion_relation(frame).to_dict()
+    if name in ("variance_decomposition", "neighbour_significance"):
+        return _per_metric_analysis(name, frame, **options)
+    if name == "metric_mos_agreement":
+        return _mos_agreement(frame, **options)
     raise KeyError(f"{name!r} is not an analysis; analyses: {[m.name for m in catalog.analyses()]}")
+
+
+def _one_metric(frame, metric: str, task: "str | None"):
+    """The rows of one (task, metric), naming what the rows hold when the choice is wrong."""
+    if metric not in catalog.METRIC_NAMES:
+        raise ModuleInputError(f"metric_name={metric!r} is not a metric of the catalog")
+    tasks = [task] if task else list(catalog.spec(metric).tasks)
+    sel = frame[(frame["metric"] == metric) & frame["task"].isin(tasks)]
+    if len(set(sel["task"])) > 1:
+        raise ModuleInputError(f"{metric} rows of several tasks {sorted(set(sel['task']))}: pass task=...")
+    if sel.empty:
+        raise ModuleInputError(f"no rows of {metric} ({', '.join(tasks)}); the rows hold "
+                               f"{sorted(set(zip(frame['task'], frame['metric'])))[:8]}")
+    from .results import REFERENCE_MODELS
+
+    return sel[~sel["model"].isin(list(REFERENCE_MODELS))]
+
+
+def _per_metric_analysis(name: str, frame, metric_name: str = "", task: "str | None" = None, **options: Any) -> dict:
+    """Variance decomposition or neighbour significance of one metric's stored rows (``metric_name``:
+    the rows' own ``metric`` column is an input of the module)."""
+    metric = metric_name
+    sel = _one_metric(frame, metric, task)
+    if name == "variance_decomposition":
+        from .metrics.variance import variance_decomposition
+
+        result = variance_decomposition(sel)
+        return {"metric": metric, "method": result.method, "reason": result.reason, "n_rows": result.n_rows,
+                "shares": result.shares(), "table": result.table.to_dict("records")}
+    from .metrics.significance import neighbour_tests
+
+    tests = neighbour_tests(sel, catalog.spec(metric).higher_is_better, **options)
+    return {"metric": metric, "tests": tests,
+            "ties": [(t["model"], t["next_model"]) for t in tests if t["distinguishable"] is False]}
+
+
+def _mos_agreement(frame, ratings: Any = None, top_k: int = 3, n_boot: int = 1000, seed: int = 0) -> dict:
+    """Metric-MOS agreement per generation task from stored rows and a ratings CSV (or its rows)."""
+    import pandas as pd
+
+    from .metrics.mos_agreement import metric_mos_agreement_rows
+    from .mos import clip_means, read_ratings
+
+    if ratings is None:
+        raise ModuleInputError("metric_mos_agreement needs ratings=<ratings CSV path> (rater, clip_id, model, "
+                               "criterion, score)")
+    valid = read_ratings(ratings)[0] if isinstance(ratings, (str, Path)) else pd.DataFrame(ratings)
+    human = clip_means(valid)
+    out = {}
+    for task in (t.name for t in catalog.TASKS if t.mos_table):
+        models = set(frame.loc[frame["task"] == task, "model"])
+        rows = frame[(frame["task"] == task) & frame["metric"].isin(catalog.table_metrics(task))]
+        mos_rows = human[human["model"].isin(models)]
+        if rows.empty or mos_rows.empty:
+            continue
+        table = metric_mos_agreement_rows(rows, mos_rows, top_k=top_k, task=task, n_boot=n_boot, seed=seed)
+        out[task] = table.to_dict("records")
+    if not out:
+        raise ModuleInputError("no generation task has both stored rows and ratings of the same models")
+    return out
 
 
 def compute(name: str, **inputs: Any) -> dict[str, Any]:
@@ -307,6 +374,8 @@ def description(name: str) -> str:
 _INPUTS = {
     "matting": ("alpha clips: a PNG folder (000000.png ...) or a lossless gray video per clip",
                 "the reference alpha clip of each prediction (release `alpha_matte/...` folder)"),
+    "matting_boundary": ("alpha clips: a PNG folder (000000.png ...) or a lossless gray video per clip",
+                         "the reference alpha clip of each prediction (regions are defined on it)"),
     "audio_driven": ("generated videos (MP4), one per clip", "the reference video of each clip"),
     "vision_driven": ("generated videos (MP4), one per clip", "the reference video of each clip"),
     "voice_cloning": ("generated speech files (WAV/FLAC), one per clip", "the recorded reference audio of each clip"),
@@ -326,6 +395,12 @@ def inputs_description(name: str) -> str:
             "difficulty_agreement": "    metrics, orientations (optional): as emotion_difficulty.\n",
             "source_difficulty": "    ad_metrics, vd_metrics (dict metric -> retain|negate|complement, optional).\n",
             "motion_difficulty": "",
+            "variance_decomposition": "    metric_name (str): the stored metric to decompose; task (str, optional) when it "
+                                      "serves two.\n",
+            "neighbour_significance": "    metric_name (str), task (str, optional); n_resamples, n_boot, level, seed, order "
+                                      "(optional).\n",
+            "metric_mos_agreement": "    ratings (str): the ratings CSV (rater, clip_id, model, criterion, score); top_k, n_boot, "
+                                    "seed (optional).\n",
         }[name]
         return ("\nArgs:\n    model, task, clip_id, metric, value (lists): stored result rows; the other columns of "
                 "`rows.parquet` (status, error, actor_id ...) may be passed too, so `compute(**rows)` with "
@@ -343,7 +418,8 @@ def inputs_description(name: str) -> str:
         lines.append(f"    references (list of str): {ref}; same order (clip ids in both paths are checked).")
     if spec.mode != catalog.LABEL:
         lines += ["    chunk_frames (int, optional): frames decoded at a time (never changes a value).",
-                  "    device (str, optional): cpu, cuda or auto, for network metrics."]
+                  "    device (str, optional): cpu, cuda or auto, for network metrics.",
+                  "    batch_size (int, optional): frames or windows per forward pass of a network metric."]
     if len(spec.tasks) > 1:
         lines.append(f"    task (str, optional): {' or '.join(spec.tasks)} (one definition; recorded in rows).")
     if spec.protocol == catalog.RVM:

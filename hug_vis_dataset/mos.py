@@ -142,7 +142,7 @@ def read_ratings(path: "str | Path"):
     """
     import pandas as pd
 
-    from .textio import read_text
+    from .textio import csv_header_problem, read_text
 
     path = Path(path)
     if not path.is_file():
@@ -159,12 +159,9 @@ def read_ratings(path: "str | Path"):
                                f"header {header}") from None
     columns = [str(c).strip() for c in frame.columns]
     frame.columns = columns
-    missing = [c for c in RATING_COLUMNS if c not in columns]
-    if missing:
-        if len(columns) == 1 and (";" in columns[0] or "\t" in columns[0]):
-            sep = "';'" if ";" in columns[0] else "tabs"
-            raise RatingsFileError(f"{path} is separated by {sep}; save it comma-separated (header {header})")
-        raise RatingsFileError(f"{path} lacks columns {missing}; its header must be {header}")
+    problem = csv_header_problem(columns, RATING_COLUMNS)
+    if problem:
+        raise RatingsFileError(f"{path} {problem}; its header must be {header}")
     if frame.empty:
         raise RatingsFileError(f"{path} has a header but no ratings; add one rating per line")
     return validate_ratings(frame)

@@ -72,7 +72,7 @@ def read_metadata_rows(path: "str | Path") -> list[dict[str, str]]:
         ReleaseError: missing file, empty file, other separator, missing columns.
         hug_vis_dataset.textio.TextEncodingError: not UTF-8 (names the line).
     """
-    from .textio import read_text
+    from .textio import csv_header_problem, read_text
 
     path = Path(path)
     if not path.is_file():
@@ -81,12 +81,9 @@ def read_metadata_rows(path: "str | Path") -> list[dict[str, str]]:
     header = reader.fieldnames or []
     if not header:
         raise ReleaseError(f"{path} is empty; it needs a header line with {', '.join(CSV_COLUMNS)}")
-    missing = [c for c in CSV_COLUMNS if c not in header]
-    if missing:
-        if len(header) == 1 and (";" in header[0] or "\t" in header[0]):
-            sep = "';'" if ";" in header[0] else "tabs"
-            raise ReleaseError(f"{path} is separated by {sep}; save it comma-separated")
-        raise ReleaseError(f"{path} lacks columns {missing}; its header must name {', '.join(CSV_COLUMNS)}")
+    problem = csv_header_problem(header, CSV_COLUMNS)
+    if problem:
+        raise ReleaseError(f"{path} {problem}; its header must name {', '.join(CSV_COLUMNS)}")
     return list(reader)
 
 

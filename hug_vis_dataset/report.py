@@ -229,6 +229,10 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
         files.append(out_dir / "intervals.csv")
     if rows is not None and len(rows):
         md += _crosstask(rows, out_dir, figures, files)
+    if rows is not None and len(rows):
+        from .report_findings import findings_markdown
+
+        md += findings_markdown(rows, out_dir, figures, files, mos)
     if mos is not None:
         md += _mos_section(mos, tables, summaries, out_dir, n_boot, formats, files)
     text = "\n".join(md)

@@ -72,3 +72,22 @@ def read_text(path: "str | Path") -> str:
     Universal newlines are *not* applied, so ``csv`` sees the file's own line endings.
     """
     return "".join(line for _, line in iter_text_lines(path))
+
+
+def csv_header_problem(header: "list[str]", required: "tuple[str, ...] | list[str]") -> "str | None":
+    """Why a CSV header cannot be read as ``required`` columns (``None`` when it can).
+
+    Names the usual cause of a one-column header: a file separated by ``;`` or tabs.
+
+    Example:
+        >>> csv_header_problem(["a;b"], ("a", "b"))
+        "is separated by ';'; save it comma-separated"
+        >>> csv_header_problem(["a"], ("a", "b"))
+        "lacks columns ['b']"
+    """
+    missing = [c for c in required if c not in header]
+    if not missing:
+        return None
+    if len(header) == 1 and (";" in header[0] or "\t" in header[0]):
+        return f"is separated by {repr(';') if ';' in header[0] else 'tabs'}; save it comma-separated"
+    return f"lacks columns {missing}"

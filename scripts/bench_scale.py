@@ -18,7 +18,18 @@ Sections (``--only NAME`` runs some of them):
 A new section is a function ``(args) -> list[Row]`` added to ``SECTIONS``; time it with
 :func:`best_of` so every row is measured the same way.
 
-Usage: ``python scripts/bench_scale.py [--frames 8] [--quick] [--repeat 3] [--only frame_metrics]``
+* ``lpips``, ``inception``, ``syncnet``, ``arcface``, ``utmos``, ``dnsmos``, ``speaker``: every
+  network metric, per 1080p frame, per 25 fps SyncNet window, per second of audio or (DNSMOS,
+  whose short clips are repeated up to its 9.01 s window) per clip, ours vs the
+  reference implementation where one runs here (the ``lpips`` package's ``LPIPS.forward``,
+  torch-fidelity's extractor one frame per call as pytorch-fid feeds it, syncnet_python's
+  ``evaluate`` loop, ``speechmos.dnsmos.run``, Resemblyzer's ``embed_utterance``), with the values
+  check in the verdicts. The networks carry random weights in the official layouts (no weights
+  can be downloaded here); a forward pass costs the same whatever the weight values, so these are
+  the pretrained models' times -- except ArcFace/SCRFD, whose tiny test stand-ins only time our
+  pre- and post-processing. DNSMOS and Resemblyzer use their real packaged weights.
+
+Usage: ``python scripts/bench_scale.py [--frames 8] [--net-frames 4] [--quick] [--repeat 3] [--only lpips dnsmos]``
 """
 
 from __future__ import annotations
@@ -26,6 +37,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -74,20 +86,21 @@ class Row:
 
     section: str
     metric: str
-    unit: str  # what one "per" is: "frame" (1080p RGB) or "audio s"
+    unit: str  # what one "per" is: "frame" (1080p RGB), "window" (SyncNet, 25 fps), "audio s" or "clip"
     reference: str
-    ref: Timing
+    ref: "Timing | None"  # None: no reference implementation runs here
     ours: str
     our: Timing
     rel: float
+    note: str = ""  # the values check, printed with the verdicts
 
     @property
     def wall_ratio(self) -> float:
-        return self.ref.wall_ms / self.our.wall_ms
+        return self.ref.wall_ms / self.our.wall_ms if self.ref else float("nan")
 
     @property
     def cpu_ratio(self) -> float:
-        return self.ref.cpu_ms / self.our.cpu_ms
+        return self.ref.cpu_ms / self.our.cpu_ms if self.ref else float("nan")
 
 
 def combined(section: str, metric: str, rows: list[Row]) -> Row:
@@ -193,6 +206,279 @@ def frame_metrics_verdict(rows: list[Row]) -> list[str]:
     return lines
 
 
+# ----------------------------------------------------------------------------- network metrics
+# Every network below carries random weights in its official layout (no weights can be downloaded
+# here). A forward pass costs the same whatever the weight values: the architecture, shapes and
+# kernels are those of the pretrained model, so these times are the pretrained model's times.
+TESTS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests")
+
+
+def max_abs(values: Any, reference: Any) -> float:
+    """Largest ``|a - b|``."""
+    a, b = np.asarray(values, np.float64), np.asarray(reference, np.float64)
+    return float(np.max(np.abs(a - b))) if a.size else 0.0
+
+
+def value_check(values: Any, reference: Any) -> str:
+    """``max abs / max rel`` difference of two value arrays, as printed in the verdicts."""
+    return f"max abs diff {max_abs(values, reference):.1e}, max rel diff {max_rel(values, reference):.1e}"
+
+
+def _scratch() -> str:
+    import tempfile
+
+    return tempfile.mkdtemp(prefix="bench_scale_")
+
+
+def bench_lpips(args: argparse.Namespace) -> list[Row]:
+    """LPIPS v0.1 AlexNet per 1080p frame pair: the ``lpips`` package's own call vs ours (batched)."""
+    import lpips
+    import torch
+    import torchvision
+
+    from hug_vis_dataset.metrics.frames import lpips_frames
+    from hug_vis_dataset.models.lpips import load_lpips
+
+    torch.manual_seed(0)
+    path = os.path.join(_scratch(), "alexnet.pth")
+    torch.save(torchvision.models.alexnet(weights=None).state_dict(), path)
+    model = load_lpips(alexnet_path=path, verify=False)  # the package's LPIPS module, random backbone
+    pred, ref = photo_frames(args.net_frames, seed=1)
+    n = len(ref)
+
+    def reference() -> np.ndarray:
+        # The package's documented use: im2tensor (x / 127.5 - 1) and LPIPS.forward, one pair per call.
+        with torch.no_grad():
+            return np.array([float(model.forward(lpips.im2tensor(p), lpips.im2tensor(r))) for p, r in zip(pred, ref)])
+
+    model.forward(lpips.im2tensor(pred[0][:64, :64]), lpips.im2tensor(ref[0][:64, :64]))  # warm up
+    ref_t = best_of(reference, args.repeat, n)
+    rows = []
+    # The scorer's default batch (8) is for GPUs; on a CPU the 1080p activations of a batch
+    # outgrow the caches, so batch 1 is timed too.
+    for batch in (8, 1):
+        our_t = best_of(lambda: lpips_frames(model, pred, ref, batch=batch), args.repeat, n)
+        row = Row("lpips", "LPIPS", "frame", "lpips pkg", ref_t, f"models.lpips, batch {batch}", our_t,
+                  max_rel(our_t.result, ref_t.result))
+        row.note = value_check(our_t.result, ref_t.result)
+        rows.append(row)
+    return rows
+
+
+def random_inception_net():
+    """torch-fidelity's FID Inception-v3 with random weights (the layout of the pinned file)."""
+    import torch
+    from torch_fidelity.feature_extractor_inceptionv3 import FeatureExtractorInceptionV3
+
+    torch.manual_seed(0)
+    load, load_state = torch.load, FeatureExtractorInceptionV3.load_state_dict
+    torch.load, FeatureExtractorInceptionV3.load_state_dict = (lambda *a, **k: {}), (lambda self, state: None)
+    try:
+        net = FeatureExtractorInceptionV3("inception-v3-compat", ["2048"], feature_extractor_weights_path="unused")
+    finally:
+        torch.load, FeatureExtractorInceptionV3.load_state_dict = load, load_state
+    path = os.path.join(_scratch(), "weights-inception-2015-12-05-6726825d.pth")
+    torch.save(net.state_dict(), path)
+    from hug_vis_dataset.models.inception import load_inception
+
+    return load_inception(path=path, device="cpu", verify=False)
+
+
+def bench_inception(args: argparse.Namespace) -> list[Row]:
+    """FID pool3 features per 1080p frame: the extractor called one frame at a time vs ours (batched)."""
+    import torch
+
+    from hug_vis_dataset.models.inception import inception_features
+
+    net = random_inception_net()
+    frames, _ = photo_frames(args.net_frames, seed=2)
+    n = len(frames)
+
+    def reference() -> np.ndarray:
+        # pytorch-fid / torch-fidelity style: NCHW uint8 into the extractor (it resizes to 299 itself).
+        with torch.no_grad():
+            return np.concatenate([net(torch.from_numpy(f.transpose(2, 0, 1)[None].copy()))[0].double().numpy()
+                                   for f in frames])
+
+    inception_features(net, frames[:1, :64, :64])  # warm up
+    ref_t = best_of(reference, args.repeat, n)
+    our_t = best_of(lambda: inception_features(net, frames, batch=16), args.repeat, n)
+    scale = float(np.abs(ref_t.result).max())
+    row = Row("inception", "FID feats", "frame", "torch-fidelity", ref_t, "models.inception, batch 16", our_t,
+              max_abs(our_t.result, ref_t.result) / max(scale, 1e-12))
+    row.note = (f"{value_check(our_t.result, ref_t.result)} (features up to {scale:.2g}; "
+                "'max rel' column: / max |feature|)")
+    return [row]
+
+
+def bench_syncnet(args: argparse.Namespace) -> list[Row]:
+    """SyncNet lip + audio embeddings per 25 fps window: syncnet_python's evaluate loop vs ours."""
+    import torch
+
+    from hug_vis_dataset.models import syncnet as SN
+
+    torch.manual_seed(1)
+    net = SN.build_syncnet()
+    state = {k: (torch.randn_like(v) * 0.05 if v.is_floating_point() else v) for k, v in net.state_dict().items()}
+    for k in state:
+        if k.endswith("running_var"):
+            state[k] = state[k].abs() + 0.5
+    path = os.path.join(_scratch(), "syncnet_v2.model")
+    torch.save(state, path)
+    net = SN.load_syncnet(path=path, device="cpu")
+    rng = np.random.default_rng(3)
+    frames = args.net_frames * 6 + 4  # crops at 25 fps
+    crops = rng.integers(0, 256, (frames, SN.SYNC_CROP, SN.SYNC_CROP, 3), dtype=np.uint8)
+    audio = (0.1 * rng.standard_normal(frames * 640)).astype(np.float32)
+    windows = SN.sync_windows(frames, len(audio))
+
+    def reference() -> tuple[np.ndarray, np.ndarray]:
+        # syncnet_python SyncNetInstance.evaluate: whole clip as one float tensor (BGR as cv2 reads it),
+        # windows sliced out of it in batches of 20 (its default batch_size).
+        im = torch.from_numpy(np.ascontiguousarray(crops[..., ::-1]).astype(np.float32)).permute(3, 0, 1, 2)[None]
+        cc = torch.from_numpy(SN.mfcc(SN.audio_to_int16_scale(audio), SN.SYNC_SAMPLE_RATE).T[None, None]).float()
+        lip, aud = [], []
+        with torch.no_grad():
+            for i in range(0, windows, 20):
+                stop = min(windows, i + 20)
+                lip.append(net.forward_lip(torch.cat([im[:, :, v:v + 5] for v in range(i, stop)])).numpy())
+                aud.append(net.forward_aud(torch.cat([cc[:, :, :, v * 4:v * 4 + 20] for v in range(i, stop)])).numpy())
+        return np.concatenate(lip), np.concatenate(aud)
+
+    def ours() -> tuple[np.ndarray, np.ndarray]:
+        chunks = [crops[s:s + 32] for s in range(0, frames, 32)]  # streamed as the scorer does
+        return SN.lip_embeddings(net, chunks, windows, batch=20), SN.audio_embeddings(net, audio, windows, batch=20)
+
+    ref_t = best_of(reference, args.repeat, windows)
+    our_t = best_of(ours, args.repeat, windows)
+    ref_v, our_v = np.concatenate(ref_t.result, 1), np.concatenate(our_t.result, 1)
+    scale = float(np.abs(ref_v).max())
+    row = Row("syncnet", "Sync emb", "window", "syncnet_python", ref_t, "models.syncnet, batch 20", our_t,
+              max_abs(our_v, ref_v) / max(scale, 1e-12))
+    row.note = (f"{value_check(our_v, ref_v)} ({windows} windows of 5 crops 224x224; 'max rel' column: / max "
+                f"|embedding| {scale:.2g}); face tracking and cropping not included")
+    return [row]
+
+
+def bench_arcface(args: argparse.Namespace) -> list[Row]:
+    """SCRFD detection + ArcFace embedding per 1080p frame, with the tiny ONNX stand-ins of the tests."""
+    sys.path.insert(0, TESTS_DIR)
+    from test_arcface_onnx import arcface_reference, build_arcface, build_scrfd, empty_maps
+
+    from hug_vis_dataset.models.arcface import ArcFaceEmbedder, SCRFDDetector, align_face, landmarks_from_box
+
+    folder = _scratch()
+    detector = SCRFDDetector(path=str(build_scrfd(os.path.join(folder, "det_10g.onnx"), empty_maps())), device="cpu")
+    embedder = ArcFaceEmbedder(path=str(build_arcface(os.path.join(folder, "w600k_r50.onnx"))), device="cpu")
+    frames, _ = photo_frames(args.net_frames, seed=4)
+    n = len(frames)
+    box = (760.0, 300.0, 1160.0, 780.0)  # one face per frame, aligned as the scorer does
+    faces = np.stack([align_face(f, landmarks_from_box(box)) for f in frames])
+
+    det_t = best_of(lambda: [detector.detect(f) for f in frames], args.repeat, n)
+    ref_t = best_of(lambda: arcface_reference(faces), args.repeat, n)
+    our_t = best_of(lambda: embedder(faces), args.repeat, n)
+    det = Row("arcface", "SCRFD", "frame", "", None, "models.arcface, tiny stand-in", det_t, float("nan"))
+    det.note = "letterbox + decode around a stand-in graph (det_10g itself: not timed, no weights here)"
+    emb = Row("arcface", "ArcFace", "frame", "numpy re-deriv.", ref_t, "models.arcface, tiny stand-in", our_t,
+              max_rel(our_t.result, ref_t.result))
+    emb.note = (f"{value_check(our_t.result, ref_t.result)}; a 1-layer stand-in, NOT w600k_r50 (ResNet-50): "
+                "the real embedder costs far more")
+    return [det, emb]
+
+
+def speechlike(seconds: float, seed: int = 0) -> np.ndarray:
+    """16 kHz float32 voiced signal: a 150 Hz harmonic tone with syllable-rate amplitude and noise."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(int(seconds * 16000)) / 16000
+    pitch = 150 + 20 * np.sin(2 * np.pi * 0.7 * t)
+    phase = 2 * np.pi * np.cumsum(pitch) / 16000
+    tone = sum(np.sin(k * phase) / k for k in range(1, 6))
+    envelope = 0.5 * (1 + np.sin(2 * np.pi * 4 * t)) ** 2
+    return (0.15 * tone * envelope + 0.005 * rng.standard_normal(len(t))).clip(-1, 1).astype(np.float32)
+
+
+def bench_utmos(args: argparse.Namespace) -> list[Row]:
+    """UTMOS22 strong (full-size wav2vec2 base + heads, random weights) per second of audio."""
+    import torch
+
+    sys.path.insert(0, TESTS_DIR)
+    from test_utmos import random_official_state
+
+    from hug_vis_dataset.models import utmos as U
+
+    cfg = U.UTMOSConfig()
+    path = os.path.join(_scratch(), "utmos22_strong_step7459_v1.pt")
+    torch.save(random_official_state(cfg, seed=0), path)
+    model = U.load_state_dict_official(U.UTMOS22Strong(cfg), path)
+    clips = [speechlike(args.audio_seconds, seed=s) for s in range(2)]
+    seconds = len(clips) * args.audio_seconds
+    U.utmos_scores(model, [clips[0][:1600]])  # warm up
+    one_t = best_of(lambda: np.array([U.utmos_score(model, c) for c in clips]), args.repeat, seconds)
+    our_t = best_of(lambda: np.array(U.utmos_scores(model, clips, batch_size=16)), args.repeat, seconds)
+    row = Row("utmos", "UTMOS", "audio s", "one clip/call", one_t, "models.utmos, batch 16", our_t,
+              max_rel(our_t.result, one_t.result))
+    row.note = (f"{value_check(our_t.result, one_t.result)}; no outside reference runs here (the official "
+                "predictor needs fairseq); the value test is tests/test_utmos.py's functional re-derivation")
+    return [row]
+
+
+def bench_dnsmos(args: argparse.Namespace) -> list[Row]:
+    """DNSMOS (the real speechmos ONNX files) per clip of ``--audio-seconds``: speechmos.dnsmos.run vs ours.
+
+    Per clip, not per second: a clip shorter than the 9.01 s window is repeated (doubled until it
+    is long enough) and every 1 s hop of the result is a window, so a 6 s clip costs 3 windows
+    while a 10 s clip costs 1.
+    """
+    from speechmos import dnsmos as reference_dnsmos
+
+    from hug_vis_dataset.metrics.voice import dnsmos
+
+    audio = speechlike(args.audio_seconds, seed=5)
+    seconds = len(audio) / 16000
+    keys = (("dnsmos", "ovrl_mos"), ("dnsmos_sig", "sig_mos"), ("dnsmos_bak", "bak_mos"), ("dnsmos_p808", "p808_mos"))
+
+    def reference() -> np.ndarray:
+        out = reference_dnsmos.run(audio, 16000)
+        return np.array([out[k] for _, k in keys], np.float64)
+
+    def ours() -> np.ndarray:
+        out = dnsmos(audio, 16000)
+        return np.array([out[k] for k, _ in keys], np.float64)
+
+    reference(), ours()  # warm up: both load their two ONNX sessions once per process
+    ref_t = best_of(reference, args.repeat, 1)
+    our_t = best_of(ours, args.repeat, 1)
+    row = Row("dnsmos", "DNSMOS", "clip", "speechmos", ref_t, "metrics.voice.dnsmos", our_t,
+              max_rel(our_t.result, ref_t.result))
+    windows = dnsmos(audio, 16000)["dnsmos_windows"]
+    row.note = (f"{value_check(our_t.result, ref_t.result)} (OVRL, SIG, BAK, P.808 of a {seconds:g} s clip: "
+                f"{windows} windows of 9.01 s)")
+    return [row]
+
+
+def bench_speaker(args: argparse.Namespace) -> list[Row]:
+    """Resemblyzer speaker embedding (the real packaged encoder) per second of audio."""
+    from resemblyzer import preprocess_wav
+
+    from hug_vis_dataset.metrics.voice import speaker_embedding, voice_encoder
+
+    audio = speechlike(args.audio_seconds, seed=6)
+    seconds = len(audio) / 16000
+    encoder = voice_encoder("cpu")
+    encoder.embed_utterance(preprocess_wav(audio[:16000], source_sr=16000))  # warm up
+    ref_t = best_of(lambda: encoder.embed_utterance(preprocess_wav(audio, source_sr=16000)), args.repeat, seconds)
+    our_t = best_of(lambda: speaker_embedding(audio, 16000), args.repeat, seconds)
+    row = Row("speaker", "SpkSim emb", "audio s", "resemblyzer", ref_t, "metrics.voice, batch 16", our_t,
+              max_rel(our_t.result, ref_t.result))
+    row.note = f"{value_check(our_t.result, ref_t.result)} (256-d embedding of a {seconds:g} s clip)"
+    return [row]
+
+
+def network_verdict(rows: list[Row], section: str) -> list[str]:
+    return [f"  {r.metric:10s} {r.ours:30s}: {r.note}" for r in rows if r.section == section]
+
+
 @dataclass
 class Section:
     name: str
@@ -204,45 +490,82 @@ class Section:
 SECTIONS: list[Section] = [
     Section("frame_metrics", bench_frame_metrics, frame_metrics_verdict,
             "issue 13: PSNR+SSIM per 1080p frame >= 15x faster than scikit-image (goal 30x), values equal to 1e-6"),
+    Section("lpips", bench_lpips, lambda rows: network_verdict(rows, "lpips"),
+            "LPIPS v0.1 AlexNet (random backbone): the lpips package's forward, one pair per call, vs ours"),
+    Section("inception", bench_inception, lambda rows: network_verdict(rows, "inception"),
+            "FID Inception-v3 pool3 (random weights): torch-fidelity's extractor per frame vs ours batched"),
+    Section("syncnet", bench_syncnet, lambda rows: network_verdict(rows, "syncnet"),
+            "SyncNet S (random weights): syncnet_python's evaluate loop vs our streamed, batched embeddings"),
+    Section("arcface", bench_arcface, lambda rows: network_verdict(rows, "arcface"),
+            "SCRFD + ArcFace with TINY ONNX stand-ins (pre/post-processing cost only, not the real networks)"),
+    Section("utmos", bench_utmos, lambda rows: network_verdict(rows, "utmos"),
+            "UTMOS22 strong, full size, random weights: one clip per call vs batched"),
+    Section("dnsmos", bench_dnsmos, lambda rows: network_verdict(rows, "dnsmos"),
+            "DNSMOS with speechmos's real ONNX files: speechmos.dnsmos.run vs ours"),
+    Section("speaker", bench_speaker, lambda rows: network_verdict(rows, "speaker"),
+            "Resemblyzer speaker embedding, real encoder: embed_utterance(preprocess_wav) vs ours"),
 ]
 
 
 # ----------------------------------------------------------------------------- printing
 def print_table(rows: list[Row]) -> None:
-    head = (f"{'section':14s} {'metric':10s} {'per':7s} {'reference':13s} {'ref ms':>9s} {'ref cpu':>9s} "
-            f"{'ours':28s} {'ours ms':>9s} {'our cpu':>9s} {'x wall':>7s} {'x cpu':>7s} {'max rel':>9s}")
+    head = (f"{'section':14s} {'metric':10s} {'per':7s} {'reference':15s} {'ref ms':>9s} {'ref cpu':>9s} "
+            f"{'ours':30s} {'ours ms':>9s} {'our cpu':>9s} {'x wall':>7s} {'x cpu':>7s} {'max rel':>9s}")
     print(head)
     print("-" * len(head))
     for r in rows:
-        print(f"{r.section:14s} {r.metric:10s} {r.unit:7s} {r.reference:13s} {r.ref.wall_ms:9.1f} {r.ref.cpu_ms:9.1f} "
-              f"{r.ours:28s} {r.our.wall_ms:9.2f} {r.our.cpu_ms:9.2f} {r.wall_ratio:6.1f}x {r.cpu_ratio:6.1f}x "
-              f"{r.rel:9.1e}")
+        ref = f"{r.ref.wall_ms:9.1f} {r.ref.cpu_ms:9.1f}" if r.ref else f"{'-':>9s} {'-':>9s}"
+        print(f"{r.section:14s} {r.metric:10s} {r.unit:7s} {r.reference or '-':15s} {ref} "
+              f"{r.ours:30s} {r.our.wall_ms:9.2f} {r.our.cpu_ms:9.2f} {ratio(r.wall_ratio)} {ratio(r.cpu_ratio)} "
+              f"{'-' if np.isnan(r.rel) else format(r.rel, '.1e'):>9s}")
 
 
-def print_projection(rows: list[Row], units_per_system: float, what: str) -> None:
+def ratio(value: float) -> str:
+    """``12.3x`` in 7 columns, ``-`` when there is no reference."""
+    return f"{'-':>7s}" if np.isnan(value) else f"{value:6.1f}x"
+
+
+def grid_units(clips: int, clip_seconds: float, fps: float) -> dict[str, float]:
+    """Units in one system's full grid: 1080p frames, SyncNet windows (25 fps), seconds of audio, clips.
+
+    Example:
+        >>> grid_units(8400, 6.0, 30.0)
+        {'frame': 1512000.0, 'window': 1260000.0, 'audio s': 50400.0, 'clip': 8400.0}
+    """
+    return {"frame": clips * clip_seconds * fps, "window": clips * clip_seconds * 25.0, "audio s": clips * clip_seconds,
+            "clip": float(clips)}
+
+
+def print_projection(rows: list[Row], units: dict[str, float], what: str) -> None:
     """CPU-hours to score one system on the full grid, from CPU ms per unit."""
-    print(f"\nProjection: one system on the full grid ({what}), CPU-hours (CPU time x units / 3.6e6 ms)")
-    print(f"{'metric':10s} {'implementation':28s} {'CPU-hours':>10s}")
+    print(f"\nProjection: one system on the full grid ({what}), CPU-hours (CPU time x units / 3.6e6 ms); "
+          "GPU-hours: not measured (no GPU lent)")
+    print(f"{'metric':10s} {'per':7s} {'implementation':30s} {'CPU-hours':>10s}")
     seen = set()
     for r in rows:
         for name, timing in ((r.reference, r.ref), (r.ours, r.our)):
             key = (r.metric, name)
-            if key not in seen:
+            if timing is not None and key not in seen:
                 seen.add(key)
-                print(f"{r.metric:10s} {name:28s} {timing.cpu_ms * units_per_system / 3.6e6:10.1f}")
+                print(f"{r.metric:10s} {r.unit:7s} {name:30s} {timing.cpu_ms * units[r.unit] / 3.6e6:10.1f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=8, help="1080p frames per measurement")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per measurement; the fastest is kept")
-    parser.add_argument("--quick", action="store_true", help="2 frames, 1 run: a smoke test of the script")
+    parser.add_argument("--net-frames", type=int, default=4,
+                        help="1080p frames (SyncNet: about 6x as many 25 fps windows) per network measurement")
+    parser.add_argument("--audio-seconds", type=float, default=6.0,
+                        help="seconds per audio clip (set it to --clip-seconds: DNSMOS is timed per clip)")
+    parser.add_argument("--quick", action="store_true",
+                        help="2 frames (networks: 1), 2 s of audio, 1 run: a smoke test of the script")
     parser.add_argument("--only", nargs="*", choices=[s.name for s in SECTIONS], help="sections to run")
     parser.add_argument("--clip-seconds", type=float, default=6.0, help="mean clip length for the projection")
     parser.add_argument("--fps", type=float, default=30.0, help="frame rate for the projection")
     args = parser.parse_args()
     if args.quick:
-        args.frames, args.repeat = 2, 1
+        args.frames, args.net_frames, args.audio_seconds, args.repeat = 2, 1, 2.0, 1
 
     import numba
     import torch
@@ -250,7 +573,7 @@ def main() -> None:
     from hug_vis_dataset.grid import full_grid
 
     clips = len(full_grid())
-    frames = clips * args.clip_seconds * args.fps
+    units = grid_units(clips, args.clip_seconds, args.fps)
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, load average "
           f"{' '.join(f'{v:.1f}' for v in os.getloadavg())} (1/5/15 min); numba {numba.__version__} "
           f"({numba.get_num_threads()} threads), torch {torch.__version__} ({torch.get_num_threads()} threads); "
@@ -261,8 +584,9 @@ def main() -> None:
         rows += section.run(args)
     print()
     print_table(rows)
-    print_projection([r for r in rows if r.unit == "frame"], frames,
-                     f"{clips} clips x {args.clip_seconds:g} s x {args.fps:g} fps = {frames / 1e6:.2f} M frames")
+    print_projection(rows, units, f"{clips} clips x {args.clip_seconds:g} s: {units['frame'] / 1e6:.2f} M frames "
+                     f"at {args.fps:g} fps, {units['window'] / 1e6:.2f} M SyncNet windows at 25 fps, "
+                     f"{units['audio s'] / 3600:.1f} h of audio")
     print(f"\nload average after: {' '.join(f'{v:.1f}' for v in os.getloadavg())}")
     for section in chosen:
         print(f"\n[{section.name}] {section.target}")

@@ -31,8 +31,10 @@ RUNNABLE = {
     "vision_driven": ("psnr", "ssim"),
     "voice_cloning": ("dnsmos", "dnsmos_sig", "dnsmos_bak", "dnsmos_p808", "speaker_similarity"),
     "emotion": ("emotion_accuracy",),
+    # at 64x36 the thin-structure region is empty (a 16 px disk at 1080p): the other regions
+    "matting_boundary": ("mad_band_5", "mse_band_10", "grad_band_20", "dtssd_band_5", "mad_bulk", "dtssd_moving"),
 }
-SYSTEM = {"matting": "matte_fair", "vision_driven": "vis_fair", "voice_cloning": "clone_fair", "emotion": "emo_medium"}
+SYSTEM = {"matting": "matte_fair", "matting_boundary": "matte_fair", "vision_driven": "vis_fair", "voice_cloning": "clone_fair", "emotion": "emo_medium"}
 SETTING = "Video + Audio + Text"
 
 
@@ -47,8 +49,8 @@ def world(tmp_path_factory):
                size=(64, 36), systems=True)
     release = root / "rel"
     for task, system in SYSTEM.items():
-        evaluate_submission(task, release / "simulated_systems" / task / system, system, release, root / "results",
-                            progress=False)
+        folder = release / "simulated_systems" / ("matting" if task == "matting_boundary" else task) / system
+        evaluate_submission(task, folder, system, release, root / "results", progress=False)
     evaluate_submission("motion", "reference", "reference", release, root / "results", progress=False)
     report = build_report([root / "results"], root / "report", formats=("md",), n_boot=0, figures=False)
     return release, root / "results", report
@@ -61,8 +63,8 @@ def _rows(results: Path, task: str, model: str) -> pd.DataFrame:
 def _inputs(release: Path, task: str, system: str):
     """Module inputs of a system: prediction paths named by clip id, reference paths of the release."""
     records = list(Release(release))
-    folder = release / "simulated_systems" / task / system
-    if task == "matting":
+    folder = release / "simulated_systems" / ("matting" if task == "matting_boundary" else task) / system
+    if task in ("matting", "matting_boundary"):
         return [str(folder / r.clip_id) for r in records], [str(r.alpha_matte_path) for r in records], records
     if task == "vision_driven":
         return [str(folder / f"{r.clip_id}.mp4") for r in records], [str(r.video_path) for r in records], records
@@ -85,6 +87,11 @@ def _library(task: str, metric: str, prediction: str, reference: str) -> float:
 
     if task == "matting":
         return matting.score_matting_clip(prediction, reference, metrics=(metric,))["clip"][metric]
+    if task == "matting_boundary":
+        from hug_vis_dataset.metrics.boundary import score_boundary_clip
+
+        error, region = metric.split("_", 1)
+        return score_boundary_clip(prediction, reference)["clip"][region][error]
     if task == "vision_driven":
         p = np.concatenate(list(iter_video_frames(prediction)))
         r = np.concatenate(list(iter_video_frames(reference)))
@@ -112,7 +119,7 @@ def test_library_module_runner_and_report_agree(world, task, metric):
         library = _library(task, metric, predictions[i], references[i])
         assert out["per_clip"][i] == pytest.approx(library, rel=1e-9, abs=1e-12), (record.clip_id, "module")
         assert rows[record.clip_id] == pytest.approx(library, rel=1e-9, abs=1e-12), (record.clip_id, "runner")
-    if metric in catalog.table_metrics(task):  # a column of the paper's table: the report prints it
+    if task in report.tables and metric in catalog.table_metrics(task):  # a paper-table column: printed
         assert report.tables[task].loc[model, metric] == pytest.approx(out[metric], rel=1e-9), "report vs module"
     else:  # stored but not printed (DNSMOS SIG/BAK/P.808): the report's aggregation of the stored rows
         from hug_vis_dataset.scoring.aggregate import task_table
@@ -173,7 +180,7 @@ def test_direction_follows_the_simulated_degradation(world, task, metric):
 
     release, _, _ = world
     means = []
-    for system in sorted(SYSTEMS[task], key=lambda s: s.expected_rank):
+    for system in sorted(SYSTEMS["matting" if task == "matting_boundary" else task], key=lambda s: s.expected_rank):
         predictions, references, _ = _inputs(release, task, system.name)
         means.append(compute(metric, predictions=predictions, references=references)[metric])
     oriented = means if catalog.spec(metric).higher_is_better else [-m for m in means]
@@ -253,3 +260,50 @@ def test_analysis_modules_take_stored_rows_as_they_are(world):
     # without generation rows, source difficulty names what is missing and how to get it
     with pytest.raises(MissingMetricsError, match="hugvis weights download"):
         evaluate.load(str(ROOT / "metrics" / "source_difficulty")).compute(**columns)
+
+
+def test_findings_modules_equal_the_library_on_stored_rows(world):
+    """Variance decomposition and neighbour significance through the module = the library on the same rows."""
+    import evaluate
+
+    from hug_vis_dataset.metrics.significance import neighbour_tests
+    from hug_vis_dataset.metrics.variance import variance_decomposition
+    from hug_vis_dataset.report_findings import significance_frame, variance_frame
+
+    release, results, report = world
+    rows = pd.concat([pd.read_parquet(p) for p in sorted(results.glob("*/*/rows.parquet"))], ignore_index=True)
+    mad = rows[(rows["task"] == "matting") & (rows["metric"] == "mad")]
+    got = evaluate.load(str(ROOT / "metrics" / "variance_decomposition")).compute(**rows.to_dict("list"),
+                                                                               metric_name="mad")
+    assert got["shares"] == pytest.approx(variance_decomposition(mad).shares(), nan_ok=True)
+    frame, decompositions, _ = variance_frame(rows, "matting")
+    assert decompositions["mad"].shares() == pytest.approx(got["shares"], nan_ok=True)
+    assert "### Condition-factor decomposition of variance" in report.markdown
+    sig = evaluate.load(str(ROOT / "metrics" / "neighbour_significance")).compute(**rows.to_dict("list"),
+                                                                               metric_name="mad")
+    assert sig["tests"] == neighbour_tests(mad, False)  # one model here: no pair
+    with pytest.raises(ValueError, match="no rows of lpips"):
+        evaluate.load(str(ROOT / "metrics" / "variance_decomposition")).compute(**rows.to_dict("list"),
+                                                                             metric_name="lpips")
+    frame, why = significance_frame(rows, "matting")
+    assert frame.empty and "fewer than two models" in why
+
+
+def test_space_findings_tab_shows_the_reports_numbers(world, tmp_path):
+    from hug_vis_dataset.report_findings import boundary_frame, variance_frame
+    from hug_vis_dataset.space.app import FINDINGS, Explorer
+
+    release, results, _ = world
+    explorer = Explorer(release, results, work_dir=tmp_path / "work")
+    rows = explorer.result_rows()
+    table, png, message = explorer.findings(FINDINGS[0], "matting")
+    frame, _, _ = variance_frame(rows, "matting")
+    assert png and png.endswith(".png") and "balanced" in message
+    shown = table.set_index("term")["mad"].dropna().to_dict()  # terms not estimable on this grid are left out
+    assert shown == pytest.approx(frame[frame.metric == "mad"].set_index("term")["share"].dropna().round(4).to_dict())
+    table, png, message = explorer.findings(FINDINGS[1], "matting")
+    assert table.empty and "fewer than two models" in message  # one matting system here, said so
+    table, _, message = explorer.findings(FINDINGS[2], "matting")
+    expected, _ = boundary_frame(rows)
+    assert table.set_index("model")["mad_band_10"].to_dict() == pytest.approx(
+        expected["mad_band_10"].round(3).to_dict())

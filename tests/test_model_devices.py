@@ -233,3 +233,25 @@ def test_lpips_loader_moved_with_same_behaviour(tmp_path, monkeypatch):
     monkeypatch.delenv("HUGVIS_WEIGHT_ALEXNET", raising=False)
     with pytest.raises(WeightsMissingError, match="alexnet-owt-7be5be79.pth"):
         load_lpips()
+
+
+def test_batch_size_does_not_change_a_door_value(tmp_path):
+    """The evaluate door and the runner pass --batch-size to the network: LPIPS per clip, batch 1 vs 16."""
+    import torchvision
+
+    from hug_vis_dataset.media import write_video
+    from hug_vis_dataset.models.lpips import load_lpips
+    from hug_vis_dataset.modules import compute
+
+    torch.manual_seed(0)
+    torch.save(torchvision.models.alexnet(weights=None).state_dict(), tmp_path / "alexnet.pth")
+    model = load_lpips(alexnet_path=str(tmp_path / "alexnet.pth"), verify=False)
+    rng = np.random.default_rng(1)
+    ref = rng.integers(0, 256, (20, 48, 64, 3), dtype=np.uint8)
+    pred = np.clip(ref + rng.normal(0, 20, ref.shape), 0, 255).astype(np.uint8)
+    write_video(tmp_path / "r.mp4", [ref], fps=25.0, crf=0)
+    write_video(tmp_path / "p.mp4", [pred], fps=25.0, crf=0)
+    out = {b: compute("lpips", predictions=[str(tmp_path / "p.mp4")], references=[str(tmp_path / "r.mp4")],
+                      models={"lpips": model}, batch_size=b, chunk_frames=7) for b in (1, 16)}
+    assert out[1]["n_ok"] == out[16]["n_ok"] == 1
+    assert out[16]["lpips"] == pytest.approx(out[1]["lpips"], rel=RTOL, abs=ATOL)

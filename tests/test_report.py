@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import os
+
 import pytest
 
 from hug_vis_dataset.cli import main
@@ -18,10 +20,16 @@ def results(tmp_path_factory):
     root = tmp_path_factory.mktemp("rep")
     synthesize(root / "grid", actors=2, emotions=["Happy", "Sad"], actions=1, scripts=1, seconds=0.4,
                size=(48, 28), seed=1)
-    for task in ("matting", "emotion", "vision_driven"):
-        for system in sorted((root / "grid" / "simulated_systems" / task).iterdir()):
-            if system.is_dir():
-                evaluate_submission(task, system, system.name, root / "grid", root / "res", progress=False)
+    with pytest.MonkeyPatch.context() as env:  # no weight file can be found: LPIPS/CSIM/FID are skipped
+        for var in [v for v in os.environ if v.startswith("HUGVIS_WEIGHT")]:
+            env.delenv(var)
+        env.setenv("HUGVIS_WEIGHTS_DIR", str(root / "no-weights"))
+        env.setenv("HUGVIS_CACHE_DIR", str(root / "cache"))
+        env.setenv("HF_HUB_OFFLINE", "1")
+        for task in ("matting", "emotion", "vision_driven"):
+            for system in sorted((root / "grid" / "simulated_systems" / task).iterdir()):
+                if system.is_dir():
+                    evaluate_submission(task, system, system.name, root / "grid", root / "res", progress=False)
     return root
 
 
@@ -47,7 +55,7 @@ def test_report_tables_values_marks_and_figures(results, tmp_path):
     assert good["estimate"] == pytest.approx(clip_mean) and good["low"] <= clip_mean <= good["high"]
     assert (out / "figures" / "fig8_emotion_difficulty.png").is_file()
     text = (out / "report.md").read_text()
-    assert "skipped: needs weights" in text or "lpips" not in text
+    assert "- lpips: skipped: needs weights: run `hugvis weights download alexnet" in text
 
 
 def test_report_mos_joint_view(results, tmp_path):

@@ -65,12 +65,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..catalog import BOUNDARY_BAND_WIDTHS, BOUNDARY_ERRORS
 from .matting import MOTION_MASK_THRESHOLD, MattingInputError, grad_magnitude, paired_chunks
 
 REFERENCE_HEIGHT = 1080
-DEFAULT_BAND_WIDTHS: tuple[float, ...] = (5.0, 10.0, 20.0)
+DEFAULT_BAND_WIDTHS: tuple[float, ...] = BOUNDARY_BAND_WIDTHS
 DEFAULT_THIN_RADIUS = 16.0
-REGION_METRICS: tuple[str, ...] = ("mad", "mse", "grad", "dtssd")
+REGION_METRICS: tuple[str, ...] = BOUNDARY_ERRORS
 
 
 class BoundaryInputError(ValueError):

@@ -447,6 +447,8 @@ def speaker_similarity(
     reference: AudioSource,
     prediction_rate: "int | None" = None,
     reference_rate: "int | None" = None,
+    device: str = "cpu",
+    batch_partials: int = 16,
 ) -> float:
     """Resemblyzer speaker similarity of a generated utterance to the reference recording.
 
@@ -454,6 +456,8 @@ def speaker_similarity(
         prediction: generated audio (path or samples).
         reference: the recorded reference audio of the same performance (path or samples).
         prediction_rate, reference_rate: sample rates of array inputs.
+        device, batch_partials: where the encoder runs and partials per forward pass (values do
+            not depend on either beyond float rounding).
 
     Returns:
         Cosine similarity of the two utterance embeddings; Resemblyzer embeddings are
@@ -462,7 +466,8 @@ def speaker_similarity(
     from .identity import cosine_similarity
 
     return float(cosine_similarity(
-        speaker_embedding(prediction, prediction_rate), speaker_embedding(reference, reference_rate)
+        speaker_embedding(prediction, prediction_rate, batch_partials, device),
+        speaker_embedding(reference, reference_rate, batch_partials, device),
     ))
 
 

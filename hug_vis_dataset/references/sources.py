@@ -52,9 +52,10 @@ TASK_COLUMNS: dict[str, dict[str, str]] = {
     "voice_cloning": {"audio": "reference_audio"},
     "emotion": {},
     "motion": {"alpha": "alpha_matte"},
+    "matting_boundary": {"alpha": "alpha_matte"},
 }
 #: Dataset config a task reads when it is not named after one (reference-only tasks).
-TASK_CONFIG: dict[str, str] = {"motion": "matting"}
+TASK_CONFIG: dict[str, str] = {"motion": "matting", "matting_boundary": "matting"}
 #: Columns of the ``clips`` config that describe a clip (read for the submission checks).
 METADATA_COLUMNS = ("num_frames", "fps", "sample_rate", "width", "height")
 

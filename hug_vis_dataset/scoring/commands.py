@@ -39,6 +39,8 @@ def _evaluate(args) -> int:
             flush_every=args.flush_every, retry_failed=not args.keep_failed,
             require_all_metrics=args.require_all_metrics, protocol=args.protocol, progress=not args.no_progress,
             command_line=["hugvis", *sys.argv[1:]], revision=args.revision, device=args.device,
+            batch_size=args.batch_size,
+            gpus_per_worker=args.gpus_per_worker,
             verify_dataset=not args.no_verify_dataset,
         )
     except (IncompleteMetricsError, FileNotFoundError, ValueError) as err:
@@ -126,6 +128,11 @@ def register(subparsers) -> None:
     p.add_argument("--chunk-frames", type=positive_int, default=32, help="frames per streamed chunk (values unchanged)")
     p.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu",
                    help="where network metrics run (auto: cuda when available)")
+    p.add_argument("--batch-size", type=positive_int, default=None,
+                   help="frames/windows per forward pass of a network metric (default per metric; values unchanged)")
+    p.add_argument("--gpus-per-worker", type=float, default=None,
+                   help="--backend ray: GPUs each worker requests (fractions share a GPU; default 1 with "
+                        "--device cuda, else 0)")
     p.add_argument("--flush-every", type=positive_int, default=8, help="finished clips per Parquet part")
     p.add_argument("--protocol", choices=("clip", "rvm"), default=None,
                    help="aggregation of the summary (default: rvm for matting, clip otherwise)")

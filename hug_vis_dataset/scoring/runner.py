@@ -143,13 +143,91 @@ def run_local(jobs: Sequence[ClipJob], num_proc: int) -> Iterator[ClipOutcome]:
             yield future.result()
 
 
+def default_gpus_per_worker(backend: str, device: str) -> float:
+    """GPUs each Ray worker requests when none is given: 1 for ``backend="ray"`` on CUDA, else 0.
+
+    ``device="auto"`` counts as CUDA when torch sees a GPU on the driver machine.
+
+    Example:
+        >>> default_gpus_per_worker("ray", "cuda:0"), default_gpus_per_worker("ray", "cpu")
+        (1.0, 0.0)
+        >>> default_gpus_per_worker("local", "cuda")
+        0.0
+    """
+    if backend != "ray":
+        return 0.0
+    name = str(device).strip().lower()
+    if name == "auto":
+        from ..models.device import resolve_device
+
+        name = resolve_device("auto")
+    return 1.0 if name.startswith("cuda") else 0.0
+
+
+def check_gpus_per_worker(backend: str, gpus_per_worker: "float | None") -> None:
+    """Refuse ``gpus_per_worker`` outside Ray and values below 0 (one line each).
+
+    Example:
+        >>> try:
+        ...     check_gpus_per_worker("local", 1)
+        ... except RunOptionError as err:
+        ...     print(err)
+        gpus_per_worker (--gpus-per-worker) applies to the Ray backend only; add --backend ray or drop it
+    """
+    if gpus_per_worker is None:
+        return
+    if backend != "ray":
+        raise RunOptionError("gpus_per_worker (--gpus-per-worker) applies to the Ray backend only; "
+                             "add --backend ray or drop it")
+    if isinstance(gpus_per_worker, bool) or not isinstance(gpus_per_worker, numbers.Real) or not (
+            0 <= float(gpus_per_worker) < float("inf")):
+        raise RunOptionError(f"gpus_per_worker must be a number >= 0 (fractions share a GPU), got {gpus_per_worker!r}")
+
+
+def ray_worker_options(gpus_per_worker: float) -> dict[str, float]:
+    """Resources one Ray scoring worker (an actor) holds for its lifetime.
+
+    Example:
+        >>> ray_worker_options(0.5)
+        {'num_cpus': 1, 'num_gpus': 0.5}
+    """
+    return {"num_cpus": 1, "num_gpus": float(gpus_per_worker)}
+
+
+class ClipWorker:
+    """One Ray scoring worker: a long-lived process that scores clip after clip.
+
+    An actor, not plain Ray tasks, because Ray ends the worker process of a GPU *task* after
+    every call (``max_calls=1`` is its default for tasks with ``num_gpus``): the models would be
+    reloaded for every clip. The actor's process keeps :func:`hug_vis_dataset.tasks.models.process_models`
+    (one :class:`~hug_vis_dataset.tasks.models.ModelCache` per process and device) across clips.
+    """
+
+    def __init__(self) -> None:
+        _worker_init()
+
+    def score(self, job: ClipJob) -> ClipOutcome:
+        """One clip's rows, scored with this process's models."""
+        return score_job(job)
+
+    def pid(self) -> int:
+        """This worker's process id (the same for every clip it scores)."""
+        return os.getpid()
+
+
 def run_ray(jobs: Sequence[ClipJob], num_proc: int, address: "str | None" = None,
-            max_in_flight: "int | None" = None) -> Iterator[ClipOutcome]:
-    """Outcomes in completion order from Ray tasks.
+            max_in_flight: "int | None" = None, gpus_per_worker: float = 0.0) -> Iterator[ClipOutcome]:
+    """Outcomes in completion order from ``num_proc`` Ray actors (:class:`ClipWorker`).
 
     With ``address`` the run joins that cluster (``ray://host:10001`` or ``auto``); without it a
-    local Ray with ``num_proc`` CPUs starts and stops here. At most ``max_in_flight`` tasks are
-    queued at once so the driver's memory stays bounded on large grids.
+    local Ray with ``num_proc`` CPUs starts and stops here. Each worker holds one CPU and
+    ``gpus_per_worker`` GPUs (a fraction lets workers share a GPU) and keeps its models loaded
+    across clips; no more workers start than the cluster's CPUs and GPUs can hold. Each worker has
+    at most two clips queued (``max_in_flight`` caps the total), so the driver's memory stays
+    bounded on large grids.
+
+    Raises:
+        RunOptionError: GPUs requested but the cluster has fewer than ``gpus_per_worker``.
     """
     import ray
 
@@ -161,18 +239,39 @@ def run_ray(jobs: Sequence[ClipJob], num_proc: int, address: "str | None" = None
             ray.init(num_cpus=max(1, num_proc), include_dashboard=False, log_to_driver=False,
                      runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
         started = True
+    workers: list = []
     try:
-        remote = ray.remote(num_cpus=1)(score_job)
-        window = max_in_flight or max(4, 4 * num_proc)
-        pending: list = []
+        options = ray_worker_options(gpus_per_worker)
+        resources = ray.cluster_resources()
+        capacity = max(1, int(resources.get("CPU", num_proc)))
+        if options["num_gpus"] > 0:
+            gpus = float(resources.get("GPU", 0))
+            if gpus < options["num_gpus"]:
+                raise RunOptionError(f"each Ray worker requests {options['num_gpus']:g} GPU(s) but the cluster "
+                                     f"has {gpus:g}; use --device cpu, a smaller --gpus-per-worker, or "
+                                     "--ray-address of a cluster with GPUs")
+            capacity = min(capacity, int(gpus // options["num_gpus"]))
+        # A worker that the cluster cannot place would hold its queued clips forever.
+        actor_class = ray.remote(**options)(ClipWorker)
+        workers = [actor_class.remote() for _ in range(max(1, min(num_proc, capacity)))]
+        per_worker = 2  # one clip running, the next one shipped
+        window = min(max_in_flight or per_worker * len(workers), per_worker * len(workers))
+        load = {i: 0 for i in range(len(workers))}
+        owner: dict = {}
         queue = list(jobs)
-        while queue or pending:
-            while queue and len(pending) < window:
-                pending.append(remote.remote(queue.pop(0)))
-            done, pending = ray.wait(pending, num_returns=1)
+        queue.reverse()  # pop() from the end keeps grid order
+        while queue or owner:
+            while queue and len(owner) < window:
+                i = min(load, key=load.get)
+                owner[workers[i].score.remote(queue.pop())] = i
+                load[i] += 1
+            done, _ = ray.wait(list(owner), num_returns=1)
             for ref in done:
+                load[owner.pop(ref)] -= 1
                 yield ray.get(ref)
     finally:
+        for worker in workers:
+            ray.kill(worker)  # frees the worker's GPU on a shared cluster
         if started:
             ray.shutdown()
 
@@ -242,6 +341,8 @@ def evaluate_submission(
     command_line: "Sequence[str] | None" = None,
     revision: "str | None" = None,
     device: str = "cpu",
+    batch_size: "int | None" = None,
+    gpus_per_worker: "float | None" = None,
     on_persisted: "Callable[[int], None] | None" = None,
     verify_dataset: bool = True,
 ) -> EvaluationResult:
@@ -266,12 +367,17 @@ def evaluate_submission(
         command_line: recorded in the summary (defaults to ``sys.argv``).
         revision: Hub revision (branch, tag or commit) when ``dataset`` is a Hub id.
         device: where network metrics run (``cpu``, ``cuda``, ``auto``).
+        batch_size: frames/windows per forward pass of a network metric (default per metric; values
+            do not depend on it beyond float rounding).
+        gpus_per_worker: GPUs each Ray worker requests (``backend="ray"`` only; fractions share a
+            GPU). Default: 1 when ``device`` is CUDA, else 0 (:func:`default_gpus_per_worker`).
         on_persisted: called with the number of clips persisted so far after every flush.
         verify_dataset: check a dataset repo's shards against its manifest's sha256 first
             (recorded in the summary's provenance either way).
 
     Raises:
-        RunOptionError: ``num_proc``, ``chunk_frames`` or ``flush_every`` below 1, unknown backend.
+        RunOptionError: ``num_proc``, ``chunk_frames`` or ``flush_every`` below 1, unknown backend,
+            ``gpus_per_worker`` below 0 or given without ``backend="ray"``.
 
     Returns:
         An :class:`EvaluationResult`.
@@ -281,6 +387,9 @@ def evaluate_submission(
     started = _now()
     t0 = time.perf_counter()
     check_run_options(num_proc, chunk_frames, flush_every, backend)
+    check_gpus_per_worker(backend, gpus_per_worker)
+    if gpus_per_worker is None:
+        gpus_per_worker = default_gpus_per_worker(backend, device)
     scorer = get_task(task)
     refs = open_references(dataset, task, revision, verify=verify_dataset)
     grid = refs.clip_ids()
@@ -297,10 +406,12 @@ def evaluate_submission(
         index = scorer.index_from_references(refs, predictions)
     else:
         index = index_predictions(task, predictions)
-    options: dict[str, Any] = {"chunk_frames": int(chunk_frames), "device": device}
+    options: dict[str, Any] = {"chunk_frames": int(chunk_frames), "device": device, "batch_size": batch_size}
     if task == "emotion":
         options["settings"] = tuple(scorer.settings(index))
-    protocol = protocol or ("rvm" if task == "matting" else "clip")
+    from .. import catalog
+
+    protocol = protocol or catalog.task_protocol(task)
 
     store = ResultStore(out, task, model)
     done = store.done_clips()
@@ -325,7 +436,8 @@ def evaluate_submission(
             on_persisted(persisted)
 
     if jobs:
-        engine = (run_ray(jobs, num_proc, ray_address) if backend == "ray" else run_local(jobs, num_proc))
+        engine = (run_ray(jobs, num_proc, ray_address, gpus_per_worker=gpus_per_worker) if backend == "ray"
+                  else run_local(jobs, num_proc))
         for outcome in _progress(engine, len(jobs), f"{task}/{model}", progress):
             buffer.append(outcome)
             if len(buffer) >= max(1, flush_every):
@@ -392,6 +504,7 @@ def evaluate_submission(
             "predictions": str(Path(predictions).resolve()),
             "command_line": list(command_line if command_line is not None else sys.argv),
             "backend": backend, "num_proc": num_proc, "ray_address": ray_address,
+            "device": device, "gpus_per_worker": gpus_per_worker,
             "started": started, "finished": _now(), "seconds": round(time.perf_counter() - t0, 3),
             "clips_computed_this_run": len(jobs),
         },

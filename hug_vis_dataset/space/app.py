@@ -24,6 +24,8 @@ from .uploads import UnsafeUploadError, UploadLimits, extracted_upload
 
 ALL = "All"
 SCORED_TASKS = catalog.task_names(with_paper_table=True)
+FINDINGS = ("Variance decomposition (finding iv)", "Significance between neighbours",
+            "Boundary / thin-structure matting errors (finding iii)")
 ANALYSES = ("Emotion difficulty (Fig. 8)", "Difficulty agreement (Fig. 9)", "Source difficulty (Fig. 10)",
             "Motion difficulty (Fig. 11)")
 MAX_CRITERIA = max(len(c) for c in CRITERIA.values())
@@ -135,6 +137,32 @@ class Explorer:
         if emotion not in (None, "", ALL):
             table = table[table["emotion"] == emotion]
         return table, _png(paths), lines[0]
+
+    # ------------------------------------------------------------------ findings
+    def findings(self, analysis: str, task: str):
+        """(table, figure path or None, message) of one finding on the stored rows of a task; the
+        same functions as the report's Findings section (:mod:`hug_vis_dataset.report_findings`)."""
+        import pandas as pd
+
+        from .. import report_findings as rf
+
+        rows = self.result_rows()
+        if analysis == FINDINGS[0]:
+            frame, decompositions, why = rf.variance_frame(rows, task)
+            if frame.empty:
+                return pd.DataFrame(), None, why
+            from ..metrics.variance import plot_variance_decomposition
+
+            paths = plot_variance_decomposition(decompositions, self.work_dir / f"fig-{uuid.uuid4().hex}",
+                                                title=f"{task}: share of variance")
+            wide = frame.pivot_table(index="term", columns="metric", values="share", sort=False)
+            return wide.round(4).reset_index(), _png(paths), f"methods: {({m: d.method for m, d in decompositions.items()})}"
+        if analysis == FINDINGS[1]:
+            frame, why = rf.significance_frame(rows, task)
+            return (frame.round(4) if not frame.empty else frame), None, why or (
+                f"{int((frame['verdict'] == 'distinguishable').sum())} of {len(frame)} neighbour pairs distinguishable")
+        frame, why = rf.boundary_frame(rows)
+        return (frame.round(3).reset_index() if not frame.empty else frame), None, why or "MAD x1e3 per region"
 
     # ------------------------------------------------------------------ inspector
     def choices(self) -> dict[str, list]:
@@ -309,6 +337,17 @@ def build_app(explorer: Explorer):
             ct_image = gr.Image(label="Figure", type="filepath")
             ct_button.click(lambda a, m, e, k: _reorder(explorer.crosstask(a, m, e, k)),
                             [analysis, model_pick, emotion_pick, metric_pick], [ct_message, ct_table, ct_image])
+
+        with gr.Tab("Findings", id="findings"):
+            with gr.Row():
+                finding = gr.Dropdown(list(FINDINGS), value=FINDINGS[0], label="Finding")
+                finding_task = gr.Dropdown(list(SCORED_TASKS), value="matting", label="Task")
+            f_button = gr.Button("Measure", elem_id="findings-run")
+            f_message = gr.Markdown(elem_id="findings-message")
+            f_table = gr.Dataframe(interactive=False, label="Result", elem_id="findings-table")
+            f_image = gr.Image(label="Figure", type="filepath")
+            f_button.click(lambda a, t: _reorder(explorer.findings(a, t)), [finding, finding_task],
+                           [f_message, f_table, f_image])
 
         with gr.Tab("Clip inspector", id="inspector"):
             with gr.Row():

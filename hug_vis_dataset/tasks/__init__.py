@@ -7,7 +7,7 @@ protocols of :mod:`hug_vis_dataset.scoring.aggregate`.
 
 Example:
     >>> sorted(TASKS)
-    ['audio_driven', 'emotion', 'matting', 'motion', 'vision_driven', 'voice_cloning']
+    ['audio_driven', 'emotion', 'matting', 'matting_boundary', 'motion', 'vision_driven', 'voice_cloning']
     >>> get_task("voice_cloning").prediction_suffixes
     ('.wav', '.flac')
 """
@@ -19,14 +19,14 @@ from .base import (ClipJob, ClipOutcome, ClipScores, MetricUnavailable, Submissi
                    result_rows)
 from .emotion import EmotionTask, split_emotion_model
 from .generation import AudioDrivenTask, VisionDrivenTask
-from .matting import MattingTask, MotionTask
+from .matting import MattingBoundaryTask, MattingTask, MotionTask
 from .models import ModelCache, process_models
 from .submission import PredictionIndex, index_folder
 from .voice import REAL_AUDIO, VoiceCloningTask
 
 TASKS: dict[str, TaskScorer] = {
     t.name: t for t in (EmotionTask(), AudioDrivenTask(), VisionDrivenTask(), VoiceCloningTask(), MattingTask(),
-                        MotionTask())
+                        MattingBoundaryTask(), MotionTask())
 }
 if set(TASKS) != set(catalog.task_names()):
     raise RuntimeError("every catalog task needs exactly one scorer")

@@ -70,16 +70,20 @@ class ClipScores:
         values: metric -> per-clip value (the library's unit; see :mod:`hug_vis_dataset.catalog`).
         frames: per-frame values as ``{"metric", "frame", "value"}`` dicts (matting only).
         notes: diagnostics that are not metric values (``frames_no_face``, ``frames_dropped``).
+        errors: metric -> why its value is undefined for this clip (NaN by definition, e.g. a region
+            that is empty in every frame); those rows are stored as failed with this text.
     """
 
     values: dict[str, float] = field(default_factory=dict)
     frames: list[dict] = field(default_factory=list)
     notes: dict[str, Any] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
 
     def update(self, other: "ClipScores") -> None:
         self.values.update(other.values)
         self.frames.extend(other.frames)
         self.notes.update(other.notes)
+        self.errors.update(other.errors)
 
 
 @dataclass
@@ -261,6 +265,7 @@ class TaskScorer:
                 raise
             except Exception as err:  # noqa: BLE001 - recorded per metric, never dropped
                 errors.update({m: f"{type(err).__name__}: {err}" for m in group})
+        errors.update(scores.errors)
         return scores, errors
 
     def note(self, prediction: str) -> str:

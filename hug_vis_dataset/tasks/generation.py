@@ -18,13 +18,18 @@ from .submission import check_video
 
 
 def frame_metric_sums(prediction: str, reference_video: str, metrics: Sequence[str], models,
-                      chunk_frames: int) -> ClipScores:
-    """Per-clip means of PSNR/SSIM/LPIPS over the common frame prefix (surplus frames are noted)."""
+                      chunk_frames: int, batch_size: "int | None" = None) -> ClipScores:
+    """Per-clip means of PSNR/SSIM/LPIPS over the common frame prefix (surplus frames are noted).
+
+    ``batch_size``: LPIPS frame pairs per forward pass (default 1 on CPU, measured fastest there by
+    ``scripts/bench_scale.py``, 8 on a GPU); values do not depend on it beyond float rounding.
+    """
     from ..media import paired_chunks, video_info
     from ..metrics.frames import lpips_frames, psnr_frames, ssim_frames
 
+    batch = int(batch_size or (1 if models.device == "cpu" else 8))
     functions = {"psnr": psnr_frames, "ssim": ssim_frames,
-                 "lpips": lambda p, r: lpips_frames(models.get("lpips"), p, r)}
+                 "lpips": lambda p, r: lpips_frames(models.get("lpips"), p, r, batch)}
     sums = {m: 0.0 for m in metrics}
     n = 0
     for p, r in paired_chunks(prediction, reference_video, chunk_frames):
@@ -70,7 +75,8 @@ class _GenerationTask(TaskScorer):
             check_video(prediction, reference["video"], size=self.same_size, what="video")
 
     def _frames(self, prediction, reference, metrics, models, options) -> ClipScores:
-        return frame_metric_sums(prediction, reference["video"], metrics, models, int(options.get("chunk_frames", 32)))
+        return frame_metric_sums(prediction, reference["video"], metrics, models, int(options.get("chunk_frames", 32)),
+                                 options.get("batch_size"))
 
     def _identity(self, prediction, reference, metrics, models, options) -> ClipScores:
         return csim_to_portrait(prediction, reference["portrait"], models, int(options.get("chunk_frames", 32)))
@@ -79,7 +85,7 @@ class _GenerationTask(TaskScorer):
         from ..metrics.sync import syncnet_clip
 
         sync = syncnet_clip(prediction, models.get("syncnet"), models.get("face_detector"),
-                            chunk_frames=int(options.get("chunk_frames", 32)))
+                            chunk_frames=int(options.get("chunk_frames", 32)), batch=int(options.get("batch_size") or 20))
         return ClipScores({m: float(sync[m]) for m in metrics}, notes={"sync_offset": sync["offset"]})
 
     def score_set(self, predictions, references, metrics, models, options=None) -> dict[str, float]:
@@ -97,7 +103,7 @@ class _GenerationTask(TaskScorer):
             out = GaussianStats(FEATURE_DIM)
             for path in paths:
                 for frames in iter_video_frames(path, chunk):
-                    out.update(inception_features(net, frames))
+                    out.update(inception_features(net, frames, int((options or {}).get("batch_size") or 16)))
             return out
 
         # One temporary file at a time when the references are repo cells.

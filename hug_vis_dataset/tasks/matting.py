@@ -6,6 +6,7 @@ rows holding the mean over the clip's frames, in the library's paper scaling (MA
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping, Sequence
 
 from .base import ClipScores, TaskScorer
@@ -47,6 +48,33 @@ class MattingTask(TaskScorer):
             frames.extend({"metric": metric, "frame": i + offset, "value": float(v)}
                           for i, v in enumerate(result["per_frame"][metric]))
         return ClipScores({m: float(result["clip"][m]) for m in metrics}, frames, {"frames": result["frames"]})
+
+
+class MattingBoundaryTask(MattingTask):
+    """Boundary-aware matting errors (finding iii): the matting submission scored inside boundary
+    bands, thin structures and moving regions of the reference (:mod:`hug_vis_dataset.metrics.boundary`).
+
+    A task of its own (``hugvis evaluate matting_boundary``) so Table 11's scoring stays fast: these
+    regions cost about 14x Table 11's five metrics per frame (``scripts/bench_boundary.py``).
+    """
+
+    name = "matting_boundary"
+
+    def computations(self):
+        return {m: self._regions for m in self.metrics}
+
+    def _regions(self, prediction, reference, metrics: Sequence[str], models, options) -> ClipScores:
+        from ..metrics.boundary import clip_values, score_boundary_clip
+
+        chunk = int(options.get("chunk_frames", 32))
+        values = clip_values(score_boundary_clip(prediction, _alpha_source(reference["alpha"], chunk), chunk))
+        regions = {m: m.split("_", 1)[1] for m in metrics}
+        notes = {f"size_{r}": values[f"size_{r}"] for r in set(regions.values())}
+        notes.update({f"empty_{r}": values[f"empty_{r}"] for r in set(regions.values())})
+        # An empty region has no error to measure: NaN with the reason, never 0.
+        errors = {m: f"the {regions[m]} region is empty in all {int(values[f'empty_{regions[m]}'])} scored frames"
+                  for m in metrics if math.isnan(values[m])}
+        return ClipScores({m: float(values[m]) for m in metrics}, notes=notes, errors=errors)
 
 
 class MotionTask(TaskScorer):

@@ -12,54 +12,27 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 
-def _lpips(device: str):
-    from ..models.lpips import load_lpips
-
-    return load_lpips(device=device)
-
-
-def _face_detector(device: str):
-    from ..models.arcface import SCRFDDetector
-
-    return SCRFDDetector(device=device)
-
-
-def _face_embedder(device: str):
-    from ..models.arcface import ArcFaceEmbedder
-
-    return ArcFaceEmbedder(device=device)
-
-
-def _syncnet(device: str):
-    from ..models.syncnet import load_syncnet
-
-    return load_syncnet(device=device)
-
-
-def _inception(device: str):
-    from ..models.inception import load_inception
-
-    return load_inception(device=device)
-
-
-def _utmos(device: str):
-    from ..models.utmos import load_utmos22_strong
-
-    return load_utmos22_strong(device=device)
-
-
-#: Model kind -> loader (each raises the weights layer's error naming the missing file).
-LOADERS: dict[str, Callable[[str], Any]] = {
-    "lpips": _lpips,
-    "face_detector": _face_detector,
-    "face_embedder": _face_embedder,
-    "syncnet": _syncnet,
-    "inception": _inception,
-    "utmos": _utmos,
+#: Model kind -> (module, loader) of :mod:`hug_vis_dataset.models`; every loader takes ``device=`` and
+#: raises the weights layer's error naming the missing file, its source and the override.
+LOADERS: dict[str, tuple[str, str]] = {
+    "lpips": ("hug_vis_dataset.models.lpips", "load_lpips"),
+    "face_detector": ("hug_vis_dataset.models.arcface", "SCRFDDetector"),
+    "face_embedder": ("hug_vis_dataset.models.arcface", "ArcFaceEmbedder"),
+    "syncnet": ("hug_vis_dataset.models.syncnet", "load_syncnet"),
+    "inception": ("hug_vis_dataset.models.inception", "load_inception"),
+    "utmos": ("hug_vis_dataset.models.utmos", "load_utmos22_strong"),
 }
+
+
+def load_model(kind: str, device: str = "cpu") -> Any:
+    """Load one model of ``kind`` on ``device`` (imported only when asked: ``hugvis --help`` stays fast)."""
+    import importlib
+
+    module, name = LOADERS[kind]
+    return getattr(importlib.import_module(module), name)(device=device)
 
 
 class ModelCache:
@@ -83,7 +56,7 @@ class ModelCache:
         if kind not in self._models:
             if kind not in LOADERS:
                 raise KeyError(f"unknown model kind {kind!r}; known: {sorted(LOADERS)}")
-            self._models[kind] = LOADERS[kind](self.device)
+            self._models[kind] = load_model(kind, self.device)
         return self._models[kind]
 
 

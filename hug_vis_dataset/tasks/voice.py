@@ -86,7 +86,9 @@ class VoiceCloningTask(TaskScorer):
 
         pred, pred_rate = _audio(prediction)
         ref, ref_rate = _audio(reference["audio"])
-        return ClipScores({"speaker_similarity": float(speaker_similarity(pred, ref, pred_rate, ref_rate))})
+        batch = int(options.get("batch_size") or 16)
+        return ClipScores({"speaker_similarity": float(speaker_similarity(pred, ref, pred_rate, ref_rate,
+                                                                          device=models.device, batch_partials=batch))})
 
     def _utmos(self, prediction, reference, metrics, models, options) -> ClipScores:
         from ..metrics.voice import prepare_audio

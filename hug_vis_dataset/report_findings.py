@@ -1,0 +1,203 @@
+"""The paper's findings as measurements, from stored rows: one function per finding, shared by
+``hugvis report`` (its "Findings" section) and the explorer Space (its Findings tab).
+
+* :func:`variance_frame` -- condition-factor decomposition (finding iv) of each table metric of a task;
+* :func:`significance_frame` -- paired tests between leaderboard neighbours (ties at 95%);
+* :func:`boundary_frame` -- boundary, thin-structure and moving-region matting errors (finding iii),
+  from the rows of ``hugvis evaluate matting_boundary``;
+* :func:`mos_agreement_frame` -- automatic metric vs MOS at the top (finding ii), with ratings.
+
+Every function takes the stored per-clip rows (all tasks, as ``load_results`` returns them) and
+returns a DataFrame; an empty frame comes with the reason (which rows or weights are missing).
+
+Example:
+    >>> import pandas as pd
+    >>> frame, why = significance_frame(pd.DataFrame(columns=["model", "task", "clip_id", "metric", "value",
+    ...                                                          "status"]), "matting")
+    >>> len(frame), why
+    (0, 'no matting rows: score a submission with `hugvis evaluate matting`')
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from . import catalog
+from .results import EMOTION_MODEL_SEP, REFERENCE_MODELS
+
+
+def _model_rows(rows, task: str):
+    """OK rows of a task's models (reference rows left out); ``(rows, why-empty)``."""
+    if rows is None or not len(rows):
+        return None, f"no {task} rows: score a submission with `hugvis evaluate {task}`"
+    sel = rows[(rows["task"] == task) & ~rows["model"].isin(list(REFERENCE_MODELS))]
+    if "status" in sel.columns:
+        sel = sel[sel["status"] == "ok"]
+    if sel.empty:
+        return None, f"no {task} rows: score a submission with `hugvis evaluate {task}`"
+    return sel, ""
+
+
+def _groups(sel, task: str):
+    """Comparable groups of a task's rows: emotion models by input setting, else one group."""
+    if task != "emotion":
+        return [("", sel)]
+    setting = sel["model"].str.partition(EMOTION_MODEL_SEP)[2]
+    return [(s, sel[setting == s]) for s in sorted(set(setting))]
+
+
+def significance_frame(rows, task: str, n_resamples: int = 9999, n_boot: int = 2000, seed: int = 0):
+    """Each table metric's leaderboard neighbours, tested on their common clips (actors as clusters).
+
+    Returns:
+        ``(frame, why)``: one row per (group, metric, neighbour pair) with ``model``, ``next_model``,
+        ``difference``, ``ci_low``, ``ci_high``, ``p_value``, ``n_actors`` and ``verdict``.
+    """
+    import pandas as pd
+
+    from .metrics.significance import neighbour_tests
+
+    sel, why = _model_rows(rows, task)
+    if sel is None:
+        return pd.DataFrame(), why
+    records = []
+    for group, part in _groups(sel, task):
+        for metric in catalog.table_metrics(task):
+            one = part[part["metric"] == metric]
+            if one["model"].nunique() < 2 or catalog.spec(metric).mode == catalog.SET_LEVEL:
+                continue
+            for test in neighbour_tests(one, catalog.spec(metric).higher_is_better, n_resamples=n_resamples,
+                                        n_boot=n_boot, seed=seed):
+                records.append({"group": group, "metric": metric, **{k: test[k] for k in (
+                    "model", "next_model", "difference", "ci_low", "ci_high", "p_value", "n_actors", "verdict")}})
+    if not records:
+        return pd.DataFrame(), f"{task}: fewer than two models share a per-clip metric"
+    return pd.DataFrame(records), ""
+
+
+def variance_frame(rows, task: str):
+    """Shares of variance per table metric of a task (models of the task pooled).
+
+    Returns:
+        ``(frame, decompositions, why)``: frame rows ``metric``, ``term``, ``share``, ``method``;
+        ``decompositions`` metric -> :class:`~hug_vis_dataset.metrics.variance.VarianceDecomposition`.
+    """
+    import pandas as pd
+
+    from .metrics.variance import VarianceInputError, variance_decomposition
+
+    sel, why = _model_rows(rows, task)
+    if sel is None:
+        return pd.DataFrame(), {}, why
+    decompositions, records, problems = {}, [], []
+    for metric in catalog.table_metrics(task):
+        one = sel[sel["metric"] == metric]
+        if one.empty or catalog.spec(metric).mode == catalog.SET_LEVEL:
+            continue
+        try:
+            result = variance_decomposition(one)
+        except VarianceInputError as err:
+            problems.append(f"{metric}: {err}")
+            continue
+        decompositions[metric] = result
+        records += [{"metric": metric, "term": term, "share": share, "method": result.method}
+                    for term, share in result.shares().items()]
+    if not records:
+        return pd.DataFrame(), {}, "; ".join(problems) or f"{task}: no per-clip metric rows"
+    return pd.DataFrame(records), decompositions, ""
+
+
+def boundary_frame(rows, regions: "tuple[str, ...]" = ("band_10", "thin", "bulk", "moving"), error: str = "mad"):
+    """Per model: one error (default MAD) in chosen regions, clip protocol (mean over clips).
+
+    Returns:
+        ``(frame, why)``: index model, one column per ``<error>_<region>``, plus ``n_ok``.
+    """
+    import pandas as pd
+
+    from .scoring.aggregate import task_table
+
+    sel, why = _model_rows(rows, "matting_boundary")
+    if sel is None:
+        return pd.DataFrame(), why
+    metrics = [f"{error}_{r}" for r in regions]
+    table = task_table(rows[rows["task"] == "matting_boundary"], protocol="clip", metrics=metrics)
+    return table[[m for m in metrics if m in table.columns] + ["n_ok"]], ""
+
+
+def mos_agreement_frame(rows, ratings: "str | Path", n_boot: int = 200, seed: int = 0):
+    """Metric vs MOS agreement per generation task with stored rows and ratings of the same models."""
+    import pandas as pd
+
+    from .modules import ModuleInputError, _mos_agreement
+
+    try:
+        out = _mos_agreement(rows, ratings=ratings, n_boot=n_boot, seed=seed)
+    except ModuleInputError as err:
+        return pd.DataFrame(), str(err)
+    return pd.concat([pd.DataFrame(v).assign(task=k) for k, v in out.items()], ignore_index=True), ""
+
+
+def markdown_table(frame, digits: int = 3, index: bool = False) -> str:
+    """A plain Markdown table of a DataFrame (numbers to ``digits`` significant digits, NaN as n/a).
+
+    Example:
+        >>> import pandas as pd
+        >>> print(markdown_table(pd.DataFrame({"a": [1.23456, float("nan")], "b": ["x", "y"]})))
+        | a | b |
+        | --- | --- |
+        | 1.23 | x |
+        | n/a | y |
+    """
+    import math
+
+    frame = frame.reset_index() if index else frame
+
+    def cell(value) -> str:
+        if isinstance(value, float):
+            return "n/a" if math.isnan(value) else f"{value:.{digits}g}"
+        return str(value).replace("|", "\\|")  # a pipe inside a cell (emotion models) would split it
+
+    lines = ["| " + " | ".join(map(str, frame.columns)) + " |", "| " + " | ".join("---" for _ in frame.columns) + " |"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, mos: Any = None) -> list[str]:
+    """The report's "Findings" section (every table computed from the stored rows)."""
+    md = ["## Findings (measured from the stored rows)", ""]
+    tasks = [t for t in catalog.task_names(with_paper_table=True) if rows is not None and (rows["task"] == t).any()]
+    md += ["### Significance between leaderboard neighbours", "",
+           "Paired sign-flip test on common clips, actors resampled as clusters (exact when 2^actors <= 9999); "
+           "with fewer than 6 actors no gap can reach p < 0.05, so those pairs say n/a.", ""]
+    for task in tasks:
+        frame, why = significance_frame(rows, task)
+        md += [f"**{task}**: {why}" if frame.empty else f"**{task}**:", ""]
+        if not frame.empty:
+            md += [markdown_table(frame, 4), ""]
+    md += ["### Condition-factor decomposition of variance (finding iv)", ""]
+    for task in tasks:
+        frame, decompositions, why = variance_frame(rows, task)
+        if frame.empty:
+            md += [f"**{task}**: {why}", ""]
+            continue
+        wide = frame.pivot_table(index="term", columns="metric", values="share", sort=False)
+        methods = {m: d.method for m, d in decompositions.items()}
+        md += [f"**{task}** (share of variance; method per metric: {methods}):", "",
+               markdown_table(wide, 3, index=True), ""]
+        if figures and out_dir:
+            from .metrics.variance import plot_variance_decomposition
+
+            paths = plot_variance_decomposition(decompositions, out_dir / "figures" / f"variance_{task}",
+                                                title=f"{task}: share of variance")
+            files.extend(paths)
+            md += [f"- figure: {', '.join(p.name for p in paths)}", ""]
+    md += ["### Boundary, thin-structure and moving-region matting errors (finding iii)", ""]
+    frame, why = boundary_frame(rows)
+    md += [why if frame.empty else markdown_table(frame, 4, index=True), ""]
+    if mos is not None:
+        md += ["### Automatic metrics vs MOS at the top (finding ii)", ""]
+        frame, why = mos_agreement_frame(rows, mos)
+        md += [why if frame.empty else markdown_table(frame, 3), ""]
+    return md

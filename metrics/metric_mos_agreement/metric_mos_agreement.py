@@ -1,0 +1,20 @@
+"""HUG-VIS `metric_mos_agreement` evaluate module. Generated from hug_vis_dataset/catalog.py; do not edit."""
+
+import evaluate
+
+try:
+    from hug_vis_dataset.modules import compute
+    from hug_vis_dataset.modules import description
+    from hug_vis_dataset.modules import inputs_description
+    from hug_vis_dataset.modules import module_info
+except ImportError as _err:  # say how to install the library (evaluate would name the import package)
+    raise ImportError("the HUG-VIS module 'metric_mos_agreement' needs the hug-vis library; install it with: pip install \"hug-vis[hub]==0.1.0\"") from _err
+
+
+@evaluate.utils.file_utils.add_start_docstrings(description("metric_mos_agreement"), inputs_description("metric_mos_agreement"))
+class MetricMosAgreement(evaluate.Metric):
+    def _info(self):
+        return module_info("metric_mos_agreement")
+
+    def _compute(self, **inputs):
+        return compute("metric_mos_agreement", **inputs)
