@@ -35,14 +35,14 @@ from .errors import exit_code, one_line
 # not offered; a module that fails to import is a bug and raises.
 COMMAND_MODULES: tuple[str, ...] = (
     "hug_vis_dataset.synth.commands",
-    "hug_vis_dataset.validate",
+    "hug_vis_dataset.validate.commands",
     "hug_vis_dataset.hub.commands",
-    "hug_vis_dataset.demo",
-    "hug_vis_dataset.weights_commands",
+    "hug_vis_dataset.demo.commands",
+    "hug_vis_dataset.weights.commands",
     "hug_vis_dataset.scoring.commands",
     "hug_vis_dataset.predict.commands",
     "hug_vis_dataset.space.commands",
-    "hug_vis_dataset.publish",
+    "hug_vis_dataset.publish.commands",
 )
 
 

@@ -21,10 +21,15 @@ from hug_vis_dataset.grid import EMOTION_NAMES, ClipId, Emotion
 from hug_vis_dataset.hub import BuildError, BuildOptions, CONFIG_COLUMNS, CONFIG_NAMES, build_repo, features
 from hug_vis_dataset.hub import load_config, verify_repo
 from hug_vis_dataset.hub.alpha import ALPHA_CODECS, decode_alpha, encode_alpha
-from hug_vis_dataset.hub.builder import BuildInterrupted, MANIFEST, STATE_DIR, iter_rows
+from hug_vis_dataset.hub.builder import MANIFEST, STATE_DIR, iter_rows
 from hug_vis_dataset.layout import CSV_COLUMNS, DEFAULT_LAYOUT
 from hug_vis_dataset.media import write_alpha_pngs, write_video, write_wav
 from hug_vis_dataset.validate import GridSpec, write_grid_declaration
+
+
+class BuildInterrupted(RuntimeError):
+    """Raised by a test's on_shard hook to simulate a crash mid-build."""
+
 
 W, H, FPS, SR = 64, 36, 30.0, 16000
 CLIPS = [ClipId(1, Emotion.HAPPY, 1, 1), ClipId(1, Emotion.AFRAID, 1, 1)]

@@ -15,7 +15,7 @@ from hostile_cli import assert_one_line_error, run_cli, snapshot
 from test_scoring_repo import built, systems  # noqa: F401 - fixture
 
 from hug_vis_dataset import weights as W
-from hug_vis_dataset.scoring import references as R
+from hug_vis_dataset import references as R
 from hug_vis_dataset.scoring.runner import RunOptionError, evaluate_submission
 
 

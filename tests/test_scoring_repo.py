@@ -19,7 +19,7 @@ import pytest
 
 from hug_vis_dataset.grid import ClipId
 from hug_vis_dataset.release import Release
-from hug_vis_dataset.scoring import references as R
+from hug_vis_dataset import references as R
 from hug_vis_dataset.scoring.runner import evaluate_submission
 from hug_vis_dataset.scoring.store import ResultStore
 

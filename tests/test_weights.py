@@ -116,7 +116,7 @@ def test_register_rejects_conflicts(fake_spec):
 def test_cli_list_and_verify(capsys, fake_spec):
     import argparse
 
-    from hug_vis_dataset import weights_commands
+    from hug_vis_dataset.weights import commands as weights_commands
 
     parser = argparse.ArgumentParser(prog="hugvis")
     weights_commands.register(parser.add_subparsers())

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from .schema import CONFIG_COLUMNS, CONFIG_NAMES, DEFAULT_CONFIG, check_config, features
-from .builder import BuildError, BuildOptions, BuildReport, ShardEntry, build_repo, iter_rows, verify_repo
+from .build_info import BuildError, BuildOptions, BuildReport, ShardEntry
+from .builder import build_repo, iter_rows, verify_repo
 
 __all__ = [
     "CONFIG_COLUMNS", "CONFIG_NAMES", "DEFAULT_CONFIG", "BuildError", "BuildOptions", "BuildReport", "ShardEntry",

@@ -21,11 +21,11 @@ from .. import catalog
 from ..citation import CITATION
 from ..grid import EMOTION_NAMES, TABLE1
 from .alpha import ALPHA_CODECS
+from .build_info import BuildOptions, BuildReport
 from .schema import COLUMN_SPECS, CONFIG_COLUMNS, CONFIG_PURPOSE, DEFAULT_CONFIG, features
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..release import ClipRecord
-    from .builder import BuildOptions, BuildReport
 
 PRETTY_NAME = "HUG-VIS: Human-centered Understanding and Generation in VISual intelligence"
 REPO_ID = "hugvis/hug-vis"

@@ -265,7 +265,7 @@ def _top_label(result: Any) -> str:
 
 
 def _pipeline_task_of(model: str) -> "str | None":
-    from ..scoring.references import looks_like_hub_id
+    from ..references import looks_like_hub_id
 
     config = Path(model) / "config.json"
     if not config.is_file():

@@ -1,11 +1,11 @@
 """The clips a prediction run iterates, with everything a task feeds a model.
 
-Clips come from the scoring references (:mod:`hug_vis_dataset.scoring.references`), so
+Clips come from the scoring references (:mod:`hug_vis_dataset.references`), so
 ``hugvis predict --dataset X`` accepts exactly what ``hugvis evaluate --dataset X`` accepts: a
 release tree, a dataset repo folder built by ``hugvis build``, or a Hub id. Media stay references
 (a file path, or a row locator into a repo shard) until a task reads them with the reference
-readers (:func:`~hug_vis_dataset.scoring.references.reference_file`,
-:func:`~hug_vis_dataset.scoring.references.read_reference_audio`, ...), one clip at a time.
+readers (:func:`~hug_vis_dataset.references.reference_file`,
+:func:`~hug_vis_dataset.references.read_reference_audio`, ...), one clip at a time.
 
 Example:
     >>> import tempfile
@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Iterator, Mapping
 
 from ..grid import ClipId
-from ..scoring.references import (
+from ..references import (
     ReferenceSource,
     ReleaseSource,
     RepoSource,
     RowLocator,
-    _iter_columns,
+    iter_columns,
     open_reference_source,
     reference_file,
 )
@@ -57,7 +57,7 @@ class ClipInputs:
     Attributes:
         cid, clip_id: the clip (``clip_id`` as the dataset spells it).
         media: kind (``video``, ``audio``, ``portrait``, ``alpha``) -> file path or repo row
-            locator; read with the readers of :mod:`hug_vis_dataset.scoring.references`.
+            locator; read with the readers of :mod:`hug_vis_dataset.references`.
         text: ``transcript`` (the assigned prompt the actor speaks) and ``asr_transcript`` when
             the dataset has them.
         fps, sample_rate, width, height, num_frames: recorded properties (None: not recorded).
@@ -90,7 +90,7 @@ class ClipSource:
             columns = REPO_TEXT_COLUMNS.get(task, {})
             if columns:
                 wanted = ("clip_id",) + tuple(columns.values())
-                for values in _iter_columns(references.shards(references.config), wanted):
+                for values in iter_columns(references.shards(references.config), wanted):
                     text = {name: values[col] for name, col in columns.items() if values.get(col) is not None}
                     self._text[ClipId.parse(values["clip_id"])] = text
         elif isinstance(references, ReleaseSource):
@@ -135,7 +135,7 @@ def open_clip_source(dataset: "str | Path", task: str, revision: "str | None" = 
     """The clips of ``task`` in ``dataset`` (release tree, repo folder or Hub id).
 
     Raises:
-        hug_vis_dataset.scoring.references.DatasetSourceError: ``dataset`` is none of these.
+        hug_vis_dataset.references.DatasetSourceError: ``dataset`` is none of these.
     """
     return ClipSource(open_reference_source(dataset, task, revision), task)
 

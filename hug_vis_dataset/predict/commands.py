@@ -19,7 +19,7 @@ SHOW_FAILURES = 10
 
 
 def _predict(args) -> int:
-    from ..scoring.references import DatasetSourceError
+    from ..references import DatasetSourceError
     from . import api
     from .runner import PredictSetupError
 

@@ -179,7 +179,7 @@ def emotion_inputs(clip, setting: str, language: str = "auto", video_frames: int
     to temporary files).
     """
     from ..media import video_info
-    from ..scoring.references import read_reference_audio, reference_file
+    from ..references import read_reference_audio, reference_file
 
     modalities = setting_modalities(setting)
     transcript = clip.text.get(text_column)

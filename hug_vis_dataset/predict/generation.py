@@ -65,7 +65,7 @@ def _suffixes(task: str) -> tuple[str, ...]:
 
 def _copy_reference(ref: str, dest: Path, suffix: str) -> None:
     """The released bytes of a reference (file or repo cell), unchanged."""
-    from ..scoring.references import reference_file
+    from ..references import reference_file
 
     with reference_file(ref, suffix) as src:
         shutil.copyfile(src, dest)
@@ -164,7 +164,7 @@ class CopySourceFrame(_GenerationOutput):
 
     def write(self, clip, path: Path) -> dict:
         from ..media import write_video
-        from ..scoring.references import read_reference_audio, read_reference_portrait
+        from ..references import read_reference_audio, read_reference_portrait
 
         portrait = read_reference_portrait(clip.media["portrait"])
         count, fps = reference_frame_count(clip), reference_fps(clip)
@@ -178,7 +178,7 @@ class ReferenceReplay(_GenerationOutput):
 
     def write(self, clip, path: Path) -> dict:
         from ..media import write_wav
-        from ..scoring.references import read_reference_audio
+        from ..references import read_reference_audio
 
         audio, rate = read_reference_audio(clip.media["audio"])
         write_wav(path, audio, rate)
@@ -202,7 +202,7 @@ class ExportInputs(FileTask):
         return clip.clip_id
 
     def write(self, clip, path: Path) -> dict:
-        from ..scoring.references import read_reference_portrait
+        from ..references import read_reference_portrait
 
         path.mkdir(parents=True)
         inputs: dict[str, str] = {}

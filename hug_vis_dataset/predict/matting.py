@@ -143,7 +143,7 @@ class MattingPrediction(FileTask):
         return clip.clip_id
 
     def write(self, clip, path: Path) -> dict:
-        from ..scoring.references import reference_file
+        from ..references import reference_file
 
         with reference_file(clip.media["video"], ".mp4") as video:
             if not self.reads_path:
@@ -158,7 +158,7 @@ class MattingPrediction(FileTask):
             return {"frames": matte_clip_path(video, self.model, path, int(height), int(width))}
 
     def verify(self, clip, path: Path) -> None:
-        from ..scoring.references import reference_alpha_info
+        from ..references import reference_alpha_info
 
         n, w, h = reference_alpha_info(path)
         n_ref, w_ref, h_ref = reference_alpha_info(clip.media["alpha"])

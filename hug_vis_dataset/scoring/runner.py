@@ -2,7 +2,7 @@
 
 The flow of :func:`evaluate_submission`:
 
-1. open the reference dataset (a release tree, a built dataset repo or a Hub id: references.py)
+1. open the reference dataset (a release tree, a built dataset repo or a Hub id: hug_vis_dataset.references)
    and index the submission by clip id;
 2. read the rows already stored for (task, model) and keep only clips still to do (failed clips
    are retried unless ``retry_failed=False``), so an interrupted run resumes;
@@ -47,8 +47,9 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import HugvisError, ToolUsageError
 from ..grid import ClipId
+from ..hashing import sha256_file
 from .coverage import Coverage
-from .references import ReferenceSource, ReleaseSource, open_reference_source
+from ..references import ReferenceSource, ReleaseSource, open_reference_source
 from .store import ResultStore
 from ..tasks import REAL_AUDIO, ClipJob, ClipOutcome, get_task, index_predictions, result_rows, score_job
 PROVENANCE_PACKAGES = ("hug-vis", "numpy", "scipy", "pandas", "pyarrow", "torch", "opencv-python-headless", "av",
@@ -75,13 +76,13 @@ class EvaluationResult:
 
 
 # ----------------------------------------------------------------------------- references
-# The reference sources live in references.py; these names stay for existing callers.
+# The reference sources live in hug_vis_dataset.references; these names stay for existing callers.
 ReleaseReferences = ReleaseSource
 
 
 def open_references(dataset: "str | Path", task: "str | None" = None,
                     revision: "str | None" = None, verify: bool = True) -> ReferenceSource:
-    """References of a release tree, a built dataset repo folder or a Hub id (see references.py)."""
+    """References of a release tree, a built dataset repo folder or a Hub id (see :mod:`hug_vis_dataset.references`)."""
     return open_reference_source(dataset, task, revision, verify=verify)
 
 
@@ -297,7 +298,7 @@ def weights_used(task: str, metrics: Iterable[str]) -> dict[str, dict]:
     for name in catalog.weights_of(metrics):
         status = weights.weight_status(name, check=False)
         if status.path is not None:
-            out[name] = {"path": str(status.path), "sha256": weights.sha256_file(status.path),
+            out[name] = {"path": str(status.path), "sha256": sha256_file(status.path),
                          "pinned_sha256": weights.get_spec(name).sha256}
     return out
 
@@ -352,7 +353,7 @@ def evaluate_submission(
         predictions: the submission folder (layout: :data:`hug_vis_dataset.catalog.TASKS`).
         model: model name (one folder name) used in rows and as ``out/<task>/<model>/``.
         dataset: a release tree, a dataset repo folder built by ``hugvis build``, or a Hub id
-            (``hugvis/hug-vis``); see :mod:`hug_vis_dataset.scoring.references`.
+            (``hugvis/hug-vis``); see :mod:`hug_vis_dataset.references`.
         out: results root.
         num_proc: worker processes (local) or CPUs of the local Ray.
         backend: ``local`` or ``ray``.

@@ -21,10 +21,9 @@ from ..layout import CSV_COLUMNS, DEFAULT_LAYOUT, ReleaseLayout
 from .figure import P, appearance_for_actor, background, build_parts, key_points, render_parts
 from .motion import clip_motion
 from .prompts import is_han, prompt_for
+from .seeds import TAG_ASR, TAG_AUDIO, TAG_MOTION
 from .voice import Voice, frame_envelope, synthesize_speech, voice_for_actor
 
-# Purpose tags of the seed sequences (stable across versions: changing one changes bytes).
-TAG_AUDIO, TAG_MOTION, TAG_ASR = 1, 2, 3
 SHUTTER = 0.5  # exposure as a fraction of the frame interval (a 180-degree shutter)
 MAX_SUBFRAMES = 5
 SUBFRAME_STEP = 2.0  # px the fastest key point may move between sub-frames (blur stays smooth)

@@ -50,9 +50,9 @@ import numpy as np
 
 from ..grid import ClipId
 from ..mos import RATING_COLUMNS, TASK_CRITERIA
+from .seeds import TAG_RATINGS
 
 RATINGS_FILE = "mos_ratings.csv"
-TAG_RATINGS = 200  # seed-sequence tag (systems use 100+); changing it changes the bytes
 TOP, SPAN = 4.6, 3.0  # latent quality of a perfect copy and its drop at strength 1
 SYSTEM_SD = 0.3  # fixed per (system, criterion) offset: reorders neighbours now and then
 CLIP_SD = 0.3  # stimulus difficulty shared by all systems of a clip

@@ -32,11 +32,11 @@ import numpy as np
 
 from ..grid import EMOTIONS, Emotion
 from ..layout import ReleaseLayout
+from .seeds import TAG_AUDIO, TAG_SYSTEM
 
 SYSTEMS_DIR = "simulated_systems"
 EMOTION_SETTINGS: tuple[str, ...] = ("video", "audio", "text", "video+audio+text")
 SYSTEM_CRF = 23  # system videos are lossy predictions anyway; keeps the default synth fast
-TAG_SYSTEM = 100  # seed-sequence tag base for system draws
 
 
 @dataclass(frozen=True)
@@ -255,7 +255,6 @@ class SystemWriter:
         """Write all systems' outputs for one clip from its reference media."""
         from .. import media
         from .figure import appearance_for_actor, background, blend_appearance, build_parts, render_parts, rest_pose
-        from .generate import TAG_AUDIO
         from .voice import blend_voices, synthesize_speech, voice_for_actor
 
         name = self.layout.clip_id(spec.cid)

@@ -2,7 +2,7 @@
 
 Example (not run in doctests: it takes tens of seconds)::
 
-    from hug_vis_dataset.scoring.demo import run_demo
+    from hug_vis_dataset.demo import run_demo
     run_demo("demo_out", quick=True)
 """
 
@@ -34,7 +34,7 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
     """
     from ..report import build_report
     from ..synth import synthesize
-    from .runner import evaluate_submission
+    from ..scoring.runner import evaluate_submission
 
     out = Path(out_dir)
     release = out / "release"

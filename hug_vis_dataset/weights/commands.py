@@ -15,7 +15,7 @@ import sys
 
 
 def _names(requested: "list[str]") -> "list[str]":
-    from .weights import REGISTRY, get_spec
+    from .registry import REGISTRY, get_spec
 
     for name in requested:
         get_spec(name)  # unknown names fail with the list of known ones
@@ -23,7 +23,8 @@ def _names(requested: "list[str]") -> "list[str]":
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from .weights import REGISTRY, weight_status
+    from .registry import REGISTRY
+    from .verify import weight_status
 
     print(f"{'name':22} {'state':9} {'source':8} {'metrics':18} location / origin")
     for name in _names(args.names):
@@ -36,7 +37,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_download(args: argparse.Namespace) -> int:
-    from .weights import WeightsHashError, WeightsMissingError, resolve
+    from .registry import WeightsHashError, WeightsMissingError
+    from .resolve import resolve
 
     failures = 0
     for name in _names(args.names):
@@ -45,14 +47,14 @@ def cmd_download(args: argparse.Namespace) -> int:
             print(f"{name}: {path}")
         except (WeightsMissingError, WeightsHashError) as err:
             failures += 1
-            from .errors import one_line
+            from ..errors import one_line
 
             print(f"error: {name}: {one_line(err)}", file=sys.stderr)
     return 1 if failures else 0
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from .weights import weight_status
+    from .verify import weight_status
 
     bad = 0
     for name in _names(args.names):

@@ -1,4 +1,4 @@
-"""``hugvis demo``: the main job on the embedded synthetic default.
+"""``hugvis demo``: the whole pipeline on the synthetic mini-grid (:mod:`hug_vis_dataset.demo.pipeline`).
 
 Synthesizes the mini-grid, validates it, builds the Hub dataset repo and loads a config,
 scores every simulated system of every task, and writes the paper-style report.
@@ -11,13 +11,14 @@ from pathlib import Path
 
 def run(out_dir: "str | Path", seed: int = 0, quick: bool = False, num_proc: int = 1) -> int:
     """Run the demo into ``out_dir``; returns the exit status."""
-    from .scoring.demo import run_demo
+    from .pipeline import run_demo
 
     run_demo(out_dir, quick=quick, seed=seed, num_proc=num_proc)
     return 0
 
 
 def register(subparsers) -> None:
+    """Add ``hugvis demo``."""
     parser = subparsers.add_parser("demo", help="run the whole pipeline on the synthetic mini-grid")
     parser.add_argument("--out", type=Path, default=Path("demo_out"))
     parser.add_argument("--seed", type=int, default=0)

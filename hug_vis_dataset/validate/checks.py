@@ -1,239 +1,24 @@
-"""Validate a release tree against the grid and its own metadata.
+"""The checks of a release tree: metadata rows, every clip's media, completeness against the grid.
 
-``hugvis validate RELEASE_DIR [--json] [--grid SPEC] [--num-proc N]`` checks:
-
-* the metadata CSV: required columns, parseable rows, no duplicated clip id, the id agrees
-  with the actor/emotion/action/script columns and with every path (layout.py);
-* completeness against the expected grid: the full 8,400-unit grid, or the subset the
-  release declares in ``metadata/grid.json`` (written by ``hugvis synth``), or ``--grid``;
-* per clip, reading every file (a corrupt file is a reported problem, never a crash):
-  audio, video and alpha exist; video and alpha frame counts agree; every alpha PNG is
-  8-bit single-channel at the video resolution; audio duration equals the video duration
-  within one frame; fps, sample rate, duration and resolution agree with the CSV; the
-  transcript file exists.
-
-Every problem is reported with its clip id. Exit status 0 when clean, 1 otherwise.
-
-Example:
-    >>> import tempfile
-    >>> from hug_vis_dataset.synth import synthesize
-    >>> root = tempfile.mkdtemp()
-    >>> _ = synthesize(root, actors=1, scripts=1, seconds=0.2, size=(64, 36), emotions=["Sad"], actions=1,
-    ...                systems=False)
-    >>> validate_release(root).ok
-    True
+:func:`validate_release` is the entry point (see :mod:`hug_vis_dataset.validate`); each clip is
+checked by :func:`check_clip`, in worker processes with ``num_proc > 1`` (results keep grid order).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import sys
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
-from .errors import HugvisError, ToolUsageError
-from .grid import EMOTIONS, NUM_ACTIONS, NUM_ACTORS, NUM_SCRIPTS, ClipId, iter_grid, parse_emotion
-from .layout import ReleaseLayout, layout_for
-from .media import MediaError, alpha_frame_files, audio_info, read_png_gray, video_info
-from .release import ClipRecord, Release, ReleaseError
-from .textio import TextEncodingError, read_text
-
-GRID_DECLARATION = "metadata/grid.json"
-ERROR, WARNING = "error", "warning"
+from ..grid import parse_emotion
+from ..layout import ReleaseLayout, layout_for
+from ..media import MediaError, alpha_frame_files, audio_info, read_png_gray, video_info
+from ..release import ClipRecord, Release, ReleaseError
+from ..textio import TextEncodingError
+from .gridspec import GridSpec, expected_grid
+from .report import WARNING, Problem, ValidationReport
 
 
-class GridSpecError(ToolUsageError):
-    """A grid subset (``--grid`` or ``metadata/grid.json``) cannot be parsed."""
-
-
-class GridDeclarationError(HugvisError, ValueError):
-    """The release's ``metadata/grid.json`` is not a valid grid declaration."""
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One finding. ``clip_id`` is empty for release-level problems.
-
-    ``severity`` is ``"error"`` (the release is not valid) or ``"warning"`` (worth a look, e.g.
-    a media file no CSV row lists; it neither fails validation nor excludes a clip from a build).
-    """
-
-    clip_id: str
-    check: str
-    message: str
-    severity: str = ERROR
-
-
-@dataclass
-class ValidationReport:
-    root: str
-    expected_clips: int
-    checked_clips: int
-    problems: list[Problem] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
-
-    @property
-    def errors(self) -> list[Problem]:
-        """The findings that make the release invalid (warnings excluded)."""
-        return [p for p in self.problems if p.severity == ERROR]
-
-    @property
-    def warnings(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == WARNING]
-
-    def by_clip(self) -> dict[str, list[Problem]]:
-        grouped: dict[str, list[Problem]] = {}
-        for problem in self.problems:
-            grouped.setdefault(problem.clip_id, []).append(problem)
-        return grouped
-
-    def to_json(self) -> str:
-        return json.dumps(
-            {
-                "root": self.root,
-                "ok": self.ok,
-                "expected_clips": self.expected_clips,
-                "checked_clips": self.checked_clips,
-                "problem_count": len(self.errors),
-                "warning_count": len(self.warnings),
-                "problems": [asdict(p) for p in self.problems],
-            },
-            indent=2,
-            ensure_ascii=False,
-        )
-
-    def to_text(self) -> str:
-        lines = [
-            f"release: {self.root}",
-            f"expected clips: {self.expected_clips}, checked: {self.checked_clips}, problems: {len(self.errors)}, "
-            f"warnings: {len(self.warnings)}",
-        ]
-        for problem in self.problems:
-            where = problem.clip_id or "(release)"
-            tag = "" if problem.severity == ERROR else "warning: "
-            lines.append(f"  {where}: {tag}[{problem.check}] {problem.message}")
-        lines.append("OK" if self.ok else "FAILED")
-        return "\n".join(lines)
-
-
-# ----------------------------------------------------------------------------- grid spec
-@dataclass(frozen=True)
-class GridSpec:
-    """Which part of the grid a release is expected to hold."""
-
-    actors: tuple[int, ...] = tuple(range(1, NUM_ACTORS + 1))
-    emotions: tuple[str, ...] = tuple(e.value for e in EMOTIONS)
-    actions: tuple[int, ...] = tuple(range(1, NUM_ACTIONS + 1))
-    scripts: tuple[int, ...] = tuple(range(1, NUM_SCRIPTS + 1))
-
-    def clip_ids(self) -> list[ClipId]:
-        return list(iter_grid(self.actors, self.emotions, self.actions, self.scripts))
-
-    def to_dict(self) -> dict:
-        return {k: list(v) for k, v in asdict(self).items()}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "GridSpec":
-        """From ``{"actors": [1, 2] or 2, "emotions": [...], ...}``; :class:`GridSpecError` when bad."""
-        if not isinstance(data, dict):
-            raise GridSpecError(f"a grid declaration is a JSON object of actors/emotions/actions/scripts, "
-                                f"got {type(data).__name__}")
-        unknown = set(data) - {"actors", "emotions", "actions", "scripts"}
-        if unknown:
-            raise GridSpecError(f"unknown grid fields {sorted(unknown)}; use actors, emotions, actions, scripts")
-        full = cls()
-        try:
-            emotions = data.get("emotions", full.emotions)
-            if isinstance(emotions, (str, bytes)) or not hasattr(emotions, "__iter__"):
-                raise ValueError(f"emotions must be a list, got {emotions!r}")
-            spec = cls(
-                actors=_ids(data.get("actors", full.actors)),
-                emotions=tuple(parse_emotion(e).value for e in emotions),
-                actions=_ids(data.get("actions", full.actions)),
-                scripts=_ids(data.get("scripts", full.scripts)),
-            )
-        except (ValueError, TypeError, KeyError) as err:
-            raise GridSpecError(f"bad grid value: {err}") from None
-        for name, values, top in (("actors", spec.actors, NUM_ACTORS), ("actions", spec.actions, NUM_ACTIONS),
-                                  ("scripts", spec.scripts, NUM_SCRIPTS), ("emotions", spec.emotions, 0)):
-            if not values:
-                raise GridSpecError(f"{name} is empty: the grid would hold no clip")
-            bad = [v for v in values if top and not 1 <= v <= top]
-            if bad:
-                raise GridSpecError(f"{name} {bad} outside 1..{top}")
-        return spec
-
-    @classmethod
-    def parse(cls, text: str) -> "GridSpec":
-        """``"actors=1-2,actions=4,scripts=1-2,emotions=happy+sad"``; ``full`` is the paper grid.
-
-        A single number ``n`` means ``1..n``; ``a-b`` a range; ``+`` joins items.
-        """
-        if text.strip().lower() in ("", "full"):
-            return cls()
-        data: dict[str, object] = {}
-        for part in text.split(","):
-            key, eq, value = part.partition("=")
-            key = key.strip()
-            if not eq or not value.strip():
-                raise GridSpecError(f"grid part {part.strip()!r} is not KEY=VALUE (e.g. actors=1-2)")
-            if key == "emotions":
-                data[key] = [e.strip() for e in value.split("+")]
-            else:
-                items: list[int] = []
-                for piece in value.split("+"):
-                    lo, dash, hi = piece.partition("-")
-                    try:
-                        items.extend(range(int(lo), int(hi) + 1) if dash else range(1, int(lo) + 1))
-                    except ValueError:
-                        raise GridSpecError(f"{key}={value!r}: {piece!r} is not a number or a range a-b") from None
-                data[key] = items
-        return cls.from_dict(data)
-
-
-def _ids(values: "Iterable[int] | int") -> tuple[int, ...]:
-    if isinstance(values, int):
-        return tuple(range(1, values + 1))
-    return tuple(int(v) for v in values)
-
-
-def write_grid_declaration(root: "str | Path", spec: GridSpec) -> Path:
-    """Record which grid subset a release holds (``metadata/grid.json``)."""
-    path = Path(root) / GRID_DECLARATION
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(spec.to_dict(), indent=2) + "\n", encoding="utf-8")
-    return path
-
-
-def expected_grid(root: "str | Path", spec: "GridSpec | None" = None) -> GridSpec:
-    if spec is not None:
-        return spec
-    declared = Path(root) / GRID_DECLARATION
-    if declared.is_file():
-        try:
-            return GridSpec.from_dict(json.loads(read_text(declared)))
-        except (json.JSONDecodeError, GridSpecError) as err:
-            raise GridDeclarationError(f"{declared} is not a valid grid declaration ({err}); fix it, delete it, "
-                                       f"or pass --grid") from None
-    return GridSpec()
-
-
-def grid_option(text: str) -> GridSpec:
-    """argparse type of ``--grid``: a :class:`GridSpec` or a one-line usage error."""
-    import argparse
-
-    try:
-        return GridSpec.parse(text)
-    except GridSpecError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
-# ----------------------------------------------------------------------------- checks
 def _check_row_fields(record: ClipRecord, row: dict, layout: ReleaseLayout) -> list[str]:
     """Disagreements between the id, the grid columns and the paths of one CSV row."""
     cid = record.cid
@@ -535,27 +320,3 @@ def _map(func, jobs: list, num_proc: int, progress: bool) -> list:
     with get_context("spawn").Pool(num_proc) as pool:
         return list(tqdm(pool.imap(func, jobs, chunksize=1), total=len(jobs), desc="validate",
                          disable=not progress, unit="clip"))
-
-
-# ----------------------------------------------------------------------------- CLI
-def register(subparsers) -> None:
-    parser = subparsers.add_parser("validate", help="check a release tree against the grid and its metadata")
-    from .cli import positive_int
-
-    parser.add_argument("release_dir", type=Path)
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--grid", default=None, type=grid_option,
-                        help="expected grid subset, e.g. 'actors=2,actions=4,scripts=2' or 'full' "
-                             "(default: metadata/grid.json if present, else the full 8,400-clip grid)")
-    parser.add_argument("--layout", type=Path, default=None, help="layout JSON overriding layout.py's default")
-    parser.add_argument("--num-proc", type=positive_int, default=1)
-    parser.set_defaults(func=_run)
-
-
-def _run(args) -> int:
-    if not args.release_dir.is_dir():
-        raise ToolUsageError(f"release folder {args.release_dir} does not exist; pass the folder holding metadata/")
-    layout = ReleaseLayout.from_json(args.layout) if args.layout else None
-    report = validate_release(args.release_dir, args.grid, layout, args.num_proc, progress=sys.stderr.isatty())
-    print(report.to_json() if args.json else report.to_text())
-    return 0 if report.ok else 1

@@ -1,0 +1,122 @@
+"""File checksums, in one place: streaming digests and a cache keyed by path, size and mtime.
+
+Every file the toolkit checks (pretrained weights, Parquet shards of a built repo, the release's
+metadata CSV, files uploaded to the Hub) is hashed here, so a shard verified by ``hugvis evaluate``
+and the same shard written by ``hugvis build`` are hashed the same way. Files are read in blocks,
+so memory does not grow with the file.
+
+Example:
+    >>> import hashlib, tempfile
+    >>> path = tempfile.mktemp(); _ = open(path, "wb").write(b"abc")
+    >>> sha256_file(path) == hashlib.sha256(b"abc").hexdigest()
+    True
+    >>> cache = DigestCache()
+    >>> cache.sha256(path) == cache.sha256(path), cache.hashed
+    (True, 1)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+BLOCK_BYTES = 1 << 20
+
+
+def digest_file(path: "str | Path", *digests: Any, block: int = BLOCK_BYTES) -> None:
+    """Feed a file, block by block, to every ``hashlib``-style object given (one read for all).
+
+    Args:
+        path: the file.
+        *digests: objects with an ``update(bytes)`` method, e.g. ``hashlib.sha256()``.
+        block: bytes read at a time (bounds memory).
+
+    Example:
+        >>> import hashlib, tempfile
+        >>> path = tempfile.mktemp(); _ = open(path, "wb").write(b"abc")
+        >>> md5, sha1 = hashlib.md5(), hashlib.sha1()
+        >>> digest_file(path, md5, sha1, block=2)
+        >>> md5.hexdigest() == hashlib.md5(b"abc").hexdigest(), sha1.hexdigest() == hashlib.sha1(b"abc").hexdigest()
+        (True, True)
+    """
+    with open(path, "rb") as handle:
+        while piece := handle.read(block):
+            for digest in digests:
+                digest.update(piece)
+
+
+def sha256_file(path: "str | Path", block: int = BLOCK_BYTES) -> str:
+    """Hex sha256 of a file, streamed (memory bounded by ``block``).
+
+    Example:
+        >>> import tempfile
+        >>> p = tempfile.mktemp(); _ = open(p, "wb").write(b"abc")
+        >>> sha256_file(p)[:16]
+        'ba7816bf8f01cfea'
+    """
+    digest = hashlib.sha256()
+    digest_file(path, digest, block=block)
+    return digest.hexdigest()
+
+
+class DigestCache:
+    """sha256 of files remembered by (absolute path, size, mtime): a file is hashed again only when it changed.
+
+    In memory only, or also in a JSON file (``cache_file``; :meth:`save` writes it atomically)
+    so that another process -- scoring the same repo tomorrow -- does not reread large files. The
+    file maps the absolute path to ``{"size", "mtime_ns", "sha256"}``; an unreadable or damaged
+    file is treated as empty (hashing again is always safe).
+
+    Attributes:
+        hashed: how many files this cache hashed (rather than remembered) since it was created.
+
+    Example:
+        >>> import tempfile, os
+        >>> folder = tempfile.mkdtemp(); path = os.path.join(folder, "f")
+        >>> _ = open(path, "wb").write(b"abc")
+        >>> first = DigestCache(os.path.join(folder, "cache.json"))
+        >>> digest = first.sha256(path); first.save()
+        >>> again = DigestCache(os.path.join(folder, "cache.json"))
+        >>> again.sha256(path) == digest, again.hashed
+        (True, 0)
+    """
+
+    def __init__(self, cache_file: "str | Path | None" = None) -> None:
+        self.cache_file = Path(cache_file) if cache_file is not None else None
+        self.entries: dict[str, dict] = self._load() if self.cache_file is not None else {}
+        self.hashed = 0
+
+    def _load(self) -> dict[str, dict]:
+        try:
+            data = json.loads(self.cache_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def sha256(self, path: "str | Path") -> str:
+        """The file's sha256, hashed now only if its size or mtime differs from what is remembered."""
+        path = Path(path)
+        st = path.stat()
+        key = str(path.resolve())
+        known = self.entries.get(key)
+        if isinstance(known, dict) and known.get("size") == st.st_size and known.get("mtime_ns") == st.st_mtime_ns:
+            return str(known.get("sha256"))
+        digest = sha256_file(path)
+        self.hashed += 1
+        self.entries[key] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest}
+        return digest
+
+    def save(self) -> None:
+        """Write the cache file (atomically) if there is one; a read-only location only costs rehashing."""
+        if self.cache_file is None:
+            return
+        try:
+            self.cache_file.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.cache_file.with_name(f".{self.cache_file.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(self.entries, indent=0, sort_keys=True), encoding="utf-8")
+            os.replace(tmp, self.cache_file)
+        except OSError:
+            pass

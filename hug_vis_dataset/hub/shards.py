@@ -1,0 +1,130 @@
+"""Writing a config's Parquet shards: size-bounded, atomic, each recorded with its sha256.
+
+A shard is written to a ``.tmp`` name, closed, fsynced and renamed; only then is it handed to the
+caller's ``commit`` (which records it in the resume state). Row groups are flushed at
+``row_group_bytes`` and shards roll over at ``shard_bytes`` (:class:`BuildOptions`), so memory
+holds at most one row group.
+
+Example:
+    >>> shard_name("matting", 3)
+    'data/matting/test-00003.parquet'
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Callable
+
+from ..hashing import sha256_file
+from .build_info import BuildError, BuildOptions, ShardEntry
+from .rows import row_bytes
+from .schema import features, media_columns
+
+# What the builder writes inside data/<config>/: shards and their in-progress temporaries.
+_OWN_SHARD = re.compile(r"^test-\d{5}\.parquet(\.tmp)?$")
+
+
+def shard_name(config: str, index: int) -> str:
+    """Repo-relative path of shard ``index`` of a config (matches ``data/<config>/test-*.parquet``)."""
+    return f"data/{config}/test-{index:05d}.parquet"
+
+
+class ShardWriter:
+    """Streams rows into size-bounded Parquet shards; calls ``commit`` for each finished shard."""
+
+    def __init__(self, repo: Path, config: str, options: BuildOptions, start_index: int,
+                 commit: Callable[[ShardEntry], None]):
+        self.repo, self.config, self.options = repo, config, options
+        self.index = start_index
+        self.commit = commit
+        self.features = features(config)
+        self.schema = self.features.arrow_schema
+        self.media = media_columns(config)
+        self.rows: list[dict] = []
+        self.buffered = 0
+        self.writer = None
+        self.tmp: "Path | None" = None
+        self.shard_rows = 0
+        self.shard_groups = 0
+        self.first = self.last = ""
+        self.alpha_bytes = 0
+
+    def _open(self) -> None:
+        import pyarrow.parquet as pq
+
+        final = self.repo / shard_name(self.config, self.index)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        self.tmp = final.with_name(final.name + ".tmp")
+        media_leaves = [f"{c}.bytes" for c in self.media]
+        plain = [name for name in self.schema.names if name not in self.media]
+        self.writer = pq.ParquetWriter(
+            str(self.tmp),
+            self.schema,
+            # Media bytes are already compressed: compressing them again costs CPU for nothing.
+            compression={**{c: "zstd" for c in plain}, **{leaf: "none" for leaf in media_leaves},
+                         **{f"{c}.path": "zstd" for c in self.media}},
+            use_dictionary=plain,
+            write_statistics=plain,
+        )
+        self.shard_rows = self.shard_groups = self.alpha_bytes = 0
+
+    def add(self, row: dict) -> None:
+        self.rows.append(row)
+        self.buffered += row_bytes(row, self.media)
+        if self.buffered >= self.options.row_group_bytes or len(self.rows) >= self.options.max_rows_per_group:
+            self._flush()
+
+    def _flush(self) -> None:
+        import pyarrow as pa
+
+        if not self.rows:
+            return
+        if self.writer is None:
+            self._open()
+            self.first = self.rows[0]["clip_id"]
+        table = pa.Table.from_pylist(self.rows, schema=self.schema)
+        self.writer.write_table(table, row_group_size=len(self.rows))
+        self.shard_rows += len(self.rows)
+        self.shard_groups += 1
+        self.last = self.rows[-1]["clip_id"]
+        if "alpha_matte" in self.schema.names:
+            self.alpha_bytes += sum(len(r["alpha_matte"]["bytes"]) for r in self.rows)
+        self.rows, self.buffered = [], 0
+        if self.tmp.stat().st_size >= self.options.shard_bytes:
+            self._finish()
+
+    def _finish(self) -> None:
+        self.writer.close()
+        self.writer = None
+        with open(self.tmp, "rb+") as handle:
+            os.fsync(handle.fileno())
+        final = self.repo / shard_name(self.config, self.index)
+        entry = ShardEntry(
+            file=shard_name(self.config, self.index),
+            sha256=sha256_file(self.tmp),
+            bytes=self.tmp.stat().st_size,
+            rows=self.shard_rows,
+            row_groups=self.shard_groups,
+            first_clip=self.first,
+            last_clip=self.last,
+            alpha_bytes=self.alpha_bytes,
+        )
+        os.replace(self.tmp, final)
+        self.tmp = None
+        self.index += 1
+        self.commit(entry)
+
+    def close(self) -> None:
+        self._flush()
+        if self.writer is not None:
+            self._finish()
+
+
+def check_no_foreign_files(folder: Path) -> None:
+    """Refuse a config folder holding anything but our shards (and their temporaries)."""
+    foreign = sorted(p.name for p in folder.iterdir() if not (p.is_file() and _OWN_SHARD.match(p.name)))
+    if foreign:
+        raise BuildError(f"{folder} holds {', '.join(foreign[:5])}{' ...' if len(foreign) > 5 else ''}, not "
+                         f"written by hugvis build; move it out of the repo folder and rerun")

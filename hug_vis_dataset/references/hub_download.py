@@ -1,0 +1,49 @@
+"""Fetching a HUG-VIS dataset repo from the Hugging Face Hub by id (``owner/name``).
+
+Only the card, the manifest, the checksums and the task's shards (plus ``clips``) are fetched, at
+the requested revision; the snapshot folder is then read like a local repo folder.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .locators import DatasetSourceError
+
+HUB_MANIFEST = "manifest.json"
+HUB_CARD = "README.md"
+_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def looks_like_hub_id(text: str) -> bool:
+    """``owner/name`` with Hub-legal characters (and not an existing local path).
+
+    Example:
+        >>> looks_like_hub_id("hugvis/hug-vis"), looks_like_hub_id("./release"), looks_like_hub_id("a/b/c")
+        (True, False, False)
+    """
+    return bool(_HUB_ID.match(text)) and not Path(text).exists()
+
+
+def download_repo(repo_id: str, revision: "str | None" = None, task: "str | None" = None) -> tuple[Path, str]:
+    """Fetch a dataset repo from the Hub (card, manifest and the task's shards); (folder, commit).
+
+    Raises:
+        DatasetSourceError: offline, unknown repo or revision, gated without access.
+    """
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError as err:  # pragma: no cover - huggingface_hub ships with datasets
+        raise DatasetSourceError(f"huggingface_hub is needed to read {repo_id} from the Hub: {err}") from None
+    patterns = [HUB_CARD, HUB_MANIFEST, "checksums.sha256"]
+    patterns += [f"data/{task}/*", "data/clips/*"] if task else ["data/*"]
+    try:
+        folder = Path(snapshot_download(repo_id, repo_type="dataset", revision=revision, allow_patterns=patterns))
+    except Exception as err:  # noqa: BLE001 - offline, 401/404 and network errors all mean "cannot use it"
+        raise DatasetSourceError(
+            f"cannot fetch the dataset {repo_id!r} (revision {revision or 'main'}) from the Hugging Face Hub: "
+            f"{type(err).__name__}: {err}. Without internet access, pass --dataset a local release tree or a "
+            f"downloaded repo folder.") from None
+    # Snapshot folders are named by the commit they hold: the exact revision scored.
+    return folder, folder.name

@@ -1,0 +1,40 @@
+"""Validate a release tree against the grid and its own metadata.
+
+``hugvis validate RELEASE_DIR [--json] [--grid SPEC] [--num-proc N]`` checks
+(:mod:`~.checks`; the grid subset in :mod:`~.gridspec`, findings in :mod:`~.report`, the
+command in :mod:`~.commands`):
+
+* the metadata CSV: required columns, parseable rows, no duplicated clip id, the id agrees
+  with the actor/emotion/action/script columns and with every path (layout.py);
+* completeness against the expected grid: the full 8,400-unit grid, or the subset the
+  release declares in ``metadata/grid.json`` (written by ``hugvis synth``), or ``--grid``;
+* per clip, reading every file (a corrupt file is a reported problem, never a crash):
+  audio, video and alpha exist; video and alpha frame counts agree; every alpha PNG is
+  8-bit single-channel at the video resolution; audio duration equals the video duration
+  within one frame; fps, sample rate, duration and resolution agree with the CSV; the
+  transcript file exists.
+
+Every problem is reported with its clip id. Exit status 0 when clean, 1 otherwise.
+
+Example:
+    >>> import tempfile
+    >>> from hug_vis_dataset.synth import synthesize
+    >>> root = tempfile.mkdtemp()
+    >>> _ = synthesize(root, actors=1, scripts=1, seconds=0.2, size=(64, 36), emotions=["Sad"], actions=1,
+    ...                systems=False)
+    >>> validate_release(root).ok
+    True
+"""
+
+from __future__ import annotations
+
+from .checks import check_clip, unlisted_media, validate_release
+from .gridspec import (GRID_DECLARATION, GridDeclarationError, GridSpec, GridSpecError, expected_grid, grid_option,
+                       write_grid_declaration)
+from .report import ERROR, WARNING, Problem, ValidationReport
+
+__all__ = [
+    "ERROR", "GRID_DECLARATION", "GridDeclarationError", "GridSpec", "GridSpecError", "Problem", "ValidationReport",
+    "WARNING", "check_clip", "expected_grid", "grid_option", "unlisted_media", "validate_release",
+    "write_grid_declaration",
+]

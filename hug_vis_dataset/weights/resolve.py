@@ -1,0 +1,169 @@
+"""Finding a pretrained file: explicit path, environment, package / Hub cache / URL cache; downloading it.
+
+:func:`resolve` returns a local path checked against the pinned sha256 (hashed once per
+process and again only when the file's size or mtime changes); :func:`find_weight` locates a
+file without hashing or downloading. The lookup order is in the package docstring
+(:mod:`hug_vis_dataset.weights`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Iterable
+
+from ..hashing import DigestCache, sha256_file
+from .registry import (ENV_DIR, REGISTRY, WeightSpec, WeightsHashError, WeightsMissingError, cache_dir, env_var,
+                       get_spec, missing_message)
+
+# Pinned files are hashed once per process and again only when their size or mtime changes.
+PINNED_HASHES = DigestCache()
+
+
+def _in_dir(folder: Path, spec: WeightSpec) -> "Path | None":
+    for candidate in (folder / spec.filename, folder / spec.name / spec.filename):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _package_file(spec: WeightSpec) -> "Path | None":
+    try:
+        found = importlib.util.find_spec(spec.package or "")
+    except (ImportError, ValueError):
+        return None
+    if found is None or not found.submodule_search_locations:
+        return None
+    candidate = Path(list(found.submodule_search_locations)[0]) / (spec.package_path or spec.filename)
+    return candidate if candidate.is_file() else None
+
+
+def _hub_file(spec: WeightSpec, download: bool) -> "Path | None":
+    try:
+        from huggingface_hub import hf_hub_download
+        from huggingface_hub.errors import LocalEntryNotFoundError
+    except ImportError:
+        return None
+    try:
+        return Path(hf_hub_download(spec.repo_id, spec.repo_path, revision=spec.revision,
+                                    local_files_only=not download))
+    except LocalEntryNotFoundError:
+        return None
+    except OSError as err:  # HTTP/network failures during download
+        if download:
+            raise WeightsMissingError(f"{missing_message(spec)}\n  download failed: {err}") from err
+        return None
+
+
+def _url_download(spec: WeightSpec, target: Path) -> None:
+    import urllib.request
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{spec.filename}.", suffix=".part", dir=target.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(spec.url, timeout=60) as response:
+            shutil.copyfileobj(response, out, length=1 << 20)
+        if spec.archive_member:
+            with zipfile.ZipFile(tmp) as archive:
+                members = [m for m in archive.namelist() if m.rsplit("/", 1)[-1] == spec.archive_member]
+                if not members:
+                    raise WeightsMissingError(f"{spec.url} has no member {spec.archive_member}")
+                member_tmp = tmp.with_suffix(".member")
+                with archive.open(members[0]) as src, member_tmp.open("wb") as dst:
+                    shutil.copyfileobj(src, dst, length=1 << 20)
+            tmp.unlink()
+            tmp = member_tmp
+        if spec.sha256 and sha256_file(tmp) != spec.sha256:
+            raise WeightsHashError(f"downloaded {spec.filename} from {spec.url} does not match the pinned sha256")
+        tmp.replace(target)
+    except OSError as err:
+        raise WeightsMissingError(f"{missing_message(spec)}\n  download failed: {err}") from err
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def find_weight(name: str, path: "str | Path | None" = None) -> "tuple[Path, str] | None":
+    """Locate a file without downloading or hashing; returns ``(path, how_found)`` or None.
+
+    Raises:
+        WeightsMissingError: an explicit ``path`` or per-file variable points at nothing (an
+            explicit request is never silently replaced by another copy).
+    """
+    spec = get_spec(name)
+    if path is not None:
+        p = Path(path)
+        found = _in_dir(p, spec) if p.is_dir() else (p if p.is_file() else None)
+        if found is None:
+            raise WeightsMissingError(f"{missing_message(spec)}\n  the given path {p} does not exist")
+        return found, "argument"
+    var = os.environ.get(env_var(name))
+    if var:
+        if not Path(var).is_file():
+            raise WeightsMissingError(f"{missing_message(spec)}\n  {env_var(name)}={var} is not a file")
+        return Path(var), env_var(name)
+    if os.environ.get(ENV_DIR):
+        found = _in_dir(Path(os.environ[ENV_DIR]), spec)
+        if found is not None:
+            return found, ENV_DIR
+    if spec.source == "package":
+        found = _package_file(spec)
+        return (found, "package") if found else None
+    if spec.source == "hub":
+        found = _hub_file(spec, download=False)
+        return (found, "hub cache") if found else None
+    found = _in_dir(cache_dir(), spec)
+    return (found, "cache") if found else None
+
+
+def check_hash(spec: WeightSpec, path: Path) -> None:
+    """Raise :class:`WeightsHashError` if ``path`` does not match the pinned sha256 (no-op when unpinned)."""
+    if spec.sha256 is None:
+        return
+    actual = PINNED_HASHES.sha256(path)
+    if actual != spec.sha256:
+        raise WeightsHashError(
+            f"{path} has sha256 {actual}, but weights {spec.name!r} are pinned to {spec.sha256} "
+            f"({spec.origin()}); replace the file (hugvis weights download {spec.name})"
+        )
+
+
+def resolve(name: str, path: "str | Path | None" = None, download: bool = False, verify: bool = True) -> Path:
+    """Local path of the weights ``name``, checked against the pinned sha256.
+
+    Args:
+        name: registry key.
+        path: explicit file (or folder holding it); takes precedence over everything.
+        download: fetch from the Hub / URL when not found locally.
+        verify: check the sha256 (skip only for speed in trusted loops).
+
+    Raises:
+        WeightsMissingError: not found (and not downloaded).
+        WeightsHashError: found but the content differs from the pinned hash.
+    """
+    spec = get_spec(name)
+    found = find_weight(name, path)
+    if found is None and download:
+        if spec.source == "hub":
+            hub = _hub_file(spec, download=True)
+            found = (hub, "hub") if hub else None
+        elif spec.source == "url":
+            target = cache_dir() / spec.name / spec.filename
+            _url_download(spec, target)
+            found = (target, "download")
+    if found is None:
+        raise WeightsMissingError(missing_message(spec))
+    if verify:
+        check_hash(spec, found[0])
+    return found[0]
+
+
+def download(names: "Iterable[str] | None" = None) -> dict[str, Path]:
+    """Fetch the named files (all non-package files when ``None``); returns their paths."""
+    chosen = list(names) if names else [n for n, s in REGISTRY.items() if s.source != "package"]
+    return {name: resolve(name, download=True) for name in chosen}

@@ -1,0 +1,388 @@
+"""Architecture rules of the ``hug_vis_dataset`` package, checked from the source text.
+
+**No import cycle.** Every module's imports are read with :mod:`ast`, at any depth (module level,
+inside functions, under ``if TYPE_CHECKING:``), so a dependency hidden in a function body or kept
+for type hints still counts: hiding an import does not remove the knowledge one module has of the
+other, it only postpones the failure. Relative imports are resolved against the importing module's
+package (``from ..scoring import store`` in ``hug_vis_dataset/tasks/base.py`` is
+``hug_vis_dataset.scoring.store``).
+
+What an edge is:
+
+- ``import a.b.c`` and ``from a.b import c`` where ``a.b.c`` is a module: an edge to ``a.b.c``.
+- ``from a.b import name`` where ``name`` is not a submodule: an edge to ``a.b`` itself (its
+  ``__init__.py``), because that is where ``name`` is read from.
+- Only modules of ``hug_vis_dataset`` are nodes; the standard library and third parties are not.
+
+What is *not* an edge: the parent packages that Python executes implicitly before a submodule
+(``import hug_vis_dataset.hub.card`` runs ``hug_vis_dataset/hub/__init__.py`` first). Counting
+those would make every package ``__init__`` that re-exports its submodules a cycle with each of
+them, which it is not: ``hub/__init__`` -> ``hub.builder`` is a one-way facade. A submodule that
+reads a name *from* its own package ``__init__`` while that ``__init__`` imports it (directly or
+through others) is a real cycle and is reported.
+
+**Top-level parts layer too** (:func:`package_cycles`): collapsing modules into the package's
+top-level parts (``hug_vis_dataset.scoring``, ``hug_vis_dataset.report`` ...) must also give no
+cycle, or the parts cannot be layered even when the modules are acyclic. The known knots are
+listed in that test's ``xfail`` (strict: it fails once they are gone, so the marker goes too).
+
+**No oversized module.** No module exceeds :data:`MAX_MODULE_LINES` lines, except the few listed in
+:data:`SINGLE_JOB_MODULES` with the reason they are one job (bounded by :data:`SINGLE_JOB_MAX_LINES`);
+the largest few are printed by ``pytest -s`` so the margin is visible.
+
+**One CLI convention.** Every sub-command is registered by ``register(subparsers)`` in a module named
+``commands`` inside its feature's package; ``cli.COMMAND_MODULES`` lists exactly those modules, and no
+other module builds argparse sub-parsers (docs/CONVENTIONS.md).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import deque
+from pathlib import Path
+
+import pytest
+
+import hug_vis_dataset
+
+PACKAGE_DIR = Path(hug_vis_dataset.__file__).resolve().parent
+MAX_MODULE_LINES = 600
+#: Modules allowed past :data:`MAX_MODULE_LINES` because they do one job that does not split
+#: without scattering it; each must stay under :data:`SINGLE_JOB_MAX_LINES`.
+SINGLE_JOB_MODULES: dict[str, str] = {
+    "hug_vis_dataset/metrics/_matting_kernels.py": "the numba kernels of the matting metrics (one compiled job)",
+    "hug_vis_dataset/metrics/matting.py": "the matting metrics' API over those kernels (one job)",
+}
+SINGLE_JOB_MAX_LINES = 800
+
+
+# ----------------------------------------------------------------------------- the graph
+def module_files(package_dir: Path, package: str) -> dict[str, Path]:
+    """Map every module of the package under ``package_dir`` to its file (packages to ``__init__.py``)."""
+    modules = {}
+    for path in sorted(package_dir.rglob("*.py")):
+        parts = list(path.relative_to(package_dir).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        modules[".".join([package, *parts])] = path
+    return modules
+
+
+def _package_of(module: str, path: Path) -> str:
+    """The package a module's relative imports are resolved against."""
+    return module if path.name == "__init__.py" else module.rpartition(".")[0]
+
+
+def _resolve_relative(base_package: str, level: int, target: "str | None") -> str:
+    parts = base_package.split(".")
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)]
+    return ".".join(parts + ([target] if target else []))
+
+
+def _nearest_module(name: str, modules: dict[str, Path]) -> "str | None":
+    """``name`` if it is a module, else its longest prefix that is (``a.b.func`` -> ``a.b``)."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def iter_imports(module: str, path: Path, modules: dict[str, Path]):
+    """(line, imported name) of every import statement of a module, at any depth, resolved to absolute names.
+
+    ``from a import b`` yields ``a.b`` when that is a module, else ``a`` (the name is read from ``a``).
+    """
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            source = (_resolve_relative(_package_of(module, path), node.level, node.module)
+                      if node.level else (node.module or ""))
+            for alias in node.names:
+                submodule = f"{source}.{alias.name}"
+                yield node.lineno, submodule if submodule in modules else source
+
+
+def import_edges(modules: dict[str, Path]) -> dict[str, dict[str, int]]:
+    """For each module, the package modules it imports, each with the line of one import that does it."""
+    graph: dict[str, dict[str, int]] = {name: {} for name in modules}
+    for module, path in modules.items():
+        for line, target in iter_imports(module, path, modules):
+            resolved = _nearest_module(target, modules)
+            if resolved is not None and resolved != module:
+                graph[module].setdefault(resolved, line)
+    return graph
+
+
+def strongly_connected(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """Tarjan's strongly connected components with more than one module, each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+    counter = 0
+
+    def visit(root: str) -> None:
+        nonlocal counter
+        # Iterative, so a deep package cannot hit the recursion limit.
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    components.append(sorted(component))
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    return sorted(components)
+
+
+def shortest_cycle(graph: dict[str, dict[str, int]], component: list[str]) -> list[str]:
+    """One shortest cycle through the component's first module, as ``[a, b, ..., a]``."""
+    members = set(component)
+    start = component[0]
+    previous: dict[str, str] = {}
+    queue = deque([start])
+    while queue:
+        node = queue.popleft()
+        for child in sorted(graph[node]):
+            if child not in members:
+                continue
+            if child == start:
+                path = [node]
+                while path[-1] != start:
+                    path.append(previous[path[-1]])
+                return [*reversed(path), start]
+            if child not in previous:
+                previous[child] = node
+                queue.append(child)
+    raise AssertionError(f"{component} is not strongly connected")
+
+
+def describe_cycle(graph: dict[str, dict[str, int]], modules: dict[str, Path], cycle: list[str], root: Path) -> str:
+    steps = [f"{a} ({modules[a].relative_to(root).as_posix()}:{graph[a][b]})" for a, b in zip(cycle, cycle[1:])]
+    return " -> ".join(steps + [cycle[-1]])
+
+
+def find_cycles(package_dir: Path, package: str) -> list[str]:
+    """One line per import cycle: the modules of a shortest cycle, each with the importing line."""
+    modules = module_files(package_dir, package)
+    graph = import_edges(modules)
+    root = package_dir.parent
+    return [describe_cycle(graph, modules, shortest_cycle(graph, c), root) for c in strongly_connected(graph)]
+
+
+def package_cycles(package_dir: Path, package: str) -> list[str]:
+    """Cycles between the package's top-level parts (``pkg.sub`` packages and ``pkg.module`` modules).
+
+    Module-level acyclicity still allows ``a.x -> b.y`` and ``b.z -> a.w``: the two parts then
+    cannot be layered. Each line names one import per step of a shortest cycle.
+    """
+    modules = module_files(package_dir, package)
+    depth = len(package.split(".")) + 1
+    part = lambda name: ".".join(name.split(".")[:depth])  # noqa: E731 - local shorthand
+    graph: dict[str, dict[str, int]] = {}
+    witness: dict[tuple[str, str], str] = {}
+    for module, targets in import_edges(modules).items():
+        graph.setdefault(part(module), {})
+        for target, line in targets.items():
+            a, b = part(module), part(target)
+            graph.setdefault(b, {})
+            if a != b and (a, b) not in witness:
+                graph[a][b] = line
+                witness[(a, b)] = f"{module}:{line} imports {target}"
+    out = []
+    for component in strongly_connected(graph):
+        cycle = shortest_cycle(graph, component)
+        steps = "; ".join(witness[(a, b)] for a, b in zip(cycle, cycle[1:]))
+        others = sorted(set(component) - set(cycle))
+        out.append(" -> ".join(cycle) + f" ({steps})" + (f"; same knot: {', '.join(others)}" if others else ""))
+    return out
+
+
+# ----------------------------------------------------------------------------- the checker on known packages
+def _write_package(root: Path, files: dict[str, str]) -> Path:
+    for relative, text in files.items():
+        path = root / "pkg" / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root / "pkg"
+
+
+def test_checker_finds_a_cycle_hidden_in_a_function(tmp_path):
+    package = _write_package(tmp_path, {
+        "__init__.py": "",
+        "a.py": "from .b import thing\n",
+        "b.py": "def thing():\n    from pkg import a\n    return a\n",
+    })
+    assert find_cycles(package, "pkg") == ["pkg.a (pkg/a.py:1) -> pkg.b (pkg/b.py:2) -> pkg.a"]
+
+
+def test_checker_resolves_parent_relative_imports_and_type_checking_blocks(tmp_path):
+    package = _write_package(tmp_path, {
+        "__init__.py": "",
+        "sub/__init__.py": "",
+        "sub/x.py": "from ..y import value\n",
+        "y.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .sub.x import X\nvalue = 1\n",
+    })
+    assert find_cycles(package, "pkg") == ["pkg.sub.x (pkg/sub/x.py:1) -> pkg.y (pkg/y.py:3) -> pkg.sub.x"]
+
+
+def test_checker_accepts_a_facade_init_and_stdlib_names(tmp_path):
+    # __init__ re-exports its submodules; the submodules import each other one way and read a
+    # sibling through `from . import sibling` (a submodule, not the __init__).
+    package = _write_package(tmp_path, {
+        "__init__.py": "from .a import A\nfrom .b import B\n",
+        "a.py": "import json\nfrom . import b\nA = b.B\n",
+        "b.py": "import os.path\nB = 1\n",
+    })
+    assert find_cycles(package, "pkg") == []
+
+
+def test_checker_reports_a_submodule_reading_its_own_init(tmp_path):
+    package = _write_package(tmp_path, {
+        "__init__.py": "from .a import A\nDEFAULT = 3\n",
+        "a.py": "from . import DEFAULT\nA = DEFAULT\n",
+    })
+    assert find_cycles(package, "pkg") == ["pkg (pkg/__init__.py:1) -> pkg.a (pkg/a.py:1) -> pkg"]
+
+
+def test_package_level_cycle_between_acyclic_modules_is_found(tmp_path):
+    package = _write_package(tmp_path, {
+        "__init__.py": "",
+        "a/__init__.py": "", "a/x.py": "from ..b import y\n", "a/w.py": "W = 1\n",
+        "b/__init__.py": "", "b/y.py": "Y = 1\n", "b/z.py": "from ..a.w import W\n",
+        "c.py": "from .a import x\n",
+    })
+    assert find_cycles(package, "pkg") == []
+    assert package_cycles(package, "pkg") == ["pkg.a -> pkg.b -> pkg.a (pkg.a.x:1 imports pkg.b.y; pkg.b.z:1 imports pkg.a.w)"]
+
+
+# ----------------------------------------------------------------------------- the rules on hug_vis_dataset
+@pytest.mark.xfail(strict=True, reason=(
+    "known knot between top-level parts, broken by three moves outside this check's owner: tasks/*.py import "
+    "hug_vis_dataset.references instead of scoring.references (then delete scoring/references.py); the "
+    "report and mos commands leave scoring/commands.py for the reporting package's commands.py; "
+    "metrics.variance stops importing figures and metrics.mos_agreement stops importing space.paper_tables. "
+    "Remove this marker when the check passes"))
+def test_no_cycle_between_top_level_parts():
+    cycles = package_cycles(PACKAGE_DIR, "hug_vis_dataset")
+    assert cycles == [], "cycles between top-level parts:\n" + "\n".join(cycles)
+
+
+def unresolved_imports(package_dir: Path, package: str) -> list[str]:
+    """Imports of the package's own modules that name no module of it (a module moved, a relative import off by a dot)."""
+    modules = module_files(package_dir, package)
+    root = package_dir.parent
+    return [f"{modules[module].relative_to(root).as_posix()}:{line}: {target}"
+            for module, path in modules.items() for line, target in iter_imports(module, path, modules)
+            if (target == package or target.startswith(package + ".")) and target not in modules]
+
+
+def test_checker_flags_an_import_of_a_missing_module(tmp_path):
+    package = _write_package(tmp_path, {
+        "__init__.py": "",
+        "sub/__init__.py": "",
+        "sub/x.py": "def f():\n    from .errors import E\n    from ..errors import E\n",
+        "errors.py": "E = 1\n",
+    })
+    assert unresolved_imports(package, "pkg") == ["pkg/sub/x.py:2: pkg.sub.errors"]
+
+
+def test_every_package_import_names_an_existing_module():
+    missing = unresolved_imports(PACKAGE_DIR, "hug_vis_dataset")
+    assert missing == [], "imports of modules that do not exist:\n" + "\n".join(missing)
+
+
+def test_no_import_cycle_in_the_package():
+    cycles = find_cycles(PACKAGE_DIR, "hug_vis_dataset")
+    assert cycles == [], "import cycles:\n" + "\n".join(cycles)
+
+
+def module_sizes(package_dir: Path) -> list[tuple[int, str]]:
+    """(lines, path relative to the package's parent) of every module, largest first."""
+    sizes = [
+        (len(path.read_text(encoding="utf-8").splitlines()), path.relative_to(package_dir.parent).as_posix())
+        for path in package_dir.rglob("*.py")
+    ]
+    return sorted(sizes, reverse=True)
+
+
+def test_line_counter_counts_lines(tmp_path):
+    package = _write_package(tmp_path, {"__init__.py": "", "a.py": "x = 1\n\ny = 2\n", "b.py": "z = 3"})
+    assert module_sizes(package) == [(3, "pkg/a.py"), (1, "pkg/b.py"), (0, "pkg/__init__.py")]
+
+
+def test_no_module_over_the_line_bound():
+    sizes = module_sizes(PACKAGE_DIR)
+    print("largest modules:", ", ".join(f"{path} {lines}" for lines, path in sizes[:5]))
+    too_long = [f"{path}: {lines} lines" for lines, path in sizes
+                if lines > (SINGLE_JOB_MAX_LINES if path in SINGLE_JOB_MODULES else MAX_MODULE_LINES)]
+    assert too_long == [], f"modules over {MAX_MODULE_LINES} lines (split them by job):\n" + "\n".join(too_long)
+
+
+def test_single_job_exceptions_are_real_files():
+    sizes = {path: lines for lines, path in module_sizes(PACKAGE_DIR)}
+    assert [path for path in SINGLE_JOB_MODULES if path not in sizes] == []
+    # An exception that has shrunk below the common bound is no longer needed: drop it.
+    assert [path for path in SINGLE_JOB_MODULES if sizes[path] <= MAX_MODULE_LINES] == []
+
+
+# ----------------------------------------------------------------------------- one CLI convention
+def _calls_named(path: Path, names: set[str]) -> list[int]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [node.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in names]
+
+
+def test_every_sub_command_registers_from_a_commands_module():
+    from hug_vis_dataset import cli
+
+    modules = module_files(PACKAGE_DIR, "hug_vis_dataset")
+    commands = sorted(name for name in modules if name.endswith(".commands"))
+    assert sorted(cli.COMMAND_MODULES) == commands  # every commands module is offered, nothing else is
+    for name in commands:
+        tree = ast.parse(modules[name].read_text(encoding="utf-8"))
+        top_level = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+        assert "register" in top_level, f"{name} has no register(subparsers)"
+    # Parsers are built nowhere else: a feature module never imports argparse's sub-command API.
+    elsewhere = [f"{modules[name].relative_to(PACKAGE_DIR.parent).as_posix()}:{line}"
+                 for name in modules if not name.endswith(".commands") and name != "hug_vis_dataset.cli"
+                 for line in _calls_named(modules[name], {"add_parser", "add_subparsers"})]
+    assert elsewhere == []
+
+
+
+
+if __name__ == "__main__":  # pragma: no cover
+    pytest.main([__file__, "-q", "-s"])
