@@ -30,7 +30,8 @@ def _outcome(res) -> str:
 
 
 def score_baselines(release: "str | Path", submissions: "str | Path", results: "str | Path", num_proc: int = 1,
-                    progress: bool = True, command_line: "Sequence[str] | None" = None) -> dict:
+                    progress: bool = True, command_line: "Sequence[str] | None" = None,
+                    tasks: "Sequence[str] | None" = None) -> dict:
     """Run ``hugvis predict`` with every task's built-in baseline and score it as model ``baseline``.
 
     The baselines (:mod:`hug_vis_dataset.predict`, docs/PREDICT.md) are real predictions from the
@@ -42,6 +43,7 @@ def score_baselines(release: "str | Path", submissions: "str | Path", results: "
         submissions: one submission folder per task is written to ``submissions/<task>``.
         results: the results root of :func:`~hug_vis_dataset.scoring.runner.evaluate_submission`.
         num_proc, progress, command_line: passed to the scoring.
+        tasks: the tasks to run (default: all five, :data:`hug_vis_dataset.predict.api.TASKS`).
 
     Returns:
         task -> (:class:`~hug_vis_dataset.predict.PredictSummary`,
@@ -57,7 +59,7 @@ def score_baselines(release: "str | Path", submissions: "str | Path", results: "
     from .runner import evaluate_submission
 
     done = {}
-    for task in PREDICT_TASKS:
+    for task in (PREDICT_TASKS if tasks is None else tasks):
         predicted = predict(task, BASELINE, release, Path(submissions) / task, progress=progress)
         res = evaluate_submission(task, predicted.out, BASELINE, release, results, num_proc=num_proc,
                                   progress=progress, command_line=command_line)
