@@ -263,9 +263,9 @@ def _one_metric(frame, metric: str, task: "str | None"):
     if sel.empty:
         raise ModuleInputError(f"no rows of {metric} ({', '.join(tasks)}); the rows hold "
                                f"{sorted(set(zip(frame['task'], frame['metric'])))[:8]}")
-    from .results import REFERENCE_MODELS
+    from .results import reference_rows
 
-    return sel[~sel["model"].isin(list(REFERENCE_MODELS))]
+    return sel[~reference_rows(sel["model"])]
 
 
 def _per_metric_analysis(name: str, frame, metric_name: str = "", task: "str | None" = None, **options: Any) -> dict:

@@ -146,12 +146,14 @@ def task_tables(rows, frames, set_rows, summaries, n_boot: int = 1000):
 
 
 REAL_AUDIO_LABEL = "Real audio (reference)"
+BASELINE_LABEL = "baseline (built-in)"
 
 
 
 def _render(task: str, table, fmt: str) -> str:
     import pandas as pd
 
+    from .results import BASELINE_MODEL
     from .tables import render_table
     from .tasks import split_emotion_model
 
@@ -176,6 +178,10 @@ def _render(task: str, table, fmt: str) -> str:
         frame = pd.concat([frame[is_real], frame[~is_real]], ignore_index=True)
         frame.loc[frame["model"] == REAL_AUDIO_MODEL, "model"] = REAL_AUDIO_LABEL
         unranked = [REAL_AUDIO_LABEL]
+    # The built-in baselines are floors to read the systems against, not systems: printed, never ranked.
+    is_baseline = frame["model"] == BASELINE_MODEL
+    frame.loc[is_baseline, "model"] = BASELINE_LABEL
+    unranked.append(BASELINE_LABEL)
     if not metrics:
         return "(no metric could be computed)"
     return render_table(frame[["model", *([group] if group else []), *metrics, *extra]], metrics=metrics,

@@ -24,14 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from . import catalog
-from .results import EMOTION_MODEL_SEP, REFERENCE_MODELS
+from .results import EMOTION_MODEL_SEP, reference_rows
 
 
 def _model_rows(rows, task: str):
     """OK rows of a task's models (reference rows left out); ``(rows, why-empty)``."""
     if rows is None or not len(rows):
         return None, f"no {task} rows: score a submission with `hugvis evaluate {task}`"
-    sel = rows[(rows["task"] == task) & ~rows["model"].isin(list(REFERENCE_MODELS))]
+    sel = rows[(rows["task"] == task) & ~reference_rows(rows["model"])]
     if "status" in sel.columns:
         sel = sel[sel["status"] == "ok"]
     if sel.empty:

@@ -32,9 +32,22 @@ RESULT_COLUMNS: tuple[str, ...] = (
 # the cross-task analyses) leave them out of model comparisons.
 REAL_AUDIO_MODEL = "real-audio"  # Table 9's "Real audio" row: the release's own recordings
 REFERENCE_MODEL = "reference"  # statistics of the reference data (motion U_s, V_s)
-REFERENCE_MODELS: tuple[str, ...] = (REAL_AUDIO_MODEL, REFERENCE_MODEL)
+BASELINE_MODEL = "baseline"  # the toolkit's built-in trivial baselines (hugvis predict --model baseline)
 # Emotion rows name the model "<model> | <input setting>" (Table 4 has one row per both).
 EMOTION_MODEL_SEP = " | "
+REFERENCE_MODELS: tuple[str, ...] = (REAL_AUDIO_MODEL, REFERENCE_MODEL, BASELINE_MODEL)
+
+
+def reference_rows(models):
+    """Boolean mask of rows whose model is reserved (:data:`REFERENCE_MODELS`, emotion rows by their
+    model part): readers leave them out of model comparisons.
+
+    Example:
+        >>> import pandas as pd
+        >>> reference_rows(pd.Series(["m", "baseline | Text", "real-audio", "m | Text"])).tolist()
+        [False, True, True, False]
+    """
+    return models.astype(str).str.partition(EMOTION_MODEL_SEP)[0].isin(list(REFERENCE_MODELS))
 STATUS_OK = "ok"
 STATUS_FAILED = "failed"
 

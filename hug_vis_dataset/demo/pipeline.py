@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Sequence
 
 from ..tasks import TASKS
 
@@ -20,10 +21,59 @@ DEMO_GRID = dict(actors=2, emotions=None, actions=1, scripts=2, seconds=1.5)
 QUICK_GRID = dict(actors=1, emotions=["Happy", "Sad", "Angry"], actions=1, scripts=2, seconds=1.0)
 
 
+def _outcome(res) -> str:
+    """One line of a scored submission for the demo's log."""
+    done = (f"{res.coverage.ok}/{res.coverage.grid_size} clips ok" if res.summary["metrics"]["computed"]
+            else "no metric can run here")
+    skipped = res.coverage.skipped_metrics
+    return done + (f", skipped: {', '.join(skipped)}" if skipped else "")
+
+
+def score_baselines(release: "str | Path", submissions: "str | Path", results: "str | Path", num_proc: int = 1,
+                    progress: bool = True, command_line: "Sequence[str] | None" = None,
+                    tasks: "Sequence[str] | None" = None) -> dict:
+    """Run ``hugvis predict`` with every task's built-in baseline and score it as model ``baseline``.
+
+    The baselines (:mod:`hug_vis_dataset.predict`, docs/PREDICT.md) are real predictions from the
+    release's own inputs, so the report gets one non-simulated row per task (emotion:
+    ``baseline | Text``) next to the simulated systems.
+
+    Args:
+        release: the release tree (or built repo) to predict on and score against.
+        submissions: one submission folder per task is written to ``submissions/<task>``.
+        results: the results root of :func:`~hug_vis_dataset.scoring.runner.evaluate_submission`.
+        num_proc, progress, command_line: passed to the scoring.
+        tasks: the tasks to run (default: all five, :data:`hug_vis_dataset.predict.api.TASKS`).
+
+    Returns:
+        task -> (:class:`~hug_vis_dataset.predict.PredictSummary`,
+        :class:`~hug_vis_dataset.scoring.runner.EvaluationResult`).
+
+    Example (not run in doctests: it scores every task)::
+
+        score_baselines("demo_out/release", "demo_out/baselines", "demo_out/results")
+    """
+    from ..predict import predict
+    from ..predict.api import BASELINE
+    from ..predict.api import TASKS as PREDICT_TASKS
+    from .runner import evaluate_submission
+
+    done = {}
+    for task in (PREDICT_TASKS if tasks is None else tasks):
+        predicted = predict(task, BASELINE, release, Path(submissions) / task, progress=progress)
+        res = evaluate_submission(task, predicted.out, BASELINE, release, results, num_proc=num_proc,
+                                  progress=progress, command_line=command_line)
+        print(f"    {predicted.to_text()}\n    {task}/{BASELINE}: {_outcome(res)}", flush=True)
+        for unit, error in predicted.failures[:10]:
+            print(f"      {unit}: {error}", flush=True)
+        done[task] = (predicted, res)
+    return done
+
+
 def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc: int = 1, build: bool = True,
              n_boot: int = 200, progress: bool = True, grid: "dict | None" = None) -> dict:
     """Synthesize a small grid, build the Hub repo, validate it, score every simulated system of
-    every task and write the report; print the tables.
+    every task and each task's built-in baseline, and write the report; print the tables.
 
     Args:
         grid: keyword arguments of :func:`hug_vis_dataset.synth.synthesize` choosing the grid;
@@ -74,10 +124,16 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
         for system in sorted(p for p in task_dir.iterdir() if p.is_dir()):
             res = evaluate_submission(task, system, system.name, release, results, num_proc=num_proc,
                                       progress=progress, command_line=["run_demo", str(out)])
-            done = (f"{res.coverage.ok}/{res.coverage.grid_size} clips ok" if res.summary["metrics"]["computed"]
-                    else "no metric can run here")
-            print(f"    {task}/{system.name}: {done}"
-                  + (f", skipped: {', '.join(res.coverage.skipped_metrics)}" if res.coverage.skipped_metrics else ""))
+            print(f"    {task}/{system.name}: {_outcome(res)}", flush=True)
+    # Finding (iii): the matting systems again, inside boundary bands, thin structures and moving regions.
+    for system in sorted(p for p in (systems_root / "matting").iterdir() if p.is_dir()):
+        res = evaluate_submission("matting_boundary", system, system.name, release, results, num_proc=num_proc,
+                                  progress=progress, command_line=["run_demo", str(out)])
+        print(f"    matting_boundary/{system.name}: {_outcome(res)}", flush=True)
+    print(f"[3b] predicting and scoring each task's built-in baseline (real, not simulated) into {out / 'baselines'} ...",
+          flush=True)
+    score_baselines(release, out / "baselines", results, num_proc=num_proc, progress=progress,
+                    command_line=["run_demo", str(out)])
     from ..results import REAL_AUDIO_MODEL, REFERENCE_MODEL
     from ..tasks import REAL_AUDIO
 

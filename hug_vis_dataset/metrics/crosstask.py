@@ -35,7 +35,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..grid import EMOTION_NAMES, ClipId
-from ..results import REFERENCE_MODELS
+from ..results import reference_rows
 from ..stats import OLSFit, minmax, ols_fit, spearman
 
 ORIENTATIONS = ("retain", "negate", "complement")
@@ -136,7 +136,7 @@ def prepare_rows(rows: "Iterable[Mapping] | Any", need_task: bool = True):
     """Valid rows as a canonically sorted DataFrame with an ``emotion`` column from the clip id.
 
     Rows of reserved model names (:data:`hug_vis_dataset.results.REFERENCE_MODELS`: the
-    Real-audio row, reference statistics) are left out, so stored ``rows.parquet`` of every task
+    Real-audio row, reference statistics, the built-in baselines) are left out, so stored ``rows.parquet`` of every task
     can be passed as they are.
 
     Returns:
@@ -166,7 +166,7 @@ def prepare_rows(rows: "Iterable[Mapping] | Any", need_task: bool = True):
         status = frame["status"].fillna("ok").astype(str)
         keep &= (status.isin(["ok", ""])).to_numpy()
     # Reference rows (the Real-audio recordings, reference motion statistics) are not models.
-    keep &= ~frame["model"].astype(str).isin(list(REFERENCE_MODELS)).to_numpy()
+    keep &= ~reference_rows(frame["model"]).to_numpy()
     n_dropped = int((~keep).sum())
     frame = frame.loc[keep, ["model", "task", "clip_id", "metric", "value"]].copy()
     for col in ("model", "task", "clip_id", "metric"):
@@ -516,7 +516,7 @@ def motion_relation(rows: "Iterable[Mapping] | Any") -> MotionRelation:
     ok = ok[np.isfinite(pd.to_numeric(ok["value"], errors="coerce").astype(float))]
     motion = ok[ok["task"] == "motion"].pivot_table(index="clip_id", columns="metric", values="value",
                                                     aggfunc="first")
-    models = ok[(ok["task"] == "matting") & (ok["metric"] == "dtssd") & ~ok["model"].isin(list(REFERENCE_MODELS))]
+    models = ok[(ok["task"] == "matting") & (ok["metric"] == "dtssd") & ~reference_rows(ok["model"])]
     dtssd = models.groupby("clip_id")["value"].mean()
     absent = [label for label, missing in (
         ("motion motion_u, motion_v (run `hugvis evaluate motion --dataset D`)",
