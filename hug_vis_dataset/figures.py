@@ -15,7 +15,7 @@ Example:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -206,3 +206,50 @@ def crosstask_figures(
         written["fig11"] = plot_motion_difficulty(motion.d_motion, motion.dtssd, motion.emotions,
                                                   out_dir / "fig11_motion_difficulty")
     return written
+
+
+# ----------------------------------------------------------------------------- variance decomposition (finding iv)
+def variance_figure(decompositions: Mapping[str, Any], title: str = ""):
+    """Stacked bars, one per task (or metric), one segment per term's share plus the residual.
+
+    Terms that are not estimable (NaN) get no segment; a fallback decomposition is marked with
+    ``*`` after its label (sequential sums of squares, see the module docstring).
+
+    Returns:
+        The matplotlib Figure (Agg backend); ``fig.axes[0].containers[i]`` holds term ``i``'s bars.
+
+    Example:
+        >>> import itertools
+        >>> rows = [{"model": m, "actor_id": a, "emotion": "Sad", "action_id": 1, "script_id": 1,
+        ...          "value": float(m == "y") + 0.5 * a} for m, a in itertools.product("xy", (1, 2))]
+        >>> from hug_vis_dataset.metrics.variance import variance_decomposition
+        >>> fig = variance_figure({"matting": variance_decomposition(rows)})
+        >>> [round(float(c.patches[0].get_height()), 2) for c in fig.axes[0].containers][:5]
+        [0.2, 0.0, 0.0, 0.0, 0.8]
+    """
+    from .metrics.variance import RESIDUAL, TERMS, VarianceInputError
+
+    if not decompositions:
+        raise VarianceInputError("no decompositions to draw")
+    plt = _pyplot()
+    labels = [f"{name}*" if d.fell_back else str(name) for name, d in decompositions.items()]
+    fig, ax = plt.subplots(figsize=(1.6 + 1.1 * len(labels), 4.2))
+    bottom = np.zeros(len(labels))
+    colors = plt.get_cmap("tab10").colors
+    for i, term in enumerate((*TERMS, RESIDUAL)):
+        heights = np.array([d.shares()[term] for d in decompositions.values()])
+        heights = np.where(np.isfinite(heights), heights, 0.0)
+        ax.bar(labels, heights, bottom=bottom, label=term, color="#BBBBBB" if term == RESIDUAL else colors[i])
+        bottom += heights
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("share of variance")
+    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8)
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def plot_variance_decomposition(decompositions: Mapping[str, Any], out_stem: "str | Path",
+                                title: str = "") -> list[Path]:
+    """Draw :func:`variance_figure` and write ``<out_stem>.png`` and ``.svg`` (as the other figures)."""
+    return _save(variance_figure(decompositions, title), out_stem)

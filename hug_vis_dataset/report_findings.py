@@ -187,7 +187,7 @@ def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, 
         md += [f"**{task}** (share of variance; method per metric: {methods}):", "",
                markdown_table(wide, 3, index=True), ""]
         if figures and out_dir:
-            from .metrics.variance import plot_variance_decomposition
+            from .figures import plot_variance_decomposition
 
             paths = plot_variance_decomposition(decompositions, out_dir / "figures" / f"variance_{task}",
                                                 title=f"{task}: share of variance")

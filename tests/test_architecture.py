@@ -23,8 +23,7 @@ through others) is a real cycle and is reported.
 
 **Top-level parts layer too** (:func:`package_cycles`): collapsing modules into the package's
 top-level parts (``hug_vis_dataset.scoring``, ``hug_vis_dataset.report`` ...) must also give no
-cycle, or the parts cannot be layered even when the modules are acyclic. The known knots are
-listed in that test's ``xfail`` (strict: it fails once they are gone, so the marker goes too).
+cycle, or the parts cannot be layered even when the modules are acyclic.
 
 **No oversized module.** No module exceeds :data:`MAX_MODULE_LINES` lines, except the few listed in
 :data:`SINGLE_JOB_MODULES` with the reason they are one job (bounded by :data:`SINGLE_JOB_MAX_LINES`);
@@ -289,12 +288,6 @@ def test_package_level_cycle_between_acyclic_modules_is_found(tmp_path):
 
 
 # ----------------------------------------------------------------------------- the rules on hug_vis_dataset
-@pytest.mark.xfail(strict=True, reason=(
-    "known knot between top-level parts, broken by three moves outside this check's owner: tasks/*.py import "
-    "hug_vis_dataset.references instead of scoring.references (then delete scoring/references.py); the "
-    "report and mos commands leave scoring/commands.py for the reporting package's commands.py; "
-    "metrics.variance stops importing figures and metrics.mos_agreement stops importing space.paper_tables. "
-    "Remove this marker when the check passes"))
 def test_no_cycle_between_top_level_parts():
     cycles = package_cycles(PACKAGE_DIR, "hug_vis_dataset")
     assert cycles == [], "cycles between top-level parts:\n" + "\n".join(cycles)

@@ -8,7 +8,7 @@ import pytest
 
 from hug_vis_dataset import catalog, weights
 from hug_vis_dataset.modules import module_files
-from hug_vis_dataset.space.paper_tables import paper_data
+from hug_vis_dataset.paper_tables import paper_data
 from hug_vis_dataset.tasks import TASKS
 
 ROOT = Path(__file__).resolve().parents[1]

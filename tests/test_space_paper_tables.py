@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from hug_vis_dataset.space import paper_tables as pt
+from hug_vis_dataset import paper_tables as pt
 
 PAPER = Path(__file__).resolve().parents[1] / ".." / "shared" / "reference" / "001_533d7c1c1ccda447.txt"
 EXPECTED_ROWS = {4: 34, 5: 8, 6: 8, 7: 10, 8: 10, 9: 7, 10: 6, 11: 9}

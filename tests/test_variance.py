@@ -12,8 +12,9 @@ import pytest
 import statsmodels.formula.api as smf
 from statsmodels.stats.anova import anova_lm
 
+from hug_vis_dataset.figures import plot_variance_decomposition, variance_figure
 from hug_vis_dataset.metrics.variance import (
-    RESIDUAL, TERMS, VarianceInputError, plot_variance_decomposition, variance_decomposition, variance_figure,
+    RESIDUAL, TERMS, VarianceInputError, variance_decomposition,
 )
 from hug_vis_dataset.results import make_rows
 

@@ -56,7 +56,7 @@ def score_baselines(release: "str | Path", submissions: "str | Path", results: "
     from ..predict import predict
     from ..predict.api import BASELINE
     from ..predict.api import TASKS as PREDICT_TASKS
-    from .runner import evaluate_submission
+    from ..scoring.runner import evaluate_submission
 
     done = {}
     for task in (PREDICT_TASKS if tasks is None else tasks):

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -225,51 +224,3 @@ def variance_decomposition(rows: "Iterable[Mapping] | Any") -> VarianceDecomposi
                     "share": residual / total if total > 0 and residual_df > 0 else math.nan})
     records.append({"term": "total", "df": len(y) - 1, "sum_sq": total, "share": 1.0 if total > 0 else math.nan})
     return VarianceDecomposition(pd.DataFrame(records), "sequential" if reason else "balanced", len(y), reason)
-
-
-# ----------------------------------------------------------------------------- figure
-def variance_figure(decompositions: Mapping[str, VarianceDecomposition], title: str = ""):
-    """Stacked bars, one per task (or metric), one segment per term's share plus the residual.
-
-    Terms that are not estimable (NaN) get no segment; a fallback decomposition is marked with
-    ``*`` after its label (sequential sums of squares, see the module docstring).
-
-    Returns:
-        The matplotlib Figure (Agg backend); ``fig.axes[0].containers[i]`` holds term ``i``'s bars.
-
-    Example:
-        >>> import itertools
-        >>> rows = [{"model": m, "actor_id": a, "emotion": "Sad", "action_id": 1, "script_id": 1,
-        ...          "value": float(m == "y") + 0.5 * a} for m, a in itertools.product("xy", (1, 2))]
-        >>> fig = variance_figure({"matting": variance_decomposition(rows)})
-        >>> [round(float(c.patches[0].get_height()), 2) for c in fig.axes[0].containers][:5]
-        [0.2, 0.0, 0.0, 0.0, 0.8]
-    """
-    from ..figures import _pyplot
-
-    if not decompositions:
-        raise VarianceInputError("no decompositions to draw")
-    plt = _pyplot()
-    labels = [f"{name}*" if d.fell_back else str(name) for name, d in decompositions.items()]
-    fig, ax = plt.subplots(figsize=(1.6 + 1.1 * len(labels), 4.2))
-    bottom = np.zeros(len(labels))
-    colors = plt.get_cmap("tab10").colors
-    for i, term in enumerate((*TERMS, RESIDUAL)):
-        heights = np.array([d.shares()[term] for d in decompositions.values()])
-        heights = np.where(np.isfinite(heights), heights, 0.0)
-        ax.bar(labels, heights, bottom=bottom, label=term, color="#BBBBBB" if term == RESIDUAL else colors[i])
-        bottom += heights
-    ax.set_ylim(0, 1)
-    ax.set_ylabel("share of variance")
-    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8)
-    if title:
-        ax.set_title(title)
-    return fig
-
-
-def plot_variance_decomposition(decompositions: Mapping[str, VarianceDecomposition], out_stem: "str | Path",
-                                title: str = "") -> list[Path]:
-    """Draw :func:`variance_figure` and write ``<out_stem>.png`` and ``.svg`` (as the other figures)."""
-    from ..figures import _save
-
-    return _save(variance_figure(decompositions, title), out_stem)

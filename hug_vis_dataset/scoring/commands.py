@@ -1,4 +1,4 @@
-"""``hugvis evaluate``, ``hugvis report`` and ``hugvis mos``.
+"""``hugvis evaluate`` (``hugvis report`` and ``hugvis mos`` are :mod:`hug_vis_dataset.reporting.commands`).
 
 Example:
     >>> import argparse
@@ -79,33 +79,9 @@ pass --require-all-metrics to make this an error"
             f"an error")
 
 
-def _report(args) -> int:
-    from ..report import build_report
-
-    formats = tuple(f.strip() for f in args.format.split(",") if f.strip())
-    report = build_report(args.results, args.out, formats=formats, mos=args.mos, n_boot=args.n_boot,
-                          figures=not args.no_figures)
-    print(report.markdown)
-    print(f"\nreport written to {args.out}")
-    for folder in report.skipped:
-        print(f"warning: skipped results folder {folder}", file=sys.stderr)
-    return 0
-
-
-def _mos(args) -> int:
-    from ..mos import mos_report
-
-    report = mos_report(args.ratings, n_boot=args.n_boot, seed=args.seed)
-    print(report.to_text())
-    if args.out:
-        report.save(args.out)
-        print(f"written to {args.out}")
-    return 1 if (args.strict and report.invalid_count) else 0
-
-
 def register(subparsers) -> None:
-    """Add ``evaluate``, ``report`` and ``mos`` to the ``hugvis`` command line."""
-    from ..cli import nonnegative_int, positive_int
+    """Add ``evaluate`` to the ``hugvis`` command line."""
+    from ..cli import positive_int
     from ..tasks import TASKS
 
     p = subparsers.add_parser("evaluate", help="score a submission folder on one task (per-clip rows, summary)",
@@ -146,20 +122,3 @@ def register(subparsers) -> None:
     p.add_argument("--strict", action="store_true", help="exit 1 on any missing/extra/duplicate/failed clip")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_evaluate)
-
-    r = subparsers.add_parser("report", help="paper-style tables, analyses and figures from stored results")
-    r.add_argument("results", nargs="+", type=Path, help="results roots written by hugvis evaluate")
-    r.add_argument("--out", type=Path, default=Path("report"))
-    r.add_argument("--format", default="md,tex,html", help="comma-separated: md, tex, html")
-    r.add_argument("--mos", type=Path, default=None, help="ratings CSV for the MOS tables and MOS-metric agreement")
-    r.add_argument("--n-boot", type=nonnegative_int, default=1000, help="bootstrap replicates (actor-clustered)")
-    r.add_argument("--no-figures", action="store_true")
-    r.set_defaults(func=_report)
-
-    m = subparsers.add_parser("mos", help="criterion-specific MOS per model from a ratings CSV")
-    m.add_argument("ratings", type=Path, help="CSV with rater, clip_id, model, criterion, score (1..5)")
-    m.add_argument("--out", type=Path, default=None, help="folder for mos.csv, invalid_ratings.csv, mos.json")
-    m.add_argument("--n-boot", type=positive_int, default=1000)
-    m.add_argument("--seed", type=int, default=0)
-    m.add_argument("--strict", action="store_true", help="exit 1 when any rating is invalid")
-    m.set_defaults(func=_mos)

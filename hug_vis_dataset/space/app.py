@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import catalog
-from . import paper_tables as pt
+from .. import paper_tables as pt
 from .ratings import CRITERIA, CRITERION_LABELS, RatingError, RatingStore
 from .uploads import UnsafeUploadError, UploadLimits, extracted_upload
 
@@ -151,7 +151,7 @@ class Explorer:
             frame, decompositions, why = rf.variance_frame(rows, task)
             if frame.empty:
                 return pd.DataFrame(), None, why
-            from ..metrics.variance import plot_variance_decomposition
+            from ..figures import plot_variance_decomposition
 
             paths = plot_variance_decomposition(decompositions, self.work_dir / f"fig-{uuid.uuid4().hex}",
                                                 title=f"{task}: share of variance")

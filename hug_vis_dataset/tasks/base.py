@@ -42,7 +42,7 @@ class ClipJob:
         clip_id: the clip id as the release spells it.
         reference: reference media by kind (``alpha``, ``video``, ``audio``, ``portrait``): file
             paths (release tree) or row locators into a dataset repo's Parquet shards
-            (:mod:`hug_vis_dataset.scoring.references`).
+            (:mod:`hug_vis_dataset.references`).
         expected: reference properties the prediction must match (``width``, ``height``,
             ``sample_rate``, ``fps``).
         prediction: the prediction path(s) found for the clip (more than one is a duplicate).
@@ -281,7 +281,7 @@ class TaskScorer:
         if len(job.prediction) > 1:
             names = ", ".join(Path(p).name for p in job.prediction)
             return ClipOutcome(job.clip_id, failed_rows(job, f"duplicate predictions: {names}"))
-        from ..scoring.references import reference_files
+        from ..references import reference_files
 
         try:
             with reference_files(job.reference, self.file_kinds) as reference:

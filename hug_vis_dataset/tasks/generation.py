@@ -48,7 +48,7 @@ def csim_to_portrait(prediction: str, portrait: str, models, chunk_frames: int) 
     """CSIM of a generated video to its source portrait (an image, a video's first frame or a repo cell)."""
     from ..media import iter_video_frames
     from ..metrics.identity import aligned_face_of, csim_clip
-    from ..scoring.references import read_reference_portrait
+    from ..references import read_reference_portrait
 
     detector, embedder = models.get("face_detector"), models.get("face_embedder")
     source = aligned_face_of(read_reference_portrait(portrait), detector)
@@ -94,7 +94,7 @@ class _GenerationTask(TaskScorer):
         from ..media import iter_video_frames
         from ..metrics.fid import GaussianStats, fid_from_stats
         from ..models.inception import FEATURE_DIM, inception_features
-        from ..scoring.references import iter_reference_files
+        from ..references import iter_reference_files
 
         chunk = int((options or {}).get("chunk_frames", 32))
         net = models.get("inception")

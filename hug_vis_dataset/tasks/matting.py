@@ -15,7 +15,7 @@ from .submission import check_video
 
 def _alpha_source(ref: str, chunk_frames: int):
     """A reference alpha as the matting library reads it: a path, or a repo cell decoded in chunks."""
-    from ..scoring.references import is_row_locator, iter_reference_alpha
+    from ..references import is_row_locator, iter_reference_alpha
 
     return iter_reference_alpha(ref, chunk_frames) if is_row_locator(ref) else ref
 

@@ -83,7 +83,7 @@ def index_folder(pred_dir: "str | Path", suffixes: tuple[str, ...], dirs: bool) 
 def check_video(pred: str, ref: str, size: bool, what: str) -> None:
     """Same frame count (and size when ``size``) as the reference; :class:`SubmissionError` otherwise."""
     from ..media import MediaError
-    from ..scoring.references import reference_alpha_info as frames_and_size
+    from ..references import reference_alpha_info as frames_and_size
 
     try:
         n_pred, w_pred, h_pred = frames_and_size(pred)

@@ -18,7 +18,7 @@ REAL_AUDIO = "real-audio"
 
 def _audio(source: str):
     """A file path, or (samples, rate) of a recording inside a dataset repo."""
-    from ..scoring.references import is_row_locator, read_reference_audio
+    from ..references import is_row_locator, read_reference_audio
 
     return read_reference_audio(source) if is_row_locator(source) else (source, None)
 
@@ -55,13 +55,13 @@ class VoiceCloningTask(TaskScorer):
     def note(self, prediction: str) -> str:
         """Stereo (or more) predictions are scored on their channel mean: said in the rows' ``error``."""
         from ..media import downmix_note
-        from ..scoring.references import is_row_locator
+        from ..references import is_row_locator
 
         return "" if is_row_locator(prediction) else (downmix_note(prediction) or "")
 
     def check(self, prediction: str, reference: Mapping[str, str], expected: Mapping[str, Any]) -> None:
         from ..media import MediaError, audio_info
-        from ..scoring.references import is_row_locator
+        from ..references import is_row_locator
 
         if is_row_locator(prediction):
             return  # a recording of the release itself (Real-audio row)

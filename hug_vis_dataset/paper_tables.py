@@ -25,11 +25,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .. import catalog
-from ..results import EMOTION_MODEL_SEP
-from ..tables import mark_ranks
+from . import catalog
+from .results import EMOTION_MODEL_SEP
+from .tables import mark_ranks
 
-DATA_PATH = Path(__file__).resolve().parents[1] / "data" / "paper_tables.json"
+DATA_PATH = Path(__file__).resolve().parent / "data" / "paper_tables.json"
 PAPER_COLUMNS: tuple[str, ...] = (
     "table", "task", "model", "input_setting", "source", "paradigm", "metric", "metric_display", "value", "text",
     "higher_is_better",
