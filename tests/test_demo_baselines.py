@@ -13,7 +13,7 @@ import pytest
 
 from hug_vis_dataset.predict.api import TASKS as PREDICT_TASKS
 from hug_vis_dataset.report import build_report
-from hug_vis_dataset.scoring.demo import score_baselines
+from hug_vis_dataset.demo import score_baselines
 
 # The fixture runs the whole demo on two clips (DNSMOS and Resemblyzer for five voice submissions):
 # about 50 s on 2 cores.
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory) -> Path:
     """The demo on two clips (Happy, scripts 1 and 2): simulated systems, then every task's baseline."""
-    from hug_vis_dataset.scoring.demo import run_demo
+    from hug_vis_dataset.demo import run_demo
 
     root = tmp_path_factory.mktemp("demo")
     with pytest.MonkeyPatch.context() as env:  # no downloadable weight can be found, as on a fresh install
@@ -69,9 +69,11 @@ def test_every_task_gets_a_baseline_row_with_no_failed_clip(scored):
         table = report.tables[task]
         assert row in table.index, task
         assert (table.loc[row, "n_ok"], table.loc[row, "n_failed"]) == (2, 0), task
-    for task in scorable:  # the printed table of each task has the baseline row once
+    for task in scorable:  # the printed table of each task has the baseline row once, never ranked
         section = report.markdown.split(f"\n## {task} (", 1)[1].split("\n## ", 1)[0]
-        assert section.count("\n| baseline |") == 1, task
+        assert section.count("\n| baseline (built-in) |") == 1, task
+        line = next(x for x in section.splitlines() if x.startswith("| baseline (built-in) |"))
+        assert "**" not in line and "<u>" not in line, task
 
 
 def test_baseline_values_match_what_the_baselines_do(scored):

@@ -7,6 +7,6 @@ depends on it. :mod:`~hug_vis_dataset.demo.pipeline` holds :func:`run_demo`;
 
 from __future__ import annotations
 
-from .pipeline import DEMO_GRID, QUICK_GRID, run_demo
+from .pipeline import DEMO_GRID, QUICK_GRID, run_demo, score_baselines
 
-__all__ = ["DEMO_GRID", "QUICK_GRID", "run_demo"]
+__all__ = ["DEMO_GRID", "QUICK_GRID", "run_demo", "score_baselines"]
