@@ -17,7 +17,7 @@ from pathlib import Path
 
 from . import catalog
 from .citation import CITATION
-from .modules import _reference_urls, description, inputs_description
+from .modules import reference_urls, description, inputs_description
 
 
 def _class_name(name: str) -> str:
@@ -87,7 +87,7 @@ def card(name: str) -> str:
     rows = "\n".join(f"| `{s.name}` | {s.label} | {', '.join(s.tasks) or 'cross-task'} | {s.arrow} | "
                      f"{s.unit} | x{s.paper_scale:g} | {s.paper_table or '-'} |" for s in specs)
     definitions = "\n\n".join(f"**{s.label}.** {s.definition or s.description}" for s in specs)
-    references = "\n".join(f"- {u}" for u in _reference_urls(name)) or "- the HUG-VIS paper (section 4)"
+    references = "\n".join(f"- {u}" for u in reference_urls(name)) or "- the HUG-VIS paper (section 4)"
     from .release_info import install_command, space_extras
 
     return f"""---

@@ -246,7 +246,7 @@ def compute_analysis(name: str, rows: Mapping[str, Sequence], **options: Any) ->
     if name in ("variance_decomposition", "neighbour_significance"):
         return _per_metric_analysis(name, frame, **options)
     if name == "metric_mos_agreement":
-        return _mos_agreement(frame, **options)
+        return mos_agreement_by_task(frame, **options)
     raise KeyError(f"{name!r} is not an analysis; analyses: {[m.name for m in catalog.analyses()]}")
 
 
@@ -284,7 +284,7 @@ def _per_metric_analysis(name: str, frame, metric_name: str = "", task: "str | N
             "ties": [(t["model"], t["next_model"]) for t in tests if t["distinguishable"] is False]}
 
 
-def _mos_agreement(frame, ratings: Any = None, top_k: int = 3, n_boot: int = 1000, seed: int = 0) -> dict:
+def mos_agreement_by_task(frame, ratings: Any = None, top_k: int = 3, n_boot: int = 1000, seed: int = 0) -> dict:
     """Metric-MOS agreement per generation task from stored rows and a ratings CSV (or its rows)."""
     import pandas as pd
 
@@ -348,11 +348,12 @@ def module_info(name: str) -> Any:
         module_type="metric", description=description(name), citation=CITATION,
         inputs_description=inputs_description(name),
         features=datasets.Features({k: datasets.Value(v) for k, v in feature_spec(name).items()}),
-        homepage=HOMEPAGE, codebase_urls=[CODEBASE], reference_urls=list(_reference_urls(name)),
+        homepage=HOMEPAGE, codebase_urls=[CODEBASE], reference_urls=list(reference_urls(name)),
     )
 
 
-def _reference_urls(name: str) -> tuple[str, ...]:
+def reference_urls(name: str) -> tuple[str, ...]:
+    """The reference implementations a module's metrics were checked against, without repeats."""
     urls: list[str] = []
     for metric in catalog.suite_or_metric(name):
         urls += [u for u in catalog.spec(metric).reference_urls if u not in urls]

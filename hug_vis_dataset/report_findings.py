@@ -130,10 +130,10 @@ def mos_agreement_frame(rows, ratings: "str | Path", n_boot: int = 200, seed: in
     """Metric vs MOS agreement per generation task with stored rows and ratings of the same models."""
     import pandas as pd
 
-    from .modules import ModuleInputError, _mos_agreement
+    from .modules import ModuleInputError, mos_agreement_by_task
 
     try:
-        out = _mos_agreement(rows, ratings=ratings, n_boot=n_boot, seed=seed)
+        out = mos_agreement_by_task(rows, ratings=ratings, n_boot=n_boot, seed=seed)
     except ModuleInputError as err:
         return pd.DataFrame(), str(err)
     return pd.concat([pd.DataFrame(v).assign(task=k) for k, v in out.items()], ignore_index=True), ""
