@@ -341,7 +341,7 @@ def write_wav(path: "str | Path", audio: np.ndarray, sample_rate: int) -> None:
     sf.write(str(path), np.clip(audio, -1.0, 1.0), sample_rate, subtype="PCM_16")
 
 
-def paired_chunks(pred_path, ref_path, chunk_frames: int = 32) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def paired_video_chunks(pred_path, ref_path, chunk_frames: int = 32) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Aligned (pred, ref) chunks over the common frame prefix of two videos (any chunk sizes)."""
     pit, rit = iter_video_frames(pred_path, chunk_frames), iter_video_frames(ref_path, chunk_frames)
     pbuf = rbuf = None

@@ -60,22 +60,20 @@ class {_class_name(name)}(evaluate.Metric):
 '''
 
 
-#: Implementation notes that belong in a module's card, kept as constants next to the code they describe.
-_CARD_NOTES: dict[str, tuple[str, str]] = {
-    "dnsmos": ("hug_vis_dataset.metrics.voice", "DNSMOS_RESAMPLER_NOTE"),
-    "sync_c": ("hug_vis_dataset.metrics.sync_timeline", "SYNC_FRONT_END_NOTE"),
-}
+#: Implementation notes that belong in a module's card, kept as constants next to the code they
+#: describe: (the metrics a note concerns, module, constant).
+_CARD_NOTES: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (("dnsmos", "dnsmos_sig", "dnsmos_bak", "dnsmos_p808"), "hug_vis_dataset.metrics.voice", "DNSMOS_RESAMPLER_NOTE"),
+    (("sync_c", "sync_d"), "hug_vis_dataset.metrics.sync_timeline", "SYNC_FRONT_END_NOTE"),
+)
 
 
 def _notes(name: str) -> str:
     import importlib
 
-    members = catalog.suite_or_metric(name)
-    notes = []
-    for metric, (module, constant) in _CARD_NOTES.items():
-        family = {m for m in catalog.METRIC_NAMES if m.startswith(metric.split("_")[0])}
-        if set(members) & family:
-            notes.append(getattr(importlib.import_module(module), constant))
+    members = set(catalog.suite_or_metric(name))
+    notes = [getattr(importlib.import_module(module), constant)
+             for metrics, module, constant in _CARD_NOTES if members & set(metrics)]
     return "".join(f"\n**Implementation note.** {n}\n" for n in notes)
 
 

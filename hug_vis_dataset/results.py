@@ -13,6 +13,7 @@ failures are counted and reported, never silently dropped.
 
 from __future__ import annotations
 
+import math
 from typing import Iterable, Mapping
 
 RESULT_COLUMNS: tuple[str, ...] = (
@@ -52,23 +53,43 @@ STATUS_OK = "ok"
 STATUS_FAILED = "failed"
 
 
-def make_rows(
-    model: str, task: str, clip_id: str, values: Mapping[str, float], status: str = STATUS_OK, error: str = ""
-) -> list[dict]:
-    """Result rows of one clip, grid fields filled from the clip id.
+def clip_fields(clip_id: str) -> dict[str, Any]:
+    """Grid fields of a clip id (``actor_id`` ... ``script_id``); ``None`` fields for a free-form key.
+
+    The evaluate modules accept paths that carry no clip id; their rows are keyed by position.
+    """
+    from .grid import ClipId, ClipIdError
+
+    try:
+        fields = ClipId.parse(clip_id).fields()
+    except ClipIdError:
+        return {"clip_id": clip_id, "actor_id": None, "emotion": "", "action_id": None, "script_id": None}
+    fields["clip_id"] = clip_id
+    return fields
+
+
+def result_rows(model: str, task: str, clip_id: str, values: Mapping[str, float], error: str = "",
+                status: "str | None" = None) -> list[dict]:
+    """The one row builder: result rows of one clip, sorted by metric.
+
+    A non-finite value makes its row ``failed`` (never a silent NaN in a mean); ``status``
+    forces every row's status (failed rows of a clip that could not be scored).
 
     Example:
-        >>> make_rows("m", "matting", "actor_0001_happy_action_01_script_001", {"mad": 1.5})[0]["emotion"]
-        'Happy'
+        >>> [r["status"] for r in result_rows("m", "matting", "actor_0001_happy_action_01_script_001",
+        ...                                     {"mad": 1.5, "mse": float("nan")})]
+        ['ok', 'failed']
     """
-    from .grid import ClipId
-
-    fields = ClipId.parse(clip_id).fields()
-    return [
-        {"model": model, "task": task, **fields, "metric": metric, "value": float(value), "status": status,
-         "error": error}
-        for metric, value in values.items()
-    ]
+    fields = clip_fields(clip_id)
+    out = []
+    for metric in sorted(values):
+        value = float(values[metric])
+        finite = math.isfinite(value)
+        row_status = status or (STATUS_OK if finite else STATUS_FAILED)
+        row_error = error or ("" if finite else f"{metric} is not finite ({value})")
+        out.append({"model": model, "task": task, **fields, "metric": metric, "value": value,
+                    "status": row_status, "error": row_error})
+    return out
 
 
 def rows_to_frame(rows: Iterable[Mapping]):

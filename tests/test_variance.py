@@ -16,7 +16,7 @@ from hug_vis_dataset.figures import plot_variance_decomposition, variance_figure
 from hug_vis_dataset.metrics.variance import (
     RESIDUAL, TERMS, VarianceInputError, variance_decomposition,
 )
-from hug_vis_dataset.results import make_rows
+from hug_vis_dataset.results import result_rows
 
 # Nested factors get globally unique labels (action "Sad/2", script "Sad/2/7"). Each term's sum of
 # squares is statsmodels' ANOVA of the nested models that add the terms one at a time in the
@@ -38,7 +38,7 @@ def grid_rows(seed: int, actors=3, emotions=("Happy", "Sad"), actions=2, scripts
         value = (eff["actor"][a] + eff["model"][mi] + eff["emotion"][ei] + 0.3 * k * (ei + 1)
                  + 0.4 * (a == mi) + 0.5 * (ei == mi) + rng.normal(0, 0.3))
         clip = f"actor_{a + 1:04d}_{emotions[ei].lower()}_action_{k + 1:02d}_script_{s + 1:03d}"
-        rows += make_rows(models[mi], "matting", clip, {"mad": value})
+        rows += result_rows(models[mi], "matting", clip, {"mad": value})
     return pd.DataFrame(rows)
 
 

@@ -66,7 +66,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..catalog import BOUNDARY_BAND_WIDTHS, BOUNDARY_ERRORS
-from .matting import MOTION_MASK_THRESHOLD, MattingInputError, grad_magnitude, paired_chunks
+from .matting import MOTION_MASK_THRESHOLD, MattingInputError, grad_magnitude, paired_alpha_chunks
 
 REFERENCE_HEIGHT = 1080
 DEFAULT_BAND_WIDTHS: tuple[float, ...] = BOUNDARY_BAND_WIDTHS
@@ -390,7 +390,7 @@ def score_boundary_clip(pred_source: Any, ref_source: Any, chunk_frames: int = 3
         arrays and left out of the clip means.
 
     Raises:
-        MattingInputError: frame counts, sizes or values that do not fit (see ``paired_chunks``).
+        MattingInputError: frame counts, sizes or values that do not fit (see ``paired_alpha_chunks``).
 
     Example:
         >>> ref = np.zeros((3, 54, 96), np.uint8); ref[:, 10:40, 20:50] = 255; ref[2, 10:40, 50] = 255
@@ -404,7 +404,7 @@ def score_boundary_clip(pred_source: Any, ref_source: Any, chunk_frames: int = 3
     prev = None
     frames = 0
     height = 0
-    for p, t in paired_chunks(pred_source, ref_source, chunk_frames):
+    for p, t in paired_alpha_chunks(pred_source, ref_source, chunk_frames):
         prev = _score_frames(p, t, prev, spec, grad_normalize, collected)
         frames += p.shape[0]
         height = p.shape[1]

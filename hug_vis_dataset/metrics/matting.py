@@ -359,7 +359,7 @@ def _rechunk(chunks: Iterable[np.ndarray], size: int) -> Iterator[np.ndarray]:
         yield buffer[0] if len(buffer) == 1 else np.concatenate(buffer)
 
 
-def paired_chunks(pred_source: Any, ref_source: Any, chunk_frames: int = 32
+def paired_alpha_chunks(pred_source: Any, ref_source: Any, chunk_frames: int = 32
                   ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Checked (pred, ref) chunks of exactly ``chunk_frames`` frames (the last may be short).
 
@@ -376,7 +376,7 @@ def paired_chunks(pred_source: Any, ref_source: Any, chunk_frames: int = 32
 
     Example:
         >>> a = np.zeros((5, 2, 2), np.uint8)
-        >>> [p.shape[0] for p, _ in paired_chunks(a, a, chunk_frames=2)]
+        >>> [p.shape[0] for p, _ in paired_alpha_chunks(a, a, chunk_frames=2)]
         [2, 2, 1]
     """
     if chunk_frames < 1:
@@ -434,7 +434,7 @@ def score_matting_clip(pred_source: Any, ref_source: Any, chunk_frames: int = 32
     collected: dict[str, list[np.ndarray]] = {name: [] for name in chosen}
     prev = None
     frames = 0
-    for p, t in paired_chunks(pred_source, ref_source, chunk_frames):
+    for p, t in paired_alpha_chunks(pred_source, ref_source, chunk_frames):
         values = _score_chunk(p, t, prev, chosen, grad_normalize)
         for name, col in _columns(values, chosen, first_chunk=prev is None).items():
             collected[name].append(col)

@@ -17,9 +17,9 @@ or completion order.
 
 Example:
     >>> import tempfile
-    >>> from hug_vis_dataset.results import make_rows
+    >>> from hug_vis_dataset.results import result_rows
     >>> store = ResultStore(tempfile.mkdtemp(), "matting", "m")
-    >>> store.write_part(make_rows("m", "matting", "actor_0001_sad_action_01_script_001", {"mad": 0.5}))
+    >>> store.write_part(result_rows("m", "matting", "actor_0001_sad_action_01_script_001", {"mad": 0.5}))
     >>> sorted(store.done_clips())
     ['actor_0001_sad_action_01_script_001']
     >>> store.compact()["value"].tolist()

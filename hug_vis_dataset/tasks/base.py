@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from .. import catalog
-from ..grid import ClipId, ClipIdError
-from ..results import STATUS_FAILED, STATUS_OK
+from ..results import STATUS_FAILED, STATUS_OK, clip_fields, result_rows
 
 
 class SubmissionError(ValueError):
@@ -97,43 +96,6 @@ class ClipOutcome:
     @property
     def failed(self) -> bool:
         return any(r["status"] == STATUS_FAILED for r in self.rows)
-
-
-def clip_fields(clip_id: str) -> dict[str, Any]:
-    """Grid fields of a clip id (``actor_id`` ... ``script_id``); ``None`` fields for a free-form key.
-
-    The evaluate modules accept paths that carry no clip id; their rows are keyed by position.
-    """
-    try:
-        fields = ClipId.parse(clip_id).fields()
-    except ClipIdError:
-        return {"clip_id": clip_id, "actor_id": None, "emotion": "", "action_id": None, "script_id": None}
-    fields["clip_id"] = clip_id
-    return fields
-
-
-def result_rows(model: str, task: str, clip_id: str, values: Mapping[str, float], error: str = "",
-                status: "str | None" = None) -> list[dict]:
-    """The one row builder: result rows of one clip, sorted by metric.
-
-    A non-finite value makes its row ``failed`` (never a silent NaN in a mean); ``status``
-    forces every row's status (failed rows of a clip that could not be scored).
-
-    Example:
-        >>> [r["status"] for r in result_rows("m", "matting", "actor_0001_happy_action_01_script_001",
-        ...                                     {"mad": 1.5, "mse": float("nan")})]
-        ['ok', 'failed']
-    """
-    fields = clip_fields(clip_id)
-    out = []
-    for metric in sorted(values):
-        value = float(values[metric])
-        finite = math.isfinite(value)
-        row_status = status or (STATUS_OK if finite else STATUS_FAILED)
-        row_error = error or ("" if finite else f"{metric} is not finite ({value})")
-        out.append({"model": model, "task": task, **fields, "metric": metric, "value": value,
-                    "status": row_status, "error": row_error})
-    return out
 
 
 def failed_rows(job: ClipJob, error: str, metrics: "Sequence[str] | None" = None,

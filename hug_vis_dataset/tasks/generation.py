@@ -24,7 +24,7 @@ def frame_metric_sums(prediction: str, reference_video: str, metrics: Sequence[s
     ``batch_size``: LPIPS frame pairs per forward pass (default 1 on CPU, measured fastest there by
     ``scripts/bench_scale.py``, 8 on a GPU); values do not depend on it beyond float rounding.
     """
-    from ..media import paired_chunks, video_info
+    from ..media import paired_video_chunks, video_info
     from ..metrics.frames import lpips_frames, psnr_frames, ssim_frames
 
     batch = int(batch_size or (1 if models.device == "cpu" else 8))
@@ -32,7 +32,7 @@ def frame_metric_sums(prediction: str, reference_video: str, metrics: Sequence[s
                  "lpips": lambda p, r: lpips_frames(models.get("lpips"), p, r, batch)}
     sums = {m: 0.0 for m in metrics}
     n = 0
-    for p, r in paired_chunks(prediction, reference_video, chunk_frames):
+    for p, r in paired_video_chunks(prediction, reference_video, chunk_frames):
         if p.shape != r.shape:
             raise SubmissionError(f"frames {p.shape[1:]} differ from the reference's {r.shape[1:]}")
         for metric in metrics:
