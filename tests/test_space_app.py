@@ -76,15 +76,15 @@ def test_score_refuses_unsafe_zip_and_reports_missing(explorer, tmp_path):
 
 def test_mos_flow_stores_and_aggregates(explorer):
     task = "audio_driven"
-    system = explorer.mos_systems(task)[0]
-    clip = explorer.mos_clip_ids()[0]
-    assert explorer.mos_media(task, system, clip).endswith(".mp4")
-    message, table = explorer.rate(task, system, clip, "r1", 2, 4, 5)
+    system = explorer.mos.systems(task)[0]
+    clip = explorer.mos.clip_ids()[0]
+    assert explorer.mos.media(task, system, clip).endswith(".mp4")
+    message, table = explorer.mos.rate(task, system, clip, "r1", 2, 4, 5)
     assert message.startswith("Stored 3")
-    message, table = explorer.rate(task, system, clip, "r2", 4, 4, 3)
+    message, table = explorer.mos.rate(task, system, clip, "r2", 4, 4, 3)
     got = {r.criterion: (r.mos, r.n_ratings) for r in table.itertuples()}
     assert got == {"ID Similarity": (3.0, 2), "Emotion Naturalness": (4.0, 2), "Lip Synchronization": (4.0, 2)}
-    message, _ = explorer.rate(task, system, clip, "bad rater!", 2, 4, 5)
+    message, _ = explorer.mos.rate(task, system, clip, "bad rater!", 2, 4, 5)
     assert message.startswith("**Rating refused:**")
 
 

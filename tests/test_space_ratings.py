@@ -97,7 +97,7 @@ def test_concurrent_writers_never_interleave(tmp_path):
 def test_space_mos_table_averages_within_clip_then_over_clips():
     import pandas as pd
 
-    from hug_vis_dataset.space.app import aggregate_ratings
+    from hug_vis_dataset.space.mos_study import aggregate_ratings
 
     clip_a = "actor_0001_happy_action_01_script_001"
     clip_b = "actor_0002_sad_action_01_script_001"

@@ -7,6 +7,7 @@ Modules:
     uploads: safe extraction of untrusted submission zips.
     ratings: the append-only, validated MOS rating store.
     inspector: clip look-up and matte overlay frames for the clip inspector.
+    mos_study: the MOS study tab (rating callbacks and components).
     app: ``build_app`` (the ``gr.Blocks``) and ``launch``.
     commands: ``hugvis space``.
 """
