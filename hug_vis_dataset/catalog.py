@@ -67,6 +67,8 @@ class MetricSpec:
         reference_urls: the reference implementation(s) it was checked against.
         extras: ``hug-vis`` extras its computation imports beyond the base package (a published
             module Space installs them, :mod:`hug_vis_dataset.release_info`).
+        unit_short: the unit as a column header shows it (``×1e3``, ``dB``); empty when the label
+            says it all.
     """
 
     name: str
@@ -86,6 +88,7 @@ class MetricSpec:
     definition: str = ""
     reference_urls: tuple[str, ...] = ()
     extras: tuple[str, ...] = ()
+    unit_short: str = ""
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -97,6 +100,11 @@ class MetricSpec:
     def arrow(self) -> str:
         """``↑`` or ``↓``."""
         return "↑" if self.higher_is_better else "↓"
+
+    @property
+    def header(self) -> str:
+        """The column header of leaderboards: label, arrow and short unit (``MAD ↓ (×1e3)``)."""
+        return f"{self.label} {self.arrow}" + (f" ({self.unit_short})" if self.unit_short else "")
 
 
 @dataclass(frozen=True)
@@ -314,7 +322,12 @@ _EXTRAS: dict[str, tuple[str, ...]] = {
     "utmos": ("torch", "audio"), "speaker_similarity": ("torch", "audio"),
     "dnsmos": ("audio",), "dnsmos_sig": ("audio",), "dnsmos_bak": ("audio",), "dnsmos_p808": ("audio",),
 }
-METRICS = tuple(replace(m, extras=_EXTRAS.get(m.name, ())) for m in METRICS)
+# How a header shows each metric's unit (the paper's scaling of Table 11, dB, the MOS scale).
+_UNIT_SHORT: dict[str, str] = {
+    "mad": "×1e3", "mse": "×1e3", "dtssd": "×1e2", "grad": "÷1e3", "conn": "÷1e3", "psnr": "dB",
+    "utmos": "1-5", "dnsmos": "1-5", "dnsmos_sig": "1-5", "dnsmos_bak": "1-5", "dnsmos_p808": "1-5",
+}
+METRICS = tuple(replace(m, extras=_EXTRAS.get(m.name, ()), unit_short=_UNIT_SHORT.get(m.name, "")) for m in METRICS)
 
 # ---------------------------------------------------------------- boundary-aware matting (finding iii)
 #: Band half-widths in pixels at 1080p (scaled with the frame height) and the region names.

@@ -140,6 +140,8 @@ class ReleaseLayout:
 
 
 DEFAULT_LAYOUT = ReleaseLayout()
+#: Written only by ``hugvis synth``: scores on such a tree are never ranked with the paper's.
+SYNTHETIC_MARKER = "metadata/synthetic.json"
 
 
 def layout_for(release_dir: "str | Path", layout: "ReleaseLayout | None" = None) -> ReleaseLayout:

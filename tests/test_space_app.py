@@ -115,5 +115,10 @@ def test_crosstask_tab_draws_fig11_from_stored_rows_like_the_report(tmp_path):
     table_one, _, _ = explorer.crosstask("Motion difficulty (Fig. 11)", models=["matte_poor"])
     poor = rows[(rows.model == "matte_poor") & (rows.metric == "dtssd")].set_index("clip_id")["value"]
     assert sorted(np.round(poor.to_numpy(), 4)) == sorted(table_one["dtSSD"])
-    # Source difficulty without generation rows explains itself instead of failing
-    assert "needs audio- and vision-driven rows" in explorer.crosstask("Source difficulty (Fig. 10)")[2]
+    # Source difficulty without generation rows explains itself and names the weights command
+    from hug_vis_dataset import catalog
+
+    message = explorer.crosstask("Source difficulty (Fig. 10)")[2]
+    names = catalog.weights_of(catalog.table_metrics("audio_driven") + catalog.table_metrics("vision_driven"))
+    assert "audio- and vision-driven" in message and f"hugvis weights download {' '.join(names)}" in message
+    assert {"syncnet_v2", "arcface_w600k_r50", "lpips_alex_linear"} <= set(names)

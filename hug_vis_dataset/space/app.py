@@ -1,55 +1,90 @@
-"""The HUG-VIS explorer: a ``gr.Blocks`` app over a release tree and stored results.
+"""The HUG-VIS explorer: a ``gr.Blocks`` app over a release tree and a results store.
 
 The callbacks are methods of :class:`Explorer`, plain functions of their inputs that return
-plain values (DataFrames, paths, Markdown), so they are tested without a browser; ``build_app``
-only wires them to components.
+plain values (DataFrames, paths, Markdown), so they are tested without a browser;
+:mod:`hug_vis_dataset.space.ui` only wires them to components.
 
-Tabs: Leaderboards (paper Tables 4-11 beside ``hugvis evaluate`` summaries), Cross-task (Figs.
-8-11 from stored per-clip rows), Clip inspector, Score a submission (untrusted zip upload), MOS study (:mod:`.mos_study`).
+The leaderboard *is* the results store (:mod:`hug_vis_dataset.leaderboard`): a run scored by
+``hugvis evaluate --out RESULTS`` or uploaded in the Score tab is stored there with its provenance
+and shown at once, and after a restart, beside the paper's Tables 4-11.
+
+Tabs: Leaderboards, Cross-task (Figs. 8-11 from stored per-clip rows), Findings, Clip inspector,
+Score a submission (untrusted zip upload), MOS study (:mod:`.mos_study`).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 import uuid
+import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .. import catalog
 from .. import paper_tables as pt
-from .mos_study import MosStudy, build_mos_tab
-from .uploads import UnsafeUploadError, UploadLimits, extracted_upload
+from ..leaderboard import LocalResultsStore, ModelNameError, board, mos_rows, paper_rows, stored_rows
+from ..leaderboard.board import ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, PAPER, SUBMITTED, SYNTHETIC
+from .mos_study import MosStudy
+from .precheck import layout_check
+from .uploads import UnsafeUploadError, UploadLimits, check_zip, extracted_upload
 
-ALL = "All"
 SCORED_TASKS = catalog.task_names(with_paper_table=True)
 FINDINGS = ("Variance decomposition (finding iv)", "Significance between neighbours",
             "Boundary / thin-structure matting errors (finding iii)")
 ANALYSES = ("Emotion difficulty (Fig. 8)", "Difficulty agreement (Fig. 9)", "Source difficulty (Fig. 10)",
             "Motion difficulty (Fig. 11)")
+#: The cross-task filters each analysis uses; the others are hidden for it.
+ANALYSIS_FILTERS: dict[str, tuple[str, ...]] = {
+    ANALYSES[0]: ("emotion", "metric"), ANALYSES[1]: (), ANALYSES[2]: ("emotion",), ANALYSES[3]: ()}
+SIMULATED_RATERS = " (simulated raters)"
 
 
 def _table_label(info: dict) -> str:
     return f"Table {info['table']}: {info['title']}"
 
 
+def table_number(label: str) -> int:
+    """``"Table 11: ..."`` -> 11."""
+    return int(label.split(":")[0].split()[-1])
+
+
+def weights_command(tasks: "tuple[str, ...]") -> str:
+    """The ``hugvis weights download`` line that lets these tasks' table metrics run."""
+    names = catalog.weights_of(m for t in tasks for m in catalog.table_metrics(t))
+    return f"`hugvis weights download {' '.join(names)}`"
+
+
 class Explorer:
-    """State and callbacks of the app: one release tree, a results folder, a work folder."""
+    """State and callbacks of the app: one release tree, a results store, a work folder.
+
+    Args:
+        release_dir: the release tree the clips, references and MOS items come from.
+        results_dir: the local results store (default: ``<work_dir>/results``).
+        work_dir: uploads in flight and figures (temporary).
+        ratings_path: the MOS ratings file (default: the store's ``ratings/ratings.jsonl``, so
+            ratings persist with the results).
+        limits: upload limits.
+        store: a store object instead of ``results_dir`` (e.g. a
+            :class:`~hug_vis_dataset.leaderboard.HubResultsStore`).
+    """
 
     def __init__(self, release_dir: "str | Path", results_dir: "str | Path | None" = None,
                  work_dir: "str | Path | None" = None, ratings_path: "str | Path | None" = None,
-                 limits: UploadLimits = UploadLimits()):
+                 limits: UploadLimits = UploadLimits(), store: "LocalResultsStore | None" = None):
+        from ..layout import SYNTHETIC_MARKER
         from ..release import Release
 
         self.release_dir = Path(release_dir)
         self.release = Release(self.release_dir)
         if not len(self.release):
             raise ValueError(f"the release at {release_dir} has no readable clip")
-        self.results_dir = Path(results_dir) if results_dir else None
         self.work_dir = Path(work_dir or tempfile.mkdtemp(prefix="hugvis-space-"))
         self.work_dir.mkdir(parents=True, exist_ok=True)
-        self.mos = MosStudy(self.release, self.release_dir, ratings_path or self.work_dir / "ratings.jsonl")
+        self.store = store or LocalResultsStore(results_dir or self.work_dir / "results")
+        self.results_dir = self.store.root
+        self.synthetic_release = (self.release_dir / SYNTHETIC_MARKER).is_file()
+        self.mos = MosStudy(self.release, self.release_dir, ratings_path or self.store.ratings_path)
         self.limits = limits
         self.paper = pt.paper_frame()
 
@@ -57,28 +92,50 @@ class Explorer:
     def table_labels(self) -> list[str]:
         return [_table_label(info) for info in pt.paper_data()["tables"]]
 
-    def leaderboard(self, table_label: str, source: str = ALL, input_setting: str = ALL, paradigm: str = ALL):
-        """The chosen table, paper rows and ours, filtered; marks recomputed on the view."""
+    def board_rows(self):
+        """Paper rows, every stored run and the MOS study's ratings, as board rows (read fresh)."""
         import pandas as pd
 
-        table = int(table_label.split(":")[0].split()[-1])
-        frame = pd.concat([self.paper, pt.load_results(self.results_dir)], ignore_index=True)
-        try:
-            return pt.leaderboard(frame, table, source=source, input_setting=input_setting, paradigm=paradigm)
-        except ValueError as err:
-            return pd.DataFrame({"Model": [f"({err})"]})
+        parts = [paper_rows(self.paper), stored_rows(self.store.runs())]
+        origin = SYNTHETIC if self.synthetic_release else SUBMITTED
+        parts.append(mos_rows(self.mos.table(), origin))
+        simulated = self.simulated_mos()
+        if simulated is not None:
+            parts.append(mos_rows(simulated, SYNTHETIC, SIMULATED_RATERS))
+        return pd.concat([p for p in parts if len(p)], ignore_index=True)
+
+    def simulated_mos(self):
+        """The synthetic release's simulated ratings (``simulated_systems/mos_ratings.csv``), aggregated."""
+        from ..mos import read_ratings
+        from .mos_study import aggregate_ratings
+
+        path = self.release_dir / "simulated_systems" / "mos_ratings.csv"
+        if not path.is_file():
+            return None
+        valid, _invalid = read_ratings(path)
+        from .ratings import CRITERIA
+
+        task_of = {system: task for task in CRITERIA for system in self.mos.systems(task)}
+        valid = valid.assign(task=valid["model"].map(task_of)).dropna(subset=["task"])
+        return aggregate_ratings(valid.assign(time=0.0))
+
+    def leaderboard(self, table_label: str, origins: "list[str] | None" = None, source: str = ALL,
+                    input_setting: str = ALL, paradigm: str = ALL):
+        """(table, notes Markdown, filters that apply) of one paper table beside the stored runs.
+
+        ``origins`` are labels of :data:`~hug_vis_dataset.leaderboard.board.ORIGIN_LABELS` (what the
+        Show checkboxes hold) or keys; default paper and submitted.
+        """
+        by_label = {v: k for k, v in ORIGIN_LABELS.items()}
+        keys = [by_label.get(o, o) for o in (origins if origins is not None else
+                                              [ORIGIN_LABELS[o] for o in DEFAULT_ORIGINS])]
+        view = board(self.board_rows(), table_number(table_label), keys, source, input_setting, paradigm)
+        return view.frame, view.markdown_notes, view.filters
 
     # ------------------------------------------------------------------ cross-task
     def result_rows(self):
-        """Every stored per-clip row under the results folder (empty frame without one)."""
-        import pandas as pd
-
-        from ..results import RESULT_COLUMNS
-
-        paths = sorted(self.results_dir.glob("*/*/rows.parquet")) if self.results_dir else []
-        if not paths:
-            return pd.DataFrame(columns=list(RESULT_COLUMNS))
-        return pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
+        """Every stored per-clip row of the store (empty frame with the columns when none)."""
+        return self.store.rows()
 
     def crosstask_models(self) -> list[str]:
         rows = self.result_rows()
@@ -87,9 +144,10 @@ class Explorer:
     def crosstask(self, analysis: str, models: "list[str] | None" = None, emotion: str = ALL, metric: str = ALL):
         """(table, figure path or None, message) of one analysis on the chosen models.
 
-        ``metric`` keeps one column of Fig. 8 (and its row/column in Fig. 9); ``emotion`` keeps
-        one emotion's row of the displayed table (the analysis itself always uses every emotion,
-        since min-max normalisation needs them all).
+        Only the filters of :data:`ANALYSIS_FILTERS` apply. ``metric`` keeps one column of Fig. 8;
+        ``emotion`` keeps one emotion's row of Fig. 8 (its min-max normalisation needs every
+        emotion, so D is computed on all of them) and, for Fig. 10, restricts the clips the
+        z-scores and the reported Spearman rho are computed on.
         """
         import pandas as pd
 
@@ -97,44 +155,51 @@ class Explorer:
         from ..metrics import crosstask as ct
         from ..report import motion_analysis
 
+        applies = ANALYSIS_FILTERS.get(analysis, ())
+        emotion = emotion if "emotion" in applies else ALL
+        metric = metric if "metric" in applies else ALL
         stored = self.result_rows()
         selected = stored[stored["model"].isin(models)] if models else stored
         if not len(selected):
-            return pd.DataFrame(), None, ("No stored per-clip rows: run `hugvis evaluate TASK ... --out RESULTS` "
-                                          "and start the Space with `--results RESULTS`.")
-        # The analyses leave reference rows (Real audio, motion statistics) out themselves.
-        rows = selected
+            return pd.DataFrame(), None, ("No stored per-clip rows yet: score a run in the Score tab, or run "
+                                          "`hugvis evaluate TASK ... --out RESULTS` and start the Space with "
+                                          "`--results RESULTS`.")
         stem = self.work_dir / f"fig-{uuid.uuid4().hex}"
-        if analysis.startswith("Emotion difficulty") or analysis.startswith("Difficulty agreement"):
-            result = ct.emotion_difficulty(rows)
-            D = result.D.dropna(axis=1, how="all")
-            if metric not in (None, "", ALL) and metric in D.columns and analysis.startswith("Emotion"):
-                D = D[[metric]]
-            if analysis.startswith("Emotion"):
+        if analysis in ANALYSES[:2]:
+            D = ct.emotion_difficulty(selected).D.dropna(axis=1, how="all")
+            if analysis == ANALYSES[0]:
+                if metric not in (None, "", ALL) and metric in D.columns:
+                    D = D[[metric]]
                 paths = figures.plot_emotion_difficulty(D, stem, title="Emotion difficulty")
                 table = D if emotion in (None, "", ALL) else D.loc[[emotion]] if emotion in D.index else D.iloc[:0]
-                return table.round(3).reset_index(names="Emotion"), _png(paths), f"{len(rows)} rows"
+                note = "" if emotion in (None, "", ALL) else f" (D normalised over all seven emotions; showing {emotion})"
+                return table.round(3).reset_index(names="Emotion"), _png(paths), f"{len(selected)} rows{note}"
+            if D.shape[1] < 2:
+                return pd.DataFrame(), None, (f"Difficulty agreement needs two or more metrics with values; "
+                                              f"the stored rows have {list(D.columns)}. Score more tasks, or get "
+                                              f"the weights: {weights_command(SCORED_TASKS)}.")
             rho = ct.difficulty_agreement(D)
             paths = figures.plot_agreement(rho, stem, title="Difficulty agreement (Spearman)")
-            return rho.round(3).reset_index(names="Metric"), _png(paths), f"{len(rows)} rows"
-        if analysis.startswith("Source difficulty"):
+            return rho.round(3).reset_index(names="Metric"), _png(paths), f"{len(selected)} rows"
+        if analysis == ANALYSES[2]:
+            rows = selected if emotion in (None, "", ALL) else selected[selected["emotion"] == emotion]
             try:
                 result = ct.source_difficulty(rows)
             except (ValueError, KeyError) as err:
-                return pd.DataFrame(), None, f"Source difficulty needs audio- and vision-driven rows: {err}"
-            table = result.pairs.round(4)
+                return pd.DataFrame(), None, (
+                    f"Source difficulty needs per-clip CSIM/Sync and LPIPS/CSIM/PSNR/SSIM rows of both audio- and "
+                    f"vision-driven runs ({err}). Their network metrics need weights: "
+                    f"{weights_command(('audio_driven', 'vision_driven'))}, then score both tasks.")
             paths = figures.plot_source_difficulty(result.pairs["Z_AD"], result.pairs["Z_VD"], stem)
-            if emotion not in (None, "", ALL):
-                table = table[table["emotion"] == emotion]
-            return table, _png(paths), f"{len(result.pairs)} clips, Spearman rho = {result.rho:.2f}"
+            scope = "all emotions" if emotion in (None, "", ALL) else emotion
+            return (result.pairs.round(4), _png(paths),
+                    f"{len(result.pairs)} clips ({scope}), Spearman rho = {result.rho:.2f} on these clips")
         # Motion difficulty: the reference statistics are kept whatever models are selected.
         motion, lines = motion_analysis(pd.concat([selected, stored[stored["task"] == "motion"]]).drop_duplicates())
         if motion is None:
             return pd.DataFrame(), None, " ".join(lines).strip()
         paths = figures.plot_motion_difficulty(motion.d_motion, motion.dtssd, motion.emotions, stem)
         table = pd.DataFrame({"emotion": motion.emotions, "D_motion": motion.d_motion, "dtSSD": motion.dtssd}).round(4)
-        if emotion not in (None, "", ALL):
-            table = table[table["emotion"] == emotion]
         return table, _png(paths), lines[0]
 
     # ------------------------------------------------------------------ findings
@@ -169,6 +234,16 @@ class Explorer:
 
         return clip_choices(self.release)
 
+    def frame_count(self, actor: str, emotion: str, action: Any, script: Any) -> int:
+        """Frames of one clip (1 when it does not exist), for the Frame slider's range."""
+        from .inspector import find_clip
+
+        try:
+            record = find_clip(self.release, actor, emotion, action, script)
+        except (KeyError, ValueError):
+            return 1
+        return max(1, int(round(record.duration * record.fps)))
+
     def inspect(self, actor: str, emotion: str, action: Any, script: Any, frame: Any = 0):
         """(video path, matte frame, overlay frame, audio path, markdown) of one clip.
 
@@ -194,141 +269,105 @@ class Explorer:
                 clip_text(record) + f"\n\nShowing frame {index} of {n_frames}.")
 
     # ------------------------------------------------------------------ scoring
-    def score(self, task: str, model: str, upload: "str | None"):
-        """(markdown, aggregate table, per-clip rows) of an uploaded zip, scored on this release."""
+    def check_model(self, task: str, model: str) -> "tuple[bool, str]":
+        """(ok, message) for a model name typed in the Score tab, before anything is uploaded."""
+        try:
+            name = self.store.check_new_model(task, model)
+        except ModelNameError as err:
+            return False, f"**Model name:** {err}"
+        return True, f"`{name}` is free on the {task} leaderboard; now upload the zip."
+
+    def check_upload(self, task: str, upload: "str | None") -> str:
+        """The layout check of an uploaded zip from its member names (nothing extracted yet)."""
+        if not upload:
+            return ""
+        try:
+            check_zip(upload, self.limits)
+            with zipfile.ZipFile(upload) as archive:
+                names = archive.namelist()
+        except UnsafeUploadError as err:
+            return f"**Upload refused:** {err}"
+        return layout_check(task, names).message()
+
+    def score(self, task: str, model: str, upload: "str | None",
+              progress: "Callable[[int, int], None] | None" = None):
+        """(markdown, aggregate table, per-clip rows) of an uploaded zip, scored and stored.
+
+        The run is scored into a staging folder and added to the store only when it is complete,
+        so it appears on the leaderboard at once (and after a restart), never half-scored.
+        ``progress(done, total)`` is called once per clip scored.
+        """
         import pandas as pd
 
         from ..scoring.runner import evaluate_submission
+        from ..tasks import index_predictions
 
         empty = pd.DataFrame()
-        if not upload:
-            return "Upload a zip of your predictions first.", empty, empty
         if task not in SCORED_TASKS:
             return f"Unknown task {task!r}.", empty, empty
-        job = self.work_dir / "submissions" / uuid.uuid4().hex
+        try:
+            model = self.store.check_new_model(task, model)
+        except ModelNameError as err:
+            return f"**Model name:** {err}", empty, empty
+        if not upload:
+            return "Upload a zip of your predictions first.", empty, empty
         try:
             # The extracted files (they can be gigabytes) are deleted when scoring ends; the rows stay.
-            with extracted_upload(upload, self.work_dir / "uploads", self.limits) as root:
-                result = evaluate_submission(task, root, (model or "submission").strip(), self.release_dir,
-                                             job / "results", progress=False, command_line=["space", task])
+            with extracted_upload(upload, self.work_dir / "uploads", self.limits) as root, \
+                    self.store.staging() as stage:
+                found = len(index_predictions(task, root).found)
+                on_clip = _clip_progress(progress, found)
+                result = evaluate_submission(task, root, model, self.release_dir, stage, progress=False,
+                                             flush_every=1, on_persisted=on_clip, command_line=["space", task])
+                cov = result.coverage
+                if cov.ok == 0:
+                    if cov.failed:
+                        clip, error = next(iter(cov.failed.items()))
+                        why = f"every one of the {len(cov.failed)} matched clip(s) failed (first: `{clip}`: {error})"
+                    else:
+                        why = f"no file matched the {task} layout. " + layout_check(
+                            task, [str(p.relative_to(root)) for p in root.rglob("*")]).message()
+                    return (f"**0 scored**: {why} Nothing was added to the leaderboard."), empty, \
+                        _rows(result.rows_path)
+                stored = self.store.add(stage, task, model)
+                rows = _rows(result.rows_path)
         except UnsafeUploadError as err:
-            shutil.rmtree(job, ignore_errors=True)
             return f"**Upload refused:** {err}", empty, empty
         except (ValueError, FileNotFoundError, RuntimeError) as err:
-            shutil.rmtree(job, ignore_errors=True)
             return f"**Scoring failed:** {err}", empty, empty
         table = result.table.reset_index() if result.table is not None else empty
-        rows = pd.read_parquet(result.rows_path) if Path(result.rows_path).is_file() else empty
-        cov = result.coverage
-        message = (f"Scored **{task}** for `{result.model}`: {cov.ok} clip(s) ok of {cov.grid_size}; "
-                   f"missing {len(cov.missing)}, failed {len(cov.failed)}, unmatched {len(cov.unmatched)}.")
-        if result.summary.get("metrics", {}).get("skipped"):
-            message += " Skipped metrics: " + "; ".join(f"{m} ({why})" for m, why in
-                                                         result.summary["metrics"]["skipped"].items())
+        from ..leaderboard import run_origin
+
+        origin = run_origin(stored.summary)
+        where = (f"Added to the {catalog.paper_table_of(task)} leaderboard as **{ORIGIN_LABELS[origin]}**"
+                 + ("" if origin == SUBMITTED else f" (tick '{ORIGIN_LABELS[origin]}' under Show to see it)")
+                 + f"; provenance: `{stored.link}`.")
+        message = (f"Scored **{task}** for `{model}`: {cov.ok} clip(s) ok of {cov.grid_size}; missing "
+                   f"{len(cov.missing)}, failed {len(cov.failed)}, unmatched {len(cov.unmatched)}. {where}")
+        skipped = result.summary.get("metrics", {}).get("skipped")
+        if skipped:
+            message += " Not computed: " + "; ".join(f"{m} ({why})" for m, why in skipped.items())
         return message, table.round(4), rows
+
+
+def _rows(path):
+    import pandas as pd
+
+    return pd.read_parquet(path) if Path(path).is_file() else pd.DataFrame()
+
+
+def _clip_progress(progress: "Callable[[int, int], None] | None", total: int) -> "Callable[[int], None] | None":
+    """The runner's ``on_persisted`` (clips stored so far; one flush per clip) as ``progress(done, total)``."""
+    if progress is None:
+        return None
+    return lambda done: progress(done, max(total, done))
+
 
 def _png(paths) -> "str | None":
     for path in paths or []:
         if str(path).endswith(".png"):
             return str(path)
     return None
-
-
-# ---------------------------------------------------------------------------------- UI
-def build_app(explorer: Explorer):
-    """The ``gr.Blocks`` of the explorer (five tabs) wired to ``explorer``'s callbacks."""
-    import gradio as gr
-
-    paper = explorer.paper
-    sources = [ALL, "open", "closed", "reference", "ours"]
-    settings = [ALL] + list(dict.fromkeys(s for s in paper["input_setting"] if s))
-    paradigms = [ALL] + list(dict.fromkeys(p for p in paper["paradigm"] if p))
-    choices = explorer.choices()
-    first_label = explorer.table_labels()[0]
-
-    with gr.Blocks(title="HUG-VIS explorer") as demo:
-        gr.Markdown("# HUG-VIS explorer\nPaper results, our scored results, clips, submissions and the MOS study. "
-                    f"Release: `{explorer.release_dir.name}` ({len(explorer.release)} clips).")
-        with gr.Tab("Leaderboards", id="leaderboards"):
-            with gr.Row():
-                table = gr.Dropdown(explorer.table_labels(), value=first_label, label="Table")
-                source = gr.Dropdown(sources, value=ALL, label="Open vs closed source")
-                setting = gr.Dropdown(settings, value=ALL, label="Input setting (Table 4)")
-                paradigm = gr.Dropdown(paradigms, value=ALL, label="Paradigm (Tables 7-8)")
-            board = gr.Dataframe(explorer.leaderboard(first_label), label="Leaderboard (best / second marked)",
-                                 interactive=False, show_search="filter", elem_id="leaderboard")
-            for control in (table, source, setting, paradigm):
-                control.change(explorer.leaderboard, [table, source, setting, paradigm], board)
-
-        with gr.Tab("Cross-task", id="crosstask"):
-            models = explorer.crosstask_models()
-            from ..metrics.crosstask import DEFAULT_PAPER_METRICS
-
-            with gr.Row():
-                analysis = gr.Dropdown(list(ANALYSES), value=ANALYSES[0], label="Analysis")
-                model_pick = gr.Dropdown(models, value=models, multiselect=True, label="Models")
-                emotion_pick = gr.Dropdown([ALL] + [e for e in choices["emotion"]], value=ALL, label="Emotion")
-                metric_pick = gr.Dropdown([ALL] + [m.label for m in DEFAULT_PAPER_METRICS], value=ALL,
-                                          label="Metric")
-            ct_button = gr.Button("Run analysis", elem_id="crosstask-run")
-            ct_message = gr.Markdown()
-            ct_table = gr.Dataframe(interactive=False, label="Result")
-            ct_image = gr.Image(label="Figure", type="filepath")
-            ct_button.click(lambda a, m, e, k: _reorder(explorer.crosstask(a, m, e, k)),
-                            [analysis, model_pick, emotion_pick, metric_pick], [ct_message, ct_table, ct_image])
-
-        with gr.Tab("Findings", id="findings"):
-            with gr.Row():
-                finding = gr.Dropdown(list(FINDINGS), value=FINDINGS[0], label="Finding")
-                finding_task = gr.Dropdown(list(SCORED_TASKS), value="matting", label="Task")
-            f_button = gr.Button("Measure", elem_id="findings-run")
-            f_message = gr.Markdown(elem_id="findings-message")
-            f_table = gr.Dataframe(interactive=False, label="Result", elem_id="findings-table")
-            f_image = gr.Image(label="Figure", type="filepath")
-            f_button.click(lambda a, t: _reorder(explorer.findings(a, t)), [finding, finding_task],
-                           [f_message, f_table, f_image])
-
-        with gr.Tab("Clip inspector", id="inspector"):
-            with gr.Row():
-                actor = gr.Dropdown(choices["actor"], value=choices["actor"][0], label="Actor")
-                emotion = gr.Dropdown(choices["emotion"], value=choices["emotion"][0], label="Emotion")
-                action = gr.Dropdown(choices["action"], value=choices["action"][0], label="Action")
-                script = gr.Dropdown(choices["script"], value=choices["script"][0], label="Script")
-                frame = gr.Slider(0, 10_000, value=0, step=1, label="Frame")
-            show = gr.Button("Show clip", elem_id="inspector-show")
-            with gr.Row():
-                video = gr.Video(label="Video", elem_id="inspector-video")
-                matte = gr.Image(label="Alpha matte", type="numpy", elem_id="inspector-matte")
-                overlay = gr.Image(label="Matte overlay", type="numpy", elem_id="inspector-overlay")
-            audio = gr.Audio(label="Audio", type="filepath")
-            text = gr.Markdown(elem_id="inspector-text")
-            show.click(explorer.inspect, [actor, emotion, action, script, frame], [video, matte, overlay, audio, text])
-
-        with gr.Tab("Score a submission", id="score"):
-            gr.Markdown("Upload a zip of one task's predictions, one entry per clip named by its clip id "
-                        "(the layout of each task is in docs/SCORING.md). "
-                        f"Limits: {explorer.limits.max_zip_bytes // 2**20} MiB zip, "
-                        f"{explorer.limits.max_total_bytes // 2**20} MiB unpacked, {explorer.limits.max_members} "
-                        "files; no links, no pickles.")
-            with gr.Row():
-                task = gr.Dropdown(list(SCORED_TASKS), value="matting", label="Task")
-                model_name = gr.Textbox(value="my_model", label="Model name")
-                upload = gr.File(label="Predictions (.zip)", file_types=[".zip"], type="filepath",
-                                 elem_id="score-upload")
-            score_button = gr.Button("Score", elem_id="score-run")
-            score_message = gr.Markdown(elem_id="score-message")
-            score_table = gr.Dataframe(interactive=False, label="Task scores", elem_id="score-table")
-            score_rows = gr.Dataframe(interactive=False, label="Per-clip rows", max_height=300)
-            score_button.click(explorer.score, [task, model_name, upload], [score_message, score_table, score_rows])
-
-        with gr.Tab("MOS study", id="mos"):
-            build_mos_tab(explorer.mos)
-    return demo
-
-
-def _reorder(result):
-    table, image, message = result
-    return message, table, image
 
 
 def default_release(work_dir: "str | Path") -> Path:
@@ -341,15 +380,30 @@ def default_release(work_dir: "str | Path") -> Path:
     return root
 
 
+def build_app(explorer: Explorer):
+    """The ``gr.Blocks`` of the explorer wired to ``explorer``'s callbacks (:mod:`.ui`)."""
+    from .ui import build_blocks
+
+    return build_blocks(explorer)
+
+
 def launch(release_dir: "str | Path | None" = None, results_dir: "str | Path | None" = None,
-           port: "int | None" = None, work_dir: "str | Path | None" = None, block: bool = True):
-    """Start the explorer on 127.0.0.1 (analytics off); returns ``(demo, url)`` when ``block`` is False."""
+           port: "int | None" = None, work_dir: "str | Path | None" = None, block: bool = True,
+           results_repo: "str | None" = None):
+    """Start the explorer on 127.0.0.1 (analytics off); returns ``(demo, url)`` when ``block`` is False.
+
+    ``results_repo`` (a Hub dataset id) makes the Hub repo the results store, mirrored into
+    ``results_dir`` (or the work folder); otherwise ``results_dir`` is the store.
+    """
+    from ..leaderboard import open_store
+
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
     work = Path(work_dir or tempfile.mkdtemp(prefix="hugvis-space-"))
     release = Path(release_dir) if release_dir else default_release(work)
-    explorer = Explorer(release, results_dir, work_dir=work)
+    store = open_store(results_dir or work / "results", repo_id=results_repo, mirror=results_dir or work / "results")
+    explorer = Explorer(release, work_dir=work, store=store)
     demo = build_app(explorer)
-    allowed = [str(release.resolve()), str(work.resolve())] + ([str(Path(results_dir).resolve())] if results_dir else [])
+    allowed = [str(release.resolve()), str(work.resolve()), str(store.root.resolve())]
     _, url, _ = demo.launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"), server_port=port,
                             allowed_paths=allowed, prevent_thread_lock=not block, quiet=not block)
     return demo, url

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -305,6 +306,10 @@ def synthesize(
         "actions": sorted({c.action_id for c in cids}),
         "scripts": sorted({c.script_id for c in cids}),
     }))
+    from ..layout import SYNTHETIC_MARKER
+
+    (root / SYNTHETIC_MARKER).write_text(json.dumps({"synthetic": True, "generator": "hug_vis_dataset.synth",
+                                                     "seed": int(seed)}) + "\n", encoding="utf-8")
     system_names = sim.finish() if sim is not None else {}
     if sim is not None:
         from .ratings import write_simulated_ratings

@@ -1,0 +1,291 @@
+"""Leaderboards: the paper's Tables 4-11 beside every stored run, flagged by origin and ranked fairly.
+
+Rows have an **origin**:
+
+* ``paper``: the numbers of Tables 4-11 as published (``hug_vis_dataset/data/paper_tables.json``);
+* ``submitted``: a stored run scored on the full 8,400-clip grid, comparable with the paper;
+* ``synthetic``: a run on the toolkit's synthetic mini-grid (its scores say nothing about the
+  real benchmark);
+* ``subset``: a run on part of the grid (its means are over other clips than the paper's).
+
+**Ranking rule** (one, the report's: :func:`hug_vis_dataset.tables.mark_ranks` on the printed
+values): best and second are marked within a *comparable group*: paper and submitted rows form
+one pool, synthetic rows another, subset rows a third; Table 4 is further split by input setting.
+Reference rows (Table 9's real audio) and the built-in baselines are printed, never ranked.
+Synthetic and subset rows are shown only on request.
+
+Headers carry the metric's label, direction arrow and unit from the catalog
+(:attr:`hug_vis_dataset.catalog.MetricSpec.header`); stored rows carry n_ok, n_failed, coverage
+and a link to their provenance (``summary.json``). A metric that could not run is ``needs weights``
+in its cells, and the notes name the command that fixes it.
+
+Example:
+    >>> from hug_vis_dataset.paper_tables import paper_frame
+    >>> view = board(paper_frame(), 11)
+    >>> list(view.frame.columns[:4])
+    ['Model', 'Origin', 'MAD ↓ (×1e3)', 'MSE ↓ (×1e3)']
+    >>> view.frame.loc[view.frame.Model == "BiRefNet", "dtSSD ↓ (×1e2)"].item()
+    '2.04'
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from .. import catalog
+from ..paper_tables import PAPER_COLUMNS, table_info
+from ..results import BASELINE_MODEL, EMOTION_MODEL_SEP, REAL_AUDIO_MODEL
+from ..tables import mark_ranks
+
+PAPER, SUBMITTED, SYNTHETIC, SUBSET = "paper", "submitted", "synthetic", "subset"
+ORIGIN_LABELS: dict[str, str] = {PAPER: "paper", SUBMITTED: "submitted", SYNTHETIC: "synthetic demo",
+                                 SUBSET: "grid subset"}
+#: Which origins are ranked together.
+RANK_POOLS: dict[str, str] = {PAPER: "benchmark", SUBMITTED: "benchmark", SYNTHETIC: SYNTHETIC, SUBSET: SUBSET}
+DEFAULT_ORIGINS: tuple[str, ...] = (PAPER, SUBMITTED)
+BOARD_COLUMNS: tuple[str, ...] = PAPER_COLUMNS + ("origin", "n_ok", "n_failed", "coverage", "link", "note")
+ALL = "All"
+NEEDS_WEIGHTS = "needs weights"
+_MOS_HEADER_UNIT = "1-5"
+
+
+@dataclass
+class Board:
+    """One leaderboard view: the table to show, notes under it and the filters that apply."""
+
+    frame: object  # pandas DataFrame, display-ready strings
+    notes: list[str] = field(default_factory=list)
+    filters: tuple[str, ...] = ()
+
+    @property
+    def markdown_notes(self) -> str:
+        return "\n".join(f"- {n}" for n in self.notes)
+
+
+def run_origin(summary: dict) -> str:
+    """``synthetic``, ``submitted`` or ``subset`` for a stored run's summary.
+
+    Example:
+        >>> run_origin({"provenance": {"dataset": {"synthetic": True}}, "coverage": {"grid_size": 8400}})
+        'synthetic'
+        >>> run_origin({"provenance": {"dataset": {}}, "coverage": {"grid_size": 8400}})
+        'submitted'
+        >>> run_origin({"coverage": {"grid_size": 28}})
+        'subset'
+    """
+    from ..grid import full_grid
+
+    if ((summary.get("provenance") or {}).get("dataset") or {}).get("synthetic"):
+        return SYNTHETIC
+    grid = (summary.get("coverage") or {}).get("grid_size")
+    return SUBMITTED if grid == len(full_grid()) else SUBSET
+
+
+def print_value(value: float) -> str:
+    """Two decimals, three below 1 (the paper's printing); ranking uses these printed values."""
+    return f"{value:.2f}" if abs(value) >= 1 or value == 0 else f"{value:.3f}"
+
+
+def paper_rows(frame):
+    """The paper's values with the board's extra columns (origin ``paper``)."""
+    out = frame.copy()
+    out["origin"] = PAPER
+    for column in ("n_ok", "n_failed", "coverage", "link", "note"):
+        out[column] = None
+    out["link"] = "paper, Table " + out["table"].astype(str)
+    return out[list(BOARD_COLUMNS)]
+
+
+def run_rows(run) -> "object":
+    """Board rows of one stored run's aggregate (the scorer's values, already in paper units).
+
+    Metrics of the task's paper table that did not run become rows with a NaN value and the
+    reason in ``note`` (``needs weights: run ...``), so the cell and the notes can say why.
+    """
+    import pandas as pd
+
+    summary, task = run.summary, run.task
+    table = catalog.task(task).paper_table if task in catalog.task_names() else None
+    if table is None:
+        return pd.DataFrame(columns=list(BOARD_COLUMNS))
+    info = table_info(table)
+    origin = run_origin(summary)
+    skipped = (summary.get("metrics") or {}).get("skipped") or {}
+    grid = (summary.get("coverage") or {}).get("grid_size")
+    records = []
+    for label, values in (summary.get("aggregate") or {}).items():
+        model, _, setting = str(label).partition(EMOTION_MODEL_SEP) if task == "emotion" else (str(label), "", "")
+        n_ok, n_failed = values.get("n_ok"), values.get("n_failed")
+        coverage = f"{100.0 * n_ok / grid:.1f}%" if grid and n_ok is not None else None
+        source = "reference" if model == REAL_AUDIO_MODEL else ""
+        for metric in info["metrics"]:
+            value = values.get(metric["key"])
+            finite = value is not None and math.isfinite(float(value))
+            note = None if finite else skipped.get(metric["key"], "no value (every clip failed)")
+            records.append({
+                "table": table, "task": task, "model": model, "input_setting": setting, "source": source,
+                "paradigm": "", "metric": metric["key"], "metric_display": metric["display"],
+                "value": float(value) if finite else float("nan"), "text": print_value(float(value)) if finite else "",
+                "higher_is_better": metric["higher_is_better"], "origin": origin, "n_ok": n_ok,
+                "n_failed": n_failed, "coverage": coverage, "link": run.link, "note": note})
+    return pd.DataFrame(records, columns=list(BOARD_COLUMNS))
+
+
+def mos_rows(mos, origin: str, note: str = ""):
+    """Board rows of Tables 6, 8 and 10 from aggregated ratings.
+
+    Args:
+        mos: ``task, model, criterion (label), mos, n_clips, n_ratings, n_raters`` rows
+            (:func:`hug_vis_dataset.space.mos_study.aggregate_ratings`).
+        origin: the origin of every row (ratings of synthetic systems are synthetic).
+        note: appended to the model name (``(simulated raters)``).
+    """
+    import pandas as pd
+
+    records = []
+    for row in mos.itertuples(index=False):
+        task = catalog.task(row.task)
+        if task.mos_table is None:
+            continue
+        columns = {m["display"]: m for m in table_info(task.mos_table)["metrics"]}
+        metric = columns.get(row.criterion)
+        if metric is None:
+            continue
+        records.append({
+            "table": task.mos_table, "task": row.task, "model": f"{row.model}{note}", "input_setting": "",
+            "source": "", "paradigm": "", "metric": metric["key"], "metric_display": metric["display"],
+            "value": float(row.mos), "text": print_value(float(row.mos)), "higher_is_better": True,
+            "origin": origin, "n_ok": int(row.n_clips), "n_failed": 0, "coverage": None,
+            "link": f"{int(row.n_ratings)} ratings by {int(row.n_raters)} rater(s)", "note": None})
+    return pd.DataFrame(records, columns=list(BOARD_COLUMNS))
+
+
+def stored_rows(runs: Iterable) -> "object":
+    """Board rows of every stored run (:func:`run_rows` concatenated)."""
+    import pandas as pd
+
+    parts = [run_rows(run) for run in runs]
+    parts = [p for p in parts if len(p)]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(BOARD_COLUMNS))
+
+
+def header(metric: dict, table: int) -> str:
+    """A metric column's header: the catalog's label, arrow and unit; MOS criteria on a 1-5 scale."""
+    if metric["key"] in catalog.METRIC_NAMES:
+        return catalog.spec(metric["key"]).header
+    return f"{metric['display']} {'↑' if metric['higher_is_better'] else '↓'} ({_MOS_HEADER_UNIT})"
+
+
+def applicable_filters(table: int, frame) -> tuple[str, ...]:
+    """Filters that split this table in the paper: ``source``, ``input_setting``, ``paradigm``."""
+    sub = frame[frame["table"] == int(table)]
+    return tuple(c for c in ("source", "input_setting", "paradigm") if sub[c].fillna("").astype(bool).any())
+
+
+def _unranked(record) -> bool:
+    return record["source"] == "reference" or record["model"] == BASELINE_MODEL
+
+
+def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: str = ALL,
+          input_setting: str = ALL, paradigm: str = ALL) -> Board:
+    """One table's leaderboard view.
+
+    Args:
+        frame: :func:`paper_rows` and :func:`stored_rows` / :func:`mos_rows` concatenated.
+        table: 4..11.
+        origins: origins shown (default: paper and submitted; add ``synthetic``/``subset`` on request).
+        source, input_setting, paradigm: filters; one that does not apply to ``table`` is ignored
+            (the Space hides it), ``"All"`` keeps every row.
+
+    Returns:
+        A :class:`Board`; with no row left it has the headers and a note saying which filter or
+        origin to change, never an empty frame without columns.
+    """
+    import pandas as pd
+
+    info = table_info(table)
+    metrics = info["metrics"]
+    filters = applicable_filters(table, frame)
+    every = frame[frame["table"] == int(table)]
+    sub = every[every["origin"].isin(list(origins))]
+    notes: list[str] = []
+    for column, wanted in (("source", source), ("input_setting", input_setting), ("paradigm", paradigm)):
+        if column in filters and wanted not in (None, "", ALL):
+            sub = sub[sub[column] == wanted]
+    hidden = every[~every["origin"].isin(list(origins))].drop_duplicates(["origin", "model", "input_setting"])
+    for origin, count in hidden["origin"].value_counts().sort_index().items():
+        notes.append(f"{count} {ORIGIN_LABELS[origin]} row(s) hidden: tick '{ORIGIN_LABELS[origin]}' under "
+                     f"Show to see them (never ranked with the paper).")
+    keys = ["origin", "model", "input_setting", "source", "paradigm"]
+    order = list(dict.fromkeys(tuple(r) for r in sub[keys].itertuples(index=False)))
+    cells: dict[tuple, dict[str, str]] = {k: {} for k in order}
+    extra: dict[tuple, dict] = {}
+    reasons: dict[str, set[str]] = {}
+    for metric in metrics:
+        part = sub[sub["metric"] == metric["key"]]
+        ranked = part[~part.apply(_unranked, axis=1)] if len(part) else part
+        marks: dict = {}
+        group_keys = ["origin", "input_setting"] if int(table) == 4 else ["origin"]
+        pools = ranked.assign(pool=ranked["origin"].map(RANK_POOLS)) if len(ranked) else ranked
+        for _, group in (pools.groupby(["pool"] + group_keys[1:], sort=False) if len(pools) else []):
+            values = [float(t) if t else float("nan") for t in group["text"]]
+            marks.update(zip(group.index, mark_ranks(values, metric["higher_is_better"], None)))
+        for index, record in part.iterrows():
+            key = tuple(record[k] for k in keys)
+            mark = marks.get(index)
+            if record["text"]:
+                text = f"{record['text']} ({mark})" if mark else record["text"]
+            else:
+                text = NEEDS_WEIGHTS if "weights" in str(record["note"] or "") else "n/a"
+                if record["note"]:
+                    reasons.setdefault(str(record["note"]), set()).add(header(metric, table))
+            cells[key][header(metric, table)] = text
+            extra[key] = record
+    rows = []
+    for key in order:
+        record = extra.get(key)
+        row = {"Model": key[1] if key[0] == PAPER else _stored_label(key[1]), "Origin": ORIGIN_LABELS[key[0]]}
+        if int(table) == 4:
+            row["Input"] = key[2]
+        if "source" in filters:
+            row["Source"] = key[3]
+        if "paradigm" in filters:
+            row["Paradigm"] = key[4]
+        for metric in metrics:
+            row[header(metric, table)] = cells[key].get(header(metric, table), "")
+        row["n_ok"] = _count(record["n_ok"]) if record is not None else ""
+        row["n_failed"] = _count(record["n_failed"]) if record is not None else ""
+        row["Coverage"] = record["coverage"] or "" if record is not None else ""
+        row["Provenance"] = record["link"] or "" if record is not None else ""
+        rows.append(row)
+    columns = ["Model", "Origin", *(["Input"] if int(table) == 4 else []),
+               *(["Source"] if "source" in filters else []), *(["Paradigm"] if "paradigm" in filters else []),
+               *[header(m, table) for m in metrics], "n_ok", "n_failed", "Coverage", "Provenance"]
+    for reason, headers in sorted(reasons.items()):
+        notes.append(f"{', '.join(sorted(headers))}: {reason}")
+    if not rows:
+        applied = {c: w for c, w in (("source", source), ("input_setting", input_setting), ("paradigm", paradigm))
+                   if c in filters and w not in (None, "", ALL)}
+        notes.insert(0, f"No row of Table {table} matches " + (", ".join(f"{c} = {w!r}" for c, w in applied.items())
+                                                                 or "the origins shown")
+                     + ": set the filter back to All or show more origins.")
+    if not any(o != PAPER for o in every["origin"]):
+        task = info["task"]
+        how = (f"rate outputs in the MOS study tab" if int(table) == catalog.task(task).mos_table else
+               f"`hugvis evaluate {task} --predictions DIR --model NAME --dataset D --out RESULTS` or the Score tab")
+        notes.append(f"No stored result for Table {table} yet: {how}.")
+    return Board(pd.DataFrame(rows, columns=columns), notes, filters)
+
+
+def _stored_label(model: str) -> str:
+    if model == REAL_AUDIO_MODEL:
+        return "Real audio (reference)"
+    if model == BASELINE_MODEL:
+        return "baseline (built-in)"
+    return model
+
+
+def _count(value) -> str:
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(int(value))

@@ -1,0 +1,125 @@
+"""Check an upload's layout from the zip's member names, before anything is extracted or scored.
+
+The names say which clips a zip predicts for a task under the rules of
+:func:`hug_vis_dataset.tasks.submission.index_folder` (the clip id in each entry's name, never
+sorted order), and which task's layout the zip matches when it is not the one chosen, so
+the Space can say "these look like matting predictions" instead of "unmatched 28".
+
+Example:
+    >>> names = ["sys/actor_0001_happy_action_01_script_001/000000.png",
+    ...          "sys/actor_0001_happy_action_01_script_001/000001.png", "sys/notes.txt"]
+    >>> check = layout_check("matting", names)
+    >>> check.matched, check.unmatched
+    (1, [])
+    >>> wrong = layout_check("voice_cloning", names)
+    >>> wrong.matched, wrong.best_other
+    (0, 'matting')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Iterable
+
+from .. import catalog
+from ..grid import ClipId, ClipIdError
+from ..tasks.submission import IGNORED_SUFFIXES
+
+EMOTION_FILE = "predictions.jsonl"
+
+
+@dataclass
+class LayoutCheck:
+    """How a zip's entries match one task's layout."""
+
+    task: str
+    matched: int = 0
+    unmatched: list[tuple[str, str]] = field(default_factory=list)
+    best_other: "str | None" = None  # another task whose layout matches more entries
+
+    def message(self) -> str:
+        """One Markdown paragraph: what matched, what did not and what to change."""
+        spec = catalog.task(self.task)
+        if self.matched:
+            text = f"{self.matched} clip(s) in the zip match the {spec.label.lower()} layout."
+        else:
+            text = f"**No file matches the {spec.label.lower()} layout** ({_escape(spec.prediction)})."
+        if self.unmatched:
+            shown = "; ".join(f"`{n}`: {_escape(why)}" for n, why in self.unmatched[:3])
+            text += f" {len(self.unmatched)} entr(y/ies) do not: {shown}" + (" ..." if len(self.unmatched) > 3 else ".")
+        if self.best_other:
+            text += (f" These files look like **{catalog.task(self.best_other).label.lower()}** predictions: "
+                     f"choose that task, or upload the {self.task} files.")
+        return text
+
+
+def _escape(text: str) -> str:
+    """Prose with ``<clip_id>`` placeholders, safe in Markdown (a bare ``<...>`` is an HTML tag)."""
+    return text.replace("<", "&lt;").replace(">", "&gt;")
+
+
+def top_level_entries(names: Iterable[str]) -> dict[str, bool]:
+    """``{entry name: is a folder}`` of the submission root a zip unpacks to.
+
+    A zip wrapping everything in one folder (``my_system/...``) is unwrapped, as
+    :func:`hug_vis_dataset.space.uploads.submission_root` does after extraction.
+    """
+    paths = [PurePosixPath(n) for n in names if n and not n.endswith("/")]
+    paths = [p for p in paths if p.parts[0] != "__MACOSX" and not p.name.startswith("._") and p.name != ".DS_Store"]
+    if paths and len({p.parts[0] for p in paths}) == 1 and all(len(p.parts) > 1 for p in paths):
+        paths = [PurePosixPath(*p.parts[1:]) for p in paths]
+    entries: dict[str, bool] = {}
+    for p in paths:
+        entries[p.parts[0]] = entries.get(p.parts[0], False) or len(p.parts) > 1
+    return entries
+
+
+def _check(task: str, entries: dict[str, bool]) -> LayoutCheck:
+    spec = catalog.task(task)
+    check = LayoutCheck(task)
+    if task == "emotion":
+        if EMOTION_FILE in entries and not entries[EMOTION_FILE]:
+            check.matched = 1  # the answers inside are checked line by line when scored
+        else:
+            check.unmatched.append(("(zip)", f"no {EMOTION_FILE} at the top level"))
+        return check
+    for name, is_dir in sorted(entries.items()):
+        suffix = PurePosixPath(name).suffix.lower()
+        if name.startswith(".") or name.upper().startswith("README") or (not is_dir and suffix in IGNORED_SUFFIXES):
+            continue
+        if is_dir and not spec.prediction_dirs:
+            check.unmatched.append((name, "a folder, expected one file per clip"))
+            continue
+        if not is_dir and suffix not in spec.prediction_suffixes:
+            check.unmatched.append((name, f"unexpected file type, expected {'/'.join(spec.prediction_suffixes)}"))
+            continue
+        try:
+            ClipId.parse(name if is_dir else PurePosixPath(name).stem)
+        except ClipIdError as err:
+            check.unmatched.append((name, str(err)))
+            continue
+        check.matched += 1
+    return check
+
+
+def layout_check(task: str, names: Iterable[str]) -> LayoutCheck:
+    """Match a zip's member names against ``task``'s layout (and, when nothing matches, the others')."""
+    entries = top_level_entries(names)
+    check = _check(task, entries)
+    if not check.matched:
+        others = {t: _check(t, entries).matched for t in catalog.task_names(with_paper_table=True) if t != task}
+        best = max(others, key=lambda t: others[t], default=None)
+        if best is not None and others[best] > 0:
+            check.best_other = best
+    return check
+
+
+def layout_help(task: str) -> str:
+    """The layout of one task's submission in words, with an example tree (Markdown)."""
+    spec = catalog.task(task)
+    tree = "\n".join(["my_model.zip", *(f"└── {line}" if i == len(spec.example_tree) - 1 else f"├── {line}"
+                                        for i, line in enumerate(spec.example_tree))])
+    return (f"**{spec.label}**: one entry per clip, named by its clip id "
+            f"(`actor_XXXX_<emotion>_action_YY_script_ZZZ`): {_escape(spec.prediction)}. The zip may wrap the files in one "
+            f"folder. Clips you leave out are reported as missing, not scored.\n\n```\n{tree}\n```")

@@ -1,0 +1,203 @@
+"""The explorer's components and events: each tab wires :class:`~hug_vis_dataset.space.app.Explorer`
+callbacks to Gradio components, and nothing else (no computation lives here).
+
+Conventions every tab follows: a filter that does not apply to the current table or analysis is
+hidden and reset to All when the table changes; a result that is empty is hidden and the message
+above it says why and names the fix; the leaderboard and the model lists are read from the store
+again whenever they are shown, so a run stored a moment ago is there.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..leaderboard.board import ALL, DEFAULT_ORIGINS, ORIGIN_LABELS
+from .app import ANALYSES, ANALYSIS_FILTERS, FINDINGS, SCORED_TASKS, Explorer, table_number
+from .mos_study import build_mos_tab
+from .precheck import layout_help
+
+
+def _filter_choices(explorer: Explorer, table: int) -> dict[str, list[str]]:
+    paper = explorer.paper[explorer.paper["table"] == table]
+    return {c: [ALL] + list(dict.fromkeys(v for v in paper[c] if v)) for c in ("source", "input_setting", "paradigm")}
+
+
+def _leaderboard_tab(gr, explorer: Explorer):
+    labels = explorer.table_labels()
+    first = labels[0]
+    origin_labels = list(ORIGIN_LABELS.values())
+    default_show = [ORIGIN_LABELS[o] for o in DEFAULT_ORIGINS]
+    _, _, filters = explorer.leaderboard(first)
+    choices = _filter_choices(explorer, table_number(first))
+    with gr.Row():
+        table = gr.Dropdown(labels, value=first, label="Table", elem_id="board-table")
+        show = gr.CheckboxGroup(origin_labels, value=default_show, label="Show", elem_id="board-show",
+                                info="synthetic-demo and grid-subset runs are never ranked with the paper")
+    with gr.Row():
+        source = gr.Dropdown(choices["source"], value=ALL, label="Open vs closed source", visible="source" in filters,
+                             elem_id="board-source")
+        setting = gr.Dropdown(choices["input_setting"], value=ALL, label="Input setting",
+                              visible="input_setting" in filters, elem_id="board-setting")
+        paradigm = gr.Dropdown(choices["paradigm"], value=ALL, label="Paradigm", visible="paradigm" in filters,
+                               elem_id="board-paradigm")
+    # Callable values are read again at every page load: runs stored since the app started appear.
+    board = gr.Dataframe(lambda: explorer.leaderboard(first)[0], label="Leaderboard (best / second marked within each comparable group)",
+                         interactive=False, wrap=True, elem_id="leaderboard")
+    board_notes = gr.Markdown(lambda: explorer.leaderboard(first)[1], elem_id="leaderboard-notes")
+
+    def refresh(table_label, shown, src, inp, par):
+        frame, notes, _ = explorer.leaderboard(table_label, shown, src, inp, par)
+        return frame, notes
+
+    def on_table(table_label, shown):
+        number = table_number(table_label)
+        frame, notes, filters = explorer.leaderboard(table_label, shown)
+        choices = _filter_choices(explorer, number)
+        updates = [gr.update(choices=choices[c], value=ALL, visible=c in filters)
+                   for c in ("source", "input_setting", "paradigm")]
+        return [frame, notes, *updates]
+
+    inputs = [table, show, source, setting, paradigm]
+    table.change(on_table, [table, show], [board, board_notes, source, setting, paradigm])
+    for control in (show, source, setting, paradigm):
+        control.change(refresh, inputs, [board, board_notes])
+    return refresh, inputs, [board, board_notes]
+
+
+def _crosstask_tab(gr, explorer: Explorer):
+    from ..metrics.crosstask import DEFAULT_PAPER_METRICS
+
+    models = explorer.crosstask_models()
+    emotions = explorer.choices()["emotion"]
+    with gr.Row():
+        analysis = gr.Dropdown(list(ANALYSES), value=ANALYSES[0], label="Analysis", elem_id="ct-analysis")
+        emotion_pick = gr.Dropdown([ALL] + list(emotions), value=ALL, label="Emotion", elem_id="ct-emotion",
+                                   visible="emotion" in ANALYSIS_FILTERS[ANALYSES[0]])
+        metric_pick = gr.Dropdown([ALL] + [m.label for m in DEFAULT_PAPER_METRICS], value=ALL, label="Metric",
+                                  visible="metric" in ANALYSIS_FILTERS[ANALYSES[0]], elem_id="ct-metric")
+    with gr.Accordion(f"Models ({len(models)} stored; all selected)", open=False) as accordion:
+        model_pick = gr.CheckboxGroup(models, value=models, label="Models", elem_id="ct-models")
+    run = gr.Button("Run analysis", elem_id="crosstask-run")
+    message = gr.Markdown(elem_id="ct-message")
+    table = gr.Dataframe(interactive=False, label="Result", visible=False, elem_id="ct-table")
+    image = gr.Image(label="Figure", type="filepath", visible=False)
+
+    def on_analysis(name):
+        applies = ANALYSIS_FILTERS[name]
+        return (gr.update(value=ALL, visible="emotion" in applies), gr.update(value=ALL, visible="metric" in applies))
+
+    def compute(name, chosen, emotion, metric):
+        frame, figure, text = explorer.crosstask(name, chosen, emotion, metric)
+        return text, gr.update(value=frame, visible=len(frame) > 0), gr.update(value=figure, visible=figure is not None)
+
+    def models_now(chosen):
+        names = explorer.crosstask_models()
+        keep = [m for m in (chosen or []) if m in names] + [m for m in names if m not in (chosen or [])]
+        return gr.update(choices=names, value=keep), gr.update(label=f"Models ({len(names)} stored)")
+
+    analysis.change(on_analysis, analysis, [emotion_pick, metric_pick])
+    run.click(compute, [analysis, model_pick, emotion_pick, metric_pick], [message, table, image])
+    return models_now, model_pick, [model_pick, accordion]
+
+
+def _findings_tab(gr, explorer: Explorer):
+    with gr.Row():
+        finding = gr.Dropdown(list(FINDINGS), value=FINDINGS[0], label="Finding")
+        task = gr.Dropdown(list(SCORED_TASKS), value="matting", label="Task")
+    run = gr.Button("Measure", elem_id="findings-run")
+    message = gr.Markdown(elem_id="findings-message")
+    table = gr.Dataframe(interactive=False, label="Result", elem_id="findings-table", visible=False)
+    image = gr.Image(label="Figure", type="filepath", visible=False)
+
+    def compute(name, task_name):
+        frame, figure, text = explorer.findings(name, task_name)
+        return text, gr.update(value=frame, visible=len(frame) > 0), gr.update(value=figure, visible=figure is not None)
+
+    run.click(compute, [finding, task], [message, table, image])
+
+
+def _inspector_tab(gr, explorer: Explorer):
+    choices = explorer.choices()
+    first = [choices[k][0] for k in ("actor", "emotion", "action", "script")]
+    with gr.Row():
+        actor = gr.Dropdown(choices["actor"], value=first[0], label="Actor")
+        emotion = gr.Dropdown(choices["emotion"], value=first[1], label="Emotion")
+        action = gr.Dropdown(choices["action"], value=first[2], label="Action")
+        script = gr.Dropdown(choices["script"], value=first[3], label="Script")
+        frame = gr.Slider(0, explorer.frame_count(*first) - 1, value=0, step=1, label="Frame", elem_id="inspector-frame")
+    show = gr.Button("Show clip", elem_id="inspector-show")
+    with gr.Row():
+        video = gr.Video(label="Video", elem_id="inspector-video")
+        matte = gr.Image(label="Alpha matte", type="numpy", elem_id="inspector-matte")
+        overlay = gr.Image(label="Matte overlay", type="numpy", elem_id="inspector-overlay")
+    audio = gr.Audio(label="Audio", type="filepath")
+    text = gr.Markdown(elem_id="inspector-text")
+    keys = [actor, emotion, action, script]
+    for control in keys:
+        control.change(lambda *k: gr.update(maximum=explorer.frame_count(*k) - 1, value=0), keys, frame)
+    show.click(explorer.inspect, keys + [frame], [video, matte, overlay, audio, text])
+
+
+def _score_tab(gr, explorer: Explorer, after_store):
+    limits = explorer.limits
+    with gr.Row():
+        task = gr.Dropdown(list(SCORED_TASKS), value="matting", label="Task", elem_id="score-task")
+        model = gr.Textbox(label="Model name", placeholder="my_model", elem_id="score-model",
+                           info="letters, digits, '_', '.', '-'; one name per leaderboard")
+    help_text = gr.Markdown(layout_help("matting"), elem_id="score-help")
+    gr.Markdown(f"Limits: {limits.max_zip_bytes // 2**20} MiB zip, {limits.max_total_bytes // 2**20} MiB unpacked, "
+                f"{limits.max_members} files; no links, no pickles. The zip and its files are deleted after scoring.")
+    model_check = gr.Markdown("Type a model name first.", elem_id="score-model-check")
+    upload = gr.File(label="Predictions (.zip)", file_types=[".zip"], type="filepath", elem_id="score-upload",
+                     interactive=False)
+    precheck = gr.Markdown(elem_id="score-precheck")
+    button = gr.Button("Score", elem_id="score-run", interactive=False)
+    message = gr.Markdown(elem_id="score-message")
+    table = gr.Dataframe(interactive=False, label="Task scores", elem_id="score-table", visible=False)
+    rows = gr.Dataframe(interactive=False, label="Per-clip rows", max_height=300, visible=False)
+
+    def on_name(task_name, name):
+        ok, text = explorer.check_model(task_name, name) if (name or "").strip() else (False, "Type a model name first.")
+        return text, gr.update(interactive=ok), gr.update(interactive=ok)
+
+    def run(task_name, name, path, progress=gr.Progress()):
+        progress(0, desc="unpacking and checking the zip")
+        text, aggregate, per_clip = explorer.score(
+            task_name, name, path, progress=lambda done, total: progress((done, total), desc="scoring", unit="clips"))
+        if path:
+            Path(path).unlink(missing_ok=True)  # the upload itself; extracted files are already gone
+        return (text, gr.update(value=aggregate, visible=len(aggregate) > 0),
+                gr.update(value=per_clip, visible=len(per_clip) > 0), None, "")
+
+    task.change(lambda t: layout_help(t), task, help_text)
+    for event in (task.change, model.change):
+        event(on_name, [task, model], [model_check, upload, button])
+    upload.upload(explorer.check_upload, [task, upload], precheck)
+    button.click(run, [task, model, upload], [message, table, rows, upload, precheck]).then(
+        on_name, [task, model], [model_check, upload, button]).then(*after_store)
+
+
+def build_blocks(explorer: Explorer):
+    """The explorer's ``gr.Blocks``: six tabs over ``explorer``."""
+    import gradio as gr
+
+    with gr.Blocks(title="HUG-VIS explorer") as demo:
+        gr.Markdown("# HUG-VIS explorer\nThe paper's tables beside every stored run, clips, submissions and the "
+                    f"MOS study. Release: `{explorer.release_dir.name}` ({len(explorer.release)} clips"
+                    f"{', synthetic' if explorer.synthetic_release else ''}); results: `{explorer.store!r}`.")
+        with gr.Tab("Leaderboards", id="leaderboards") as board_tab:
+            refresh, board_inputs, board_outputs = _leaderboard_tab(gr, explorer)
+        with gr.Tab("Cross-task", id="crosstask") as ct_tab:
+            models_now, model_pick, model_outputs = _crosstask_tab(gr, explorer)
+        with gr.Tab("Findings", id="findings"):
+            _findings_tab(gr, explorer)
+        with gr.Tab("Clip inspector", id="inspector"):
+            _inspector_tab(gr, explorer)
+        with gr.Tab("Score a submission", id="score"):
+            _score_tab(gr, explorer, (refresh, board_inputs, board_outputs))
+        with gr.Tab("MOS study", id="mos"):
+            build_mos_tab(explorer.mos)
+        board_tab.select(refresh, board_inputs, board_outputs)
+        ct_tab.select(models_now, model_pick, model_outputs)
+    return demo
+
