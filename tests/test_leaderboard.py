@@ -1,0 +1,299 @@
+"""The leaderboard: the results store (local folder and Hub repo) and the board built from it."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hub_standin import ConflictError, LocalHub
+from hug_vis_dataset import catalog
+from hug_vis_dataset.leaderboard import (HubResultsStore, LocalResultsStore, ModelNameError, StoreError, board,
+                                         paper_rows, run_origin, stored_rows)
+from hug_vis_dataset.leaderboard.board import NEEDS_WEIGHTS
+from hug_vis_dataset.paper_tables import paper_frame
+from hug_vis_dataset.tables import mark_ranks
+
+
+# ----------------------------------------------------------------------------- fixtures
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    from hug_vis_dataset.synth import synthesize
+
+    root = tmp_path_factory.mktemp("lb") / "release"
+    synthesize(root, actors=1, emotions=["Happy", "Sad"], actions=1, scripts=1, seconds=0.3, size=(32, 18))
+    return root
+
+
+def _score(release, out, system="matte_good", model=None):
+    from hug_vis_dataset.scoring.runner import evaluate_submission
+
+    return evaluate_submission("matting", release / "simulated_systems" / "matting" / system, model or system,
+                               release, out, progress=False)
+
+
+def _run(task, model, aggregate, grid=8400, synthetic=False, skipped=None, link="x"):
+    from hug_vis_dataset.leaderboard import StoredRun
+
+    summary = {"task": task, "model": model, "aggregate": aggregate, "coverage": {"grid_size": grid},
+               "metrics": {"skipped": skipped or {}}, "provenance": {"dataset": {"synthetic": synthetic}}}
+    return StoredRun(task, model, None, summary, link)
+
+
+# ----------------------------------------------------------------------------- the store
+def test_local_store_adds_a_scored_run_once(release, tmp_path):
+    store = LocalResultsStore(tmp_path / "results")
+    with store.staging() as stage:
+        result = _score(release, stage, model="mine")
+        stored = store.add(stage, "matting", "mine")
+    assert not any(p.name.startswith(".staging") for p in store.root.iterdir())  # staging removed
+    assert sorted(p.name for p in stored.folder.iterdir()) == sorted(
+        n for n in ("rows.parquet", "frames.parquet", "summary.json", "coverage.json") if (stored.folder / n).is_file())
+    pd.testing.assert_frame_equal(store.rows(), pd.read_parquet(stored.folder / "rows.parquet"))
+    assert stored.summary["aggregate"] == result.summary["aggregate"]
+    assert [(r.task, r.model) for r in store.runs()] == [("matting", "mine")]
+    with pytest.raises(ModelNameError, match="already on the matting leaderboard"):
+        store.check_new_model("matting", "mine")
+    with store.staging() as stage, pytest.raises(ModelNameError, match="already"):
+        _score(release, stage, model="mine")
+        store.add(stage, "matting", "mine")
+    assert store.check_new_model("emotion", "mine") == "mine"  # one name per leaderboard, not global
+
+
+@pytest.mark.parametrize("name, why", [("my model", "no spaces"), ("", "must be"), ("-x", "starting with"),
+                                       ("a" * 65, "1-64"), ("baseline", "reserved"), ("real-audio", "reserved")])
+def test_model_names_are_checked(name, why):
+    from hug_vis_dataset.leaderboard import check_model_name
+
+    with pytest.raises(ModelNameError, match=why):
+        check_model_name(name)
+
+
+def test_unreadable_summary_is_named_not_skipped(tmp_path):
+    bad = tmp_path / "matting" / "m"
+    bad.mkdir(parents=True)
+    (bad / "summary.json").write_text("{not json")
+    with pytest.raises(StoreError, match=r"matting/m/summary.json: unreadable run summary"):
+        LocalResultsStore(tmp_path).runs()
+
+
+def test_hub_standin_has_the_hub_clients_calling_convention():
+    from huggingface_hub import HfApi
+
+    for name in ("repo_info", "snapshot_download", "create_commit"):
+        ours = [p for p in inspect.signature(getattr(LocalHub, name)).parameters.values()
+                if p.kind is not p.VAR_KEYWORD]
+        real = inspect.signature(getattr(HfApi, name)).parameters
+        assert [p.name for p in ours if p.name not in real] == [], name
+
+
+def test_hub_store_appends_by_commit_and_a_restart_reads_it(release, tmp_path):
+    hub = LocalHub()
+    hub.create_repo("hugvis/results", repo_type="dataset")
+    space_a = HubResultsStore("hugvis/results", tmp_path / "mirror_a", api=hub)
+    space_a.pull()
+    with space_a.staging() as stage:
+        _score(release, stage, model="hub_run")
+        added = space_a.add(stage, "matting", "hub_run")
+    assert added.link == "https://huggingface.co/datasets/hugvis/results/blob/main/matting/hub_run/summary.json"
+    files = hub.repos["hugvis/results"][-1][1]
+    assert "matting/hub_run/rows.parquet" in files and not any(".staging" in f or "/rows/" in f for f in files)
+    # Another Space (or a restart with an empty mirror) sees the run.
+    space_b = HubResultsStore("hugvis/results", tmp_path / "mirror_b", api=hub)
+    space_b.pull()
+    assert [(r.task, r.model) for r in space_b.runs()] == [("matting", "hub_run")]
+    pd.testing.assert_frame_equal(space_b.rows(), space_a.rows())
+    with space_b.staging() as stage, pytest.raises(ModelNameError, match="already"):
+        _score(release, stage, model="hub_run")
+        space_b.add(stage, "matting", "hub_run")
+    # A commit based on a stale revision is refused, never merged over the other Space's commit.
+    with space_a.staging() as stage:
+        _score(release, stage, "matte_poor")
+        space_a.add(stage, "matting", "matte_poor")
+    space_b.ratings_path.parent.mkdir(parents=True, exist_ok=True)
+    space_b.ratings_path.write_text("")
+    with pytest.raises(StoreError, match="nothing was stored"):
+        space_b.save_ratings()
+    assert isinstance(ConflictError("x"), RuntimeError)
+
+
+def test_hub_store_unreachable_repo_names_the_fix(tmp_path):
+    with pytest.raises(StoreError, match="cannot be read .*local --results folder"):
+        HubResultsStore("hugvis/missing", tmp_path, api=LocalHub()).pull()
+
+
+# ----------------------------------------------------------------------------- the board
+def test_origins():
+    assert run_origin({"provenance": {"dataset": {"synthetic": True}}, "coverage": {"grid_size": 8400}}) == "synthetic"
+    assert run_origin({"provenance": {"dataset": {"synthetic": False}}, "coverage": {"grid_size": 8400}}) == "submitted"
+    assert run_origin({"provenance": {"dataset": {"synthetic": False}}, "coverage": {"grid_size": 8399}}) == "subset"
+
+
+def test_synthetic_rows_are_hidden_by_default_and_ranked_in_their_own_pool():
+    runs = [_run("matting", "tiny_err", {"tiny_err": {"mad": 0.5, "mse": 0.1, "dtssd": 0.2, "grad": 0.01,
+                                                     "conn": 0.02, "n_ok": 28, "n_failed": 0}}, grid=28, synthetic=True),
+            _run("matting", "big_err", {"big_err": {"mad": 9.0, "mse": 5.0, "dtssd": 4.0, "grad": 1.0, "conn": 2.0,
+                                                   "n_ok": 27, "n_failed": 1}}, grid=28, synthetic=True)]
+    frame = pd.concat([paper_rows(paper_frame()), stored_rows(runs)], ignore_index=True)
+    default = board(frame, 11).frame
+    assert "tiny_err" not in set(default["Model"])
+    shown = board(frame, 11, ("paper", "synthetic")).frame.set_index("Model")
+    mad = "MAD ↓ (×1e3)"
+    # Independent re-derivation: the paper's own best is the smallest printed MAD among paper rows.
+    paper = paper_frame()
+    paper_mad = paper[(paper.table == 11) & (paper.metric == "mad")]
+    assert shown.loc[paper_mad.loc[paper_mad.value.idxmin(), "model"], mad].endswith("(best)")
+    assert shown.loc["tiny_err", mad] == "0.500 (best)" and shown.loc["big_err", mad] == "9.00 (second)"
+    assert shown.loc["big_err", "n_ok"] == "27" and shown.loc["big_err", "n_failed"] == "1"
+    assert shown.loc["big_err", "Coverage"] == f"{100 * 27 / 28:.1f}%"
+    assert shown.loc["tiny_err", "Origin"] == "synthetic demo"
+    notes = board(frame, 11).notes
+    assert any("2 synthetic demo row(s) hidden" in n for n in notes)
+
+
+def test_submitted_rows_rank_with_the_paper_table4_per_input_setting():
+    runs = [_run("emotion", "mine", {"mine | Text": {"emotion_accuracy": 90.0, "n_ok": 8400, "n_failed": 0},
+                                     "mine | Audio": {"emotion_accuracy": 10.0, "n_ok": 8400, "n_failed": 0}})]
+    frame = pd.concat([paper_rows(paper_frame()), stored_rows(runs)], ignore_index=True)
+    view = board(frame, 4).frame
+    acc = catalog.spec("emotion_accuracy").header
+    paper = paper_frame()
+    for setting in ("Text", "Audio", "Video"):
+        group = view[view["Input"] == setting]
+        values = [float(v.split()[0]) for v in group[acc]]
+        want = mark_ranks(values, True, None)  # the report's rule, per setting
+        got = [v.split("(")[1].rstrip(")") if "(" in v else None for v in group[acc]]
+        assert got == want, setting
+        assert len(group) == (paper[(paper.table == 4) & (paper.input_setting == setting)].model.nunique()
+                              + (setting in ("Text", "Audio")))
+    mine = view[view.Model == "mine"].set_index("Input")
+    assert mine.loc["Text", acc] == "90.00 (best)" and mine.loc["Audio", acc] == "10.00"
+
+
+def test_reference_and_baseline_rows_are_printed_never_ranked():
+    runs = [_run("voice_cloning", "real-audio", {"real-audio": {"utmos": 9.0, "dnsmos": 9.0, "speaker_similarity": 1.0,
+                                                                "n_ok": 8400, "n_failed": 0}}),
+            _run("voice_cloning", "baseline", {"baseline": {"utmos": 8.0, "dnsmos": 8.0, "speaker_similarity": 1.0,
+                                                            "n_ok": 8400, "n_failed": 0}})]
+    frame = pd.concat([paper_rows(paper_frame()), stored_rows(runs)], ignore_index=True)
+    view = board(frame, 9).frame.set_index("Model")
+    utmos = catalog.spec("utmos").header
+    assert view.loc["Real audio (reference)", utmos] == "9.00"
+    assert view.loc["baseline (built-in)", utmos] == "8.00"
+    assert view[utmos].str.contains(r"\(best\)").sum() >= 1
+
+
+def test_headers_filters_and_empty_cells_name_their_fix():
+    why = "needs weights: run `hugvis weights download alexnet lpips_alex_linear`"
+    runs = [_run("vision_driven", "vd", {"vd": {"psnr": 30.0, "ssim": 0.9, "lpips": None, "n_ok": 8400, "n_failed": 0}},
+                 skipped={"lpips": why})]
+    frame = pd.concat([paper_rows(paper_frame()), stored_rows(runs)], ignore_index=True)
+    view = board(frame, 7)
+    assert view.filters == ("source", "paradigm")
+    headers = [catalog.spec(m).header for m in ("lpips", "csim", "psnr", "ssim", "fid")]
+    assert [c for c in view.frame.columns if c in headers] == headers
+    row = view.frame.set_index("Model").loc["vd"]
+    assert row[catalog.spec("lpips").header] == NEEDS_WEIGHTS and row[catalog.spec("psnr").header].split()[0] == "30.00"
+    assert any("LPIPS" in n and "hugvis weights download alexnet" in n for n in view.notes)
+    # A filter that leaves nothing keeps the headers and says which filter to reset.
+    empty = board(frame, 7, source="nobody")
+    assert list(empty.frame.columns) == list(view.frame.columns) and empty.frame.empty
+    assert "source = 'nobody'" in empty.notes[0] and "back to All" in empty.notes[0]
+    # Table 11 is not split by source: the filter does not apply and is ignored.
+    assert board(frame, 11, source="open").frame.shape == board(frame, 11).frame.shape
+    assert any("No stored result for Table 11 yet" in n and "hugvis evaluate matting" in n
+               for n in board(frame, 11).notes)
+
+
+# ----------------------------------------------------------------------------- the Space over the store
+def test_upload_scored_in_the_space_is_on_the_board_at_once_and_after_restart(release, tmp_path):
+    from hug_vis_dataset.space.app import Explorer
+
+    hub = LocalHub()
+    hub.create_repo("hugvis/results")
+    store = HubResultsStore("hugvis/results", tmp_path / "mirror", api=hub)
+    store.pull()
+    space = Explorer(release, work_dir=tmp_path / "work", store=store)
+    upload = tmp_path / "up.zip"
+    system = release / "simulated_systems" / "matting" / "matte_good"
+    with zipfile.ZipFile(upload, "w") as archive:
+        for png in sorted(system.rglob("*.png")):
+            archive.write(png, f"s/{png.relative_to(system).as_posix()}")
+    seen = []
+    message, table, rows = space.score("matting", "uploaded", str(upload), progress=lambda d, t: seen.append((d, t)))
+    assert "2 clip(s) ok of 2" in message and "Added to the Table 11 leaderboard as **synthetic demo**" in message
+    assert seen == [(1, 2), (2, 2)]  # one call per clip scored
+    assert not list((tmp_path / "work" / "uploads").iterdir())  # extracted files deleted
+    view = space.leaderboard("Table 11: x", ["paper", "synthetic demo"])[0].set_index("Model")
+    agg = table.set_index("index") if "index" in table else table.set_index(table.columns[0])
+    assert view.loc["uploaded", catalog.spec("mad").header].split()[0] == f"{agg.loc['uploaded', 'mad']:.2f}"
+    restarted = Explorer(release, work_dir=tmp_path / "work2",
+                         store=HubResultsStore("hugvis/results", tmp_path / "mirror2", api=hub))
+    restarted.store.pull()
+    assert "uploaded" in set(restarted.leaderboard("Table 11: x", ["synthetic demo"])[0]["Model"])
+    assert "uploaded" in restarted.crosstask_models()
+    again = space.score("matting", "uploaded", str(upload))[0]
+    assert again.startswith("**Model name:**") and "already" in again
+
+
+def test_zero_scored_says_no_file_matched(release, tmp_path):
+    from hug_vis_dataset.space.app import Explorer
+
+    space = Explorer(release, tmp_path / "results", work_dir=tmp_path / "work")
+    only_text = tmp_path / "t.zip"
+    with zipfile.ZipFile(only_text, "w") as archive:
+        archive.writestr("notes.txt", "hello")
+    message = space.score("matting", "m1", str(only_text))[0]
+    assert message.startswith("**0 scored**: no file matched the matting layout") and "Nothing was added" in message
+    assert space.store.runs() == []
+    wrong = tmp_path / "w.zip"
+    system = release / "simulated_systems" / "matting" / "matte_good"
+    with zipfile.ZipFile(wrong, "w") as archive:
+        for png in sorted(system.rglob("*.png")):
+            archive.write(png, png.relative_to(system).as_posix())
+    precheck = space.check_upload("voice_cloning", str(wrong))
+    assert "No file matches the voice cloning layout" in precheck and "look like **video matting**" in precheck
+    assert "&lt;clip_id&gt;.wav" in precheck
+
+
+def test_fig10_emotion_filter_recomputes_rho_on_the_filtered_clips(release, tmp_path):
+    from hug_vis_dataset.metrics import crosstask as ct
+    from hug_vis_dataset.results import result_rows
+    from hug_vis_dataset.space.app import Explorer
+    from hug_vis_dataset.synth import synthesize
+
+    rel = tmp_path / "rel"
+    synthesize(rel, actors=2, emotions=["Happy", "Sad"], actions=1, scripts=3, seconds=0.2, size=(32, 18),
+               systems=False)
+    rng = np.random.default_rng(4)
+    clips = [r.clip_id for r in Explorer(rel, tmp_path / "r0", work_dir=tmp_path / "w0").release]
+    rows = []
+    for model in ("a", "b"):
+        for clip in clips:
+            rows += result_rows(model, "audio_driven", clip, {"csim": rng.random(), "sync_c": rng.random() * 8,
+                                                              "sync_d": rng.random() * 8})
+            rows += result_rows(model, "vision_driven", clip, {"csim": rng.random(), "lpips": rng.random(),
+                                                               "psnr": 20 + rng.random(), "ssim": rng.random()})
+    frame = pd.DataFrame(rows)
+    for (task, model), part in frame.groupby(["task", "model"]):
+        folder = tmp_path / "results" / task / model
+        folder.mkdir(parents=True)
+        part.to_parquet(folder / "rows.parquet")
+        (folder / "summary.json").write_text(json.dumps({"task": task, "model": model}))
+    space = Explorer(rel, tmp_path / "results", work_dir=tmp_path / "work")
+    stored = space.result_rows()
+    _, _, all_message = space.crosstask("Source difficulty (Fig. 10)")
+    table, _, happy_message = space.crosstask("Source difficulty (Fig. 10)", emotion="Happy")
+    want = ct.source_difficulty(stored[stored["emotion"] == "Happy"])
+    assert f"rho = {want.rho:.2f} on these clips" in happy_message and "(Happy)" in happy_message
+    assert len(table) == len(want.pairs) == len(clips) // 2
+    assert f"rho = {ct.source_difficulty(stored).rho:.2f}" in all_message
+    assert not math.isclose(want.rho, ct.source_difficulty(stored).rho)
+    # Fig. 11 does not take the emotion filter (its rho is over emotions): it is ignored, not half-applied.
+    assert space.crosstask("Motion difficulty (Fig. 11)", emotion="Happy")[2] == \
+        space.crosstask("Motion difficulty (Fig. 11)")[2]
