@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import catalog
 from .. import paper_tables as pt
-from .mos_study import MosStudy, build_mos_tab
+from .mos_study import MosStudy, build_mos_tab, ratings_location
 from .uploads import UnsafeUploadError, UploadLimits, extracted_upload
 
 ALL = "All"
@@ -49,7 +49,7 @@ class Explorer:
         self.results_dir = Path(results_dir) if results_dir else None
         self.work_dir = Path(work_dir or tempfile.mkdtemp(prefix="hugvis-space-"))
         self.work_dir.mkdir(parents=True, exist_ok=True)
-        self.mos = MosStudy(self.release, self.release_dir, ratings_path or self.work_dir / "ratings.jsonl")
+        self.mos = MosStudy(self.release, self.release_dir, ratings_location(ratings_path, self.results_dir, self.work_dir))
         self.limits = limits
         self.paper = pt.paper_frame()
 
@@ -322,7 +322,7 @@ def build_app(explorer: Explorer):
             score_button.click(explorer.score, [task, model_name, upload], [score_message, score_table, score_rows])
 
         with gr.Tab("MOS study", id="mos"):
-            build_mos_tab(explorer.mos)
+            build_mos_tab(explorer.mos, demo)
     return demo
 
 
