@@ -34,6 +34,7 @@ MAX_CRITERIA = max(len(c) for c in CRITERIA.values())
 #: The middle of the 1..5 scale: every slider starts here for each new item.
 NEUTRAL_SCORE = 3
 VOICE_TASK = "voice_cloning"
+MEDIA_HEIGHT = 320
 #: Environment variable naming the ratings file (overridden by an explicit path).
 RATINGS_ENV = "HUGVIS_RATINGS"
 
@@ -207,9 +208,10 @@ def build_mos_tab(study: MosStudy, demo=None) -> None:
         mos_clip = gr.Dropdown(clip_ids, value=clip_ids[0], label="Clip", elem_id="mos-clip")
         rater = gr.Textbox(label="Rater id", placeholder="rater_01", elem_id="mos-rater")
     with gr.Row():
-        mos_video = gr.Video(label="Generated video", elem_id="mos-video")
+        # Same height: the portrait is read at full size and shown as large as the video.
+        mos_video = gr.Video(label="Generated video", height=MEDIA_HEIGHT, elem_id="mos-video")
         portrait = gr.Image(label="Source portrait (judge ID similarity against it)", type="numpy",
-                            interactive=False, elem_id="mos-portrait")
+                            height=MEDIA_HEIGHT, interactive=False, elem_id="mos-portrait")
         speech = gr.Audio(label="Generated speech", type="filepath", visible=False, elem_id="mos-speech")
         reference_speech = gr.Audio(label="Actor's reference speech (judge ID similarity against it)",
                                     type="filepath", visible=False, elem_id="mos-reference-speech")
