@@ -12,6 +12,7 @@ from hug_vis_dataset.space.ratings import (CRITERIA, RatingError, RatingStore, l
                                            validate_rating)
 
 CLIP = "actor_0001_happy_action_01_script_001"
+CRITERIA_LABEL = {"id_similarity": "ID Similarity", "emotion_naturalness": "Emotion Naturalness"}
 
 
 def _writer(args):
@@ -176,3 +177,27 @@ def test_space_mos_table_averages_within_clip_then_over_clips():
     assert row["mos"] == 4.0  # a plain mean over ratings would give 11 / 3
     assert (row["n_clips"], row["n_ratings"], row["n_raters"]) == (2, 3, 2)
     assert row["criterion"] == "ID Similarity"
+
+
+def test_exported_csv_gives_hugvis_mos_the_spaces_mos(tmp_path):
+    from hug_vis_dataset.mos import mos_report
+    from hug_vis_dataset.space.mos_study import aggregate_ratings
+
+    store = RatingStore(tmp_path / "r.jsonl")
+    sad = "actor_0002_sad_action_01_script_001"
+    for rater, clip, model, ident, emo in [("r1", CLIP, "m", 2, 3), ("r2", CLIP, "m", 4, 4), ("r1", sad, "m", 5, 1),
+                                           ("r1", CLIP, "m", 1, 2),  # r1 replaces 2, 3 by 1, 2
+                                           ("r1", CLIP, "n", 3, 3)]:
+        store.add(rater, "voice_cloning", clip, model, {"id_similarity": ident, "emotion_naturalness": emo})
+    store.add("r1", "audio_driven", CLIP, "t", {"id_similarity": 1, "emotion_naturalness": 1, "lip_sync": 1})
+    assert store.to_csv(tmp_path / "voice.csv", task="voice_cloning") == 8
+    report = mos_report(tmp_path / "voice.csv", n_boot=10)
+    assert report.invalid_count == 0
+    # By hand: model m, ID: clip means (1 + 4) / 2 = 2.5 and 5 -> 3.75; emotion (2 + 4) / 2 = 3 and 1 -> 2.
+    assert report.table.loc[("m", "id_similarity"), "mos"] == 3.75
+    assert report.table.loc[("m", "emotion_naturalness"), "mos"] == 2.0
+    space = aggregate_ratings(store.frame())
+    space = space[space.task == "voice_cloning"].set_index(["model", "criterion"])["mos"]
+    assert space[("m", "ID Similarity")] == 3.75 and space[("n", "Emotion Naturalness")] == 3.0
+    for (model, criterion), mos in report.table["mos"].items():
+        assert space[(model, CRITERIA_LABEL[criterion])] == round(mos, 3)

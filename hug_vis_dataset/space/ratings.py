@@ -15,9 +15,11 @@ because one system name can be rated under several tasks. The history stays on d
 (:meth:`RatingStore.history`); aggregation (:mod:`hug_vis_dataset.mos`) reads
 :meth:`RatingStore.frame`, the resolved ratings.
 
-This differs on purpose from a ratings CSV given to ``hugvis mos`` / ``hugvis report --mos``:
-a CSV has no order a rater chose, so there a duplicate (rater, clip, model, criterion) is
-excluded, every copy, and listed as invalid.
+This differs on purpose from a ratings CSV given to ``hugvis mos`` / ``hugvis report --mos``
+(they read CSVs only, never this store): a CSV has no order a rater chose, so there a duplicate
+(rater, clip, model, criterion) is excluded, every copy, and listed as invalid.
+:meth:`RatingStore.to_csv` writes the ratings in force as such a CSV, so ``hugvis mos`` on it
+gives the Space's MOS.
 
 Example:
     >>> import tempfile, os
@@ -164,6 +166,20 @@ class RatingStore:
     def frame(self):
         """The ratings in force: one per (rater, task, clip, model, criterion), the latest."""
         return latest_ratings(load_ratings(self.path))
+
+    def to_csv(self, path: "str | Path", task: "str | None" = None) -> int:
+        """Write the ratings in force as a ``hugvis mos`` ratings CSV; returns the number of rows.
+
+        The CSV has no task column, so ``task`` picks one task's ratings (None: all; then a
+        system name rated under two tasks gives duplicates, which ``hugvis mos`` excludes).
+        """
+        from ..mos import RATING_COLUMNS as CSV_COLUMNS
+
+        frame = self.frame()
+        if task is not None:
+            frame = frame[frame["task"] == task]
+        frame[list(CSV_COLUMNS)].to_csv(path, index=False)
+        return len(frame)
 
 
 def _scan(path: Path, item: tuple[str, str, str, str]) -> tuple[int, dict[str, int]]:
