@@ -112,8 +112,8 @@ def test_mos_study_in_chromium(release, tmp_path):
                     "Emotion Naturalness": ("audio_driven", system, "1", "1", "1", "1"),
                     "Lip Synchronization": ("audio_driven", system, "3", "1", "1", "1")}
             # The table arrives with the message; wait until its Lip Synchronization row shows the new 3.
-            page.wait_for_function("() => [...document.querySelectorAll('#mos-table .virtual-row')]"
-                                   ".some(r => r.innerText.includes('Lip Synchronization') && /\\b3\\b/.test(r.innerText))")
+            page.wait_for_function("() => [...document.querySelectorAll('#mos-table .virtual-row')].some("
+                                   "r => r.innerText.includes('Lip Synchronization') && /\\b3\\b/.test(r.innerText))")
             assert _table(page) == want
 
             # Another clip: the sliders are back at the neutral score, the media follow.

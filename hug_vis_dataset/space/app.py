@@ -49,7 +49,8 @@ class Explorer:
         self.results_dir = Path(results_dir) if results_dir else None
         self.work_dir = Path(work_dir or tempfile.mkdtemp(prefix="hugvis-space-"))
         self.work_dir.mkdir(parents=True, exist_ok=True)
-        self.mos = MosStudy(self.release, self.release_dir, ratings_location(ratings_path, self.results_dir, self.work_dir))
+        self.mos = MosStudy(self.release, self.release_dir,
+                            ratings_location(ratings_path, self.results_dir, self.work_dir))
         self.limits = limits
         self.paper = pt.paper_frame()
 

@@ -143,7 +143,8 @@ class MosStudy:
         except RatingError as err:
             return f"**Rating refused:** {err}", self.table()
         if stored.replaced:
-            changes = ", ".join(f"{CRITERION_LABELS[c]} {stored.replaced[c]} -> {v}" for c, v in stored.scores.items())
+            changes = ", ".join(f"{CRITERION_LABELS[c]} {stored.replaced.get(c, '-')} -> {v}"
+                                for c, v in stored.scores.items())
             message = (f"Replaced your earlier rating of `{system}` on `{clip_id}` ({task}) by `{rater}`: {changes}. "
                        "Only the latest rating counts.")
         else:
