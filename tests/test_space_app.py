@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -86,6 +87,65 @@ def test_mos_flow_stores_and_aggregates(explorer):
     assert got == {"ID Similarity": (3.0, 2), "Emotion Naturalness": (4.0, 2), "Lip Synchronization": (4.0, 2)}
     message, _ = explorer.mos.rate(task, system, clip, "bad rater!", 2, 4, 5)
     assert message.startswith("**Rating refused:**")
+    # r1 changes their mind: the new scores replace the old ones, r2's stay: MOS (1 + 4) / 2 etc.
+    message, table = explorer.mos.rate(task, system, clip, " r1 ", 1, 2, 5)
+    assert message.startswith(f"Replaced your earlier rating of `{system}` on `{clip}`")
+    assert "ID Similarity 2 -> 1" in message and "Lip Synchronization 5 -> 5" in message
+    got = {r.criterion: (r.mos, r.n_ratings, r.n_raters) for r in table.itertuples()}
+    assert got == {"ID Similarity": (2.5, 2, 2), "Emotion Naturalness": (3.0, 2, 2),
+                   "Lip Synchronization": (4.0, 2, 2)}
+
+
+def test_mos_items_show_the_identity_reference(explorer):
+    import av
+
+    clip = explorer.mos.clip_ids()[1]
+    record = explorer.release.record(clip)
+    video = explorer.mos.item("vision_driven", "vis_fair", clip)
+    assert video.video == str(explorer.release_dir / "simulated_systems" / "vision_driven" / "vis_fair" / f"{clip}.mp4")
+    with av.open(str(record.video_path)) as container:  # the source portrait: the reference's first frame
+        first = next(container.decode(video=0)).to_ndarray(format="rgb24")
+    assert video.portrait.dtype == np.uint8 and (video.portrait == first).all()
+    assert video.speech is None and video.reference_speech is None and video.note == ""
+    voice = explorer.mos.item("voice_cloning", "clone_good", clip)
+    assert voice.speech.endswith(f"clone_good/{clip}.wav")
+    assert voice.reference_speech == str(record.audio_path)
+    assert voice.video is None and voice.portrait is None
+    missing = explorer.mos.item("audio_driven", "no_such_system", clip)
+    assert missing.video is None and (missing.portrait == first).all()
+    assert "No output of `no_such_system`" in missing.note
+    elsewhere = explorer.mos.item("audio_driven", "talk_good", "actor_0009_sad_action_01_script_001")
+    assert "not in the release" in elsewhere.note and elsewhere.video is None and elsewhere.portrait is None
+
+
+def test_ratings_location_and_restart(tmp_path, monkeypatch):
+    from hug_vis_dataset.space.app import Explorer
+    from hug_vis_dataset.space.mos_study import MosStudy, ratings_location
+
+    monkeypatch.delenv("HUGVIS_RATINGS", raising=False)
+    assert ratings_location("a.jsonl", tmp_path / "res", tmp_path / "w") == Path("a.jsonl")
+    assert ratings_location(None, tmp_path / "res", tmp_path / "w") == tmp_path / "res" / "ratings" / "ratings.jsonl"
+    assert ratings_location(None, None, tmp_path / "w") == tmp_path / "w" / "ratings.jsonl"
+    monkeypatch.setenv("HUGVIS_RATINGS", str(tmp_path / "env.jsonl"))
+    assert ratings_location(None, tmp_path / "res", tmp_path / "w") == tmp_path / "env.jsonl"
+    assert ratings_location(tmp_path / "arg.jsonl", tmp_path / "res", None) == tmp_path / "arg.jsonl"
+    monkeypatch.delenv("HUGVIS_RATINGS")
+    with pytest.raises(ValueError, match="ratings path"):
+        ratings_location(None, None, None)
+
+    from hug_vis_dataset.synth import synthesize
+
+    synthesize(tmp_path / "rel", actors=1, emotions=["Sad"], actions=1, scripts=1, seconds=0.2, size=(32, 18),
+               systems=False)
+    first = Explorer(tmp_path / "rel", tmp_path / "res", work_dir=tmp_path / "w1")
+    assert first.mos.ratings.path == tmp_path / "res" / "ratings" / "ratings.jsonl"
+    clip = first.mos.clip_ids()[0]
+    first.mos.rate("voice_cloning", "m", clip, "r1", 4, 2)
+    # A restart: a new study (new work folder) on the same results folder sees the rating.
+    table = Explorer(tmp_path / "rel", tmp_path / "res", work_dir=tmp_path / "w2").mos.table()
+    assert sorted((r.model, r.criterion, r.mos, r.n_ratings) for r in table.itertuples()) == [
+        ("m", "Emotion Naturalness", 2.0, 1), ("m", "ID Similarity", 4.0, 1)]
+    assert MosStudy(first.release, first.release_dir, first.mos.ratings.path).table().equals(table)
 
 
 def test_crosstask_tab_draws_fig11_from_stored_rows_like_the_report(tmp_path):

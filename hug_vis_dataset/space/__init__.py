@@ -5,7 +5,7 @@ the metric-MOS agreement read them too).
 
 Modules:
     uploads: safe extraction of untrusted submission zips.
-    ratings: the append-only, validated MOS rating store.
+    ratings: the append-only, validated MOS rating store (one rating per rater and item, the latest wins).
     inspector: clip look-up and matte overlay frames for the clip inspector.
     mos_study: the MOS study tab (rating callbacks and components).
     app: ``build_app`` (the ``gr.Blocks``) and ``launch``.

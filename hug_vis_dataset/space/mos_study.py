@@ -2,27 +2,91 @@
 
 :class:`MosStudy` holds the callbacks (plain functions of their inputs, tested without a
 browser); :func:`build_mos_tab` wires them to Gradio components inside the caller's ``gr.Tab``.
-Ratings go to a :class:`~hug_vis_dataset.space.ratings.RatingStore`; aggregation is
-:mod:`hug_vis_dataset.mos`'s, so the Space's MOS equals ``hugvis mos``'s on the same ratings.
+
+What a rater sees for one item (task, system, clip):
+
+* video tasks: the generated video beside the **source portrait** it should resemble (the
+  reference clip's first frame, the dataset's ``source_frame``, read with the same function
+  CSIM uses, :func:`hug_vis_dataset.references.read_reference_portrait`);
+* voice cloning: the generated speech beside the actor's **reference speech** (the clip's
+  recording, the speaker-similarity reference); no video box.
+
+The sliders go back to :data:`NEUTRAL_SCORE` whenever the task, system or clip changes, and the
+first item is shown as soon as the page opens. Ratings go to a
+:class:`~hug_vis_dataset.space.ratings.RatingStore`: one rating per (rater, task, clip, model,
+criterion), a resubmission replaces the earlier one (latest wins, by the store's sequence
+number); aggregation is :mod:`hug_vis_dataset.mos`'s, so the Space's MOS equals ``hugvis mos``'s
+on the same (deduplicated) ratings. Where they live: :func:`ratings_location`.
 """
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Mapping
 
+import numpy as np
+
+from ..leaderboard.store import RATINGS_FILE
 from .ratings import CRITERIA, CRITERION_LABELS, RatingError, RatingStore
 
 MAX_CRITERIA = max(len(c) for c in CRITERIA.values())
+#: The middle of the 1..5 scale: every slider starts here for each new item.
+NEUTRAL_SCORE = 3
+VOICE_TASK = "voice_cloning"
+MEDIA_HEIGHT = 320
+#: Environment variable naming the ratings file (overridden by an explicit path).
+RATINGS_ENV = "HUGVIS_RATINGS"
+
+
+def ratings_location(ratings_path: "str | Path | None" = None, results_dir: "str | Path | None" = None,
+                     work_dir: "str | Path | None" = None, environ: "Mapping[str, str] | None" = None) -> Path:
+    """Where the Space keeps its ratings, first match wins.
+
+    1. ``ratings_path``; 2. the environment variable ``HUGVIS_RATINGS``; 3.
+    ``<results_dir>/ratings/ratings.jsonl`` (results outlive restarts); 4.
+    ``<work_dir>/ratings.jsonl`` (a temporary work folder: ratings are lost with it).
+
+    Example:
+        >>> str(ratings_location(None, "/data/results", "/tmp/w", environ={}))
+        '/data/results/ratings/ratings.jsonl'
+        >>> str(ratings_location(None, "/data/results", "/tmp/w", environ={"HUGVIS_RATINGS": "/srv/r.jsonl"}))
+        '/srv/r.jsonl'
+    """
+    environ = os.environ if environ is None else environ
+    if ratings_path:
+        return Path(ratings_path)
+    if environ.get(RATINGS_ENV, "").strip():
+        return Path(environ[RATINGS_ENV].strip())
+    if results_dir:
+        return Path(results_dir) / RATINGS_FILE
+    if work_dir:
+        return Path(work_dir) / "ratings.jsonl"
+    raise ValueError("ratings_location needs a ratings path, $HUGVIS_RATINGS, a results folder or a work folder")
+
+
+@dataclass
+class MosItem:
+    """The media of one item to rate; ``None`` where it does not apply or is missing."""
+
+    video: "str | None" = None
+    speech: "str | None" = None
+    portrait: "np.ndarray | None" = None
+    reference_speech: "str | None" = None
+    note: str = ""
 
 
 class MosStudy:
     """Rating callbacks over one release's simulated systems and one rating store."""
 
-    def __init__(self, release, release_dir: "str | Path", ratings_path: "str | Path"):
+    def __init__(self, release, release_dir: "str | Path", ratings_path: "str | Path",
+                 on_stored: "Callable[[], None] | None" = None):
         self.release = release
         self.release_dir = Path(release_dir)
         self.ratings = RatingStore(ratings_path)
+        # Called after every stored rating (a Hub results store pushes the ratings file).
+        self.on_stored = on_stored
 
     def systems(self, task: str) -> list[str]:
         folder = self.release_dir / "simulated_systems" / task
@@ -35,28 +99,76 @@ class MosStudy:
         """The system output to rate (a video, or a WAV for voice cloning), if it exists."""
         if not (task and system and clip_id):
             return None
-        suffix = ".wav" if task == "voice_cloning" else ".mp4"
+        suffix = ".wav" if task == VOICE_TASK else ".mp4"
         path = self.release_dir / "simulated_systems" / task / system / f"{clip_id}{suffix}"
         return str(path) if path.is_file() else None
 
+    def references(self, task: str, clip_id: str) -> dict[str, str]:
+        """The task's reference media of a clip (``portrait`` for video tasks, ``audio`` for voice),
+        from the task scorer, so the rater judges identity against what the metric uses."""
+        from ..tasks import get_task
+
+        return get_task(task).reference(self.release.record(clip_id))
+
+    def item(self, task: str, system: str, clip_id: str) -> MosItem:
+        """What the tab shows for one (task, system, clip); problems go to ``note``, never raise."""
+        from ..media import MediaError
+        from ..references import read_reference_portrait
+
+        if not (task and clip_id):
+            return MosItem(note="Choose a task, a system and a clip.")
+        output = self.media(task, system, clip_id)
+        note = "" if output else f"No output of `{system or '(no system)'}` for `{clip_id}`."
+        try:
+            refs = self.references(task, clip_id)
+        except (KeyError, ValueError):
+            return MosItem(note=f"Clip `{clip_id}` is not in the release.")
+        if task == VOICE_TASK:
+            reference = refs.get("audio")
+            return MosItem(speech=output, reference_speech=reference if reference and Path(reference).is_file()
+                           else None, note=note)
+        try:
+            portrait = read_reference_portrait(refs["portrait"])
+        except (MediaError, OSError, StopIteration) as err:
+            portrait, note = None, (note + f" Source portrait unreadable: {err}").strip()
+        return MosItem(video=output, portrait=portrait, note=note)
+
     def rate(self, task: str, system: str, clip_id: str, rater: str, *scores: Any):
-        """Store one rater's scores; returns (message, aggregated MOS table)."""
+        """Store one rater's scores; returns (message, aggregated MOS table).
+
+        A resubmission of the same (rater, task, clip, system) replaces the earlier scores, and
+        the message says which.
+        """
         wanted = CRITERIA.get(task, ())
         values = {c: (int(s) if s is not None else None) for c, s in zip(wanted, scores)}
+        rater = (rater or "").strip()
         try:
-            self.ratings.add((rater or "").strip(), task, clip_id, system, values)
+            stored = self.ratings.add(rater, task, clip_id, system, values)
         except RatingError as err:
             return f"**Rating refused:** {err}", self.table()
-        return f"Stored {len(values)} score(s) from `{rater}` for `{system}` on `{clip_id}`.", self.table()
+        if self.on_stored is not None:
+            self.on_stored()
+        if stored.replaced:
+            changes = ", ".join(f"{CRITERION_LABELS[c]} {stored.replaced.get(c, '-')} -> {v}"
+                                for c, v in stored.scores.items())
+            message = (f"Replaced your earlier rating of `{system}` on `{clip_id}` ({task}) by `{rater}`: {changes}. "
+                       "Only the latest rating counts.")
+        else:
+            message = f"Stored {len(stored.scores)} score(s) from `{rater}` for `{system}` on `{clip_id}`."
+        return message, self.table()
 
     def table(self):
-        """MOS per (task, model, criterion): mean and counts of the stored ratings."""
+        """MOS per (task, model, criterion): mean and counts of the ratings in force."""
         return aggregate_ratings(self.ratings.frame())
 
 
 def aggregate_ratings(frame):
     """MOS per (task, model, criterion) with :mod:`hug_vis_dataset.mos` (ratings averaged within
     each clip, then over clips), plus the number of ratings and raters.
+
+    ``frame`` holds one rating per (rater, task, clip, model, criterion) (the store's
+    :meth:`~hug_vis_dataset.space.ratings.RatingStore.frame`); a duplicate left in it is
+    excluded by :func:`hug_vis_dataset.mos.validate_ratings`, every copy.
     """
     import pandas as pd
 
@@ -82,40 +194,66 @@ def aggregate_ratings(frame):
     return out.round({"mos": 3})
 
 
-def build_mos_tab(study: MosStudy) -> None:
-    """The MOS study's components and events (call inside a ``gr.Tab``)."""
+def build_mos_tab(study: MosStudy, demo=None) -> None:
+    """The MOS study's components and events; call inside a ``gr.Tab`` of ``demo``.
+
+    Args:
+        study: the callbacks.
+        demo: the enclosing ``gr.Blocks``; when given, the first item is shown on page load
+            (``demo.load``), otherwise only once a dropdown changes.
+    """
     import gradio as gr
 
     mos_tasks = list(CRITERIA)
+    first_task = mos_tasks[0]
     with gr.Row():
-        mos_task = gr.Dropdown(mos_tasks, value=mos_tasks[0], label="Task")
-        systems = study.systems(mos_tasks[0])
-        mos_system = gr.Dropdown(systems, value=systems[0] if systems else None, label="System")
+        mos_task = gr.Dropdown(mos_tasks, value=first_task, label="Task", elem_id="mos-task")
+        systems = study.systems(first_task)
+        mos_system = gr.Dropdown(systems, value=systems[0] if systems else None, label="System",
+                                 elem_id="mos-system")
         clip_ids = study.clip_ids()
-        mos_clip = gr.Dropdown(clip_ids, value=clip_ids[0], label="Clip")
-        rater = gr.Textbox(label="Rater id", placeholder="rater_01")
-    mos_video = gr.Video(label="Generated video")
-    mos_audio = gr.Audio(label="Generated speech", type="filepath")
-    sliders = [gr.Slider(1, 5, value=3, step=1, label=CRITERION_LABELS[c]) for c in CRITERIA[mos_tasks[0]]]
-    sliders += [gr.Slider(1, 5, value=3, step=1, visible=False) for _ in range(MAX_CRITERIA - len(sliders))]
+        mos_clip = gr.Dropdown(clip_ids, value=clip_ids[0], label="Clip", elem_id="mos-clip")
+        rater = gr.Textbox(label="Rater id", placeholder="rater_01", elem_id="mos-rater")
+    with gr.Row():
+        # Same height: the portrait is read at full size and shown as large as the video.
+        mos_video = gr.Video(label="Generated video", height=MEDIA_HEIGHT, elem_id="mos-video")
+        portrait = gr.Image(label="Source portrait (judge ID similarity against it)", type="numpy",
+                            height=MEDIA_HEIGHT, interactive=False, elem_id="mos-portrait")
+        speech = gr.Audio(label="Generated speech", type="filepath", visible=False, elem_id="mos-speech")
+        reference_speech = gr.Audio(label="Actor's reference speech (judge ID similarity against it)",
+                                    type="filepath", visible=False, elem_id="mos-reference-speech")
+    note = gr.Markdown(elem_id="mos-note")
+    sliders = [gr.Slider(1, 5, value=NEUTRAL_SCORE, step=1, label=CRITERION_LABELS[c], elem_id=f"mos-score-{i}")
+               for i, c in enumerate(CRITERIA[first_task])]
+    sliders += [gr.Slider(1, 5, value=NEUTRAL_SCORE, step=1, visible=False, elem_id=f"mos-score-{i}")
+                for i in range(len(sliders), MAX_CRITERIA)]
     submit = gr.Button("Submit rating", elem_id="mos-submit")
-    mos_message = gr.Markdown()
-    mos_table = gr.Dataframe(study.table(), interactive=False, label="MOS so far")
+    mos_message = gr.Markdown(elem_id="mos-message")
+    mos_table = gr.Dataframe(study.table(), interactive=False, label="MOS so far", elem_id="mos-table")
+    item_outputs = [mos_video, portrait, speech, reference_speech, note] + sliders
 
-    def on_task(task_name):
+    def show(task_name, system, clip_id):
+        item = study.item(task_name, system, clip_id)
+        voice = task_name == VOICE_TASK
+        crit = CRITERIA.get(task_name, ())
+        media = [gr.update(value=item.video, visible=not voice), gr.update(value=item.portrait, visible=not voice),
+                 gr.update(value=item.speech, visible=voice), gr.update(value=item.reference_speech, visible=voice),
+                 item.note]
+        # A new item starts from the neutral score, never from the previous item's values.
+        return media + [gr.update(value=NEUTRAL_SCORE, visible=i < len(crit),
+                                  label=CRITERION_LABELS[crit[i]] if i < len(crit) else "")
+                        for i in range(MAX_CRITERIA)]
+
+    def on_task(task_name, clip_id):
         names = study.systems(task_name)
-        crit = CRITERIA[task_name]
-        updates = [gr.update(choices=names, value=names[0] if names else None)]
-        updates += [gr.update(visible=i < len(crit), label=CRITERION_LABELS[crit[i]] if i < len(crit) else "")
-                    for i in range(MAX_CRITERIA)]
-        return updates
+        first = names[0] if names else None
+        return [gr.update(choices=names, value=first)] + show(task_name, first, clip_id)
 
-    def on_clip(task_name, system, clip_id):
-        path = study.media(task_name, system, clip_id)
-        is_voice = task_name == "voice_cloning"
-        return (None if is_voice else path), (path if is_voice else None)
-
-    mos_task.change(on_task, mos_task, [mos_system] + sliders)
-    for control in (mos_task, mos_system, mos_clip):
-        control.change(on_clip, [mos_task, mos_system, mos_clip], [mos_video, mos_audio])
+    mos_task.change(on_task, [mos_task, mos_clip], [mos_system] + item_outputs)
+    for control in (mos_system, mos_clip):
+        control.change(show, [mos_task, mos_system, mos_clip], item_outputs)
+    if demo is not None:
+        # On open: the first item, and the table as stored now (not as it was when the app was built).
+        demo.load(lambda *item: show(*item) + [study.table()], [mos_task, mos_system, mos_clip],
+                  item_outputs + [mos_table])
     submit.click(study.rate, [mos_task, mos_system, mos_clip, rater] + sliders, [mos_message, mos_table])

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..leaderboard.board import ALL, DEFAULT_ORIGINS, ORIGIN_LABELS
-from .app import ANALYSES, ANALYSIS_FILTERS, FINDINGS, SCORED_TASKS, Explorer, table_number
+from .explorer import ANALYSES, ANALYSIS_FILTERS, FINDINGS, SCORED_TASKS, Explorer, table_number
 from .mos_study import build_mos_tab
 from .precheck import layout_help
 
@@ -196,7 +196,7 @@ def build_blocks(explorer: Explorer):
         with gr.Tab("Score a submission", id="score"):
             _score_tab(gr, explorer, (refresh, board_inputs, board_outputs))
         with gr.Tab("MOS study", id="mos"):
-            build_mos_tab(explorer.mos)
+            build_mos_tab(explorer.mos, demo)
         board_tab.select(refresh, board_inputs, board_outputs)
         ct_tab.select(models_now, model_pick, model_outputs)
     return demo

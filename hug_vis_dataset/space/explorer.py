@@ -1,0 +1,371 @@
+"""The explorer's state and callbacks: one release tree, a results store, a work folder.
+
+The callbacks are methods of :class:`Explorer`, plain functions of their inputs that return
+plain values (DataFrames, paths, Markdown), so they are tested without a browser;
+:mod:`hug_vis_dataset.space.ui` wires them to components and :mod:`hug_vis_dataset.space.app`
+builds and launches the app.
+
+The leaderboard *is* the results store (:mod:`hug_vis_dataset.leaderboard`): a run scored by
+``hugvis evaluate --out RESULTS`` or uploaded in the Score tab is stored there with its provenance
+and shown at once, and after a restart, beside the paper's Tables 4-11.
+
+Tabs: Leaderboards, Cross-task (Figs. 8-11 from stored per-clip rows), Findings, Clip inspector,
+Score a submission (untrusted zip upload), MOS study (:mod:`.mos_study`).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+import zipfile
+from pathlib import Path
+from typing import Any, Callable
+
+from .. import catalog
+from .. import paper_tables as pt
+from ..leaderboard import LocalResultsStore, ModelNameError, board, mos_rows, paper_rows, stored_rows
+from ..leaderboard.board import ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SUBMITTED, SYNTHETIC
+from .mos_study import MosStudy, ratings_location
+from .precheck import layout_check
+from .uploads import UnsafeUploadError, UploadLimits, check_zip, extracted_upload
+
+SCORED_TASKS = catalog.task_names(with_paper_table=True)
+FINDINGS = ("Variance decomposition (finding iv)", "Significance between neighbours",
+            "Boundary / thin-structure matting errors (finding iii)")
+ANALYSES = ("Emotion difficulty (Fig. 8)", "Difficulty agreement (Fig. 9)", "Source difficulty (Fig. 10)",
+            "Motion difficulty (Fig. 11)")
+#: The cross-task filters each analysis uses; the others are hidden for it.
+ANALYSIS_FILTERS: dict[str, tuple[str, ...]] = {
+    ANALYSES[0]: ("emotion", "metric"), ANALYSES[1]: (), ANALYSES[2]: ("emotion",), ANALYSES[3]: ()}
+SIMULATED_RATERS = " (simulated raters)"
+
+
+def _table_label(info: dict) -> str:
+    return f"Table {info['table']}: {info['title']}"
+
+
+def table_number(label: str) -> int:
+    """``"Table 11: ..."`` -> 11."""
+    return int(label.split(":")[0].split()[-1])
+
+
+def weights_command(tasks: "tuple[str, ...]") -> str:
+    """The ``hugvis weights download`` line that lets these tasks' table metrics run."""
+    names = catalog.weights_of(m for t in tasks for m in catalog.table_metrics(t))
+    return f"`hugvis weights download {' '.join(names)}`"
+
+
+class Explorer:
+    """State and callbacks of the app: one release tree, a results store, a work folder.
+
+    Args:
+        release_dir: the release tree the clips, references and MOS items come from.
+        results_dir: the local results store (default: ``<work_dir>/results``).
+        work_dir: uploads in flight and figures (temporary).
+        ratings_path: the MOS ratings file (default: the store's ``ratings/ratings.jsonl``, so
+            ratings persist with the results).
+        limits: upload limits.
+        store: a store object instead of ``results_dir`` (e.g. a
+            :class:`~hug_vis_dataset.leaderboard.HubResultsStore`).
+    """
+
+    def __init__(self, release_dir: "str | Path", results_dir: "str | Path | None" = None,
+                 work_dir: "str | Path | None" = None, ratings_path: "str | Path | None" = None,
+                 limits: UploadLimits = UploadLimits(), store: "LocalResultsStore | None" = None):
+        from ..layout import SYNTHETIC_MARKER
+        from ..release import Release
+
+        self.release_dir = Path(release_dir)
+        self.release = Release(self.release_dir)
+        if not len(self.release):
+            raise ValueError(f"the release at {release_dir} has no readable clip")
+        self.work_dir = Path(work_dir or tempfile.mkdtemp(prefix="hugvis-space-"))
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        self.store = store or LocalResultsStore(results_dir or self.work_dir / "results")
+        self.results_dir = self.store.root
+        self.synthetic_release = (self.release_dir / SYNTHETIC_MARKER).is_file()
+        self.mos = MosStudy(self.release, self.release_dir, ratings_location(ratings_path, self.store.root, self.work_dir),
+                            on_stored=self.store.save_ratings)
+        self.limits = limits
+        self.paper = pt.paper_frame()
+
+    # ------------------------------------------------------------------ leaderboards
+    def table_labels(self) -> list[str]:
+        return [_table_label(info) for info in pt.paper_data()["tables"]]
+
+    def board_rows(self):
+        """Paper rows, every stored run and the MOS study's ratings, as board rows (read fresh)."""
+        import pandas as pd
+
+        parts = [paper_rows(self.paper), stored_rows(self.store.runs())]
+        origin = SYNTHETIC if self.synthetic_release else SUBMITTED
+        parts.append(mos_rows(self.mos.table(), origin))
+        simulated = self.simulated_mos()
+        if simulated is not None:
+            parts.append(mos_rows(simulated, SYNTHETIC, SIMULATED_RATERS))
+        return pd.concat([p for p in parts if len(p)], ignore_index=True)
+
+    def simulated_mos(self):
+        """The synthetic release's simulated ratings (``simulated_systems/mos_ratings.csv``), aggregated."""
+        from ..mos import read_ratings
+        from .mos_study import aggregate_ratings
+
+        path = self.release_dir / "simulated_systems" / "mos_ratings.csv"
+        if not path.is_file():
+            return None
+        valid, _invalid = read_ratings(path)
+        from .ratings import CRITERIA
+
+        task_of = {system: task for task in CRITERIA for system in self.mos.systems(task)}
+        valid = valid.assign(task=valid["model"].map(task_of)).dropna(subset=["task"])
+        return aggregate_ratings(valid.assign(time=0.0))
+
+    def leaderboard(self, table_label: str, origins: "list[str] | None" = None, source: str = ALL,
+                    input_setting: str = ALL, paradigm: str = ALL):
+        """(table, notes Markdown, filters that apply) of one paper table beside the stored runs.
+
+        ``origins`` are labels of :data:`~hug_vis_dataset.leaderboard.board.ORIGIN_LABELS` (what the
+        Show checkboxes hold) or keys; default paper and submitted.
+        """
+        by_label = {v: k for k, v in ORIGIN_LABELS.items()}
+        keys = [by_label.get(o, o) for o in (origins if origins is not None else
+                                              [ORIGIN_LABELS[o] for o in DEFAULT_ORIGINS])]
+        view = board(self.board_rows(), table_number(table_label), keys, source, input_setting, paradigm)
+        return view.frame, view.markdown_notes, view.filters
+
+    # ------------------------------------------------------------------ cross-task
+    def result_rows(self):
+        """Every stored per-clip row of the store (empty frame with the columns when none)."""
+        return self.store.rows()
+
+    def crosstask_models(self) -> list[str]:
+        rows = self.result_rows()
+        return sorted(rows["model"].unique().tolist()) if len(rows) else []
+
+    def crosstask(self, analysis: str, models: "list[str] | None" = None, emotion: str = ALL, metric: str = ALL):
+        """(table, figure path or None, message) of one analysis on the chosen models.
+
+        Only the filters of :data:`ANALYSIS_FILTERS` apply. ``metric`` keeps one column of Fig. 8;
+        ``emotion`` keeps one emotion's row of Fig. 8 (its min-max normalisation needs every
+        emotion, so D is computed on all of them) and, for Fig. 10, restricts the clips the
+        z-scores and the reported Spearman rho are computed on.
+        """
+        import pandas as pd
+
+        from .. import figures
+        from ..metrics import crosstask as ct
+        from ..report import motion_analysis
+
+        applies = ANALYSIS_FILTERS.get(analysis, ())
+        emotion = emotion if "emotion" in applies else ALL
+        metric = metric if "metric" in applies else ALL
+        stored = self.result_rows()
+        selected = stored[stored["model"].isin(models)] if models else stored
+        if not len(selected):
+            return pd.DataFrame(), None, ("No stored per-clip rows yet: score a run in the Score tab, or run "
+                                          "`hugvis evaluate TASK ... --out RESULTS` and start the Space with "
+                                          "`--results RESULTS`.")
+        stem = self.work_dir / f"fig-{uuid.uuid4().hex}"
+        if analysis in ANALYSES[:2]:
+            D = ct.emotion_difficulty(selected).D.dropna(axis=1, how="all")
+            if analysis == ANALYSES[0]:
+                if metric not in (None, "", ALL) and metric in D.columns:
+                    D = D[[metric]]
+                paths = figures.plot_emotion_difficulty(D, stem, title="Emotion difficulty")
+                table = D if emotion in (None, "", ALL) else D.loc[[emotion]] if emotion in D.index else D.iloc[:0]
+                note = "" if emotion in (None, "", ALL) else f" (D normalised over all seven emotions; showing {emotion})"
+                return table.round(3).reset_index(names="Emotion"), _png(paths), f"{len(selected)} rows{note}"
+            if D.shape[1] < 2:
+                return pd.DataFrame(), None, (f"Difficulty agreement needs two or more metrics with values; "
+                                              f"the stored rows have {list(D.columns)}. Score more tasks, or get "
+                                              f"the weights: {weights_command(SCORED_TASKS)}.")
+            rho = ct.difficulty_agreement(D)
+            paths = figures.plot_agreement(rho, stem, title="Difficulty agreement (Spearman)")
+            return rho.round(3).reset_index(names="Metric"), _png(paths), f"{len(selected)} rows"
+        if analysis == ANALYSES[2]:
+            rows = selected if emotion in (None, "", ALL) else selected[selected["emotion"] == emotion]
+            try:
+                result = ct.source_difficulty(rows)
+            except (ValueError, KeyError) as err:
+                return pd.DataFrame(), None, (
+                    f"Source difficulty needs per-clip CSIM/Sync and LPIPS/CSIM/PSNR/SSIM rows of both audio- and "
+                    f"vision-driven runs ({err}). Their network metrics need weights: "
+                    f"{weights_command(('audio_driven', 'vision_driven'))}, then score both tasks.")
+            paths = figures.plot_source_difficulty(result.pairs["Z_AD"], result.pairs["Z_VD"], stem)
+            scope = "all emotions" if emotion in (None, "", ALL) else emotion
+            return (result.pairs.round(4), _png(paths),
+                    f"{len(result.pairs)} clips ({scope}), Spearman rho = {result.rho:.2f} on these clips")
+        # Motion difficulty: the reference statistics are kept whatever models are selected.
+        motion, lines = motion_analysis(pd.concat([selected, stored[stored["task"] == "motion"]]).drop_duplicates())
+        if motion is None:
+            return pd.DataFrame(), None, " ".join(lines).strip()
+        paths = figures.plot_motion_difficulty(motion.d_motion, motion.dtssd, motion.emotions, stem)
+        table = pd.DataFrame({"emotion": motion.emotions, "D_motion": motion.d_motion, "dtSSD": motion.dtssd}).round(4)
+        return table, _png(paths), lines[0]
+
+    # ------------------------------------------------------------------ findings
+    def findings(self, analysis: str, task: str):
+        """(table, figure path or None, message) of one finding on the stored rows of a task; the
+        same functions as the report's Findings section (:mod:`hug_vis_dataset.report_findings`)."""
+        import pandas as pd
+
+        from .. import report_findings as rf
+
+        rows = self.result_rows()
+        if analysis == FINDINGS[0]:
+            frame, decompositions, why = rf.variance_frame(rows, task)
+            if frame.empty:
+                return pd.DataFrame(), None, why
+            from ..figures import plot_variance_decomposition
+
+            paths = plot_variance_decomposition(decompositions, self.work_dir / f"fig-{uuid.uuid4().hex}",
+                                                title=f"{task}: share of variance")
+            wide = frame.pivot_table(index="term", columns="metric", values="share", sort=False)
+            return wide.round(4).reset_index(), _png(paths), f"methods: {({m: d.method for m, d in decompositions.items()})}"
+        if analysis == FINDINGS[1]:
+            frame, why = rf.significance_frame(rows, task)
+            return (frame.round(4) if not frame.empty else frame), None, why or (
+                f"{int((frame['verdict'] == 'distinguishable').sum())} of {len(frame)} neighbour pairs distinguishable")
+        frame, why = rf.boundary_frame(rows)
+        return (frame.round(3).reset_index() if not frame.empty else frame), None, why or "MAD x1e3 per region"
+
+    # ------------------------------------------------------------------ inspector
+    def choices(self) -> dict[str, list]:
+        from .inspector import clip_choices
+
+        return clip_choices(self.release)
+
+    def frame_count(self, actor: str, emotion: str, action: Any, script: Any) -> int:
+        """Frames of one clip (1 when it does not exist), for the Frame slider's range."""
+        from .inspector import find_clip
+
+        try:
+            record = find_clip(self.release, actor, emotion, action, script)
+        except (KeyError, ValueError):
+            return 1
+        return max(1, int(round(record.duration * record.fps)))
+
+    def inspect(self, actor: str, emotion: str, action: Any, script: Any, frame: Any = 0):
+        """(video path, matte frame, overlay frame, audio path, markdown) of one clip.
+
+        Frames are uint8 arrays (Gradio shows them as images); ``frame`` is clamped to the clip.
+        A missing clip or unreadable file gives ``None`` media and the error as text.
+        """
+        from ..media import MediaError
+        from .inspector import clip_text, find_clip, matte_overlay, read_matte_frame, read_video_frame
+
+        try:
+            record = find_clip(self.release, actor, emotion, action, script)
+        except (KeyError, ValueError) as err:
+            return None, None, None, None, f"**No such clip:** {err}"
+        n_frames = max(1, int(round(record.duration * record.fps)))
+        index = min(max(int(frame or 0), 0), n_frames - 1)
+        try:
+            rgb = read_video_frame(record.video_path, index)
+            alpha = read_matte_frame(record.alpha_matte_path, index)
+            overlay = matte_overlay(rgb, alpha)
+        except (MediaError, ValueError, OSError) as err:
+            return str(record.video_path), None, None, str(record.audio_path), f"{clip_text(record)}\n\n**Error:** {err}"
+        return (str(record.video_path), alpha, overlay, str(record.audio_path),
+                clip_text(record) + f"\n\nShowing frame {index} of {n_frames}.")
+
+    # ------------------------------------------------------------------ scoring
+    def check_model(self, task: str, model: str) -> "tuple[bool, str]":
+        """(ok, message) for a model name typed in the Score tab, before anything is uploaded."""
+        try:
+            name = self.store.check_new_model(task, model)
+        except ModelNameError as err:
+            return False, f"**Model name:** {err}"
+        return True, f"`{name}` is free on the {task} leaderboard; now upload the zip."
+
+    def check_upload(self, task: str, upload: "str | None") -> str:
+        """The layout check of an uploaded zip from its member names (nothing extracted yet)."""
+        if not upload:
+            return ""
+        try:
+            check_zip(upload, self.limits)
+            with zipfile.ZipFile(upload) as archive:
+                names = archive.namelist()
+        except UnsafeUploadError as err:
+            return f"**Upload refused:** {err}"
+        return layout_check(task, names).message()
+
+    def score(self, task: str, model: str, upload: "str | None",
+              progress: "Callable[[int, int], None] | None" = None):
+        """(markdown, aggregate table, per-clip rows) of an uploaded zip, scored and stored.
+
+        The run is scored into a staging folder and added to the store only when it is complete,
+        so it appears on the leaderboard at once (and after a restart), never half-scored.
+        ``progress(done, total)`` is called once per clip scored.
+        """
+        import pandas as pd
+
+        from ..scoring.runner import evaluate_submission
+        from ..tasks import index_predictions
+
+        empty = pd.DataFrame()
+        if task not in SCORED_TASKS:
+            return f"Unknown task {task!r}.", empty, empty
+        try:
+            model = self.store.check_new_model(task, model)
+        except ModelNameError as err:
+            return f"**Model name:** {err}", empty, empty
+        if not upload:
+            return "Upload a zip of your predictions first.", empty, empty
+        try:
+            # The extracted files (they can be gigabytes) are deleted when scoring ends; the rows stay.
+            with extracted_upload(upload, self.work_dir / "uploads", self.limits) as root, \
+                    self.store.staging() as stage:
+                found = len(index_predictions(task, root).found)
+                on_clip = _clip_progress(progress, found)
+                result = evaluate_submission(task, root, model, self.release_dir, stage, progress=False,
+                                             flush_every=1, on_persisted=on_clip, command_line=["space", task])
+                cov = result.coverage
+                if cov.ok == 0:
+                    if cov.failed:
+                        clip, error = next(iter(cov.failed.items()))
+                        why = f"every one of the {len(cov.failed)} matched clip(s) failed (first: `{clip}`: {error})"
+                    else:
+                        why = f"no file matched the {task} layout. " + layout_check(
+                            task, [str(p.relative_to(root)) for p in root.rglob("*")]).message()
+                    return (f"**0 scored**: {why} Nothing was added to the leaderboard."), empty, \
+                        _rows(result.rows_path)
+                stored = self.store.add(stage, task, model)
+                rows = _rows(result.rows_path)
+        except UnsafeUploadError as err:
+            return f"**Upload refused:** {err}", empty, empty
+        except (ValueError, FileNotFoundError, RuntimeError) as err:
+            return f"**Scoring failed:** {err}", empty, empty
+        table = result.table.reset_index() if result.table is not None else empty
+        from ..leaderboard import run_origin
+
+        origin = run_origin(stored.summary)
+        where = (f"Added to the {catalog.paper_table_of(task)} leaderboard as **{ORIGIN_LABELS[origin]}**"
+                 + ("" if origin == SUBMITTED else f" (tick '{ORIGIN_LABELS[origin]}' under Show to see it)")
+                 + f"; provenance: `{stored.link}`.")
+        message = (f"Scored **{task}** for `{model}`: {cov.ok} clip(s) ok of {cov.grid_size}; missing "
+                   f"{len(cov.missing)}, failed {len(cov.failed)}, unmatched {len(cov.unmatched)}. {where}")
+        skipped = result.summary.get("metrics", {}).get("skipped")
+        if skipped:
+            message += " Not computed: " + "; ".join(f"{m} ({why})" for m, why in skipped.items())
+        return message, table.round(4), rows
+
+
+def _rows(path):
+    import pandas as pd
+
+    return pd.read_parquet(path) if Path(path).is_file() else pd.DataFrame()
+
+
+def _clip_progress(progress: "Callable[[int, int], None] | None", total: int) -> "Callable[[int], None] | None":
+    """The runner's ``on_persisted`` (clips stored so far; one flush per clip) as ``progress(done, total)``."""
+    if progress is None:
+        return None
+    return lambda done: progress(done, max(total, done))
+
+
+def _png(paths) -> "str | None":
+    for path in paths or []:
+        if str(path).endswith(".png"):
+            return str(path)
+    return None
