@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from hug_vis_dataset import paper_tables as pt
@@ -93,58 +91,38 @@ def test_one_ranking_rule_against_reference(values, higher):
     assert mark_ranks(values, higher, None) == _reference_marks(values, higher)
 
 
+def _board(table, **filters):
+    from hug_vis_dataset.leaderboard import board, paper_rows
+
+    view = board(paper_rows(pt.paper_frame()), table, **filters).frame.set_index("Model")
+    return view.rename(columns=lambda c: c.split(" ↑")[0].split(" ↓")[0])  # the paper's headers
+
+
 def test_leaderboard_marks_match_the_papers_statements():
-    frame = pt.paper_frame()
-    t11 = pt.leaderboard(frame, 11).set_index("Model")
+    t11 = _board(11)
     # Section 5.4: BiRefNet best on every criterion, MatAnyone 2 second throughout.
     for column in ("MAD", "MSE", "dtSSD", "Grad", "Conn"):
         assert t11.loc["BiRefNet", column].endswith("(best)")
         assert t11.loc["MatAnyone 2", column].endswith("(second)")
-    t5 = pt.leaderboard(frame, 5).set_index("Model")
+    t5 = _board(5)
     assert t5.loc["Sonic", "Sync-D"] == t5.loc["LatentSync", "Sync-D"] == "7.73 (best)"
     assert t5.loc["Ditto", "CSIM"] == "0.904 (best)"
     # Table 9: the real-audio reference is shown but never ranked.
-    t9 = pt.leaderboard(frame, 9).set_index("Model")
+    t9 = _board(9)
     assert t9.loc["Real audio", "Speaker Sim."] == "0.990"
     assert t9.loc["CosyVoice 3", "Speaker Sim."] == "0.856 (best)"
 
 
 def test_filters_recompute_marks_on_the_view():
-    frame = pt.paper_frame()
-    head = pt.leaderboard(frame, 7, source="open", paradigm="Head Animation").set_index("Model")
+    head = _board(7, source="open", paradigm="Head Animation")
     assert list(head.index) == ["HunyuanPortrait", "X-NeMo", "PersonaLive!", "AniPortrait"]
     # Section 5.2: X-NeMo leads LPIPS, PSNR, FID; AniPortrait leads CSIM and SSIM within Head Animation.
     assert head.loc["X-NeMo", "LPIPS"] == "0.520 (best)"
     assert head.loc["AniPortrait", "CSIM"] == "0.884 (best)"
-    closed = pt.leaderboard(frame, 7, source="closed").set_index("Model")
+    closed = _board(7, source="closed")
     assert closed.loc["Kling", "PSNR"] == "16.41 (best)" and closed.loc["Vidu", "PSNR"] == "15.96 (second)"
-    video = pt.leaderboard(frame, 4, input_setting="Video").set_index("Model")
+    video = _board(4, input_setting="Video")
     assert video.loc["MiniCPM-o 4.5", "Acc. (%)"] == "48.52 (best)"
-    with pytest.raises(ValueError, match="no Table 7 rows"):
-        pt.leaderboard(frame, 7, source="nonexistent")
+    assert _board(7, source="nonexistent").empty
     with pytest.raises(KeyError, match="no Table 3"):
-        pt.leaderboard(frame, 3)
-
-
-def test_results_join_the_leaderboard(tmp_path):
-    summary = {"task": "matting", "model": "b",
-               "aggregate": {"b": {"mad": 1.0, "mse": float("nan"), "dtssd": 5.0, "n_ok": 2, "n_failed": 0}}}
-    (tmp_path / "matting" / "b").mkdir(parents=True)
-    (tmp_path / "matting" / "b" / "summary.json").write_text(json.dumps(summary))
-    emo = {"task": "emotion", "model": "e", "aggregate": {"e | Text": {"emotion_accuracy": 90.0},
-                                                          "e | Video": {"emotion_accuracy": 10.0}}}
-    (tmp_path / "emotion" / "e").mkdir(parents=True)
-    (tmp_path / "emotion" / "e" / "summary.json").write_text(json.dumps(emo))
-    ours = pt.load_results(tmp_path)
-    assert sorted(zip(ours.table, ours.metric, ours.value)) == [
-        (4, "emotion_accuracy", 10.0), (4, "emotion_accuracy", 90.0), (11, "dtssd", 5.0), (11, "mad", 1.0)]
-    frame = pd.concat([pt.paper_frame(), ours], ignore_index=True)
-    board = pt.leaderboard(frame, 11).set_index("Model")
-    assert board.loc["b (ours)", "MAD"] == "1.00 (best)"
-    assert board.loc["BiRefNet", "MAD"] == "2.30 (second)"
-    assert board.loc["b (ours)", "MSE"] == ""  # NaN is not shown as a number
-    assert board.loc["b (ours)", "dtSSD"] == "5.00"
-    text = pt.leaderboard(frame, 4, input_setting="Text").set_index("Model")
-    assert text.loc["e (ours)", "Acc. (%)"] == "90.00 (best)"
-    assert text.loc["DeepSeek-V3.2", "Acc. (%)"] == "82.93 (second)"
-    assert len(pt.load_results(tmp_path / "absent")) == 0
+        _board(3)

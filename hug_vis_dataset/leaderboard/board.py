@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from .. import catalog
-from ..paper_tables import PAPER_COLUMNS, table_info
+from ..paper_tables import PAPER_COLUMNS, UNRANKED_SOURCES, table_info
 from ..results import BASELINE_MODEL, EMOTION_MODEL_SEP, REAL_AUDIO_MODEL
 from ..tables import mark_ranks
 
@@ -185,7 +185,7 @@ def applicable_filters(table: int, frame) -> tuple[str, ...]:
 
 
 def _unranked(record) -> bool:
-    return record["source"] == "reference" or record["model"] == BASELINE_MODEL
+    return record["source"] in UNRANKED_SOURCES or record["model"] == BASELINE_MODEL
 
 
 def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: str = ALL,
