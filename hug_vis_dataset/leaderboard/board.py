@@ -21,11 +21,11 @@ in its cells, and the notes name the command that fixes it.
 
 Example:
     >>> from hug_vis_dataset.paper_tables import paper_frame
-    >>> view = board(paper_frame(), 11)
+    >>> view = board(paper_rows(paper_frame()), 11)
     >>> list(view.frame.columns[:4])
     ['Model', 'Origin', 'MAD ↓ (×1e3)', 'MSE ↓ (×1e3)']
     >>> view.frame.loc[view.frame.Model == "BiRefNet", "dtSSD ↓ (×1e2)"].item()
-    '2.04'
+    '2.04 (best)'
 """
 
 from __future__ import annotations

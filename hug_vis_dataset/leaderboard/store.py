@@ -22,7 +22,7 @@ Example:
     >>> with store.staging() as stage:
     ...     run = stage / "matting" / "m"; run.mkdir(parents=True)
     ...     _ = (run / "summary.json").write_text(json.dumps({"task": "matting", "model": "m"}))
-    ...     store.add(stage, "matting", "m")
+    ...     _ = store.add(stage, "matting", "m")
     >>> [(r.task, r.model) for r in store.runs()]
     [('matting', 'm')]
     >>> store.check_new_model("matting", "m")
