@@ -297,3 +297,25 @@ def test_fig10_emotion_filter_recomputes_rho_on_the_filtered_clips(release, tmp_
     # Fig. 11 does not take the emotion filter (its rho is over emotions): it is ignored, not half-applied.
     assert space.crosstask("Motion difficulty (Fig. 11)", emotion="Happy")[2] == \
         space.crosstask("Motion difficulty (Fig. 11)")[2]
+
+
+def test_cli_show_and_push(release, tmp_path, monkeypatch, capsys):
+    import huggingface_hub
+
+    from hug_vis_dataset.cli import main
+
+    _score(release, tmp_path / "results")
+    assert main(["leaderboard", "show", str(tmp_path / "results"), "--table", "11"]) == 0
+    out = capsys.readouterr().out
+    assert "| Model | Origin | MAD ↓ (×1e3) |" in out and "matte_good" not in out.split("- ")[0]
+    assert "1 synthetic demo row(s) hidden" in out
+    assert main(["leaderboard", "show", str(tmp_path / "results"), "--table", "11", "--show", "synthetic"]) == 0
+    assert "| matte_good | synthetic demo |" in capsys.readouterr().out
+    hub = LocalHub()
+    hub.create_repo("hugvis/results")
+    monkeypatch.setattr(huggingface_hub, "HfApi", lambda: hub)
+    assert main(["leaderboard", "push", str(tmp_path / "results"), "--repo", "hugvis/results"]) == 0
+    assert "1 run(s) pushed, 0 refused" in capsys.readouterr().out
+    assert "matting/matte_good/summary.json" in hub.repos["hugvis/results"][-1][1]
+    assert main(["leaderboard", "push", str(tmp_path / "results"), "--repo", "hugvis/results"]) == 1
+    assert "already on the matting leaderboard" in capsys.readouterr().out
