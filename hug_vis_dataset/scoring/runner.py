@@ -345,6 +345,7 @@ def evaluate_submission(
     gpus_per_worker: "float | None" = None,
     on_persisted: "Callable[[int], None] | None" = None,
     verify_dataset: bool = True,
+    on_scored: "Callable[[int, int], None] | None" = None,
 ) -> EvaluationResult:
     """Score a submission folder and store per-clip rows, coverage and a summary.
 
@@ -374,6 +375,8 @@ def evaluate_submission(
         on_persisted: called with the number of clips persisted so far after every flush.
         verify_dataset: check a dataset repo's shards against its manifest's sha256 first
             (recorded in the summary's provenance either way).
+        on_scored: called with ``(clips scored, clips to score)`` in this run after every clip
+            (progress bars: the Space's upload scoring).
 
     Raises:
         RunOptionError: ``num_proc``, ``chunk_frames`` or ``flush_every`` below 1, unknown backend,
@@ -438,8 +441,10 @@ def evaluate_submission(
     if jobs:
         engine = (run_ray(jobs, num_proc, ray_address, gpus_per_worker=gpus_per_worker) if backend == "ray"
                   else run_local(jobs, num_proc))
-        for outcome in _progress(engine, len(jobs), f"{task}/{model}", progress):
+        for done, outcome in enumerate(_progress(engine, len(jobs), f"{task}/{model}", progress), start=1):
             buffer.append(outcome)
+            if on_scored is not None:
+                on_scored(done, len(jobs))
             if len(buffer) >= max(1, flush_every):
                 flush()
         flush()

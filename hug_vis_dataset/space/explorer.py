@@ -301,7 +301,6 @@ class Explorer:
         import pandas as pd
 
         from ..scoring.runner import evaluate_submission
-        from ..tasks import index_predictions
 
         empty = pd.DataFrame()
         if task not in SCORED_TASKS:
@@ -316,10 +315,8 @@ class Explorer:
             # The extracted files (they can be gigabytes) are deleted when scoring ends; the rows stay.
             with extracted_upload(upload, self.work_dir / "uploads", self.limits) as root, \
                     self.store.staging() as stage:
-                found = len(index_predictions(task, root).found)
-                on_clip = _clip_progress(progress, found)
                 result = evaluate_submission(task, root, model, self.release_dir, stage, progress=False,
-                                             flush_every=1, on_persisted=on_clip, command_line=["space", task])
+                                             on_scored=progress, command_line=["space", task])
                 cov = result.coverage
                 if cov.ok == 0:
                     if cov.failed:
@@ -355,13 +352,6 @@ def _rows(path):
     import pandas as pd
 
     return pd.read_parquet(path) if Path(path).is_file() else pd.DataFrame()
-
-
-def _clip_progress(progress: "Callable[[int, int], None] | None", total: int) -> "Callable[[int], None] | None":
-    """The runner's ``on_persisted`` (clips stored so far; one flush per clip) as ``progress(done, total)``."""
-    if progress is None:
-        return None
-    return lambda done: progress(done, max(total, done))
 
 
 def _png(paths) -> "str | None":
