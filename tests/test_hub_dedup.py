@@ -20,7 +20,7 @@ from hug_vis_dataset.hub.build_info import MANIFEST, VIEWER_ROW_GROUP_BYTES, Bui
 from hug_vis_dataset.hub.builder import iter_rows
 from hug_vis_dataset.hub.cdc import (GEAR_SEED, WINDOW, ContentDefinedChunker, FixedSizeChunker, dedup_size,
                                      gear_table, iter_file_chunks)
-from hug_vis_dataset.hub.dedup import media_duplication, storage_report, unique_media_bytes
+from hug_vis_dataset.hub.dedup import cell_digests, media_duplication, storage_report, unique_media_bytes
 from hug_vis_dataset.hub.rows import row_bytes
 from hug_vis_dataset.hub.schema import media_columns
 
@@ -179,7 +179,7 @@ def test_media_duplication_hand_made(tmp_path):
     vision = usage["vision_driven"]
     assert (vision.media_bytes, vision.shared_media_bytes, vision.repeated_media_bytes) == (153, 140, 70)
     assert usage["matting"].file_bytes == (tmp_path / "data/matting/test-00000.parquet").stat().st_size
-    assert unique_media_bytes(tmp_path) == 100 + 50 + 30 + 70 + 9 + 4
+    assert unique_media_bytes(cell_digests(tmp_path)) == 100 + 50 + 30 + 70 + 9 + 4
 
 
 @pytest.fixture(scope="module")

@@ -34,12 +34,16 @@ from .cdc import XET_CHUNKER, Chunker, dedup_size
 from .schema import CONFIG_NAMES, media_columns
 from .storage_info import ConfigStorage, RepoStorage
 
+#: (sha256 digest, size) of each media cell of a config, in shard, row-group, column, row order.
+CellDigests = list[tuple[bytes, int]]
+
+
 def _config_shards(repo: Path, config: str) -> list[Path]:
     return sorted((repo / "data" / config).glob("test-*.parquet"))
 
 
-def iter_media_cells(shard: "str | Path", columns: "tuple[str, ...]") -> Iterator[tuple[str, bytes]]:
-    """(column, bytes) of every non-empty media cell of a shard; memory: one column of one row group."""
+def iter_media_cells(shard: "str | Path", columns: "tuple[str, ...]") -> Iterator[memoryview]:
+    """The bytes of every non-empty media cell of a shard (no copy); memory: one column of one row group."""
     import pyarrow.parquet as pq
 
     handle = pq.ParquetFile(shard)
@@ -50,25 +54,33 @@ def iter_media_cells(shard: "str | Path", columns: "tuple[str, ...]") -> Iterato
                 for cell in chunk.field("bytes"):
                     blob = cell.as_buffer()
                     if blob is not None:
-                        yield column, blob.to_pybytes()
+                        yield memoryview(blob)
 
 
-def media_duplication(repo_dir: "str | Path") -> dict[str, ConfigStorage]:
+def cell_digests(repo_dir: "str | Path") -> "dict[str, CellDigests]":
+    """Per config present under ``data/`` (repo order): (sha256, size) of each media cell."""
+    repo = Path(repo_dir)
+    digests = {}
+    for config in CONFIG_NAMES:
+        shards = _config_shards(repo, config)
+        if shards:
+            digests[config] = [(hashlib.sha256(blob).digest(), blob.nbytes)
+                               for shard in shards for blob in iter_media_cells(shard, media_columns(config))]
+    return digests
+
+
+def media_duplication(repo_dir: "str | Path", digests: "dict[str, CellDigests] | None" = None) -> dict[str, ConfigStorage]:
     """Per config: shard bytes, media bytes and media bytes also present in another config.
 
     Only the configs present under ``data/`` are counted. Content is compared by sha256, so a
     medium shared between configs is found whatever column or row it sits in.
+
+    Args:
+        repo_dir: a built repo.
+        digests: :func:`cell_digests` of it, if already computed.
     """
     repo = Path(repo_dir)
-    digests: dict[str, list[tuple[bytes, int]]] = {}  # config -> (digest, size) per cell, in order
-    for config in CONFIG_NAMES:
-        shards = _config_shards(repo, config)
-        if not shards:
-            continue
-        cells = digests.setdefault(config, [])
-        for shard in shards:
-            for _, blob in iter_media_cells(shard, media_columns(config)):
-                cells.append((hashlib.sha256(blob).digest(), len(blob)))
+    digests = cell_digests(repo) if digests is None else digests
     owners: dict[bytes, set[str]] = {}
     for config, cells in digests.items():
         for digest, _ in cells:
@@ -91,15 +103,14 @@ def media_duplication(repo_dir: "str | Path") -> dict[str, ConfigStorage]:
     return usage
 
 
-def unique_media_bytes(repo_dir: "str | Path") -> int:
-    """Bytes of the distinct media contents of a repo (each counted once, over all configs)."""
-    repo = Path(repo_dir)
-    sizes: dict[bytes, int] = {}
-    for config in CONFIG_NAMES:
-        for shard in _config_shards(repo, config):
-            for _, blob in iter_media_cells(shard, media_columns(config)):
-                sizes[hashlib.sha256(blob).digest()] = len(blob)
-    return sum(sizes.values())
+def unique_media_bytes(digests: "dict[str, CellDigests]") -> int:
+    """Bytes of the distinct media contents among :func:`cell_digests` (each counted once, over all configs).
+
+    Example:
+        >>> unique_media_bytes({"clips": [(b"a", 10), (b"b", 5)], "matting": [(b"a", 10)]})
+        15
+    """
+    return sum(dict(cell for cells in digests.values() for cell in cells).values())
 
 
 def storage_report(repo_dir: "str | Path", release_bytes: "int | None" = None,
@@ -114,11 +125,12 @@ def storage_report(repo_dir: "str | Path", release_bytes: "int | None" = None,
             ``None`` skips the chunk-level measure.
     """
     repo = Path(repo_dir)
-    usage = media_duplication(repo)
+    digests = cell_digests(repo)
+    usage = media_duplication(repo, digests)
     shards = [p for c in usage for p in _config_shards(repo, c)]
     return RepoStorage(
         configs=usage,
-        unique_media_bytes=unique_media_bytes(repo),
+        unique_media_bytes=unique_media_bytes(digests),
         shards_dedup=dedup_size(shards, chunker) if chunker is not None else None,
         release_bytes=release_bytes,
         chunker=asdict(chunker) if chunker is not None else {},
