@@ -28,7 +28,7 @@ def register(subparsers) -> None:
     report = subparsers.add_parser(
         "storage-report", help="bytes per config of a built repo, media repeated across configs, size after chunk dedup")
     report.add_argument("repo_dir", type=Path)
-    report.add_argument("--release", type=Path, default=None, help="release tree it was built from (adds its size)")
+    report.add_argument("--release", type=Path, default=None, help="release tree it was built from (adds its media size, for comparison)")
     report.add_argument("--json", type=Path, default=None, help="also write the numbers to this JSON file")
     report.set_defaults(func=_storage_report)
 
