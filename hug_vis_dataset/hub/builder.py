@@ -4,7 +4,7 @@
 
     README.md                                dataset card; YAML `configs:` + `dataset_info`
     data/<config>/test-00000.parquet ...     one folder per config (schema.py), split `test`
-    manifest.json                            shards with rows, bytes and sha256; build plan
+    manifest.json                            shards with rows, bytes and sha256; build plan; storage
     checksums.sha256                         `sha256sum -c` format, every file above
 
 Design:
@@ -20,6 +20,8 @@ Design:
   ``resume=True`` keeps recorded shards whose checksum still matches, deletes everything else in
   the config folder, and continues from the next clip. Shard boundaries depend only on the
   input and the options, so a resumed build is byte-identical to a clean one.
+* Measured: media shared between configs and the shards' size after chunk-level dedup (what
+  the Hub's Xet storage keeps) go into the report, the manifest and the card (:mod:`.dedup`).
 * Validated: the release must pass :func:`hug_vis_dataset.validate.validate_release`; with
   ``allow_invalid=True`` the clips with problems are left out and listed.
 
@@ -147,6 +149,7 @@ def build_repo(
     configs: "Sequence[str] | None" = None,
     on_shard: "Callable[[str, ShardEntry], None] | None" = None,
     grid=None,
+    measure_storage: bool = True,
 ) -> BuildReport:
     """Build (or, with ``resume``, finish) the Hub repo of a release tree.
 
@@ -162,6 +165,8 @@ def build_repo(
             to simulate a crash); only honoured with ``num_proc=1``.
         grid: expected grid subset (:class:`hug_vis_dataset.validate.GridSpec`); default: the
             release's ``metadata/grid.json``, else the full grid.
+        measure_storage: measure media repeated across configs and the size after chunk-level
+            dedup (:func:`hug_vis_dataset.hub.dedup.storage_report`; reads the shards once more).
 
     Returns:
         A :class:`BuildReport`.
@@ -206,6 +211,10 @@ def build_repo(
         if report.rows[config] != len(records):  # pragma: no cover - guards the writer
             raise BuildError(f"{config} holds {report.rows[config]} rows, expected {len(records)}")
     report.release_bytes = release_media_bytes(records)
+    if measure_storage:
+        from .dedup import storage_report  # numba-compiled chunker: imported only when measuring
+
+        report.storage = storage_report(repo, report.release_bytes)
 
     card = render_card(records, report, options)
     atomic_write_text(repo / "README.md", card)
@@ -218,6 +227,7 @@ def build_repo(
         "clips": len(records),
         "excluded": excluded,
         "configs": {c: {"rows": report.rows[c], "shards": [asdict(s) for s in report.shards[c]]} for c in chosen},
+        "storage": report.storage.to_dict() if report.storage is not None else None,
     }
     atomic_write_text(repo / MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     files = ["README.md", MANIFEST] + [s.file for c in chosen for s in report.shards[c]]
@@ -229,7 +239,7 @@ def build_repo(
 
 
 def release_media_bytes(records: Sequence[ClipRecord]) -> int:
-    """Bytes of the media files (video, audio, alpha PNGs, transcript) of the given clips."""
+    """Bytes of the media files (video, audio, alpha PNGs) of the given clips."""
     total = 0
     for r in records:
         total += r.video_path.stat().st_size + r.audio_path.stat().st_size

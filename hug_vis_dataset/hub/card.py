@@ -21,7 +21,7 @@ from .. import catalog
 from ..citation import CITATION
 from ..grid import EMOTION_NAMES, TABLE1
 from .alpha import ALPHA_CODECS
-from .build_info import BuildOptions, BuildReport
+from .build_info import VIEWER_ROW_GROUP_BYTES, BuildOptions, BuildReport
 from .schema import COLUMN_SPECS, CONFIG_COLUMNS, CONFIG_PURPOSE, DEFAULT_CONFIG, features
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -146,6 +146,41 @@ def _evaluation(config: str) -> str:
             f"```bash\nhugvis evaluate {config} --predictions PRED_DIR --model NAME --dataset {REPO_ID} --out RESULTS\n```\n")
 
 
+def storage_section(report: "BuildReport") -> str:
+    """The card's "Storage" section: media repeated across configs and the size after chunk-level dedup.
+
+    Empty when the build did not measure it (``measure_storage=False``).
+    """
+    storage = report.storage
+    if storage is None:
+        return ""
+    rows = "\n".join(f"| `{c}` | {size} | {media} | {shared} |" for c, size, media, shared in storage.table_rows()[:-1])
+    total = storage.table_rows()[-1]
+    chunker = storage.chunker
+    sizes = "/".join(f"{chunker[k] // 1024}" for k in ("min_size", "avg_size", "max_size")) if chunker else ""
+    lines = "\n".join(f"- {line}" for line in storage.summary_lines())
+    return f"""
+## Storage
+
+Every config embeds the media it needs, so the same video, audio and alpha bytes sit in several
+configs (and `vision_driven` stores each video twice). The Hub keeps repo files in chunk-level
+deduplicated (Xet) storage, which stores a repeated chunk once, and `hf_xet` downloads it once.
+Measured on this build (`hugvis storage-report REPO_DIR`; content-defined chunks of
+{sizes} KiB min/target/max, `hug_vis_dataset.hub.cdc`):
+
+| config | MiB | media MiB | media also in another config |
+| --- | --- | --- | --- |
+{rows}
+| **{total[0]}** | {total[1]} | {total[2]} | {total[3]} |
+
+{lines}
+
+Media cells are stored uncompressed and without dictionary encoding, each as one Parquet value, so
+a medium's bytes appear unchanged in every config; what chunk-level dedup cannot share is about
+one chunk at each edge of a media column chunk, which larger row groups make rarer.
+"""
+
+
 def render_card(records: "Sequence[ClipRecord]", report: "BuildReport", options: "BuildOptions") -> str:
     """The full ``README.md`` text for a finished build."""
     import yaml
@@ -249,11 +284,12 @@ command joins a submission (one prediction per `clip_id`) to this dataset and wr
 ## Files and integrity
 
 Shards are at most about {options.shard_bytes / 2**20:.0f} MiB with row groups of at most
-{options.row_group_bytes / 2**20:.0f} MiB or {options.max_rows_per_group} rows, sized for streaming.
+{options.row_group_bytes / 2**20:.0f} MiB (uncompressed) or {options.max_rows_per_group} rows, sized for streaming and
+under the dataset viewer's {VIEWER_ROW_GROUP_BYTES / 2**20:.0f} MiB row-group limit.
 `manifest.json` lists every shard with its rows, first and last clip and sha256;
 `checksums.sha256` checks with `sha256sum -c checksums.sha256`. Built by
 `hugvis build RELEASE_DIR REPO_DIR` (hug-vis).
-
+{storage_section(report)}
 ## License and access
 
 Access is gated: the recordings show identifiable actors and are released for non-commercial

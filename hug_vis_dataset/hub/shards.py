@@ -1,9 +1,12 @@
 """Writing a config's Parquet shards: size-bounded, atomic, each recorded with its sha256.
 
 A shard is written to a ``.tmp`` name, closed, fsynced and renamed; only then is it handed to the
-caller's ``commit`` (which records it in the resume state). Row groups are flushed at
-``row_group_bytes`` and shards roll over at ``shard_bytes`` (:class:`BuildOptions`), so memory
-holds at most one row group.
+caller's ``commit`` (which records it in the resume state). A row group never grows past
+``row_group_bytes`` (a row that would take it over starts the next group; the bound is checked
+against the written footer, and no group may pass the dataset viewer's limit) and shards roll over
+at ``shard_bytes`` (:class:`BuildOptions`), so memory holds at most one row group. Media leaves
+are written uncompressed, without dictionary or statistics, so a medium's bytes appear unchanged
+in every config that embeds it and the Hub's chunk-level dedup stores them once.
 
 Example:
     >>> shard_name("matting", 3)
@@ -18,7 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..hashing import sha256_file
-from .build_info import BuildError, BuildOptions, ShardEntry
+from .build_info import MiB, VIEWER_ROW_GROUP_BYTES, BuildError, BuildOptions, ShardEntry
 from .rows import row_bytes
 from .schema import features, media_columns
 
@@ -67,12 +70,20 @@ class ShardWriter:
                          **{f"{c}.path": "zstd" for c in self.media}},
             use_dictionary=plain,
             write_statistics=plain,
+            use_content_defined_chunking=self.options.content_defined_chunking,
         )
         self.shard_rows = self.shard_groups = self.alpha_bytes = 0
 
     def add(self, row: dict) -> None:
+        size = row_bytes(row)
+        if size > VIEWER_ROW_GROUP_BYTES:
+            raise BuildError(f"clip {row['clip_id']}: its {self.config} row holds about {size / MiB:.0f} MiB, over the "
+                             f"dataset viewer's row-group limit ({VIEWER_ROW_GROUP_BYTES / MiB:.0f} MiB); a row cannot "
+                             f"be split, so re-encode the clip's media smaller or leave the clip out")
+        if self.rows and self.buffered + size > self.options.row_group_bytes:
+            self._flush()
         self.rows.append(row)
-        self.buffered += row_bytes(row, self.media)
+        self.buffered += size
         if self.buffered >= self.options.row_group_bytes or len(self.rows) >= self.options.max_rows_per_group:
             self._flush()
 
@@ -98,6 +109,7 @@ class ShardWriter:
     def _finish(self) -> None:
         self.writer.close()
         self.writer = None
+        check_row_groups(self.tmp, self.options.row_group_bytes)
         with open(self.tmp, "rb+") as handle:
             os.fsync(handle.fileno())
         final = self.repo / shard_name(self.config, self.index)
@@ -120,6 +132,19 @@ class ShardWriter:
         self._flush()
         if self.writer is not None:
             self._finish()
+
+
+def check_row_groups(shard: Path, limit: int) -> None:
+    """Check every row group of a written shard against ``limit`` (a group of one row may pass it)
+    and against :data:`VIEWER_ROW_GROUP_BYTES`, from the footer's ``total_byte_size``."""
+    import pyarrow.parquet as pq
+
+    meta = pq.read_metadata(shard)
+    for index in range(meta.num_row_groups):
+        group = meta.row_group(index)
+        bound = min(limit, VIEWER_ROW_GROUP_BYTES) if group.num_rows > 1 else VIEWER_ROW_GROUP_BYTES
+        if group.total_byte_size > bound:  # pragma: no cover - guards the row_bytes bound
+            raise BuildError(f"{shard}: row group {index} holds {group.total_byte_size} bytes, over the limit {bound}")
 
 
 def check_no_foreign_files(folder: Path) -> None:
