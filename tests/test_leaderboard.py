@@ -319,3 +319,15 @@ def test_cli_show_and_push(release, tmp_path, monkeypatch, capsys):
     assert "matting/matte_good/summary.json" in hub.repos["hugvis/results"][-1][1]
     assert main(["leaderboard", "push", str(tmp_path / "results"), "--repo", "hugvis/results"]) == 1
     assert "already on the matting leaderboard" in capsys.readouterr().out
+
+
+def test_a_run_whose_every_metric_needs_weights_is_listed_with_the_command():
+    why = "skipped: needs weights: run `hugvis weights download syncnet_v2 arcface_det_10g`"
+    run = _run("audio_driven", "talk", None, grid=28, synthetic=True,
+               skipped={"csim": why, "sync_c": why, "sync_d": why})
+    run.summary["coverage"]["ok"] = 0
+    frame = pd.concat([paper_rows(paper_frame()), stored_rows([run])], ignore_index=True)
+    view = board(frame, 5, ("paper", "synthetic"))
+    row = view.frame.set_index("Model").loc["talk"]
+    assert [row[catalog.spec(m).header] for m in ("csim", "sync_c", "sync_d")] == [NEEDS_WEIGHTS] * 3
+    assert any(n.startswith("CSIM ↑, Sync-C ↑, Sync-D ↓: skipped: needs weights") for n in view.notes)

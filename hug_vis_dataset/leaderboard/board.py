@@ -115,7 +115,13 @@ def run_rows(run) -> "object":
     skipped = (summary.get("metrics") or {}).get("skipped") or {}
     grid = (summary.get("coverage") or {}).get("grid_size")
     records = []
-    for label, values in (summary.get("aggregate") or {}).items():
+    aggregate = summary.get("aggregate") or {}
+    if not aggregate and skipped:
+        # Nothing could be computed here (every metric needs weights): the run is still listed,
+        # its cells say why and the notes give the command.
+        ok = (summary.get("coverage") or {}).get("ok")
+        aggregate = {summary.get("model", run.model): {"n_ok": ok, "n_failed": 0}}
+    for label, values in aggregate.items():
         model, _, setting = str(label).partition(EMOTION_MODEL_SEP) if task == "emotion" else (str(label), "", "")
         n_ok, n_failed = values.get("n_ok"), values.get("n_failed")
         coverage = f"{100.0 * n_ok / grid:.1f}%" if grid and n_ok is not None else None
