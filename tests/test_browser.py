@@ -15,6 +15,7 @@ import re
 import socket
 import zipfile
 from pathlib import Path
+from urllib.parse import urljoin
 
 import pytest
 
@@ -136,6 +137,9 @@ def test_paper_rows_synthetic_rows_and_filters(site, browser):
     expect(_row(page, "matte_good")).to_contain_text("(best)")
     expect(_row(page, "matte_poor")).to_contain_text("(second)")
     expect(_row(page, "matte_good")).to_contain_text("100.0%")  # coverage, with n_ok / n_failed beside it
+    # Provenance: the stored summary.json, served by the app.
+    summary = _row(page, "matte_good").get_by_role("link", name="summary.json")
+    assert page.request.get(urljoin(page.url, summary.get_attribute("href"))).json()["provenance"]["dataset"]["synthetic"] is True
 
     # Table 7: source and paradigm filters appear; LPIPS/CSIM/FID cells say why they are empty.
     _choose(page, "board-table", "Table 7: Objective results of vision-driven video generation")

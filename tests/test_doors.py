@@ -142,7 +142,8 @@ def test_space_upload_scoring_gives_the_runners_rows(world, task, tmp_path):
 
     release, results, _ = world
     system = SYSTEM[task]
-    explorer = Explorer(release, results, work_dir=tmp_path / "work")
+    # The Space's own store: the CLI's results already hold this model name (names are unique per store).
+    explorer = Explorer(release, tmp_path / "space_results", work_dir=tmp_path / "work")
     upload = _zip(release / "simulated_systems" / task / system, tmp_path / "upload.zip")
     message, table, rows = explorer.score(task, system, str(upload))
     assert "4 clip(s) ok of 4" in message, message

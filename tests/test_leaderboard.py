@@ -331,3 +331,26 @@ def test_a_run_whose_every_metric_needs_weights_is_listed_with_the_command():
     row = view.frame.set_index("Model").loc["talk"]
     assert [row[catalog.spec(m).header] for m in ("csim", "sync_c", "sync_d")] == [NEEDS_WEIGHTS] * 3
     assert any(n.startswith("CSIM ↑, Sync-C ↑, Sync-D ↓: skipped: needs weights") for n in view.notes)
+
+
+def test_mos_tables_show_the_study_ratings_and_the_simulated_raters(release, tmp_path):
+    from hug_vis_dataset.mos import mos_table, read_ratings
+    from hug_vis_dataset.space.app import Explorer
+
+    space = Explorer(release, tmp_path / "results", work_dir=tmp_path / "work")
+    system = space.mos.systems("audio_driven")[0]
+    clips = space.mos.clip_ids()
+    space.mos.rate("audio_driven", system, clips[0], "r1", 2, 4, 5)
+    space.mos.rate("audio_driven", system, clips[1], "r1", 4, 4, 2)
+    space.mos.rate("audio_driven", system, clips[1], "r2", 5, 3, 3)
+    view = space.leaderboard("Table 6: x", ["paper", "synthetic demo"])[0].set_index("Model")
+    # By hand: ID similarity clip means 2 and (4+5)/2 = 4.5 -> MOS 3.25; lip sync 5 and 2.5 -> 3.75.
+    assert view.loc[system, "ID Similarity ↑ (1-5)"].split()[0] == "3.25"
+    assert view.loc[system, "Lip Synchronization ↑ (1-5)"].split()[0] == "3.75"
+    assert view.loc[system, "Origin"] == "synthetic demo" and view.loc[system, "n_ok"] == "2"
+    valid, _ = read_ratings(release / "simulated_systems" / "mos_ratings.csv")
+    simulated = mos_table(valid[valid["model"] == system])
+    want = simulated.loc[(system, "id_similarity"), "mos"]
+    got = view.loc[f"{system} (simulated raters)", "ID Similarity ↑ (1-5)"].split()[0]
+    assert got == (f"{want:.2f}" if want >= 1 else f"{want:.3f}")
+    assert system not in set(space.leaderboard("Table 6: x")[0]["Model"])  # synthetic: only on request

@@ -22,6 +22,21 @@ def _filter_choices(explorer: Explorer, table: int) -> dict[str, list[str]]:
     return {c: [ALL] + list(dict.fromkeys(v for v in paper[c] if v)) for c in ("source", "input_setting", "paradigm")}
 
 
+def _linked(frame):
+    """The board with its Provenance cells as links to the stored ``summary.json`` (Markdown cells)."""
+    if "Provenance" not in frame:
+        return frame
+
+    def link(text: str) -> str:
+        if text.startswith("https://"):
+            return f"[summary.json]({text})"
+        if text.endswith("summary.json") and Path(text).is_absolute():
+            return f"[summary.json](/gradio_api/file={text})"  # the store is one of the app's allowed paths
+        return text
+
+    return frame.assign(Provenance=frame["Provenance"].map(link))
+
+
 def _leaderboard_tab(gr, explorer: Explorer):
     labels = explorer.table_labels()
     first = labels[0]
@@ -41,13 +56,13 @@ def _leaderboard_tab(gr, explorer: Explorer):
         paradigm = gr.Dropdown(choices["paradigm"], value=ALL, label="Paradigm", visible="paradigm" in filters,
                                elem_id="board-paradigm")
     # Callable values are read again at every page load: runs stored since the app started appear.
-    board = gr.Dataframe(lambda: explorer.leaderboard(first)[0], label="Leaderboard (best / second marked within each comparable group)",
+    board = gr.Dataframe(lambda: _linked(explorer.leaderboard(first)[0]), datatype="markdown", label="Leaderboard (best / second marked within each comparable group)",
                          interactive=False, wrap=True, elem_id="leaderboard")
     board_notes = gr.Markdown(lambda: explorer.leaderboard(first)[1], elem_id="leaderboard-notes")
 
     def refresh(table_label, shown, src, inp, par):
         frame, notes, _ = explorer.leaderboard(table_label, shown, src, inp, par)
-        return frame, notes
+        return _linked(frame), notes
 
     def on_table(table_label, shown):
         number = table_number(table_label)
@@ -55,7 +70,7 @@ def _leaderboard_tab(gr, explorer: Explorer):
         choices = _filter_choices(explorer, number)
         updates = [gr.update(choices=choices[c], value=ALL, visible=c in filters)
                    for c in ("source", "input_setting", "paradigm")]
-        return [frame, notes, *updates]
+        return [_linked(frame), notes, *updates]
 
     inputs = [table, show, source, setting, paradigm]
     table.change(on_table, [table, show], [board, board_notes, source, setting, paradigm])
