@@ -1,0 +1,268 @@
+"""The Hugging Face Hub as a front door: fail fast offline, and name the local alternative.
+
+Every place that takes a Hub id (``hugvis evaluate/predict --dataset hugvis/hug-vis``, ``hugvis
+weights download``, ``hugvis publish``, :func:`load`) asks :func:`unreachable_reason` before it
+downloads. When ``HF_HUB_OFFLINE``/``HF_DATASETS_OFFLINE`` is set, or the endpoint (``HF_ENDPOINT``,
+default ``https://huggingface.co``) does not accept a TCP connection within
+:data:`PROBE_TIMEOUT_S`, the caller uses what is already cached or raises
+:class:`HubUnreachableError`, one line naming the Hub id and what to pass instead. Without the
+check, ``huggingface_hub`` and ``datasets`` retry for about 23 s before failing (or silently
+fall back to a stale cache entry).
+
+:func:`load` is the library's dataset front door: ``hug_vis_dataset.load("matting")`` finds the
+built repo by explicit path, ``$HUGVIS_DATASET``, the demo's output, then the Hub id.
+
+Example:
+    >>> import os
+    >>> os.environ["HF_HUB_OFFLINE"] = "1"
+    >>> unreachable_reason()
+    'offline: HF_HUB_OFFLINE is set'
+    >>> print(HubUnreachableError(HUB_DATASET_ID, unreachable_reason(), DATASET_ALTERNATIVE))
+    hugvis/hug-vis is not reachable (offline: HF_HUB_OFFLINE is set); pass a local release tree or built repo instead, e.g. --dataset demo_out/hug-vis (`make demo` writes one)
+    >>> del os.environ["HF_HUB_OFFLINE"]
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+from urllib.parse import urlsplit
+
+from .errors import HugvisError
+
+#: The dataset's id on the Hub; the evaluate modules are ``hugvis/<name>``.
+HUB_DATASET_ID = "hugvis/hug-vis"
+#: Where ``make demo`` (``hugvis demo --out demo_out``) writes the built dataset repo and the
+#: evaluate module folders, named as on the Hub so ``load_dataset("hug-vis", ...)`` and
+#: ``evaluate.load("hugvis/<name>")`` find them when run from ``demo_out/``.
+DEMO_OUT = Path("demo_out")
+DEMO_DATASET_DIR = "hug-vis"
+DEMO_MODULES_DIR = "hugvis"
+#: Environment variable naming the built repo (or release tree) :func:`load` reads.
+ENV_DATASET = "HUGVIS_DATASET"
+#: Seconds the reachability probe waits for the endpoint (DNS lookup + TCP connect).
+PROBE_TIMEOUT_S = 2.0
+#: What a scoring or prediction run can use instead of the Hub dataset.
+DATASET_ALTERNATIVE = (f"pass a local release tree or built repo instead, e.g. --dataset "
+                       f"{(DEMO_OUT / DEMO_DATASET_DIR).as_posix()} (`make demo` writes one)")
+#: What a library user can use instead of the Hub dataset.
+LOAD_ALTERNATIVE = (f"pass a local path (hug_vis_dataset.load(config, dataset=PATH)) or set {ENV_DATASET}=PATH "
+                    f"to a built repo or release tree (`make demo` writes {(DEMO_OUT / DEMO_DATASET_DIR).as_posix()})")
+
+_TRUE = {"1", "ON", "YES", "TRUE"}
+_OFFLINE_FLAGS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE")
+T = TypeVar("T")
+
+
+class HubUnreachableError(HugvisError, ConnectionError):
+    """The Hub (or a download URL) cannot be reached; the message names the id and the local alternative.
+
+    Args:
+        hub_id: what was asked for (``hugvis/hug-vis``, a weights repo, a URL).
+        reason: why it is unreachable (:func:`unreachable_reason`).
+        alternative: what to pass instead, as an instruction.
+    """
+
+    def __init__(self, hub_id: str, reason: str, alternative: str):
+        super().__init__(f"{hub_id} is not reachable ({reason}); {alternative}")
+        self.hub_id, self.reason, self.alternative = hub_id, reason, alternative
+
+
+def offline_flag() -> "str | None":
+    """``"offline: <VAR> is set"`` for the first Hugging Face offline variable set to a true value, else None.
+
+    Read from the environment on every call (``huggingface_hub`` reads it once, at import).
+    """
+    for var in _OFFLINE_FLAGS:
+        if os.environ.get(var, "").strip().upper() in _TRUE:
+            return f"offline: {var} is set"
+    return None
+
+
+def hub_endpoint() -> str:
+    """The Hub endpoint ``huggingface_hub`` uses (``HF_ENDPOINT``, default ``https://huggingface.co``)."""
+    return os.environ.get("HF_ENDPOINT", "").rstrip("/") or "https://huggingface.co"
+
+
+def _connect(host: str, port: int, timeout: float, outcome: list) -> None:
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+        outcome.append(None)
+    except OSError as err:
+        outcome.append(err.strerror or type(err).__name__)
+
+
+def unreachable_reason(url: "str | None" = None, timeout: float = PROBE_TIMEOUT_S,
+                       honour_offline_flags: bool = True) -> "str | None":
+    """Why ``url`` (default: the Hub endpoint) cannot be used now, or None when it answers.
+
+    An offline flag wins without touching the network; otherwise one TCP connection to the
+    URL's host and port is attempted. The name lookup runs inside the same bounded wait (in a
+    daemon thread), since ``socket.create_connection``'s timeout does not cover DNS.
+
+    Example:
+        >>> import socket
+        >>> s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
+        >>> unreachable_reason(f"http://127.0.0.1:{port}", honour_offline_flags=False)
+        '127.0.0.1:... did not accept a connection: Connection refused'
+    """
+    if honour_offline_flags:
+        flag = offline_flag()
+        if flag:
+            return flag
+    parts = urlsplit(url or hub_endpoint())
+    host = parts.hostname or ""
+    port = parts.port or (80 if parts.scheme == "http" else 443)
+    outcome: list = []
+    probe = threading.Thread(target=_connect, args=(host, port, timeout, outcome), daemon=True)
+    probe.start()
+    probe.join(timeout)
+    if not outcome:
+        return f"{host}:{port} did not answer within {timeout:g} s"
+    return None if outcome[0] is None else f"{host}:{port} did not accept a connection: {outcome[0]}"
+
+
+def require_reachable(hub_id: str, alternative: str) -> None:
+    """Raise :class:`HubUnreachableError` at once when the Hub cannot be reached (for uploads,
+    which have no cached fallback)."""
+    reason = unreachable_reason()
+    if reason:
+        raise HubUnreachableError(hub_id, reason, alternative)
+
+
+def is_connection_failure(err: BaseException) -> bool:
+    """True for the errors ``huggingface_hub``/``datasets`` raise when the Hub cannot be reached
+    (offline mode, nothing cached, refused/timed-out connections), False for answers such as 404 or 401."""
+    from contextlib import suppress
+
+    kinds: list[type] = [ConnectionError, TimeoutError]
+    with suppress(ImportError):
+        from huggingface_hub.errors import LocalEntryNotFoundError, OfflineModeIsEnabled
+
+        kinds += [LocalEntryNotFoundError, OfflineModeIsEnabled]
+    with suppress(ImportError):
+        import httpx
+
+        kinds += [httpx.TransportError]
+    with suppress(ImportError):
+        import requests
+
+        kinds += [requests.ConnectionError, requests.Timeout]
+    return isinstance(err, tuple(kinds))
+
+
+def fetch_or_explain(hub_id: str, alternative: str, fetch: "Callable[[bool], T]",
+                     url: "str | None" = None) -> T:
+    """Run ``fetch(local_only)``, turning an unreachable Hub into :class:`HubUnreachableError`.
+
+    ``local_only`` is True when the Hub is unreachable (:func:`unreachable_reason`): ``fetch``
+    should then use only what is cached (``local_files_only=True``), so nothing waits on retries.
+    A connection failure in either case becomes the one-line error; other errors (404, gated,
+    bad revision) propagate for the caller to word.
+
+    Example:
+        >>> import os; os.environ["HF_HUB_OFFLINE"] = "1"
+        >>> fetch_or_explain("hugvis/x", "use a local copy", lambda local_only: "cached" if local_only else "fetched")
+        'cached'
+        >>> def nothing_cached(local_only):
+        ...     raise ConnectionError("not in the cache")
+        >>> fetch_or_explain("hugvis/x", "use a local copy", nothing_cached)
+        Traceback (most recent call last):
+        ...
+        hug_vis_dataset.hub_access.HubUnreachableError: hugvis/x is not reachable (offline: HF_HUB_OFFLINE is set); use a local copy
+        >>> del os.environ["HF_HUB_OFFLINE"]
+    """
+    reason = unreachable_reason(url, honour_offline_flags=url is None)
+    try:
+        return fetch(reason is not None)
+    except HubUnreachableError:
+        raise
+    except Exception as err:  # noqa: BLE001 - sorted: connection failures get the one-line error
+        if reason is None and not is_connection_failure(err):
+            raise
+        detail = reason or f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}".rstrip(": ")
+        raise HubUnreachableError(hub_id, detail, alternative) from None
+
+
+def demo_dataset_candidates(cwd: "str | Path | None" = None) -> list[Path]:
+    """Where :func:`load` looks for the demo's built repo: ``./hug-vis`` (run from ``demo_out/``)
+    and ``./demo_out/hug-vis`` (run from the checkout)."""
+    base = Path.cwd() if cwd is None else Path(cwd)
+    return [base / DEMO_DATASET_DIR, base / DEMO_OUT / DEMO_DATASET_DIR]
+
+
+def resolve_dataset(dataset: "str | Path | None" = None, cwd: "str | Path | None" = None) -> "tuple[str, str]":
+    """Where :func:`load` reads from: ``(location, how_found)``.
+
+    Order: the explicit ``dataset``, ``$HUGVIS_DATASET``, the demo's output
+    (:func:`demo_dataset_candidates`), then the Hub id :data:`HUB_DATASET_ID`.
+
+    Example:
+        >>> import os, tempfile
+        >>> _ = os.environ.pop(ENV_DATASET, None)
+        >>> resolve_dataset(cwd=tempfile.mkdtemp())
+        ('hugvis/hug-vis', 'Hub id')
+        >>> resolve_dataset("my/repo")
+        ('my/repo', 'argument')
+    """
+    from .references import is_dataset_repo, is_release_tree
+
+    if dataset is not None:
+        return str(dataset), "argument"
+    if os.environ.get(ENV_DATASET):
+        return os.environ[ENV_DATASET], ENV_DATASET
+    for candidate in demo_dataset_candidates(cwd):
+        if candidate.is_dir() and (is_dataset_repo(candidate) or is_release_tree(candidate)):
+            return str(candidate), "demo output"
+    return HUB_DATASET_ID, "Hub id"
+
+
+def load(config: str = "clips", split: "str | None" = "test", dataset: "str | Path | None" = None,
+         **kwargs: Any):
+    """The HUG-VIS dataset's ``config`` as a ``datasets.Dataset``, from wherever it is.
+
+    Resolved by :func:`resolve_dataset` (explicit path, ``$HUGVIS_DATASET``, ``demo_out/hug-vis``,
+    then the Hub id ``hugvis/hug-vis``). A local built repo is read offline; the Hub id is only
+    tried when the Hub answers (or, with an offline flag set, from the ``datasets`` cache), so an
+    offline machine gets :class:`HubUnreachableError` at once instead of ~23 s of retries.
+
+    Args:
+        config: ``clips``, ``emotion``, ``audio_driven``, ``vision_driven``, ``voice_cloning`` or ``matting``.
+        split: the split (the repo has ``test``); None returns the ``DatasetDict``.
+        dataset: a built repo folder or Hub id; overrides the search.
+        kwargs: passed to ``datasets.load_dataset`` (``streaming=True``, ``cache_dir=...``).
+
+    Raises:
+        HubUnreachableError: nothing local was found and the Hub cannot be reached.
+        ValueError: unknown config.
+
+    Example (after ``make demo``, from the checkout; not run in doctests)::
+
+        import hug_vis_dataset
+        ds = hug_vis_dataset.load("matting", split="test")   # reads demo_out/hug-vis
+        print(ds.num_rows, ds.features["alpha_matte"])
+    """
+    from .hub import load_config
+    from .hub.schema import check_config
+
+    check_config(config)
+    location, how = resolve_dataset(dataset)
+    if not _looks_like_hub_id(location):  # an existing folder, or a path datasets will name as missing
+        return load_config(location, config, split=split, **kwargs)
+
+    def from_hub(local_only: bool):
+        if local_only and not offline_flag():
+            # Unreachable by the probe, no offline flag: datasets would retry for ~23 s.
+            raise ConnectionError("the Hub endpoint did not answer")
+        return load_config(location, config, split=split, **kwargs)
+
+    return fetch_or_explain(location, LOAD_ALTERNATIVE, from_hub)
+
+
+def _looks_like_hub_id(text: str) -> bool:
+    from .references import looks_like_hub_id
+
+    return looks_like_hub_id(text)
