@@ -14,12 +14,10 @@ built repo by explicit path, ``$HUGVIS_DATASET``, the demo's output, then the Hu
 
 Example:
     >>> import os
-    >>> os.environ["HF_HUB_OFFLINE"] = "1"
-    >>> unreachable_reason()
-    'offline: HF_HUB_OFFLINE is set'
-    >>> print(HubUnreachableError(HUB_DATASET_ID, unreachable_reason(), DATASET_ALTERNATIVE))
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"HF_HUB_OFFLINE": "1"}):
+    ...     print(HubUnreachableError(HUB_DATASET_ID, unreachable_reason(), DATASET_ALTERNATIVE))
     hugvis/hug-vis is not reachable (offline: HF_HUB_OFFLINE is set); pass a local release tree or built repo instead, e.g. --dataset demo_out/hug-vis (`make demo` writes one)
-    >>> del os.environ["HF_HUB_OFFLINE"]
 """
 
 from __future__ import annotations
@@ -164,16 +162,18 @@ def fetch_or_explain(hub_id: str, alternative: str, fetch: "Callable[[bool], T]"
     bad revision) propagate for the caller to word.
 
     Example:
-        >>> import os; os.environ["HF_HUB_OFFLINE"] = "1"
-        >>> fetch_or_explain("hugvis/x", "use a local copy", lambda local_only: "cached" if local_only else "fetched")
-        'cached'
+        >>> import os
+        >>> from unittest import mock
         >>> def nothing_cached(local_only):
         ...     raise ConnectionError("not in the cache")
-        >>> fetch_or_explain("hugvis/x", "use a local copy", nothing_cached)
+        >>> with mock.patch.dict(os.environ, {"HF_HUB_OFFLINE": "1"}):
+        ...     fetch_or_explain("hugvis/x", "use a copy", lambda local_only: "cache" if local_only else "Hub")
+        'cache'
+        >>> with mock.patch.dict(os.environ, {"HF_HUB_OFFLINE": "1"}):
+        ...     fetch_or_explain("hugvis/x", "use a copy", nothing_cached)
         Traceback (most recent call last):
         ...
-        hug_vis_dataset.hub_access.HubUnreachableError: hugvis/x is not reachable (offline: HF_HUB_OFFLINE is set); use a local copy
-        >>> del os.environ["HF_HUB_OFFLINE"]
+        hug_vis_dataset.hub_access.HubUnreachableError: hugvis/x is not reachable (offline: HF_HUB_OFFLINE is set); use a copy
     """
     reason = unreachable_reason(url, honour_offline_flags=url is None)
     try:
@@ -202,11 +202,10 @@ def resolve_dataset(dataset: "str | Path | None" = None, cwd: "str | Path | None
 
     Example:
         >>> import os, tempfile
-        >>> _ = os.environ.pop(ENV_DATASET, None)
-        >>> resolve_dataset(cwd=tempfile.mkdtemp())
-        ('hugvis/hug-vis', 'Hub id')
-        >>> resolve_dataset("my/repo")
-        ('my/repo', 'argument')
+        >>> from unittest import mock
+        >>> with mock.patch.dict(os.environ, {ENV_DATASET: ""}):
+        ...     resolve_dataset(cwd=tempfile.mkdtemp()), resolve_dataset("my/repo")
+        (('hugvis/hug-vis', 'Hub id'), ('my/repo', 'argument'))
     """
     from .references import is_dataset_repo, is_release_tree
 

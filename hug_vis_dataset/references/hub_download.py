@@ -49,7 +49,8 @@ def download_repo(repo_id: str, revision: "str | None" = None, task: "str | None
                                  local_files_only=local_only)
 
     try:
-        folder = Path(fetch_or_explain(repo_id, DATASET_ALTERNATIVE, fetch))
+        named = f"{repo_id} (revision {revision})" if revision else repo_id
+        folder = Path(fetch_or_explain(named, DATASET_ALTERNATIVE, fetch))
     except HubUnreachableError:
         raise
     except Exception as err:  # noqa: BLE001 - 401/404 and bad revisions all mean "cannot use it"
