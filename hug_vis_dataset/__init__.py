@@ -18,7 +18,6 @@ from .grid import (
     iter_grid,
     parse_emotion,
 )
-from .hub_access import load
 from .layout import DEFAULT_LAYOUT, ReleaseLayout
 
 __version__ = "0.1.0"
@@ -36,5 +35,4 @@ __all__ = [
     "DEFAULT_LAYOUT",
     "ReleaseLayout",
     "__version__",
-    "load",
 ]

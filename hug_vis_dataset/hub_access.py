@@ -1,7 +1,7 @@
 """The Hugging Face Hub as a front door: fail fast offline, and name the local alternative.
 
 Every place that takes a Hub id (``hugvis evaluate/predict --dataset hugvis/hug-vis``, ``hugvis
-weights download``, ``hugvis publish``, :func:`load`) asks :func:`unreachable_reason` before it
+weights download``, ``hugvis publish``, :func:`hug_vis_dataset.hub.load`) asks :func:`unreachable_reason` before it
 downloads. When ``HF_HUB_OFFLINE``/``HF_DATASETS_OFFLINE`` is set, or the endpoint (``HF_ENDPOINT``,
 default ``https://huggingface.co``) does not accept a TCP connection within
 :data:`PROBE_TIMEOUT_S`, the caller uses what is already cached or raises
@@ -9,8 +9,8 @@ default ``https://huggingface.co``) does not accept a TCP connection within
 check, ``huggingface_hub`` and ``datasets`` retry for about 23 s before failing (or silently
 fall back to a stale cache entry).
 
-:func:`load` is the library's dataset front door: ``hug_vis_dataset.load("matting")`` finds the
-built repo by explicit path, ``$HUGVIS_DATASET``, the demo's output, then the Hub id.
+This module is low in the layering (it imports only :mod:`hug_vis_dataset.errors`), so the
+dataset readers, the weights registry and publishing can all use it.
 
 Example:
     >>> import os
@@ -23,10 +23,11 @@ Example:
 from __future__ import annotations
 
 import os
+import re
 import socket
 import threading
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Callable, TypeVar
 from urllib.parse import urlsplit
 
 from .errors import HugvisError
@@ -39,7 +40,7 @@ HUB_DATASET_ID = "hugvis/hug-vis"
 DEMO_OUT = Path("demo_out")
 DEMO_DATASET_DIR = "hug-vis"
 DEMO_MODULES_DIR = "hugvis"
-#: Environment variable naming the built repo (or release tree) :func:`load` reads.
+#: Environment variable naming the built repo :func:`hug_vis_dataset.hub.load` reads.
 ENV_DATASET = "HUGVIS_DATASET"
 #: Seconds the reachability probe waits for the endpoint (DNS lookup + TCP connect).
 PROBE_TIMEOUT_S = 2.0
@@ -47,8 +48,8 @@ PROBE_TIMEOUT_S = 2.0
 DATASET_ALTERNATIVE = (f"pass a local release tree or built repo instead, e.g. --dataset "
                        f"{(DEMO_OUT / DEMO_DATASET_DIR).as_posix()} (`make demo` writes one)")
 #: What a library user can use instead of the Hub dataset.
-LOAD_ALTERNATIVE = (f"pass a local path (hug_vis_dataset.load(config, dataset=PATH)) or set {ENV_DATASET}=PATH "
-                    f"to a built repo or release tree (`make demo` writes {(DEMO_OUT / DEMO_DATASET_DIR).as_posix()})")
+LOAD_ALTERNATIVE = (f"pass a built repo folder (load(config, dataset=PATH)) or set {ENV_DATASET}=PATH "
+                    f"(`make demo` writes {(DEMO_OUT / DEMO_DATASET_DIR).as_posix()})")
 
 _TRUE = {"1", "ON", "YES", "TRUE"}
 _OFFLINE_FLAGS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE")
@@ -67,6 +68,19 @@ class HubUnreachableError(HugvisError, ConnectionError):
     def __init__(self, hub_id: str, reason: str, alternative: str):
         super().__init__(f"{hub_id} is not reachable ({reason}); {alternative}")
         self.hub_id, self.reason, self.alternative = hub_id, reason, alternative
+
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def looks_like_hub_id(text: str) -> bool:
+    """``owner/name`` with Hub-legal characters (and not an existing local path).
+
+    Example:
+        >>> looks_like_hub_id("hugvis/hug-vis"), looks_like_hub_id("./release"), looks_like_hub_id("a/b/c")
+        (True, False, False)
+    """
+    return bool(_HUB_ID.match(text)) and not Path(text).exists()
 
 
 def offline_flag() -> "str | None":
@@ -185,83 +199,3 @@ def fetch_or_explain(hub_id: str, alternative: str, fetch: "Callable[[bool], T]"
             raise
         detail = reason or f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}".rstrip(": ")
         raise HubUnreachableError(hub_id, detail, alternative) from None
-
-
-def demo_dataset_candidates(cwd: "str | Path | None" = None) -> list[Path]:
-    """Where :func:`load` looks for the demo's built repo: ``./hug-vis`` (run from ``demo_out/``)
-    and ``./demo_out/hug-vis`` (run from the checkout)."""
-    base = Path.cwd() if cwd is None else Path(cwd)
-    return [base / DEMO_DATASET_DIR, base / DEMO_OUT / DEMO_DATASET_DIR]
-
-
-def resolve_dataset(dataset: "str | Path | None" = None, cwd: "str | Path | None" = None) -> "tuple[str, str]":
-    """Where :func:`load` reads from: ``(location, how_found)``.
-
-    Order: the explicit ``dataset``, ``$HUGVIS_DATASET``, the demo's output
-    (:func:`demo_dataset_candidates`), then the Hub id :data:`HUB_DATASET_ID`.
-
-    Example:
-        >>> import os, tempfile
-        >>> from unittest import mock
-        >>> with mock.patch.dict(os.environ, {ENV_DATASET: ""}):
-        ...     resolve_dataset(cwd=tempfile.mkdtemp()), resolve_dataset("my/repo")
-        (('hugvis/hug-vis', 'Hub id'), ('my/repo', 'argument'))
-    """
-    from .references import is_dataset_repo, is_release_tree
-
-    if dataset is not None:
-        return str(dataset), "argument"
-    if os.environ.get(ENV_DATASET):
-        return os.environ[ENV_DATASET], ENV_DATASET
-    for candidate in demo_dataset_candidates(cwd):
-        if candidate.is_dir() and (is_dataset_repo(candidate) or is_release_tree(candidate)):
-            return str(candidate), "demo output"
-    return HUB_DATASET_ID, "Hub id"
-
-
-def load(config: str = "clips", split: "str | None" = "test", dataset: "str | Path | None" = None,
-         **kwargs: Any):
-    """The HUG-VIS dataset's ``config`` as a ``datasets.Dataset``, from wherever it is.
-
-    Resolved by :func:`resolve_dataset` (explicit path, ``$HUGVIS_DATASET``, ``demo_out/hug-vis``,
-    then the Hub id ``hugvis/hug-vis``). A local built repo is read offline; the Hub id is only
-    tried when the Hub answers (or, with an offline flag set, from the ``datasets`` cache), so an
-    offline machine gets :class:`HubUnreachableError` at once instead of ~23 s of retries.
-
-    Args:
-        config: ``clips``, ``emotion``, ``audio_driven``, ``vision_driven``, ``voice_cloning`` or ``matting``.
-        split: the split (the repo has ``test``); None returns the ``DatasetDict``.
-        dataset: a built repo folder or Hub id; overrides the search.
-        kwargs: passed to ``datasets.load_dataset`` (``streaming=True``, ``cache_dir=...``).
-
-    Raises:
-        HubUnreachableError: nothing local was found and the Hub cannot be reached.
-        ValueError: unknown config.
-
-    Example (after ``make demo``, from the checkout; not run in doctests)::
-
-        import hug_vis_dataset
-        ds = hug_vis_dataset.load("matting", split="test")   # reads demo_out/hug-vis
-        print(ds.num_rows, ds.features["alpha_matte"])
-    """
-    from .hub import load_config
-    from .hub.schema import check_config
-
-    check_config(config)
-    location, how = resolve_dataset(dataset)
-    if not _looks_like_hub_id(location):  # an existing folder, or a path datasets will name as missing
-        return load_config(location, config, split=split, **kwargs)
-
-    def from_hub(local_only: bool):
-        if local_only and not offline_flag():
-            # Unreachable by the probe, no offline flag: datasets would retry for ~23 s.
-            raise ConnectionError("the Hub endpoint did not answer")
-        return load_config(location, config, split=split, **kwargs)
-
-    return fetch_or_explain(location, LOAD_ALTERNATIVE, from_hub)
-
-
-def _looks_like_hub_id(text: str) -> bool:
-    from .references import looks_like_hub_id
-
-    return looks_like_hub_id(text)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-import hug_vis_dataset
 from hug_vis_dataset import cli
+from hug_vis_dataset import hub
 from hug_vis_dataset import hub_access as H
 from hug_vis_dataset import publish as pub
 from hug_vis_dataset import references as R
@@ -191,7 +191,7 @@ def test_publish_command_refuses_before_building_anything(no_hub, monkeypatch, c
                    f"{pub.OFFLINE_ALTERNATIVE}\n")
 
 
-# ----------------------------------------------------------------------------- hug_vis_dataset.load
+# ----------------------------------------------------------------------------- hug_vis_dataset.hub.load
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """Three built repos of one clip each, so the test can tell which one ``load`` read."""
@@ -205,14 +205,14 @@ def built(tmp_path_factory):
 def test_load_order_explicit_then_env_then_demo_then_hub(built, tmp_path, monkeypatch):
     root, demo_repo = built
     monkeypatch.delenv(H.ENV_DATASET, raising=False)
-    assert H.resolve_dataset(cwd=tmp_path) == (H.HUB_DATASET_ID, "Hub id")
-    assert H.resolve_dataset(cwd=root) == (str(demo_repo), "demo output")             # ./demo_out/hug-vis
-    assert H.resolve_dataset(cwd=root / "demo_out") == (str(demo_repo), "demo output")  # ./hug-vis
+    assert hub.resolve_dataset(cwd=tmp_path) == (H.HUB_DATASET_ID, "Hub id")
+    assert hub.resolve_dataset(cwd=root) == (str(demo_repo), "demo output")             # ./demo_out/hug-vis
+    assert hub.resolve_dataset(cwd=root / "demo_out") == (str(demo_repo), "demo output")  # ./hug-vis
     (tmp_path / "hug-vis").mkdir()  # a folder of that name that is no dataset is skipped
-    assert H.resolve_dataset(cwd=tmp_path) == (H.HUB_DATASET_ID, "Hub id")
+    assert hub.resolve_dataset(cwd=tmp_path) == (H.HUB_DATASET_ID, "Hub id")
     monkeypatch.setenv(H.ENV_DATASET, "/data/hug-vis")
-    assert H.resolve_dataset(cwd=root) == ("/data/hug-vis", H.ENV_DATASET)
-    assert H.resolve_dataset("/mine", cwd=root) == ("/mine", "argument")
+    assert hub.resolve_dataset(cwd=root) == ("/data/hug-vis", H.ENV_DATASET)
+    assert hub.resolve_dataset("/mine", cwd=root) == ("/mine", "argument")
 
 
 def test_load_reads_the_demo_repo_and_the_env_repo(built, monkeypatch, tmp_path):
@@ -222,23 +222,23 @@ def test_load_reads_the_demo_repo_and_the_env_repo(built, monkeypatch, tmp_path)
     monkeypatch.delenv(H.ENV_DATASET, raising=False)
     monkeypatch.chdir(root)
     kwargs = dict(cache_dir=str(tmp_path / "cache"))
-    ds = hug_vis_dataset.load("matting", **kwargs)
+    ds = hub.load("matting", **kwargs)
     shard_ids = [c for p in sorted((demo_repo / "data" / "matting").glob("*.parquet"))
                  for c in pq.read_table(p, columns=["clip_id"]).column("clip_id").to_pylist()]
     assert ds["clip_id"] == shard_ids == ["actor_0001_happy_action_01_script_001"]
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv(H.ENV_DATASET, str(demo_repo))
-    assert hug_vis_dataset.load("clips", **kwargs)["clip_id"] == shard_ids
+    assert hub.load("clips", **kwargs)["clip_id"] == shard_ids
     with pytest.raises(ValueError, match="unknown config 'mattingg'"):
-        hug_vis_dataset.load("mattingg")
+        hub.load("mattingg")
 
 
 def test_load_without_a_local_copy_fails_fast_offline(no_hub):
     start = time.perf_counter()
     with pytest.raises(H.HubUnreachableError) as caught:
-        hug_vis_dataset.load("matting")
+        hub.load("matting")
     seconds = time.perf_counter() - start
-    print(f"hug_vis_dataset.load offline, endpoint refused: {seconds:.2f} s")
+    print(f"hug_vis_dataset.hub.load offline, endpoint refused: {seconds:.2f} s")
     assert seconds < FAIL_FAST_S
     assert str(caught.value) == (f"hugvis/hug-vis is not reachable (127.0.0.1:{no_hub} did not accept a connection: "
                                  f"Connection refused); {H.LOAD_ALTERNATIVE}")

@@ -6,25 +6,14 @@ the requested revision; the snapshot folder is then read like a local repo folde
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-from ..hub_access import DATASET_ALTERNATIVE, HubUnreachableError, fetch_or_explain
+from ..hub_access import DATASET_ALTERNATIVE, HubUnreachableError, fetch_or_explain, looks_like_hub_id
 from .locators import DatasetSourceError
 
 HUB_MANIFEST = "manifest.json"
 HUB_CARD = "README.md"
-_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
-def looks_like_hub_id(text: str) -> bool:
-    """``owner/name`` with Hub-legal characters (and not an existing local path).
-
-    Example:
-        >>> looks_like_hub_id("hugvis/hug-vis"), looks_like_hub_id("./release"), looks_like_hub_id("a/b/c")
-        (True, False, False)
-    """
-    return bool(_HUB_ID.match(text)) and not Path(text).exists()
+__all__ = ["HUB_CARD", "HUB_MANIFEST", "download_repo", "looks_like_hub_id"]
 
 
 def download_repo(repo_id: str, revision: "str | None" = None, task: "str | None" = None) -> tuple[Path, str]:
