@@ -1,13 +1,13 @@
 """The Hugging Face Hub as a front door: fail fast offline, and name the local alternative.
 
-Every place that takes a Hub id (``hugvis evaluate/predict --dataset hugvis/hug-vis``, ``hugvis
-weights download``, ``hugvis publish``, :func:`hug_vis_dataset.hub.load`) asks :func:`unreachable_reason` before it
-downloads. When ``HF_HUB_OFFLINE``/``HF_DATASETS_OFFLINE`` is set, or the endpoint (``HF_ENDPOINT``,
-default ``https://huggingface.co``) does not accept a TCP connection within
-:data:`PROBE_TIMEOUT_S`, the caller uses what is already cached or raises
-:class:`HubUnreachableError`, one line naming the Hub id and what to pass instead. Without the
-check, ``huggingface_hub`` and ``datasets`` retry for about 23 s before failing (or silently
-fall back to a stale cache entry).
+Every place that takes a Hub id (``hugvis evaluate/predict --dataset hugvis/hug-vis``,
+``--model transformers:owner/name``, ``hugvis weights download``, ``hugvis publish``,
+:func:`hug_vis_dataset.hub.load`) asks :func:`unreachable_reason` before it downloads. When
+``HF_HUB_OFFLINE``/``HF_DATASETS_OFFLINE`` is set, or the endpoint (``HF_ENDPOINT``, default
+``https://huggingface.co``) does not accept a TCP connection within :data:`PROBE_TIMEOUT_S`, the
+caller uses what is already cached or raises :class:`HubUnreachableError`, one line naming the Hub
+id and what to pass instead. Without the check, ``huggingface_hub`` and ``datasets`` retry for
+about 23 s before failing (or silently fall back to a stale cache entry).
 
 This module is low in the layering (it imports only :mod:`hug_vis_dataset.errors`), so the
 dataset readers, the weights registry and publishing can all use it.
@@ -68,6 +68,9 @@ class HubUnreachableError(HugvisError, ConnectionError):
     def __init__(self, hub_id: str, reason: str, alternative: str):
         super().__init__(f"{hub_id} is not reachable ({reason}); {alternative}")
         self.hub_id, self.reason, self.alternative = hub_id, reason, alternative
+
+    def __reduce__(self):  # OSError pickles by its args; keep the three fields across processes
+        return type(self), (self.hub_id, self.reason, self.alternative)
 
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")

@@ -118,6 +118,18 @@ def test_predict_with_the_hub_id_offline_flag_fails_fast(no_hub, tmp_path, capsy
     assert err == f"error: hugvis/hug-vis is not reachable (offline: HF_HUB_OFFLINE is set); {H.DATASET_ALTERNATIVE}\n"
 
 
+def test_a_transformers_hub_model_fails_fast_offline(no_hub):
+    from hug_vis_dataset.predict.adapters import TransformersEmotion
+
+    start = time.perf_counter()
+    with pytest.raises(H.HubUnreachableError) as caught:
+        TransformersEmotion("someorg/emotion-model", pipeline_task="text-classification")
+    assert time.perf_counter() - start < FAIL_FAST_S
+    assert str(caught.value) == (f"someorg/emotion-model is not reachable (127.0.0.1:{no_hub} did not accept a "
+                                 "connection: Connection refused); pass a downloaded model folder instead: "
+                                 "--model transformers:/path/to/model (the folder with config.json)")
+
+
 def test_a_cached_snapshot_is_used_offline(no_hub, tmp_path, monkeypatch):
     import huggingface_hub
 
