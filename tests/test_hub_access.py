@@ -164,7 +164,7 @@ def test_weights_download_fails_fast_naming_the_local_override(no_hub, capsys):
     print(f"hugvis weights download syncnet_v2, endpoint refused: {seconds:.2f} s")
     spec = registry.get_spec("syncnet_v2")
     assert status == 1 and seconds < FAIL_FAST_S
-    assert err == (f"error: {spec.repo_id} is not reachable (127.0.0.1:{no_hub} did not accept a connection: "
+    assert err == (f"error: syncnet_v2: {spec.repo_id} is not reachable (127.0.0.1:{no_hub} did not accept a connection: "
                    f"Connection refused); copy syncnet_v2.model from a machine with internet and set "
                    f"HUGVIS_WEIGHT_SYNCNET_V2=/path/to/syncnet_v2.model (or put it in $HUGVIS_WEIGHTS_DIR/)\n")
 
