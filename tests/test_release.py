@@ -315,6 +315,7 @@ def test_cli_refuses_in_one_line_and_uploads_nothing(tmp_path, monkeypatch, caps
     monkeypatch.setattr(pub, "metric_module_dirs", lambda root: sorted((tmp_path / "metrics").iterdir()))
     uploads = []
     monkeypatch.setattr(pub, "publish", lambda targets, **kw: uploads.append([t.repo_id for t in targets]))
+    monkeypatch.setattr(pub, "require_reachable", lambda hub_id, alternative: None)  # the faked Hub answers
     monkeypatch.setattr(pub, "pypi_versions", lambda name: set())
     assert cli.main(["publish", "--no-dataset"]) == 2
     err = capsys.readouterr().err

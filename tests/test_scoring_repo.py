@@ -227,6 +227,10 @@ def test_a_shard_changed_after_the_build_is_refused(built, tmp_path):
 def test_hub_id_is_fetched_at_the_given_revision_and_recorded(built, tmp_path, monkeypatch):
     import huggingface_hub
 
+    from hug_vis_dataset import hub_access
+
+    monkeypatch.setattr(hub_access, "unreachable_reason", lambda *a, **k: None)  # the fake Hub answers
+
     release, repo = built
     calls = []
     commit = "0123456789abcdef0123456789abcdef01234567"
@@ -257,12 +261,18 @@ def test_hub_id_offline_gives_a_clear_error(monkeypatch):
     import huggingface_hub
     from huggingface_hub.errors import LocalEntryNotFoundError
 
+    from hug_vis_dataset import hub_access
+
     def offline(*args, **kwargs):
         raise LocalEntryNotFoundError("network is unreachable and nothing is cached")
 
+    # The probe passed, then the download found no connection: still the one-line error.
+    monkeypatch.setattr(hub_access, "unreachable_reason", lambda *a, **k: None)
     monkeypatch.setattr(huggingface_hub, "snapshot_download", offline)
-    with pytest.raises(R.DatasetSourceError, match="cannot fetch the dataset 'hugvis/hug-vis' .*v2.*local release"):
+    with pytest.raises(hub_access.HubUnreachableError) as caught:
         R.open_reference_source("hugvis/hug-vis", "matting", revision="v2")
+    assert str(caught.value) == ("hugvis/hug-vis (revision v2) is not reachable (LocalEntryNotFoundError: network is "
+                                 f"unreachable and nothing is cached); {hub_access.DATASET_ALTERNATIVE}")
     assert R.looks_like_hub_id("hugvis/hug-vis") and not R.looks_like_hub_id("hug-vis")
 
 

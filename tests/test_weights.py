@@ -132,4 +132,6 @@ def test_cli_list_and_verify(capsys, fake_spec):
     assert "ok" in capsys.readouterr().out
     assert main(["weights", "verify", "unit_fake"]) == 1
     assert main(["weights", "download", "unit_fake"]) == 1  # no network: clear failure
-    assert "hugvis weights download unit_fake" in capsys.readouterr().err
+    last = capsys.readouterr().err.splitlines()[-1]  # the lines before it are verify's
+    assert last.startswith("error: unit_fake: http://invalid.example/fake.bin is not reachable (")
+    assert "set HUGVIS_WEIGHT_UNIT_FAKE=/path/to/fake.bin" in last

@@ -20,7 +20,9 @@ def run(out_dir: "str | Path", seed: int = 0, quick: bool = False, num_proc: int
 def register(subparsers) -> None:
     """Add ``hugvis demo``."""
     parser = subparsers.add_parser("demo", help="run the whole pipeline on the synthetic mini-grid")
-    parser.add_argument("--out", type=Path, default=Path("demo_out"))
+    from ..hub_access import DEMO_OUT
+
+    parser.add_argument("--out", type=Path, default=DEMO_OUT)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--num-proc", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="a smaller grid (1 actor, 3 emotions, 1 s clips)")

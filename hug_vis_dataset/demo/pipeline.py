@@ -70,10 +70,70 @@ def score_baselines(release: "str | Path", submissions: "str | Path", results: "
     return done
 
 
+def build_front_doors(out_dir: "str | Path", grid: "dict | None" = None, seed: int = 0, progress: bool = True,
+                      build: bool = True) -> dict:
+    """The demo's first steps: what the README's Python snippet reads, named as on the Hub.
+
+    Synthesizes and validates ``out_dir/release``, builds the dataset repo into ``out_dir/hug-vis``
+    and writes the evaluate module folders into ``out_dir/hugvis/<name>/``, so that from
+    ``out_dir`` ``load_dataset("hug-vis", "matting")`` and ``evaluate.load("hugvis/dtssd")`` read
+    these local copies offline (both libraries try a local folder of that name before the Hub).
+    The module folders are generated files, not links to the checkout's ``metrics/``: they work on
+    Windows without symlink rights and for a pip-installed package that has no ``metrics/``.
+
+    Args:
+        out_dir: the demo's output folder.
+        grid: keyword arguments of :func:`hug_vis_dataset.synth.synthesize` (default :data:`QUICK_GRID`).
+        seed: the synthesis seed.
+        progress: show progress bars.
+        build: build the dataset repo (off: only the release tree and the module folders).
+
+    Returns:
+        ``{"release", "dataset", "modules"}`` paths (``dataset`` is None when not built).
+
+    Example (not run in doctests: it synthesizes and builds, a few seconds)::
+
+        build_front_doors("/tmp/tiny", grid=dict(actors=1, emotions=["Happy"], actions=1, scripts=1, seconds=0.4))
+    """
+    from ..hub_access import DEMO_DATASET_DIR, DEMO_MODULES_DIR
+    from ..module_folders import write_module_folders
+    from ..synth import synthesize
+    from ..validate import validate_release
+
+    out = Path(out_dir)
+    release, dataset, modules = out / "release", out / DEMO_DATASET_DIR, out / DEMO_MODULES_DIR
+    print(f"[1] synthesizing into {release} ...", flush=True)
+    summary = synthesize(release, seed=seed, progress=progress, **(grid if grid is not None else QUICK_GRID))
+    print(f"    {len(summary.clip_ids)} clips; simulated systems: "
+          + ", ".join(f"{task} {len(names)}" for task, names in summary.systems.items()), flush=True)
+    validation = validate_release(release)
+    print("    validation: " + ("OK" if validation.ok else f"{len(validation.problems)} problem(s)"), flush=True)
+    if not validation.ok:
+        raise RuntimeError("the synthetic release failed validation:\n" + validation.to_text())
+    if build:
+        from ..hub import build_repo, load_config
+
+        print(f"[2] building the dataset repo into {dataset} ...", flush=True)
+        report = build_repo(release, dataset)
+        matting = load_config(dataset, "matting", cache_dir=str(out / "hf_cache"))
+        print(f"    {sum(report.rows.values())} rows in {len(report.rows)} configs; "
+              f"load_dataset({DEMO_DATASET_DIR!r}, 'matting') from {out}: {matting.num_rows} rows, features "
+              f"{', '.join(matting.features)}", flush=True)
+        if (out / "repo").is_dir():  # where demos before this one wrote the repo
+            print(f"    note: {out / 'repo'} is left from an older demo and no longer used; delete it", flush=True)
+    written = write_module_folders(modules)
+    print(f"    evaluate modules: {len({p.parent for p in written})} folders in {modules} "
+          f"(evaluate.load('{DEMO_MODULES_DIR}/<name>') from {out})", flush=True)
+    return {"release": release, "dataset": dataset if build else None, "modules": modules}
+
+
 def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc: int = 1, build: bool = True,
              n_boot: int = 200, progress: bool = True, grid: "dict | None" = None) -> dict:
     """Synthesize a small grid, build the Hub repo, validate it, score every simulated system of
     every task and each task's built-in baseline, and write the report; print the tables.
+
+    The dataset repo and the evaluate modules land where the README's Python snippet finds them
+    (:func:`build_front_doors`: ``out_dir/hug-vis``, ``out_dir/hugvis/<name>``).
 
     Args:
         grid: keyword arguments of :func:`hug_vis_dataset.synth.synthesize` choosing the grid;
@@ -83,38 +143,14 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
         ``{"release", "results", "report", "markdown", "seconds"}``.
     """
     from ..report import build_report
-    from ..synth import synthesize
     from ..scoring.runner import evaluate_submission
 
     out = Path(out_dir)
     release = out / "release"
     results = out / "results"
     start = time.perf_counter()
-    size = grid if grid is not None else (QUICK_GRID if quick else DEMO_GRID)
-    print(f"[1] synthesizing into {release} ...", flush=True)
-    summary = synthesize(release, seed=seed, progress=progress, **size)
-    print(f"    {len(summary.clip_ids)} clips; simulated systems: "
-          + ", ".join(f"{task} {len(names)}" for task, names in summary.systems.items()), flush=True)
-    from ..validate import validate_release
-
-    validation = validate_release(release)
-    print("    validation: " + ("OK" if validation.ok else f"{len(validation.problems)} problem(s)"), flush=True)
-    if not validation.ok:
-        raise RuntimeError("the synthetic release failed validation:\n" + validation.to_text())
-    if build:
-        try:
-            from ..hub.builder import build_repo
-        except ImportError:
-            build_repo = None
-        if build_repo is not None:
-            print(f"[2] building the dataset repo into {out / 'repo'} ...", flush=True)
-            build = build_repo(release, out / "repo")
-            from ..hub import load_config
-
-            matting = load_config(out / "repo", "matting", cache_dir=str(out / "hf_cache"))
-            print(f"    {sum(build.rows.values())} rows in {len(build.rows)} configs; "
-                  f"load_dataset(repo, 'matting'): {matting.num_rows} rows, features "
-                  f"{', '.join(matting.features)}", flush=True)
+    build_front_doors(out, grid if grid is not None else (QUICK_GRID if quick else DEMO_GRID), seed=seed,
+                      progress=progress, build=build)
     systems_root = release / "simulated_systems"
     print("[3] scoring every simulated system ...", flush=True)
     for task in TASKS:

@@ -220,6 +220,7 @@ class TransformersEmotion:
         if task is not None and task not in SETTING_BY_PIPELINE:
             raise PredictSetupError(f"transformers:{model}: pipeline task {task!r} is not supported; use one of "
                                     f"{', '.join(SETTING_BY_PIPELINE)}")
+        _require_hub_model(model)
         try:
             from transformers import pipeline
 
@@ -262,6 +263,20 @@ def _top_label(result: Any) -> str:
     if not result:
         return ""
     return str(max(result, key=lambda r: r["score"])["label"])
+
+
+def _require_hub_model(model: str) -> None:
+    """A Hub id that is not cached, on a machine that cannot reach the Hub: fail now, not after retries."""
+    from huggingface_hub import try_to_load_from_cache
+
+    from ..hub_access import HubUnreachableError, looks_like_hub_id, unreachable_reason
+
+    if not looks_like_hub_id(model) or isinstance(try_to_load_from_cache(model, "config.json"), str):
+        return
+    reason = unreachable_reason()
+    if reason:
+        raise HubUnreachableError(model, reason, "pass a downloaded model folder instead: "
+                                                 "--model transformers:/path/to/model (the folder with config.json)")
 
 
 def _pipeline_task_of(model: str) -> "str | None":

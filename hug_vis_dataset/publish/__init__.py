@@ -33,6 +33,7 @@ from typing import Any, Iterable
 
 from .. import release_info
 from ..hashing import digest_file
+from ..hub_access import require_reachable
 from .checks import (GATED_FIELDS, PYPI_JSON_URL, SPACE_SDKS, IndexLookup, IndexLookupError, PublishError, RepoTarget,
                      check_installable, check_requirements, check_source_requirements, check_wheel, ensure_gated,
                      library_requirement, pypi_versions, validate_card, wheel_mismatches, write_space_requirements)
@@ -42,6 +43,9 @@ DEFAULT_ORG = "hugvis"
 DEFAULT_DATASET_REPO = "hugvis/hug-vis"
 EXPLORER_NAME = "hug-vis-explorer"
 # Written by git/the Hub itself; never uploaded from a local folder.
+#: What to do instead of uploading when the Hub cannot be reached.
+OFFLINE_ALTERNATIVE = ("`hugvis publish --dry-run OUT_DIR` builds and checks every repo locally; "
+                       "upload from a machine with internet")
 SKIP_NAMES = frozenset({".git", "__pycache__", ".cache", ".gitattributes", ".build_state"})
 
 __all__ = [
@@ -239,9 +243,16 @@ def publish(targets: Iterable[RepoTarget], api: Any = None, token: "str | None" 
         token: default ``HF_TOKEN`` from the environment, else the stored login (``None``).
         private: create new repos private.
         log: where progress lines go (never the token).
+
+    Raises:
+        HubUnreachableError: the Hub cannot be reached (offline); raised before any request, so
+            nothing waits on retries.
     """
     from huggingface_hub import CommitOperationAdd, HfApi
 
+    targets = list(targets)
+    if api is None:
+        require_reachable(", ".join(t.repo_id for t in targets), OFFLINE_ALTERNATIVE)
     api = api or HfApi()
     token = token or os.environ.get("HF_TOKEN") or None
     plans = []

@@ -29,6 +29,8 @@ def _run(args: argparse.Namespace) -> int:
             print("dry run: the package index was not asked; an upload checks that each Space can install "
                   + release_info.DISTRIBUTION)
             return 0
+        # Before materialising (minutes): an offline machine learns at once that it cannot upload.
+        api.require_reachable(f"{args.dataset_repo}, {args.org}/*", api.OFFLINE_ALTERNATIVE)
         with tempfile.TemporaryDirectory(prefix="hugvis-publish-") as tmp:
             targets = api.materialise(Path(tmp) / "out", **common)
             problems = api.check_installable(targets, index_versions=api.pypi_versions, private=args.private)

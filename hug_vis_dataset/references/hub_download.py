@@ -6,31 +6,26 @@ the requested revision; the snapshot folder is then read like a local repo folde
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
+from ..hub_access import DATASET_ALTERNATIVE, HubUnreachableError, fetch_or_explain, looks_like_hub_id
 from .locators import DatasetSourceError
 
 HUB_MANIFEST = "manifest.json"
 HUB_CARD = "README.md"
-_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
-def looks_like_hub_id(text: str) -> bool:
-    """``owner/name`` with Hub-legal characters (and not an existing local path).
-
-    Example:
-        >>> looks_like_hub_id("hugvis/hug-vis"), looks_like_hub_id("./release"), looks_like_hub_id("a/b/c")
-        (True, False, False)
-    """
-    return bool(_HUB_ID.match(text)) and not Path(text).exists()
+__all__ = ["HUB_CARD", "HUB_MANIFEST", "download_repo", "looks_like_hub_id"]
 
 
 def download_repo(repo_id: str, revision: "str | None" = None, task: "str | None" = None) -> tuple[Path, str]:
     """Fetch a dataset repo from the Hub (card, manifest and the task's shards); (folder, commit).
 
+    Offline (an offline flag set, or the endpoint not answering within
+    :data:`~hug_vis_dataset.hub_access.PROBE_TIMEOUT_S`) only a cached snapshot is used, so
+    nothing waits on retries.
+
     Raises:
-        DatasetSourceError: offline, unknown repo or revision, gated without access.
+        HubUnreachableError: the Hub cannot be reached and nothing is cached; names the local alternative.
+        DatasetSourceError: unknown repo or revision, gated without access.
     """
     try:
         from huggingface_hub import snapshot_download
@@ -38,12 +33,18 @@ def download_repo(repo_id: str, revision: "str | None" = None, task: "str | None
         raise DatasetSourceError(f"huggingface_hub is needed to read {repo_id} from the Hub: {err}") from None
     patterns = [HUB_CARD, HUB_MANIFEST, "checksums.sha256"]
     patterns += [f"data/{task}/*", "data/clips/*"] if task else ["data/*"]
+    def fetch(local_only: bool) -> str:
+        return snapshot_download(repo_id, repo_type="dataset", revision=revision, allow_patterns=patterns,
+                                 local_files_only=local_only)
+
     try:
-        folder = Path(snapshot_download(repo_id, repo_type="dataset", revision=revision, allow_patterns=patterns))
-    except Exception as err:  # noqa: BLE001 - offline, 401/404 and network errors all mean "cannot use it"
+        named = f"{repo_id} (revision {revision})" if revision else repo_id
+        folder = Path(fetch_or_explain(named, DATASET_ALTERNATIVE, fetch))
+    except HubUnreachableError:
+        raise
+    except Exception as err:  # noqa: BLE001 - 401/404 and bad revisions all mean "cannot use it"
         raise DatasetSourceError(
             f"cannot fetch the dataset {repo_id!r} (revision {revision or 'main'}) from the Hugging Face Hub: "
-            f"{type(err).__name__}: {err}. Without internet access, pass --dataset a local release tree or a "
-            f"downloaded repo folder.") from None
+            f"{type(err).__name__}: {err}; {DATASET_ALTERNATIVE}") from None
     # Snapshot folders are named by the commit they hold: the exact revision scored.
     return folder, folder.name

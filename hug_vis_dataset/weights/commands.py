@@ -37,6 +37,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_download(args: argparse.Namespace) -> int:
+    from ..hub_access import HubUnreachableError
     from .registry import WeightsHashError, WeightsMissingError
     from .resolve import resolve
 
@@ -45,7 +46,7 @@ def cmd_download(args: argparse.Namespace) -> int:
         try:
             path = resolve(name, download=True)
             print(f"{name}: {path}")
-        except (WeightsMissingError, WeightsHashError) as err:
+        except (WeightsMissingError, WeightsHashError, HubUnreachableError) as err:
             failures += 1
             from ..errors import one_line
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..hashing import DigestCache, sha256_file
+from ..hub_access import HubUnreachableError, fetch_or_explain, unreachable_reason
 from .registry import (ENV_DIR, REGISTRY, WeightSpec, WeightsHashError, WeightsMissingError, cache_dir, env_var,
                        get_spec, missing_message)
 
@@ -42,25 +43,46 @@ def _package_file(spec: WeightSpec) -> "Path | None":
     return candidate if candidate.is_file() else None
 
 
-def _hub_file(spec: WeightSpec, download: bool) -> "Path | None":
+def _hub_file(spec: WeightSpec) -> "Path | None":
+    """The file in the Hugging Face cache at the pinned revision (no network), or None."""
     try:
         from huggingface_hub import hf_hub_download
         from huggingface_hub.errors import LocalEntryNotFoundError
     except ImportError:
         return None
     try:
-        return Path(hf_hub_download(spec.repo_id, spec.repo_path, revision=spec.revision,
-                                    local_files_only=not download))
-    except LocalEntryNotFoundError:
+        return Path(hf_hub_download(spec.repo_id, spec.repo_path, revision=spec.revision, local_files_only=True))
+    except (LocalEntryNotFoundError, OSError):
         return None
-    except OSError as err:  # HTTP/network failures during download
-        if download:
-            raise WeightsMissingError(f"{missing_message(spec)}\n  download failed: {err}") from err
-        return None
+
+
+def offline_alternative(spec: WeightSpec) -> str:
+    """What to do instead of downloading ``spec`` on a machine that cannot reach its source."""
+    return (f"copy {spec.filename} from a machine with internet and set {env_var(spec.name)}=/path/to/{spec.filename} "
+            f"(or put it in ${ENV_DIR}/)")
+
+
+def _hub_download(spec: WeightSpec) -> Path:
+    """Fetch a Hub file, failing at once with :class:`HubUnreachableError` when the Hub cannot be reached."""
+    from huggingface_hub import hf_hub_download
+
+    def fetch(local_only: bool) -> str:
+        return hf_hub_download(spec.repo_id, spec.repo_path, revision=spec.revision, local_files_only=local_only)
+
+    try:
+        return Path(fetch_or_explain(spec.repo_id, offline_alternative(spec), fetch))
+    except HubUnreachableError:
+        raise
+    except OSError as err:  # 401/404 and other answers of a reachable Hub
+        raise WeightsMissingError(f"{missing_message(spec)}\n  download failed: {err}") from err
 
 
 def _url_download(spec: WeightSpec, target: Path) -> None:
     import urllib.request
+
+    reason = unreachable_reason(spec.url, honour_offline_flags=False)
+    if reason:  # urlopen would wait up to its 60 s timeout on a silent network
+        raise HubUnreachableError(str(spec.url), reason, offline_alternative(spec))
 
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{spec.filename}.", suffix=".part", dir=target.parent)
@@ -115,7 +137,7 @@ def find_weight(name: str, path: "str | Path | None" = None) -> "tuple[Path, str
         found = _package_file(spec)
         return (found, "package") if found else None
     if spec.source == "hub":
-        found = _hub_file(spec, download=False)
+        found = _hub_file(spec)
         return (found, "hub cache") if found else None
     found = _in_dir(cache_dir(), spec)
     return (found, "cache") if found else None
@@ -144,14 +166,14 @@ def resolve(name: str, path: "str | Path | None" = None, download: bool = False,
 
     Raises:
         WeightsMissingError: not found (and not downloaded).
+        HubUnreachableError: ``download`` and the source cannot be reached (offline); at once, no retries.
         WeightsHashError: found but the content differs from the pinned hash.
     """
     spec = get_spec(name)
     found = find_weight(name, path)
     if found is None and download:
         if spec.source == "hub":
-            hub = _hub_file(spec, download=True)
-            found = (hub, "hub") if hub else None
+            found = (_hub_download(spec), "hub")
         elif spec.source == "url":
             target = cache_dir() / spec.name / spec.filename
             _url_download(spec, target)
