@@ -123,7 +123,7 @@ def test_hub_store_appends_by_commit_and_a_restart_reads_it(release, tmp_path):
 
 
 def test_hub_store_unreachable_repo_names_the_fix(tmp_path):
-    with pytest.raises(StoreError, match="cannot be read .*local --results folder"):
+    with pytest.raises(StoreError, match="cannot be read .*use a local results folder instead"):
         HubResultsStore("hugvis/missing", tmp_path, api=LocalHub()).pull()
 
 
@@ -314,6 +314,7 @@ def test_cli_show_and_push(release, tmp_path, monkeypatch, capsys):
     hub = LocalHub()
     hub.create_repo("hugvis/results")
     monkeypatch.setattr(huggingface_hub, "HfApi", lambda: hub)
+    monkeypatch.setattr("hug_vis_dataset.hub_access.unreachable_reason", lambda *a, **k: None)  # the stand-in is up
     assert main(["leaderboard", "push", str(tmp_path / "results"), "--repo", "hugvis/results"]) == 0
     assert "1 run(s) pushed, 0 refused" in capsys.readouterr().out
     assert "matting/matte_good/summary.json" in hub.repos["hugvis/results"][-1][1]
@@ -354,3 +355,15 @@ def test_mos_tables_show_the_study_ratings_and_the_simulated_raters(release, tmp
     got = view.loc[f"{system} (simulated raters)", "ID Similarity ↑ (1-5)"].split()[0]
     assert got == (f"{want:.2f}" if want >= 1 else f"{want:.3f}")
     assert system not in set(space.leaderboard("Table 6: x")[0]["Model"])  # synthetic: only on request
+
+
+def test_hub_store_fails_fast_offline_naming_the_local_folder(tmp_path, monkeypatch):
+    import time
+
+    from hug_vis_dataset.hub_access import HubUnreachableError
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    started = time.perf_counter()
+    with pytest.raises(HubUnreachableError, match=r"hugvis/results is not reachable \(offline.*local results folder"):
+        HubResultsStore("hugvis/results", tmp_path).pull()
+    assert time.perf_counter() - started < 10  # no retries (the client's default retries for ~23 s)

@@ -119,6 +119,8 @@ def build_front_doors(out_dir: "str | Path", grid: "dict | None" = None, seed: i
         print(f"    {sum(report.rows.values())} rows in {len(report.rows)} configs; "
               f"load_dataset({DEMO_DATASET_DIR!r}, 'matting') from {out}: {matting.num_rows} rows, features "
               f"{', '.join(matting.features)}", flush=True)
+        if report.storage is not None:
+            print("    storage: " + "; ".join(report.storage.summary_lines()[1:]), flush=True)
         if (out / "repo").is_dir():  # where demos before this one wrote the repo
             print(f"    note: {out / 'repo'} is left from an older demo and no longer used; delete it", flush=True)
     written = write_module_folders(modules)
@@ -187,5 +189,6 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
     print(report.markdown)
     seconds = time.perf_counter() - start
     print(f"demo finished in {seconds:.1f} s; report in {out / 'report'}")
+    print(f"leaderboard and clips in the browser: hugvis space --release {release} --results {results}")
     return {"release": release, "results": results, "report": out / "report", "markdown": report.markdown,
             "seconds": seconds}

@@ -49,6 +49,7 @@ from ..errors import HugvisError
 #: The files of one run that the store keeps (the runner's parts and locks stay behind).
 RUN_FILES: tuple[str, ...] = ("rows.parquet", "frames.parquet", "set_rows.parquet", "summary.json", "coverage.json")
 RATINGS_FILE = "ratings/ratings.jsonl"
+LOCAL_ALTERNATIVE = "use a local results folder instead (hugvis space --results RESULTS; hugvis evaluate --out RESULTS)"
 _MODEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=-]{0,63}$")
 
 
@@ -207,6 +208,9 @@ class HubResultsStore(LocalResultsStore):
         super().__init__(mirror)
         self.repo_id = repo_id
         self.revision = revision
+        # The real Hub is probed first (fail fast offline, naming the local alternative); an
+        # injected API (a stand-in of the Hub) is used as it is.
+        self.probe_hub = api is None
         if api is None:
             from huggingface_hub import HfApi
 
@@ -222,13 +226,17 @@ class HubResultsStore(LocalResultsStore):
 
     def pull(self) -> None:
         """Refresh the mirror from the repo (the revision read becomes the base of the next commit)."""
+        if self.probe_hub:
+            from ..hub_access import require_reachable
+
+            require_reachable(self.repo_id, LOCAL_ALTERNATIVE)
         try:
             info = self.api.repo_info(self.repo_id, repo_type="dataset", revision=self.revision)
             self.api.snapshot_download(repo_id=self.repo_id, repo_type="dataset", revision=info.sha,
                                        local_dir=str(self.root))
         except Exception as err:  # noqa: BLE001 - network, auth and missing-repo errors all end here
             raise StoreError(f"results repo {self.repo_id} cannot be read ({type(err).__name__}: {err}); check the "
-                             f"repo id and HF_TOKEN, or start the Space with a local --results folder") from None
+                             f"repo id and HF_TOKEN, or {LOCAL_ALTERNATIVE}") from None
         self.base_commit = info.sha
 
     def add(self, stage: "str | Path", task: str, model: str) -> StoredRun:
