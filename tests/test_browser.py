@@ -80,7 +80,8 @@ def _page(browser, url):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(url)
-    page.wait_for_load_state("networkidle")  # the load events (fresh leaderboard) are done
+    # The board is drawn by the page's load event: wait for its first cell before interacting.
+    page.locator("#leaderboard td").first.wait_for()
     return page
 
 
@@ -94,12 +95,11 @@ def _tick(page, elem_id: str, label: str) -> None:
 
 
 def _row(page, model: str):
-    # Gradio's data frame is a virtual grid of role=row elements (the rows in view are rendered).
-    return page.locator("#leaderboard [role=row]", has_text=model).first
+    return page.locator("#leaderboard tr", has_text=model).first
 
 
 def _cells(page, text: str):
-    return page.locator("#leaderboard [role=gridcell]", has_text=re.compile(rf"^\s*{re.escape(text)}\s*$"))
+    return page.locator("#leaderboard td", has_text=re.compile(rf"^\s*{re.escape(text)}\s*$"))
 
 
 def _matting_zip(release: Path, path: Path, system: str = "matte_good") -> Path:
@@ -122,8 +122,12 @@ def test_paper_rows_synthetic_rows_and_filters(site, browser):
     expect(page.locator("#board-setting")).to_be_visible()
     expect(page.locator("#board-source")).to_be_hidden()   # Table 4 is not split by source
 
+    _choose(page, "board-setting", "Video")
+    expect(_row(page, "Former-DFER")).to_have_count(0)
+    expect(_row(page, "VideoLLaMA3-7B")).to_be_visible()
     _choose(page, "board-table", "Table 11: Objective results of video matting")
     expect(board).to_contain_text("MAD ↓ (×1e3)")
+    expect(_row(page, "BiRefNet")).to_be_visible()  # the Table 4 filter does not carry over
     expect(board).to_contain_text("Conn ↓ (÷1e3)")
     expect(page.locator("#board-setting")).to_be_hidden()  # filters of Table 4 are gone, not silently ignored
     expect(_row(page, "BiRefNet")).to_contain_text("2.30 (best)")
@@ -139,6 +143,7 @@ def test_paper_rows_synthetic_rows_and_filters(site, browser):
     expect(_row(page, "matte_good")).to_contain_text("100.0%")  # coverage, with n_ok / n_failed beside it
     # Provenance: the stored summary.json, served by the app.
     summary = _row(page, "matte_good").get_by_role("link", name="summary.json")
+    expect(_row(page, "BiRefNet").locator("b").first).to_have_text("2.30 (best)")  # bold, as in the report
     assert page.request.get(urljoin(page.url, summary.get_attribute("href"))).json()["provenance"]["dataset"]["synthetic"] is True
 
     # Table 7: source and paradigm filters appear; LPIPS/CSIM/FID cells say why they are empty.

@@ -22,31 +22,56 @@ def _filter_choices(explorer: Explorer, table: int) -> dict[str, list[str]]:
     return {c: [ALL] + list(dict.fromkeys(v for v in paper[c] if v)) for c in ("source", "input_setting", "paradigm")}
 
 
-def _linked(frame):
-    """The board with its Provenance cells as links to the stored ``summary.json`` (Markdown cells)."""
-    if "Provenance" not in frame:
-        return frame
+def board_html(frame) -> str:
+    """The board as a plain HTML table: escaped cells, best bold and second underlined as in the
+    report, Provenance as a link to the stored ``summary.json``.
 
-    def link(text: str) -> str:
-        if text.startswith("https://"):
-            return f"[summary.json]({text})"
-        if text.endswith("summary.json") and Path(text).is_absolute():
-            return f"[summary.json](/gradio_api/file={text})"  # the store is one of the app's allowed paths
-        return text
+    A plain table rather than Gradio's data grid: the grid keeps a column filter set in its header
+    menu when its value changes, so a filter set on one table emptied the next.
 
-    return frame.assign(Provenance=frame["Provenance"].map(link))
+    Example:
+        >>> import pandas as pd
+        >>> page = board_html(pd.DataFrame({"Model": ["a<b"], "MAD ↓": ["1.00 (best)"], "Provenance": [""]}))
+        >>> import re; print(re.sub(r' style="[^"]*"', "", page))
+        <div><table class="hugvis-board"><thead><tr><th>Model</th><th>MAD ↓</th><th>Provenance</th></tr></thead><tbody><tr><td>a&lt;b</td><td><b>1.00 (best)</b></td><td></td></tr></tbody></table></div>
+    """
+    import html
+
+    def cell(column: str, text) -> str:
+        text = "" if text is None else str(text)
+        if column == "Provenance" and text.startswith("https://"):
+            return f'<a href="{html.escape(text)}" target="_blank">summary.json</a>'
+        if column == "Provenance" and text.endswith("summary.json") and Path(text).is_absolute():
+            # The store is one of the app's allowed paths, so Gradio serves the file.
+            return f'<a href="/gradio_api/file={html.escape(text)}" target="_blank">summary.json</a>'
+        if text.endswith("(best)"):
+            return f"<b>{html.escape(text)}</b>"
+        if text.endswith("(second)"):
+            return f"<u>{html.escape(text)}</u>"
+        return html.escape(text)
+
+    head = "".join(f"<th{_CELL}>{html.escape(str(c))}</th>" for c in frame.columns)
+    body = "".join("<tr>" + "".join(f"<td{_CELL}>{cell(c, v)}</td>" for c, v in zip(frame.columns, row)) + "</tr>"
+                   for row in frame.itertuples(index=False))
+    return (f'<div style="max-height: 640px; overflow: auto"><table class="hugvis-board" style="border-collapse: '
+            f'collapse; width: 100%"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>')
 
 
-def _leaderboard_tab(gr, explorer: Explorer):
+# Inline styles: the board carries its look wherever the HTML is shown (Gradio 6 takes page CSS at launch).
+_CELL = ' style="border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: left; white-space: nowrap"'
+
+
+def _leaderboard_tab(gr, explorer: Explorer, demo, tab):
+    """Table, Show and filter controls over the board; returns the ``gr.State`` to bump after a run
+    is stored (the board is read from the store again on every change, tab visit and page load)."""
     labels = explorer.table_labels()
     first = labels[0]
-    origin_labels = list(ORIGIN_LABELS.values())
-    default_show = [ORIGIN_LABELS[o] for o in DEFAULT_ORIGINS]
     _, _, filters = explorer.leaderboard(first)
     choices = _filter_choices(explorer, table_number(first))
     with gr.Row():
         table = gr.Dropdown(labels, value=first, label="Table", elem_id="board-table")
-        show = gr.CheckboxGroup(origin_labels, value=default_show, label="Show", elem_id="board-show",
+        show = gr.CheckboxGroup(list(ORIGIN_LABELS.values()), value=[ORIGIN_LABELS[o] for o in DEFAULT_ORIGINS],
+                                label="Show", elem_id="board-show",
                                 info="synthetic-demo and grid-subset runs are never ranked with the paper")
     with gr.Row():
         source = gr.Dropdown(choices["source"], value=ALL, label="Open vs closed source", visible="source" in filters,
@@ -55,28 +80,26 @@ def _leaderboard_tab(gr, explorer: Explorer):
                               visible="input_setting" in filters, elem_id="board-setting")
         paradigm = gr.Dropdown(choices["paradigm"], value=ALL, label="Paradigm", visible="paradigm" in filters,
                                elem_id="board-paradigm")
-    # Callable values are read again at every page load: runs stored since the app started appear.
-    board = gr.Dataframe(lambda: _linked(explorer.leaderboard(first)[0]), datatype="markdown", label="Leaderboard (best / second marked within each comparable group)",
-                         interactive=False, wrap=True, elem_id="leaderboard")
-    board_notes = gr.Markdown(lambda: explorer.leaderboard(first)[1], elem_id="leaderboard-notes")
+    gr.Markdown("Best **bold**, second <u>underlined</u>, within each comparable group (`docs/SCORING.md`).")
+    board = gr.HTML(lambda: board_html(explorer.leaderboard(first)[0]), elem_id="leaderboard")
+    notes = gr.Markdown(lambda: explorer.leaderboard(first)[1], elem_id="leaderboard-notes")
+    stored_runs = gr.State(0)
 
     def refresh(table_label, shown, src, inp, par):
-        frame, notes, _ = explorer.leaderboard(table_label, shown, src, inp, par)
-        return _linked(frame), notes
+        frame, text, _ = explorer.leaderboard(table_label, shown, src, inp, par)
+        return board_html(frame), text
 
     def on_table(table_label, shown):
-        number = table_number(table_label)
-        frame, notes, filters = explorer.leaderboard(table_label, shown)
-        choices = _filter_choices(explorer, number)
-        updates = [gr.update(choices=choices[c], value=ALL, visible=c in filters)
-                   for c in ("source", "input_setting", "paradigm")]
-        return [_linked(frame), notes, *updates]
+        frame, text, applies = explorer.leaderboard(table_label, shown)
+        choices = _filter_choices(explorer, table_number(table_label))
+        return [board_html(frame), text, *[gr.update(choices=choices[c], value=ALL, visible=c in applies)
+                                           for c in ("source", "input_setting", "paradigm")]]
 
     inputs = [table, show, source, setting, paradigm]
-    table.change(on_table, [table, show], [board, board_notes, source, setting, paradigm])
-    for control in (show, source, setting, paradigm):
-        control.change(refresh, inputs, [board, board_notes])
-    return refresh, inputs, [board, board_notes]
+    table.change(on_table, [table, show], [board, notes, source, setting, paradigm])
+    for event in (show.change, source.change, setting.change, paradigm.change, stored_runs.change, tab.select):
+        event(refresh, inputs, [board, notes])
+    return stored_runs
 
 
 def _crosstask_tab(gr, explorer: Explorer):
@@ -153,7 +176,7 @@ def _inspector_tab(gr, explorer: Explorer):
     show.click(explorer.inspect, keys + [frame], [video, matte, overlay, audio, text])
 
 
-def _score_tab(gr, explorer: Explorer, after_store):
+def _score_tab(gr, explorer: Explorer, stored_runs):
     limits = explorer.limits
     with gr.Row():
         task = gr.Dropdown(list(SCORED_TASKS), value="matting", label="Task", elem_id="score-task")
@@ -189,7 +212,7 @@ def _score_tab(gr, explorer: Explorer, after_store):
         event(on_name, [task, model], [model_check, upload, button])
     upload.upload(explorer.check_upload, [task, upload], precheck)
     button.click(run, [task, model, upload], [message, table, rows, upload, precheck]).then(
-        on_name, [task, model], [model_check, upload, button]).then(*after_store)
+        on_name, [task, model], [model_check, upload, button]).then(lambda n: n + 1, stored_runs, stored_runs)
 
 
 def build_blocks(explorer: Explorer):
@@ -201,7 +224,7 @@ def build_blocks(explorer: Explorer):
                     f"MOS study. Release: `{explorer.release_dir.name}` ({len(explorer.release)} clips"
                     f"{', synthetic' if explorer.synthetic_release else ''}); results: `{explorer.store!r}`.")
         with gr.Tab("Leaderboards", id="leaderboards") as board_tab:
-            refresh, board_inputs, board_outputs = _leaderboard_tab(gr, explorer)
+            stored_runs = _leaderboard_tab(gr, explorer, demo, board_tab)
         with gr.Tab("Cross-task", id="crosstask") as ct_tab:
             models_now, model_pick, model_outputs = _crosstask_tab(gr, explorer)
         with gr.Tab("Findings", id="findings"):
@@ -209,10 +232,9 @@ def build_blocks(explorer: Explorer):
         with gr.Tab("Clip inspector", id="inspector"):
             _inspector_tab(gr, explorer)
         with gr.Tab("Score a submission", id="score"):
-            _score_tab(gr, explorer, (refresh, board_inputs, board_outputs))
+            _score_tab(gr, explorer, stored_runs)
         with gr.Tab("MOS study", id="mos"):
             build_mos_tab(explorer.mos, demo)
-        board_tab.select(refresh, board_inputs, board_outputs)
         ct_tab.select(models_now, model_pick, model_outputs)
     return demo
 
