@@ -367,3 +367,24 @@ def test_hub_store_fails_fast_offline_naming_the_local_folder(tmp_path, monkeypa
     with pytest.raises(HubUnreachableError, match=r"hugvis/results is not reachable \(offline.*local results folder"):
         HubResultsStore("hugvis/results", tmp_path).pull()
     assert time.perf_counter() - started < 10  # no retries (the client's default retries for ~23 s)
+
+
+def test_ratings_go_to_the_hub_store_and_a_failed_push_is_said(release, tmp_path):
+    from hug_vis_dataset.space.app import Explorer
+
+    hub = LocalHub()
+    hub.create_repo("hugvis/results")
+    store = HubResultsStore("hugvis/results", tmp_path / "mirror", api=hub)
+    store.pull()
+    space = Explorer(release, work_dir=tmp_path / "work", store=store)
+    system = space.mos.systems("voice_cloning")[0]
+    clip = space.mos.clip_ids()[0]
+    message, _ = space.mos.rate("voice_cloning", system, clip, "r1", 4, 2)
+    assert message.startswith("Stored 2") and "**" not in message
+    pushed = hub.repos["hugvis/results"][-1][1]["ratings/ratings.jsonl"].decode()
+    assert [json.loads(line)["score"] for line in pushed.splitlines()] == [4, 2]
+    # Another writer moved the branch: the push is refused, the rating is kept here and the rater is told.
+    hub.create_commit("hugvis/results", [], commit_message="elsewhere")
+    message, table = space.mos.rate("voice_cloning", system, clip, "r2", 5, 5)
+    assert "Kept on this machine; not yet in the results repo" in message and "nothing was stored" in message
+    assert table.loc[table.criterion == "ID Similarity", "n_ratings"].item() == 2

@@ -23,7 +23,8 @@ from typing import Any, Callable
 
 from .. import catalog
 from .. import paper_tables as pt
-from ..leaderboard import LocalResultsStore, ModelNameError, board, mos_rows, paper_rows, stored_rows
+from ..hub_access import HubUnreachableError
+from ..leaderboard import LocalResultsStore, ModelNameError, StoreError, board, mos_rows, paper_rows, stored_rows
 from ..leaderboard.board import ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SUBMITTED, SYNTHETIC
 from .mos_study import MosStudy, ratings_location
 from .precheck import layout_check
@@ -85,9 +86,18 @@ class Explorer:
         self.results_dir = self.store.root
         self.synthetic_release = (self.release_dir / SYNTHETIC_MARKER).is_file()
         self.mos = MosStudy(self.release, self.release_dir, ratings_location(ratings_path, self.store.root, self.work_dir),
-                            on_stored=self.store.save_ratings)
+                            on_stored=self.push_ratings)
         self.limits = limits
         self.paper = pt.paper_frame()
+
+    def push_ratings(self) -> "str | None":
+        """Push the ratings file to a Hub store; the problem in words when that fails (the rating
+        is kept on this machine either way and goes up with the next successful push)."""
+        try:
+            self.store.save_ratings()
+        except (StoreError, HubUnreachableError) as err:
+            return f"Kept on this machine; not yet in the results repo: {err}"
+        return None
 
     # ------------------------------------------------------------------ leaderboards
     def table_labels(self) -> list[str]:

@@ -81,11 +81,12 @@ class MosStudy:
     """Rating callbacks over one release's simulated systems and one rating store."""
 
     def __init__(self, release, release_dir: "str | Path", ratings_path: "str | Path",
-                 on_stored: "Callable[[], None] | None" = None):
+                 on_stored: "Callable[[], str | None] | None" = None):
         self.release = release
         self.release_dir = Path(release_dir)
         self.ratings = RatingStore(ratings_path)
-        # Called after every stored rating (a Hub results store pushes the ratings file).
+        # Called after every stored rating (a Hub results store pushes the ratings file); what it
+        # returns (a problem with the push) is added to the rater's message.
         self.on_stored = on_stored
 
     def systems(self, task: str) -> list[str]:
@@ -146,8 +147,7 @@ class MosStudy:
             stored = self.ratings.add(rater, task, clip_id, system, values)
         except RatingError as err:
             return f"**Rating refused:** {err}", self.table()
-        if self.on_stored is not None:
-            self.on_stored()
+        problem = self.on_stored() if self.on_stored is not None else None
         if stored.replaced:
             changes = ", ".join(f"{CRITERION_LABELS[c]} {stored.replaced.get(c, '-')} -> {v}"
                                 for c, v in stored.scores.items())
@@ -155,6 +155,8 @@ class MosStudy:
                        "Only the latest rating counts.")
         else:
             message = f"Stored {len(stored.scores)} score(s) from `{rater}` for `{system}` on `{clip_id}`."
+        if problem:
+            message += f" **{problem}**"
         return message, self.table()
 
     def table(self):
