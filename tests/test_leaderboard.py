@@ -211,14 +211,21 @@ def test_headers_filters_and_empty_cells_name_their_fix():
 
 
 # ----------------------------------------------------------------------------- the Space over the store
-def test_upload_scored_in_the_space_is_on_the_board_at_once_and_after_restart(release, tmp_path):
+def _hub_space(release, tmp_path):
+    """An explorer whose store is a results repo on a stand-in Hub: (hub, explorer)."""
     from hug_vis_dataset.space.app import Explorer
 
     hub = LocalHub()
     hub.create_repo("hugvis/results")
     store = HubResultsStore("hugvis/results", tmp_path / "mirror", api=hub)
     store.pull()
-    space = Explorer(release, work_dir=tmp_path / "work", store=store)
+    return hub, Explorer(release, work_dir=tmp_path / "work", store=store)
+
+
+def test_upload_scored_in_the_space_is_on_the_board_at_once_and_after_restart(release, tmp_path):
+    from hug_vis_dataset.space.app import Explorer
+
+    hub, space = _hub_space(release, tmp_path)
     upload = tmp_path / "up.zip"
     system = release / "simulated_systems" / "matting" / "matte_good"
     with zipfile.ZipFile(upload, "w") as archive:
@@ -370,13 +377,7 @@ def test_hub_store_fails_fast_offline_naming_the_local_folder(tmp_path, monkeypa
 
 
 def test_ratings_go_to_the_hub_store_and_a_failed_push_is_said(release, tmp_path):
-    from hug_vis_dataset.space.app import Explorer
-
-    hub = LocalHub()
-    hub.create_repo("hugvis/results")
-    store = HubResultsStore("hugvis/results", tmp_path / "mirror", api=hub)
-    store.pull()
-    space = Explorer(release, work_dir=tmp_path / "work", store=store)
+    hub, space = _hub_space(release, tmp_path)
     system = space.mos.systems("voice_cloning")[0]
     clip = space.mos.clip_ids()[0]
     message, _ = space.mos.rate("voice_cloning", system, clip, "r1", 4, 2)

@@ -45,7 +45,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Iterator, Mapping
 
 from ..grid import ClipId, ClipIdError
 from ..mos import CRITERIA as MOS_CRITERIA
@@ -182,24 +182,36 @@ class RatingStore:
         return len(frame)
 
 
-def _scan(path: Path, item: tuple[str, str, str, str]) -> tuple[int, dict[str, int]]:
-    """(largest ``seq`` in the file, the latest ``{criterion: score}`` of ``item``), streaming."""
-    last_seq, earlier, seqs = 0, {}, {}
+def _records(path: Path, check: "Callable[[dict], None]") -> Iterator[dict]:
+    """The JSON lines of the store, each passed through ``check``; a bad line is a
+    :class:`RatingError` naming the file and line (the file is append-only: never skipped)."""
     if not path.is_file():
-        return last_seq, earlier
+        return
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
-                seq, criterion = int(record["seq"]), record["criterion"]
-                key = (record["rater"], record["task"], record["clip_id"], record["model"])
+                check(record)
             except (ValueError, KeyError, TypeError) as err:
                 raise RatingError(f"{path}:{number}: bad rating line: {err}") from None
-            last_seq = max(last_seq, seq)
-            if key == item and seq >= seqs.get(criterion, 0):
-                seqs[criterion], earlier[criterion] = seq, record["score"]
+            yield record
+
+
+def _has_key_fields(record: dict) -> None:
+    int(record["seq"]), record["criterion"], record["rater"], record["task"], record["clip_id"], record["model"]
+
+
+def _scan(path: Path, item: tuple[str, str, str, str]) -> tuple[int, dict[str, int]]:
+    """(largest ``seq`` in the file, the latest ``{criterion: score}`` of ``item``), streaming."""
+    last_seq, earlier, seqs = 0, {}, {}
+    for record in _records(path, _has_key_fields):
+        seq, criterion = int(record["seq"]), record["criterion"]
+        last_seq = max(last_seq, seq)
+        if (record["rater"], record["task"], record["clip_id"], record["model"]) == item \
+                and seq >= seqs.get(criterion, 0):
+            seqs[criterion], earlier[criterion] = seq, record["score"]
     return last_seq, earlier
 
 
@@ -229,20 +241,7 @@ def load_ratings(path: "str | Path"):
     """
     import pandas as pd
 
-    path = Path(path)
-    records = []
-    if path.is_file():
-        with open(path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                    _validate_line(record)
-                except (ValueError, KeyError, TypeError) as err:
-                    raise RatingError(f"{path}:{number}: bad rating line: {err}") from None
-                records.append(record)
-    return pd.DataFrame(records, columns=list(RATING_COLUMNS))
+    return pd.DataFrame(list(_records(Path(path), _validate_line)), columns=list(RATING_COLUMNS))
 
 
 def _validate_line(record: dict) -> None:
