@@ -389,3 +389,9 @@ def test_ratings_go_to_the_hub_store_and_a_failed_push_is_said(release, tmp_path
     message, table = space.mos.rate("voice_cloning", system, clip, "r2", 5, 5)
     assert "Kept on this machine; not yet in the results repo" in message and "nothing was stored" in message
     assert table.loc[table.criterion == "ID Similarity", "n_ratings"].item() == 2
+
+
+def test_local_links_are_absolute_whatever_the_folder_was_given_as(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    store = LocalResultsStore("results")
+    assert store.link("matting", "m") == str(tmp_path / "results" / "matting" / "m" / "summary.json")

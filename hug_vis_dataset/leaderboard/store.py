@@ -108,7 +108,8 @@ class LocalResultsStore:
         return self.root / RATINGS_FILE
 
     def link(self, task: str, model: str) -> str:
-        return str(self.root / task / model / "summary.json")
+        """Where the run's provenance is: an absolute path (the Space serves it from there)."""
+        return str((self.root / task / model / "summary.json").resolve())
 
     def runs(self) -> list[StoredRun]:
         """Every run with a readable ``summary.json``, in (task, model) order.
