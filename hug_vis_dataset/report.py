@@ -32,6 +32,7 @@ from typing import Sequence
 
 from . import catalog
 from .errors import HugvisError
+from .results import BASELINE_LABEL, REAL_AUDIO_LABEL
 
 TASK_ORDER = catalog.task_names(with_paper_table=True)
 FORMATS = {"md": "markdown", "tex": "latex", "html": "html"}
@@ -143,11 +144,6 @@ def task_tables(rows, frames, set_rows, summaries, n_boot: int = 1000):
         cis = _intervals(sub, task, n_boot, metrics) if n_boot else {}
         out[task] = (table, cis, skipped, protocol)
     return out
-
-
-REAL_AUDIO_LABEL = "Real audio (reference)"
-BASELINE_LABEL = "baseline (built-in)"
-
 
 
 def _render(task: str, table, fmt: str) -> str:

@@ -37,6 +37,9 @@ BASELINE_MODEL = "baseline"  # the toolkit's built-in trivial baselines (hugvis 
 # Emotion rows name the model "<model> | <input setting>" (Table 4 has one row per both).
 EMOTION_MODEL_SEP = " | "
 REFERENCE_MODELS: tuple[str, ...] = (REAL_AUDIO_MODEL, REFERENCE_MODEL, BASELINE_MODEL)
+# How tables (the report, the leaderboard) print the reserved rows.
+REAL_AUDIO_LABEL = "Real audio (reference)"
+BASELINE_LABEL = "baseline (built-in)"
 
 
 def reference_rows(models):

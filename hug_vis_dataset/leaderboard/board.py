@@ -36,7 +36,7 @@ from typing import Iterable, Sequence
 
 from .. import catalog
 from ..paper_tables import PAPER_COLUMNS, UNRANKED_SOURCES, table_info
-from ..results import BASELINE_MODEL, EMOTION_MODEL_SEP, REAL_AUDIO_MODEL
+from ..results import BASELINE_LABEL, BASELINE_MODEL, EMOTION_MODEL_SEP, REAL_AUDIO_LABEL, REAL_AUDIO_MODEL
 from ..tables import mark_ranks
 
 PAPER, SUBMITTED, SYNTHETIC, SUBSET = "paper", "submitted", "synthetic", "subset"
@@ -177,7 +177,7 @@ def stored_rows(runs: Iterable) -> "object":
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(BOARD_COLUMNS))
 
 
-def header(metric: dict, table: int) -> str:
+def header(metric: dict) -> str:
     """A metric column's header: the catalog's label, arrow and unit; MOS criteria on a 1-5 scale."""
     if metric["key"] in catalog.METRIC_NAMES:
         return catalog.spec(metric["key"]).header
@@ -213,7 +213,10 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
 
     info = table_info(table)
     metrics = info["metrics"]
+    headers = {m["key"]: header(m) for m in metrics}
     filters = applicable_filters(table, frame)
+    # Rows of different input settings (Table 4) are not comparable: ranked per setting.
+    by_setting = "input_setting" in filters
     every = frame[frame["table"] == int(table)]
     sub = every[every["origin"].isin(list(origins))]
     notes: list[str] = []
@@ -233,9 +236,9 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
         part = sub[sub["metric"] == metric["key"]]
         ranked = part[~part.apply(_unranked, axis=1)] if len(part) else part
         marks: dict = {}
-        group_keys = ["origin", "input_setting"] if int(table) == 4 else ["origin"]
         pools = ranked.assign(pool=ranked["origin"].map(RANK_POOLS)) if len(ranked) else ranked
-        for _, group in (pools.groupby(["pool"] + group_keys[1:], sort=False) if len(pools) else []):
+        for _, group in (pools.groupby(["pool"] + (["input_setting"] if by_setting else []), sort=False)
+                         if len(pools) else []):
             values = [float(t) if t else float("nan") for t in group["text"]]
             marks.update(zip(group.index, mark_ranks(values, metric["higher_is_better"], None)))
         for index, record in part.iterrows():
@@ -246,29 +249,29 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
             else:
                 text = NEEDS_WEIGHTS if "weights" in str(record["note"] or "") else "n/a"
                 if record["note"]:
-                    reasons.setdefault(str(record["note"]), set()).add(header(metric, table))
-            cells[key][header(metric, table)] = text
+                    reasons.setdefault(str(record["note"]), set()).add(headers[metric["key"]])
+            cells[key][headers[metric["key"]]] = text
             extra[key] = record
     rows = []
     for key in order:
         record = extra.get(key)
         row = {"Model": key[1] if key[0] == PAPER else _stored_label(key[1]), "Origin": ORIGIN_LABELS[key[0]]}
-        if int(table) == 4:
+        if by_setting:
             row["Input"] = key[2]
         if "source" in filters:
             row["Source"] = key[3]
         if "paradigm" in filters:
             row["Paradigm"] = key[4]
-        for metric in metrics:
-            row[header(metric, table)] = cells[key].get(header(metric, table), "")
+        for column in headers.values():
+            row[column] = cells[key].get(column, "")
         row["n_ok"] = _count(record["n_ok"]) if record is not None else ""
         row["n_failed"] = _count(record["n_failed"]) if record is not None else ""
         row["Coverage"] = record["coverage"] or "" if record is not None else ""
         row["Provenance"] = record["link"] or "" if record is not None else ""
         rows.append(row)
-    columns = ["Model", "Origin", *(["Input"] if int(table) == 4 else []),
+    columns = ["Model", "Origin", *(["Input"] if by_setting else []),
                *(["Source"] if "source" in filters else []), *(["Paradigm"] if "paradigm" in filters else []),
-               *[header(m, table) for m in metrics], "n_ok", "n_failed", "Coverage", "Provenance"]
+               *headers.values(), "n_ok", "n_failed", "Coverage", "Provenance"]
     for reason, headers in sorted(reasons.items()):
         notes.append(f"{', '.join(sorted(headers))}: {reason}")
     if not rows:
@@ -286,11 +289,7 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
 
 
 def _stored_label(model: str) -> str:
-    if model == REAL_AUDIO_MODEL:
-        return "Real audio (reference)"
-    if model == BASELINE_MODEL:
-        return "baseline (built-in)"
-    return model
+    return {REAL_AUDIO_MODEL: REAL_AUDIO_LABEL, BASELINE_MODEL: BASELINE_LABEL}.get(model, model)
 
 
 def _count(value) -> str:
