@@ -143,6 +143,13 @@ class Release:
     def __len__(self) -> int:
         return len(self.records)
 
+    @property
+    def synthetic(self) -> bool:
+        """Written by ``hugvis synth`` (its scores are never ranked with the paper's)."""
+        from .layout import SYNTHETIC_MARKER
+
+        return (self.root / SYNTHETIC_MARKER).is_file()
+
     def record(self, clip: "ClipId | str") -> ClipRecord:
         cid = clip if isinstance(clip, ClipId) else ClipId.parse(clip)
         try:

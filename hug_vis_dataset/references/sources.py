@@ -127,10 +127,8 @@ class ReleaseSource(ReferenceSource):
 
     def fingerprint(self) -> dict:
         csv_path = self.release.root / self.release.layout.metadata_csv
-        from ..layout import SYNTHETIC_MARKER
-
         return {"kind": "release", "path": str(self.root.resolve()), "clips": len(self.release),
-                "metadata_sha256": sha256_file(csv_path), "synthetic": (self.root / SYNTHETIC_MARKER).is_file(),
+                "metadata_sha256": sha256_file(csv_path), "synthetic": self.release.synthetic,
                 "revision": git_revision(self.root)}
 
 
