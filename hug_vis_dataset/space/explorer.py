@@ -18,6 +18,7 @@ from __future__ import annotations
 import tempfile
 import uuid
 import zipfile
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
 
@@ -26,7 +27,7 @@ from .. import paper_tables as pt
 from ..hub_access import HubUnreachableError
 from ..leaderboard import LocalResultsStore, ModelNameError, StoreError, board, mos_rows, paper_rows, stored_rows
 from ..leaderboard.board import ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SUBMITTED, SYNTHETIC
-from .mos_study import MosStudy, ratings_location
+from .mos_study import MosStudy, aggregate_ratings, ratings_location
 from .precheck import layout_check
 from .uploads import UnsafeUploadError, UploadLimits, check_zip, extracted_upload
 
@@ -73,7 +74,6 @@ class Explorer:
     def __init__(self, release_dir: "str | Path", results_dir: "str | Path | None" = None,
                  work_dir: "str | Path | None" = None, ratings_path: "str | Path | None" = None,
                  limits: UploadLimits = UploadLimits(), store: "LocalResultsStore | None" = None):
-        from ..layout import SYNTHETIC_MARKER
         from ..release import Release
 
         self.release_dir = Path(release_dir)
@@ -84,7 +84,6 @@ class Explorer:
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.store = store or LocalResultsStore(results_dir or self.work_dir / "results")
         self.results_dir = self.store.root
-        self.synthetic_release = (self.release_dir / SYNTHETIC_MARKER).is_file()
         self.mos = MosStudy(self.release, self.release_dir, ratings_location(ratings_path, self.store.root, self.work_dir),
                             on_stored=self.push_ratings)
         self.limits = limits
@@ -108,27 +107,25 @@ class Explorer:
         import pandas as pd
 
         parts = [paper_rows(self.paper), stored_rows(self.store.runs())]
-        origin = SYNTHETIC if self.synthetic_release else SUBMITTED
-        parts.append(mos_rows(self.mos.table(), origin))
-        simulated = self.simulated_mos()
-        if simulated is not None:
-            parts.append(mos_rows(simulated, SYNTHETIC, SIMULATED_RATERS))
+        origin = SYNTHETIC if self.release.synthetic else SUBMITTED
+        parts.append(mos_rows(aggregate_ratings(self.mos.ratings.frame()), origin))
+        if self.simulated_mos is not None:
+            parts.append(mos_rows(self.simulated_mos, SYNTHETIC, SIMULATED_RATERS))
         return pd.concat([p for p in parts if len(p)], ignore_index=True)
 
+    @cached_property
     def simulated_mos(self):
-        """The synthetic release's simulated ratings (``simulated_systems/mos_ratings.csv``), aggregated."""
+        """The synthetic release's simulated ratings (``simulated_systems/mos_ratings.csv``), aggregated
+        once: they are part of the release, so they do not change while the app runs."""
         from ..mos import read_ratings
-        from .mos_study import aggregate_ratings
+        from .ratings import CRITERIA
 
         path = self.release_dir / "simulated_systems" / "mos_ratings.csv"
         if not path.is_file():
             return None
         valid, _invalid = read_ratings(path)
-        from .ratings import CRITERIA
-
         task_of = {system: task for task in CRITERIA for system in self.mos.systems(task)}
-        valid = valid.assign(task=valid["model"].map(task_of)).dropna(subset=["task"])
-        return aggregate_ratings(valid.assign(time=0.0))
+        return aggregate_ratings(valid.assign(task=valid["model"].map(task_of)).dropna(subset=["task"]))
 
     def leaderboard(self, table_label: str, origins: "list[str] | None" = None, source: str = ALL,
                     input_setting: str = ALL, paradigm: str = ALL):

@@ -160,8 +160,9 @@ class MosStudy:
         return message, self.table()
 
     def table(self):
-        """MOS per (task, model, criterion): mean and counts of the ratings in force."""
-        return aggregate_ratings(self.ratings.frame())
+        """MOS per (task, model, criterion): mean and counts of the ratings in force (MOS shown to
+        three decimals; :func:`aggregate_ratings` keeps them unrounded for the leaderboard)."""
+        return aggregate_ratings(self.ratings.frame()).round({"mos": 3})
 
 
 def aggregate_ratings(frame):
@@ -193,7 +194,7 @@ def aggregate_ratings(frame):
         return pd.DataFrame(columns=columns)
     out = pd.concat(parts, ignore_index=True)[columns]
     out["criterion"] = out["criterion"].map(lambda c: CRITERION_LABELS.get(c, c))
-    return out.round({"mos": 3})
+    return out
 
 
 def build_mos_tab(study: MosStudy, demo=None) -> None:

@@ -81,8 +81,8 @@ def _leaderboard_tab(gr, explorer: Explorer, demo, tab):
         paradigm = gr.Dropdown(choices["paradigm"], value=ALL, label="Paradigm", visible="paradigm" in filters,
                                elem_id="board-paradigm")
     gr.Markdown("Best **bold**, second <u>underlined</u>, within each comparable group (`docs/SCORING.md`).")
-    board = gr.HTML(lambda: board_html(explorer.leaderboard(first)[0]), elem_id="leaderboard")
-    notes = gr.Markdown(lambda: explorer.leaderboard(first)[1], elem_id="leaderboard-notes")
+    board = gr.HTML(elem_id="leaderboard")
+    notes = gr.Markdown(elem_id="leaderboard-notes")
     stored_runs = gr.State(0)
 
     def refresh(table_label, shown, src, inp, par):
@@ -97,7 +97,9 @@ def _leaderboard_tab(gr, explorer: Explorer, demo, tab):
 
     inputs = [table, show, source, setting, paradigm]
     table.change(on_table, [table, show], [board, notes, source, setting, paradigm])
-    for event in (show.change, source.change, setting.change, paradigm.change, stored_runs.change, tab.select):
+    # Page load included: the board is read from the store once per event, never at build time.
+    for event in (demo.load, show.change, source.change, setting.change, paradigm.change, stored_runs.change,
+                  tab.select):
         event(refresh, inputs, [board, notes])
     return stored_runs
 
@@ -222,7 +224,7 @@ def build_blocks(explorer: Explorer):
     with gr.Blocks(title="HUG-VIS explorer") as demo:
         gr.Markdown("# HUG-VIS explorer\nThe paper's tables beside every stored run, clips, submissions and the "
                     f"MOS study. Release: `{explorer.release_dir.name}` ({len(explorer.release)} clips"
-                    f"{', synthetic' if explorer.synthetic_release else ''}); results: `{explorer.store!r}`.")
+                    f"{', synthetic' if explorer.release.synthetic else ''}); results: `{explorer.store!r}`.")
         with gr.Tab("Leaderboards", id="leaderboards") as board_tab:
             stored_runs = _leaderboard_tab(gr, explorer, demo, board_tab)
         with gr.Tab("Cross-task", id="crosstask") as ct_tab:
