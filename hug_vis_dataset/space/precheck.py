@@ -23,10 +23,10 @@ from pathlib import PurePosixPath
 from typing import Iterable
 
 from .. import catalog
-from ..grid import ClipId, ClipIdError
-from ..tasks.submission import IGNORED_SUFFIXES
+from ..tasks.emotion import PREDICTIONS_FILE
+from ..tasks.submission import index_entries
+from .uploads import is_ignorable
 
-EMOTION_FILE = "predictions.jsonl"
 
 
 @dataclass
@@ -66,7 +66,7 @@ def top_level_entries(names: Iterable[str]) -> dict[str, bool]:
     :func:`hug_vis_dataset.space.uploads.submission_root` does after extraction.
     """
     paths = [PurePosixPath(n) for n in names if n and not n.endswith("/")]
-    paths = [p for p in paths if p.parts[0] != "__MACOSX" and not p.name.startswith("._") and p.name != ".DS_Store"]
+    paths = [p for p in paths if not is_ignorable(p)]
     if paths and len({p.parts[0] for p in paths}) == 1 and all(len(p.parts) > 1 for p in paths):
         paths = [PurePosixPath(*p.parts[1:]) for p in paths]
     entries: dict[str, bool] = {}
@@ -79,27 +79,14 @@ def _check(task: str, entries: dict[str, bool]) -> LayoutCheck:
     spec = catalog.task(task)
     check = LayoutCheck(task)
     if task == "emotion":
-        if EMOTION_FILE in entries and not entries[EMOTION_FILE]:
+        if PREDICTIONS_FILE in entries and not entries[PREDICTIONS_FILE]:
             check.matched = 1  # the answers inside are checked line by line when scored
         else:
-            check.unmatched.append(("(zip)", f"no {EMOTION_FILE} at the top level"))
+            check.unmatched.append(("(zip)", f"no {PREDICTIONS_FILE} at the top level"))
         return check
-    for name, is_dir in sorted(entries.items()):
-        suffix = PurePosixPath(name).suffix.lower()
-        if name.startswith(".") or name.upper().startswith("README") or (not is_dir and suffix in IGNORED_SUFFIXES):
-            continue
-        if is_dir and not spec.prediction_dirs:
-            check.unmatched.append((name, "a folder, expected one file per clip"))
-            continue
-        if not is_dir and suffix not in spec.prediction_suffixes:
-            check.unmatched.append((name, f"unexpected file type, expected {'/'.join(spec.prediction_suffixes)}"))
-            continue
-        try:
-            ClipId.parse(name if is_dir else PurePosixPath(name).stem)
-        except ClipIdError as err:
-            check.unmatched.append((name, str(err)))
-            continue
-        check.matched += 1
+    index = index_entries(((name, is_dir, name) for name, is_dir in sorted(entries.items())),
+                          spec.prediction_suffixes, spec.prediction_dirs)
+    check.matched, check.unmatched = len(index.found), index.unmatched
     return check
 
 

@@ -86,7 +86,7 @@ def _check_name(name: str) -> PurePosixPath:
     return path
 
 
-def _is_ignorable(path: PurePosixPath) -> bool:
+def is_ignorable(path: PurePosixPath) -> bool:
     """macOS archive litter (``__MACOSX/``, ``._x``, ``.DS_Store``): skipped, never extracted."""
     return path.parts[0] == "__MACOSX" or path.name.startswith("._") or path.name == ".DS_Store"
 
@@ -122,7 +122,7 @@ def check_zip(zip_path: "str | Path", limits: UploadLimits = UploadLimits()) -> 
         if mode and stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):
             kind = "symbolic link" if stat.S_ISLNK(mode) else "special file"
             raise UnsafeUploadError(f"{info.filename!r}: {kind} members are not accepted")
-        if info.is_dir() or _is_ignorable(path):
+        if info.is_dir() or is_ignorable(path):
             continue
         if path.suffix.lower() not in limits.allowed_suffixes:
             raise UnsafeUploadError(
@@ -267,7 +267,7 @@ def _extract_members(zip_path: "str | Path", members: list[zipfile.ZipInfo], roo
 def submission_root(folder: "str | Path") -> Path:
     """``folder``, or its only child when that child is a folder and nothing else is there."""
     folder = Path(folder)
-    children = [c for c in folder.iterdir() if not _is_ignorable(PurePosixPath(c.name))]
+    children = [c for c in folder.iterdir() if not is_ignorable(PurePosixPath(c.name))]
     if len(children) == 1 and children[0].is_dir():
         return children[0]
     return folder

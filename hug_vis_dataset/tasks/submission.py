@@ -11,8 +11,8 @@ and hidden files are ignored; any other entry that does not name a clip is repor
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from pathlib import Path, PurePosixPath
+from typing import Any, Iterable
 
 from ..grid import ClipId, ClipIdError
 from .base import SubmissionError
@@ -43,6 +43,37 @@ class PredictionIndex:
         return {c: v for c, v in self.found.items() if len(v) > 1}
 
 
+def index_entries(entries: Iterable[tuple[str, bool, str]], suffixes: tuple[str, ...], dirs: bool) -> PredictionIndex:
+    """Map entries ``(name, is a folder, where)`` of a submission's top level to the clips their
+    names give: the rules of :func:`index_folder`, on names alone (the Space checks a zip's
+    member names with them before extracting anything).
+
+    Example:
+        >>> index = index_entries([("actor_0001_sad_action_01_script_001", True, "a"), ("notes.txt", False, "b"),
+        ...                        ("x.wav", False, "c")], (".mp4",), dirs=True)
+        >>> [str(c) for c in index.found], index.unmatched
+        (['actor_0001_sad_action_01_script_001'], [('x.wav', 'unexpected file type, expected .mp4')])
+    """
+    index = PredictionIndex()
+    for name, is_dir, where in entries:
+        suffix = PurePosixPath(name).suffix.lower()
+        if name.startswith(".") or name.upper().startswith("README") or (not is_dir and suffix in IGNORED_SUFFIXES):
+            continue
+        if is_dir and not dirs:
+            index.unmatched.append((name, "a folder, expected one file per clip"))
+            continue
+        if not is_dir and suffix not in suffixes:
+            index.unmatched.append((name, f"unexpected file type, expected {'/'.join(suffixes)}"))
+            continue
+        try:
+            cid = ClipId.parse(name if is_dir else PurePosixPath(name).stem)
+        except ClipIdError as err:
+            index.unmatched.append((name, str(err)))
+            continue
+        index.found.setdefault(cid, []).append(where)
+    return index
+
+
 def index_folder(pred_dir: "str | Path", suffixes: tuple[str, ...], dirs: bool) -> PredictionIndex:
     """Map every entry of a submission folder to the clip its name gives.
 
@@ -54,30 +85,7 @@ def index_folder(pred_dir: "str | Path", suffixes: tuple[str, ...], dirs: bool) 
     pred_dir = Path(pred_dir)
     if not pred_dir.is_dir():
         raise FileNotFoundError(f"predictions folder {pred_dir} does not exist")
-    index = PredictionIndex()
-    for entry in sorted(pred_dir.iterdir()):
-        name = entry.name
-        if name.startswith(".") or name.upper().startswith("README") or (
-            entry.is_file() and entry.suffix.lower() in IGNORED_SUFFIXES
-        ):
-            continue
-        if entry.is_dir():
-            if not dirs:
-                index.unmatched.append((name, "a folder, expected one file per clip"))
-                continue
-            stem = name
-        elif entry.suffix.lower() in suffixes:
-            stem = entry.stem
-        else:
-            index.unmatched.append((name, f"unexpected file type, expected {'/'.join(suffixes)}"))
-            continue
-        try:
-            cid = ClipId.parse(stem)
-        except ClipIdError as err:
-            index.unmatched.append((name, str(err)))
-            continue
-        index.found.setdefault(cid, []).append(str(entry))
-    return index
+    return index_entries(((e.name, e.is_dir(), str(e)) for e in sorted(pred_dir.iterdir())), suffixes, dirs)
 
 
 def check_video(pred: str, ref: str, size: bool, what: str) -> None:
