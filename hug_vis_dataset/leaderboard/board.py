@@ -177,6 +177,17 @@ def stored_rows(runs: Iterable) -> "object":
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(BOARD_COLUMNS))
 
 
+def board_rows(runs: Iterable, *extra) -> "object":
+    """Everything a board is drawn from: the paper's rows, every stored run's, and ``extra``
+    board rows (:func:`mos_rows`)."""
+    import pandas as pd
+
+    from ..paper_tables import paper_frame
+
+    parts = [paper_rows(paper_frame()), stored_rows(runs), *extra]
+    return pd.concat([p for p in parts if len(p)], ignore_index=True)
+
+
 def header(metric: dict) -> str:
     """A metric column's header: the catalog's label, arrow and unit; MOS criteria on a 1-5 scale."""
     if metric["key"] in catalog.METRIC_NAMES:

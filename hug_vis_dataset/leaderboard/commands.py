@@ -13,37 +13,15 @@ from typing import Any
 
 
 def _show(args: argparse.Namespace) -> int:
-    from ..paper_tables import paper_frame
-    from .board import DEFAULT_ORIGINS, board, paper_rows, stored_rows
+    from ..report_findings import markdown_table
+    from .board import DEFAULT_ORIGINS, board, board_rows
     from .store import LocalResultsStore
 
-    import pandas as pd
-
-    frame = pd.concat([paper_rows(paper_frame()), stored_rows(LocalResultsStore(args.results).runs())],
-                      ignore_index=True)
-    view = board(frame, args.table, tuple(DEFAULT_ORIGINS) + tuple(args.show or ()))
+    view = board(board_rows(LocalResultsStore(args.results).runs()), args.table, tuple(DEFAULT_ORIGINS) + tuple(args.show or ()))
     print(markdown_table(view.frame))
     for note in view.notes:
         print(f"- {note}")
     return 0
-
-
-def markdown_table(frame) -> str:
-    """A display frame of strings as a Markdown table (``|`` in cells escaped).
-
-    Example:
-        >>> import pandas as pd
-        >>> print(markdown_table(pd.DataFrame({"Model": ["a|b"], "MAD ↓": ["1.00 (best)"]})))
-        | Model | MAD ↓ |
-        | --- | --- |
-        | a\\|b | 1.00 (best) |
-    """
-    def cell(value) -> str:
-        return str(value).replace("|", "\\|")
-
-    lines = ["| " + " | ".join(cell(c) for c in frame.columns) + " |", "| " + " | ".join("---" for _ in frame.columns) + " |"]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
-    return "\n".join(lines)
 
 
 def _push(args: argparse.Namespace) -> int:

@@ -33,6 +33,7 @@ def download_repo(repo_id: str, revision: "str | None" = None, task: "str | None
         raise DatasetSourceError(f"huggingface_hub is needed to read {repo_id} from the Hub: {err}") from None
     patterns = [HUB_CARD, HUB_MANIFEST, "checksums.sha256"]
     patterns += [f"data/{task}/*", "data/clips/*"] if task else ["data/*"]
+
     def fetch(local_only: bool) -> str:
         return snapshot_download(repo_id, repo_type="dataset", revision=revision, allow_patterns=patterns,
                                  local_files_only=local_only)

@@ -25,7 +25,7 @@ from typing import Any, Callable
 from .. import catalog
 from .. import paper_tables as pt
 from ..hub_access import HubUnreachableError
-from ..leaderboard import LocalResultsStore, ModelNameError, StoreError, board, mos_rows, paper_rows, stored_rows
+from ..leaderboard import LocalResultsStore, ModelNameError, StoreError, board, board_rows, mos_rows
 from ..leaderboard.board import ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SUBMITTED, SYNTHETIC
 from .mos_study import MosStudy, aggregate_ratings, ratings_location
 from .precheck import layout_check
@@ -104,14 +104,11 @@ class Explorer:
 
     def board_rows(self):
         """Paper rows, every stored run and the MOS study's ratings, as board rows (read fresh)."""
-        import pandas as pd
-
-        parts = [paper_rows(self.paper), stored_rows(self.store.runs())]
         origin = SYNTHETIC if self.release.synthetic else SUBMITTED
-        parts.append(mos_rows(aggregate_ratings(self.mos.ratings.frame()), origin))
+        extra = [mos_rows(aggregate_ratings(self.mos.ratings.frame()), origin)]
         if self.simulated_mos is not None:
-            parts.append(mos_rows(self.simulated_mos, SYNTHETIC, SIMULATED_RATERS))
-        return pd.concat([p for p in parts if len(p)], ignore_index=True)
+            extra.append(mos_rows(self.simulated_mos, SYNTHETIC, SIMULATED_RATERS))
+        return board_rows(self.store.runs(), *extra)
 
     @cached_property
     def simulated_mos(self):
