@@ -395,3 +395,12 @@ def test_local_links_are_absolute_whatever_the_folder_was_given_as(tmp_path, mon
     monkeypatch.chdir(tmp_path)
     store = LocalResultsStore("results")
     assert store.link("matting", "m") == str(tmp_path / "results" / "matting" / "m" / "summary.json")
+
+
+def test_a_damaged_rows_file_is_named_with_the_fix(release, tmp_path):
+    from hug_vis_dataset.scoring.store import StoredResultsError
+
+    _score(release, tmp_path / "results")
+    (tmp_path / "results" / "matting" / "matte_good" / "rows.parquet").write_bytes(b"PAR1 truncated")
+    with pytest.raises(StoredResultsError, match=r"matte_good/rows.parquet of an earlier run cannot be read"):
+        LocalResultsStore(tmp_path / "results").rows()

@@ -136,7 +136,10 @@ class LocalResultsStore:
 
         from ..results import RESULT_COLUMNS
 
-        parts = [pd.read_parquet(run.folder / "rows.parquet") for run in self.runs()
+        from ..scoring.store import read_stored
+
+        # A damaged file is one error naming it and the fix, as when the runner reads it.
+        parts = [read_stored(run.folder / "rows.parquet") for run in self.runs()
                  if (run.folder / "rows.parquet").is_file()]
         parts = [p for p in parts if len(p)]
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(RESULT_COLUMNS))

@@ -51,7 +51,7 @@ class StoredResultsError(HugvisError, ValueError):
     """A stored Parquet file of an earlier run cannot be read (truncated, not Parquet)."""
 
 
-def _read_stored(path: Path):
+def read_stored(path: Path):
     """One stored Parquet table; a damaged file is named with the fix instead of pyarrow's error."""
     import pandas as pd
 
@@ -192,7 +192,7 @@ class ResultStore:
         """Every stored row (compacted table plus parts), canonical order, duplicates removed."""
         import pandas as pd
 
-        pieces = [_read_stored(p) for p in ([self.rows_path] if self.rows_path.is_file() else [])
+        pieces = [read_stored(p) for p in ([self.rows_path] if self.rows_path.is_file() else [])
                   + self._parts(self.rows_dir)]
         frame = pd.concat(pieces, ignore_index=True) if pieces else _rows_frame([])
         # A clip written twice (two runs racing on one folder) keeps its first copy: values
@@ -204,7 +204,7 @@ class ResultStore:
         """Every stored per-frame value, canonical order (clip, metric, frame)."""
         import pandas as pd
 
-        pieces = [_read_stored(p) for p in ([self.frames_path] if self.frames_path.is_file() else [])
+        pieces = [read_stored(p) for p in ([self.frames_path] if self.frames_path.is_file() else [])
                   + self._parts(self.frames_dir)]
         frame = pd.concat(pieces, ignore_index=True) if pieces else _frames_frame([])
         frame = frame.drop_duplicates(subset=["model", "clip_id", "metric", "frame"], keep="first")
@@ -213,7 +213,7 @@ class ResultStore:
     def read_set_rows(self):
         import pandas as pd
 
-        return _read_stored(self.set_rows_path) if self.set_rows_path.is_file() else _rows_frame([])
+        return read_stored(self.set_rows_path) if self.set_rows_path.is_file() else _rows_frame([])
 
     def done_clips(self) -> set[str]:
         """Clip ids that already have rows."""
