@@ -83,7 +83,7 @@ def looks_like_hub_id(text: str) -> bool:
         >>> looks_like_hub_id("hugvis/hug-vis"), looks_like_hub_id("./release"), looks_like_hub_id("a/b/c")
         (True, False, False)
     """
-    return bool(_HUB_ID.match(text)) and not Path(text).exists()
+    return bool(_HUB_ID.fullmatch(text)) and not Path(text).exists()
 
 
 def offline_flag() -> "str | None":

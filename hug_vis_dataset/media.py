@@ -216,7 +216,7 @@ def alpha_frame_files(folder: "str | Path") -> dict[int, Path]:
         raise MediaError(f"alpha folder {folder} does not exist")
     found: dict[int, Path] = {}
     for entry in folder.iterdir():
-        match = _FRAME_RE.match(entry.name)
+        match = _FRAME_RE.fullmatch(entry.name)
         if match:
             index = int(match[1])
             if index in found:

@@ -14,6 +14,7 @@ failures are counted and reported, never silently dropped.
 from __future__ import annotations
 
 import math
+import re
 from typing import Iterable, Mapping
 
 RESULT_COLUMNS: tuple[str, ...] = (
@@ -29,6 +30,27 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "status",
     "error",
 )
+# One rule for the names stored rows carry (model, rater) and the folders they become, so a model
+# scored by the CLI can be pushed to the leaderboard and rated in the MOS study under the same name.
+NAME_RULE = ("1-64 letters, digits, '.', '_', '-', '+', '@' or '=' (no spaces or slashes), "
+             "starting with a letter or digit")
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+@=-]{0,63}")
+
+
+def name_problem(kind: str, name: object) -> "str | None":
+    """Why ``name`` cannot be a stored ``kind`` name (model, rater), or ``None`` when it can.
+
+    Example:
+        >>> name_problem("model", "rvm-1.0+ft@v2") is None
+        True
+        >>> name_problem("model", "my model")
+        "model name 'my model' must be 1-64 letters, digits, '.', '_', '-', '+', '@' or '=' (no spaces or slashes), starting with a letter or digit"
+    """
+    if isinstance(name, str) and _NAME_RE.fullmatch(name):  # match's $ would admit a trailing newline
+        return None
+    return f"{kind} name {name!r} must be {NAME_RULE}"
+
+
 # Reserved model names of rows that are not a model's output. Readers of stored rows (reports,
 # the cross-task analyses) leave them out of model comparisons.
 REAL_AUDIO_MODEL = "real-audio"  # Table 9's "Real audio" row: the release's own recordings

@@ -74,6 +74,37 @@ def test_model_names_are_checked(name, why):
         check_model_name(name)
 
 
+@pytest.mark.parametrize("name", ["rvm-1.0", "m+ft@v2=3", "A_b.c", "a" * 64,
+                                  "my model", "", "-x", ".hidden", "a/b", "a" * 65, "ü", "a\nb"])
+def test_every_door_takes_the_same_names(name):
+    """A name the scorer stores is one the leaderboard and the MOS study accept, and vice versa."""
+    from hug_vis_dataset.leaderboard import check_model_name
+    from hug_vis_dataset.results import name_problem
+    from hug_vis_dataset.scoring.store import BadNameError, check_name
+    from hug_vis_dataset.space.ratings import RatingError, validate_rating
+
+    clip = "actor_0002_sad_action_03_script_004"
+    scores = {"emotion_naturalness": 3, "id_similarity": 4}
+    verdicts = {}
+    for door, call, refusal in [
+        ("scoring", lambda: check_name("model", name), BadNameError),
+        ("leaderboard", lambda: check_model_name(name), ModelNameError),
+        ("mos model", lambda: validate_rating("r1", "voice_cloning", clip, name, scores), RatingError),
+        ("mos rater", lambda: validate_rating(name, "voice_cloning", clip, "m", scores), RatingError),
+    ]:
+        try:
+            call()
+            verdicts[door] = True
+        except refusal as err:
+            assert "must be 1-64 letters" in str(err)
+            verdicts[door] = False
+    expected = len(name) <= 64 and name[:1].isascii() and name[:1].isalnum() and \
+        all(c.isascii() and (c.isalnum() or c in "._+@=-") for c in name)
+    assert verdicts == dict.fromkeys(verdicts, expected)
+    assert (name_problem("model", name) is None) == expected
+    assert name_problem("model", name + "\n") is not None  # a trailing newline is not a folder name
+
+
 def test_unreadable_summary_is_named_not_skipped(tmp_path):
     bad = tmp_path / "matting" / "m"
     bad.mkdir(parents=True)

@@ -149,7 +149,7 @@ def check_row_groups(shard: Path, limit: int) -> None:
 
 def check_no_foreign_files(folder: Path) -> None:
     """Refuse a config folder holding anything but our shards (and their temporaries)."""
-    foreign = sorted(p.name for p in folder.iterdir() if not (p.is_file() and _OWN_SHARD.match(p.name)))
+    foreign = sorted(p.name for p in folder.iterdir() if not (p.is_file() and _OWN_SHARD.fullmatch(p.name)))
     if foreign:
         raise BuildError(f"{folder} holds {', '.join(foreign[:5])}{' ...' if len(foreign) > 5 else ''}, not "
                          f"written by hugvis build; move it out of the repo folder and rerun")

@@ -36,7 +36,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shutil
 import tempfile
 import uuid
@@ -50,7 +49,6 @@ from ..errors import HugvisError
 RUN_FILES: tuple[str, ...] = ("rows.parquet", "frames.parquet", "set_rows.parquet", "summary.json", "coverage.json")
 RATINGS_FILE = "ratings/ratings.jsonl"
 LOCAL_ALTERNATIVE = "use a local results folder instead (hugvis space --results RESULTS; hugvis evaluate --out RESULTS)"
-_MODEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=-]{0,63}$")
 
 
 class ModelNameError(HugvisError, ValueError):
@@ -81,14 +79,14 @@ def check_model_name(name: str) -> str:
         >>> check_model_name("my model")
         Traceback (most recent call last):
         ...
-        hug_vis_dataset.leaderboard.store.ModelNameError: model name 'my model' must be 1-64 letters, digits, '_', '.', '-', '+' or '=' (no spaces), starting with a letter or digit
+        hug_vis_dataset.leaderboard.store.ModelNameError: model name 'my model' must be 1-64 letters, digits, '.', '_', '-', '+', '@' or '=' (no spaces or slashes), starting with a letter or digit
     """
-    from ..results import REFERENCE_MODELS
+    from ..results import REFERENCE_MODELS, name_problem
 
     name = (name or "").strip()
-    if not _MODEL_RE.match(name):
-        raise ModelNameError(f"model name {name!r} must be 1-64 letters, digits, '_', '.', '-', '+' or '=' "
-                             "(no spaces), starting with a letter or digit")
+    problem = name_problem("model", name)
+    if problem:
+        raise ModelNameError(problem)
     if name in REFERENCE_MODELS:
         raise ModelNameError(f"model name {name!r} is reserved for the toolkit's reference rows; choose another name")
     return name

@@ -30,17 +30,15 @@ from __future__ import annotations
 
 import itertools
 import os
-import re
 import tempfile
 import time
 from pathlib import Path
 from typing import Iterable, Mapping
 
 from ..errors import HugvisError, ToolUsageError
-from ..results import RESULT_COLUMNS, STATUS_FAILED, STATUS_OK
+from ..results import RESULT_COLUMNS, STATUS_FAILED, STATUS_OK, name_problem
 
 FRAME_COLUMNS: tuple[str, ...] = ("model", "task", "clip_id", "metric", "frame", "value")
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+@=-]*$")
 
 
 class BadNameError(ToolUsageError):
@@ -64,16 +62,15 @@ def read_stored(path: Path):
 
 
 def check_name(kind: str, name: str) -> str:
-    """Reject names that cannot be a single folder (``/``, ``..``, spaces, empty).
+    """Reject names that break :data:`hug_vis_dataset.results.NAME_RULE` (one folder, no spaces).
 
     Example:
         >>> check_name("model", "rvm-1.0")
         'rvm-1.0'
     """
-    if not _SAFE_NAME.match(name or ""):
-        raise BadNameError(
-            f"{kind} name {name!r} must be one folder name of letters, digits and ._+@=- (no spaces or slashes)"
-        )
+    problem = name_problem(kind, name)
+    if problem:
+        raise BadNameError(problem)
     return name
 
 

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +49,7 @@ from typing import Callable, Iterator, Mapping
 from ..grid import ClipId, ClipIdError
 from ..mos import CRITERIA as MOS_CRITERIA
 from ..mos import TASK_CRITERIA
+from ..results import name_problem
 
 # The paper's criteria per task and their labels come from the MOS module, so what the form
 # stores is exactly what hug_vis_dataset.mos aggregates.
@@ -59,7 +59,6 @@ RATING_COLUMNS: tuple[str, ...] = ("rater", "task", "clip_id", "model", "criteri
 #: One rating per key: a later submission (larger ``seq``) replaces an earlier one.
 RATING_KEY: tuple[str, ...] = ("rater", "task", "clip_id", "model", "criterion")
 SCORE_RANGE = (1, 5)
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 
 
 class RatingError(ValueError):
@@ -82,8 +81,9 @@ def validate_rating(rater: str, task: str, clip_id: str, model: str, scores: Map
         hug_vis_dataset.space.ratings.RatingError: missing scores for ['emotion_naturalness']
     """
     for label, value in (("rater", rater), ("model", model)):
-        if not isinstance(value, str) or not _NAME_RE.match(value):
-            raise RatingError(f"{label} {value!r} must be 1-64 characters of letters, digits, '_', '.', '-'")
+        problem = name_problem(label, value)
+        if problem:
+            raise RatingError(problem)
     if task not in CRITERIA:
         raise RatingError(f"task {task!r} has no MOS study; choose one of {sorted(CRITERIA)}")
     try:
