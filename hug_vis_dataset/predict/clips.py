@@ -29,6 +29,8 @@ from typing import Iterator, Mapping
 
 from ..grid import ClipId
 from ..references import (
+    METADATA_COLUMNS,
+    ReferenceClip,
     ReferenceSource,
     ReleaseSource,
     RepoSource,
@@ -50,28 +52,22 @@ REPO_TEXT_COLUMNS: dict[str, dict[str, str]] = {
 }
 
 
-@dataclass(frozen=True)
-class ClipInputs:
-    """One clip of a prediction run.
+@dataclass(frozen=True, kw_only=True)
+class ClipInputs(ReferenceClip):
+    """One clip of a prediction run: the reference clip's recorded properties plus its inputs.
 
     Attributes:
-        cid, clip_id: the clip (``clip_id`` as the dataset spells it).
+        cid, clip_id, width, height, fps, sample_rate, num_frames: as in
+            :class:`~hug_vis_dataset.references.sources.ReferenceClip` (``clip_id`` as the dataset
+            spells it; None: not recorded).
         media: kind (``video``, ``audio``, ``portrait``, ``alpha``) -> file path or repo row
             locator; read with the readers of :mod:`hug_vis_dataset.references`.
         text: ``transcript`` (the assigned prompt the actor speaks) and ``asr_transcript`` when
             the dataset has them.
-        fps, sample_rate, width, height, num_frames: recorded properties (None: not recorded).
     """
 
-    cid: ClipId
-    clip_id: str
     media: Mapping[str, str]
     text: Mapping[str, str] = field(default_factory=dict)
-    fps: "float | None" = None
-    sample_rate: "int | None" = None
-    width: "int | None" = None
-    height: "int | None" = None
-    num_frames: "int | None" = None
 
 
 class ClipSource:
@@ -111,7 +107,7 @@ class ClipSource:
 
     def clip(self, cid: ClipId) -> ClipInputs:
         record = self.references.record(cid)
-        props = {k: getattr(record, k, None) for k in ("fps", "sample_rate", "width", "height", "num_frames")}
+        props = {k: getattr(record, k, None) for k in METADATA_COLUMNS}
         if isinstance(self.references, ReleaseSource):
             media = self._all_media.reference(cid)
             text = {"transcript": record.transcript, "asr_transcript": record.asr_transcript}
@@ -119,7 +115,7 @@ class ClipSource:
             media = dict(self.references.reference(cid))
             media.update(_repo_locators(self.references, cid, EXTRA_REPO_MEDIA.get(self.task, {})))
             text = self._text.get(cid, {})
-        return ClipInputs(cid, record.clip_id, media, text, **props)
+        return ClipInputs(cid=cid, clip_id=record.clip_id, media=media, text=text, **props)
 
 
 def _repo_locators(source: RepoSource, cid: ClipId, columns: Mapping[str, str]) -> dict[str, str]:
