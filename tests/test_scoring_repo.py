@@ -181,6 +181,26 @@ def test_rows_identical_against_release_and_repo(built, tmp_path, task):
         assert fp_b["manifest_sha256"] == hashlib.sha256(manifest).hexdigest()
         listed = json.loads(manifest)["configs"][task]["shards"]
         assert fp_b["shards_sha256"] == {e["file"]: e["sha256"] for e in listed}
+        # A repo built from a synthetic tree says so, and runs against it stay synthetic on the board.
+        from hug_vis_dataset.leaderboard.board import SYNTHETIC, run_origin
+
+        assert fp_a["synthetic"] is True and fp_b["synthetic"] is True
+        assert run_origin(a.summary) == run_origin(b.summary) == SYNTHETIC
+
+
+def test_a_repo_built_from_a_recorded_release_is_not_synthetic(built, tmp_path):
+    from hug_vis_dataset.hub import build_repo
+    from hug_vis_dataset.layout import SYNTHETIC_MARKER
+
+    release, repo = built
+    recorded = tmp_path / "recorded"
+    shutil.copytree(release, recorded)
+    (recorded / SYNTHETIC_MARKER).unlink()
+    build_repo(recorded, tmp_path / "repo", configs=["clips", "matting"], measure_storage=False)
+    assert json.loads((tmp_path / "repo" / "manifest.json").read_text())["synthetic"] is False
+    assert "Synthetic data" not in (tmp_path / "repo" / "README.md").read_text()
+    assert "**Synthetic data.**" in (repo / "README.md").read_text()
+    assert R.open_reference_source(tmp_path / "repo", "matting").fingerprint()["synthetic"] is False
 
 
 def test_repo_missing_a_clip_gives_normal_extra_and_missing_handling(built, tmp_path):

@@ -109,6 +109,7 @@ class BuildReport:
     release_bytes: int = 0
     repo_bytes: int = 0
     storage: "RepoStorage | None" = None  # media duplication and chunk-level dedup (hub/dedup.py)
+    synthetic: bool = False  # built from a `hugvis synth` tree (metadata/synthetic.json)
 
     def to_text(self) -> str:
         lines = [f"repo: {self.repo_dir}", f"clips: {self.clips}"]

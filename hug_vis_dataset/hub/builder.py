@@ -202,7 +202,7 @@ def build_repo(
         with get_context("spawn").Pool(min(num_proc, len(jobs))) as pool:
             results = pool.map(_build_config, jobs, chunksize=1)
 
-    report = BuildReport(str(repo), len(records), excluded=excluded)
+    report = BuildReport(str(repo), len(records), excluded=excluded, synthetic=release.synthetic)
     for config, shards, reused in results:
         report.shards[config] = shards
         report.rows[config] = sum(s.rows for s in shards)
@@ -222,6 +222,8 @@ def build_repo(
         "format": FORMAT_VERSION,
         "builder": f"hug-vis {__version__}",
         "release_metadata_sha256": release_sha,
+        # Runs scored against this repo inherit it, so the leaderboard keeps them out of the paper's pool.
+        "synthetic": report.synthetic,
         "plan": plan,
         "options": asdict(options),
         "clips": len(records),

@@ -207,12 +207,15 @@ def render_card(records: "Sequence[ClipRecord]", report: "BuildReport", options:
                     f"(`hugvis validate`) and are not in this build:\n\n{items}\n")
     evaluation = "\n".join(_evaluation(c) for c in catalog.task_names(with_paper_table=True) if c in rows)
     ratio = f"{alpha_bytes / png_bytes:.2f}x" if png_bytes and alpha_bytes else "n/a"
+    synthetic = ("\n> **Synthetic data.** This repo was built from a tree written by `hugvis synth` (the toolkit's "
+                 "test grid), not from the HUG-VIS recordings; scores on it are never ranked with the paper's.\n"
+                 if report.synthetic else "")
 
     return f"""---
 {front}---
 
 # {PRETTY_NAME}
-
+{synthetic}
 HUG-VIS is a condition-aligned benchmark for human-centered understanding and generation: 30
 professional actors each perform the same 280 emotion-action-prompt assignments (7 emotions x 4
 action templates x 10 Mandarin scripts), giving 8,400 seated half-body clips with synchronized

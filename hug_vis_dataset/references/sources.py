@@ -221,6 +221,7 @@ class RepoSource(ReferenceSource):
         return {"kind": "repo", "path": str(self.root.resolve()), "config": self.config, "clips": len(self._rows),
                 "manifest_sha256": sha256_file(manifest) if manifest.is_file() else None,
                 "shards_sha256": shards, "repo_id": self.repo_id,
+                "synthetic": bool((self.manifest or {}).get("synthetic")),
                 "shards_verified": ("sha256 of every shard read checked against manifest.json" if self.verified
                                     else "not checked (--no-verify-dataset, or no manifest.json)"),
                 "revision": self.revision or git_revision(self.root)}
