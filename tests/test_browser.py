@@ -132,7 +132,7 @@ def test_paper_rows_synthetic_rows_and_filters(site, browser):
     expect(page.locator("#board-setting")).to_be_hidden()  # filters of Table 4 are gone, not silently ignored
     expect(_row(page, "BiRefNet")).to_contain_text("2.30 (best)")
     expect(board).not_to_contain_text("matte_good")  # synthetic runs only on request
-    expect(page.locator("#leaderboard-notes")).to_contain_text("2 synthetic demo row(s) hidden")
+    expect(page.locator("#leaderboard-notes")).to_contain_text("2 synthetic demo row(s) hidden: tick 'synthetic demo' under Show")
 
     _tick(page, "board-show", "synthetic demo")
     expect(_row(page, "matte_good")).to_contain_text("synthetic demo")

@@ -205,8 +205,13 @@ def _unranked(record) -> bool:
     return record["source"] in UNRANKED_SOURCES or record["model"] == BASELINE_MODEL
 
 
+#: How a hidden origin is shown, per door (``{origin}``: key, ``{label}``: printed label).
+SPACE_REVEAL = "tick '{label}' under Show"
+CLI_REVEAL = "pass --show {origin}"
+
+
 def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: str = ALL,
-          input_setting: str = ALL, paradigm: str = ALL) -> Board:
+          input_setting: str = ALL, paradigm: str = ALL, reveal: str = SPACE_REVEAL) -> Board:
     """One table's leaderboard view.
 
     Args:
@@ -215,6 +220,8 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
         origins: origins shown (default: paper and submitted; add ``synthetic``/``subset`` on request).
         source, input_setting, paradigm: filters; one that does not apply to ``table`` is ignored
             (the Space hides it), ``"All"`` keeps every row.
+        reveal: what the note on hidden rows tells the reader to do (:data:`SPACE_REVEAL`,
+            :data:`CLI_REVEAL`).
 
     Returns:
         A :class:`Board`; with no row left it has the headers and a note saying which filter or
@@ -236,8 +243,8 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
             sub = sub[sub[column] == wanted]
     hidden = every[~every["origin"].isin(list(origins))].drop_duplicates(["origin", "model", "input_setting"])
     for origin, count in hidden["origin"].value_counts().sort_index().items():
-        notes.append(f"{count} {ORIGIN_LABELS[origin]} row(s) hidden: tick '{ORIGIN_LABELS[origin]}' under "
-                     f"Show to see them (never ranked with the paper).")
+        how = reveal.format(origin=origin, label=ORIGIN_LABELS[origin])
+        notes.append(f"{count} {ORIGIN_LABELS[origin]} row(s) hidden: {how} to see them (never ranked with the paper).")
     keys = ["origin", "model", "input_setting", "source", "paradigm"]
     order = list(dict.fromkeys(tuple(r) for r in sub[keys].itertuples(index=False)))
     cells: dict[tuple, dict[str, str]] = {k: {} for k in order}

@@ -14,10 +14,11 @@ from typing import Any
 
 def _show(args: argparse.Namespace) -> int:
     from ..report_findings import markdown_table
-    from .board import DEFAULT_ORIGINS, board, board_rows
+    from .board import CLI_REVEAL, DEFAULT_ORIGINS, board, board_rows
     from .store import LocalResultsStore
 
-    view = board(board_rows(LocalResultsStore(args.results).runs()), args.table, tuple(DEFAULT_ORIGINS) + tuple(args.show or ()))
+    view = board(board_rows(LocalResultsStore(args.results).runs()), args.table,
+                 tuple(DEFAULT_ORIGINS) + tuple(args.show or ()), reveal=CLI_REVEAL)
     print(markdown_table(view.frame))
     for note in view.notes:
         print(f"- {note}")
