@@ -133,6 +133,19 @@ def test_paper_rows_synthetic_rows_and_filters(site, browser):
     expect(_row(page, "BiRefNet")).to_contain_text("2.30 (best)")
     expect(board).not_to_contain_text("matte_good")  # synthetic runs only on request
     expect(page.locator("#leaderboard-notes")).to_contain_text("2 synthetic demo row(s) hidden: tick 'synthetic demo' under Show")
+    # A header sorts the rows: MAD ascending puts the paper's best first, a second click reverses.
+    mad = board.locator("th", has_text="MAD ↓")
+    mad.click()
+    expect(mad).to_have_attribute("aria-sort", "ascending")
+    expect(board.locator("tbody tr").first).to_contain_text("BiRefNet")
+    expect(board.locator("tbody tr").last).to_contain_text("VideoMaMa")
+    mad.click()
+    expect(mad).to_have_attribute("aria-sort", "descending")
+    expect(board.locator("tbody tr").first).to_contain_text("VideoMaMa")
+    board.locator("th", has_text="Model").click()  # text columns sort as text
+    expect(board.locator("tbody tr").first).to_contain_text("BiRefNet")
+    expect(board.locator("tbody tr").last).to_contain_text("VideoMaMa")
+    expect(mad).not_to_have_attribute("aria-sort", "descending")
 
     _tick(page, "board-show", "synthetic demo")
     expect(_row(page, "matte_good")).to_contain_text("synthetic demo")

@@ -436,3 +436,21 @@ def test_a_damaged_rows_file_is_named_with_the_fix(release, tmp_path):
     (tmp_path / "results" / "matting" / "matte_good" / "rows.parquet").write_bytes(b"PAR1 truncated")
     with pytest.raises(StoredResultsError, match=r"matte_good/rows.parquet of an earlier run cannot be read"):
         LocalResultsStore(tmp_path / "results").rows()
+
+
+def test_board_html_sort_keys():
+    """Each cell's sort key: the printed number in a column of numbers (rank marks and % dropped;
+    a cell without a number has none, so it sorts last), the text elsewhere; cells stay escaped."""
+    import re
+
+    import pandas as pd
+
+    from hug_vis_dataset.space.ui import board_html
+
+    frame = pd.DataFrame({"Model": ["b<1", "2a", "c"], "MAD ↓ (×1e3)": ["3.86 (second)", "needs weights", "-1e-3 (best)"],
+                          "Coverage": ["100.0%", "", "50%"], "n_ok": ["28", "", "7"]})
+    page = board_html(frame)
+    keys = [re.findall(r'<td[^>]*?(?: data-sort="([^"]*)")?>', row) for row in page.split("<tr>")[2:]]
+    assert keys == [["b&lt;1", "3.86", "100.0", "28"], ["2a", "", "", ""], ["c", "-1e-3", "50", "7"]]
+    assert page.count(' data-sort="') == 9  # 12 cells; the three number cells without a number carry no key
+    assert "b&lt;1" in page and "<b>-1e-3 (best)</b>" in page and "<u>3.86 (second)</u>" in page

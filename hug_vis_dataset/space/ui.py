@@ -9,6 +9,7 @@ again whenever they are shown, so a run stored a moment ago is there.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ..leaderboard.board import ALL, DEFAULT_ORIGINS, ORIGIN_LABELS
@@ -24,16 +25,19 @@ def _filter_choices(explorer: Explorer, table: int) -> dict[str, list[str]]:
 
 def board_html(frame) -> str:
     """The board as a plain HTML table: escaped cells, best bold and second underlined as in the
-    report, Provenance as a link to the stored ``summary.json``.
+    report, Provenance as a link to the stored ``summary.json``, headers that sort the rows.
 
     A plain table rather than Gradio's data grid: the grid keeps a column filter set in its header
-    menu when its value changes, so a filter set on one table emptied the next.
+    menu when its value changes, so a filter set on one table emptied the next. Each cell carries
+    its sort key (``data-sort``): the printed number in a column of numbers (a cell without one,
+    e.g. ``needs weights``, has none and sorts last), the text elsewhere; :data:`SORT_ON_CLICK`
+    sorts by it in the browser.
 
     Example:
         >>> import pandas as pd
         >>> page = board_html(pd.DataFrame({"Model": ["a<b"], "MAD ↓": ["1.00 (best)"], "Provenance": [""]}))
         >>> import re; print(re.sub(r' style="[^"]*"', "", page))
-        <div><table class="hugvis-board"><thead><tr><th>Model</th><th>MAD ↓</th><th>Provenance</th></tr></thead><tbody><tr><td>a&lt;b</td><td><b>1.00 (best)</b></td><td></td></tr></tbody></table></div>
+        <div><table class="hugvis-board"><thead><tr><th title="sort by Model">Model</th><th title="sort by MAD ↓">MAD ↓</th><th title="sort by Provenance">Provenance</th></tr></thead><tbody><tr><td data-sort="a&lt;b">a&lt;b</td><td data-sort="1.00"><b>1.00 (best)</b></td><td data-sort=""></td></tr></tbody></table></div>
     """
     import html
 
@@ -50,15 +54,51 @@ def board_html(frame) -> str:
             return f"<u>{html.escape(text)}</u>"
         return html.escape(text)
 
-    head = "".join(f"<th{_CELL}>{html.escape(str(c))}</th>" for c in frame.columns)
-    body = "".join("<tr>" + "".join(f"<td{_CELL}>{cell(c, v)}</td>" for c, v in zip(frame.columns, row)) + "</tr>"
-                   for row in frame.itertuples(index=False))
+    texts = {c: ["" if v is None else str(v) for v in frame[c]] for c in frame.columns}
+    # A column of numbers: at least half its filled cells are a printed number (with a rank mark or %).
+    numeric = {c for c, values in texts.items()
+               if 2 * sum(bool(_PRINTED_NUMBER.fullmatch(v)) for v in values) >= max(1, sum(bool(v) for v in values))}
+
+    def key(column: str, text: str) -> str:
+        if column not in numeric:
+            return f' data-sort="{html.escape(text)}"'
+        number = _PRINTED_NUMBER.fullmatch(text)
+        return f' data-sort="{number.group(1)}"' if number else ""
+
+    head = "".join(f'<th{_HEADER} title="sort by {html.escape(str(c))}">{html.escape(str(c))}</th>'
+                   for c in frame.columns)
+    body = "".join("<tr>" + "".join(f"<td{_CELL}{key(c, texts[c][i])}>{cell(c, texts[c][i])}</td>"
+                                    for c in frame.columns) + "</tr>" for i in range(len(frame)))
     return (f'<div style="max-height: 640px; overflow: auto"><table class="hugvis-board" style="border-collapse: '
             f'collapse; width: 100%"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>')
 
 
 # Inline styles: the board carries its look wherever the HTML is shown (Gradio 6 takes page CSS at launch).
 _CELL = ' style="border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: left; white-space: nowrap"'
+_HEADER = _CELL[:-1] + '; cursor: pointer"'
+_PRINTED_NUMBER = re.compile(r"([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?:%| \((?:best|second)\))?")
+#: Browser side of the board's sorting: a click on a header sorts the rows by that column's
+#: ``data-sort`` keys, ascending then descending (numbers as numbers, text in locale order);
+#: cells without a key stay last either way, and ties keep the board's order (the sort is stable).
+SORT_ON_CLICK = """
+element.addEventListener('click', (event) => {
+  const th = event.target.closest('th');
+  if (!th || !element.contains(th)) return;
+  const row = th.parentNode, body = th.closest('table').tBodies[0], column = Array.from(row.children).indexOf(th);
+  const ascending = th.getAttribute('aria-sort') !== 'ascending';
+  for (const other of row.children) other.removeAttribute('aria-sort');
+  th.setAttribute('aria-sort', ascending ? 'ascending' : 'descending');
+  const key = (tr) => { const v = tr.children[column].dataset.sort; return v === undefined ? null : v; };
+  const numeric = Array.from(body.rows).every((tr) => key(tr) === null || !isNaN(Number(key(tr))));
+  const rows = Array.from(body.rows).sort((a, b) => {
+    const x = key(a), y = key(b);
+    if (x === null || y === null) return (x === null) - (y === null);
+    const order = numeric ? Number(x) - Number(y) : x.localeCompare(y);
+    return ascending ? order : -order;
+  });
+  for (const tr of rows) body.appendChild(tr);
+});
+"""
 
 
 def _leaderboard_tab(gr, explorer: Explorer, demo, tab):
@@ -81,7 +121,7 @@ def _leaderboard_tab(gr, explorer: Explorer, demo, tab):
         paradigm = gr.Dropdown(choices["paradigm"], value=ALL, label="Paradigm", visible="paradigm" in filters,
                                elem_id="board-paradigm")
     gr.Markdown("Best **bold**, second <u>underlined</u>, within each comparable group (`docs/SCORING.md`).")
-    board = gr.HTML(elem_id="leaderboard")
+    board = gr.HTML(elem_id="leaderboard", js_on_load=SORT_ON_CLICK)
     notes = gr.Markdown(elem_id="leaderboard-notes")
     stored_runs = gr.State(0)
 
