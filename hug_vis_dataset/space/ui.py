@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 from ..leaderboard.board import ALL, DEFAULT_ORIGINS, ORIGIN_LABELS
+from ..results import NAME_RULE
 from .explorer import ANALYSES, ANALYSIS_FILTERS, FINDINGS, SCORED_TASKS, Explorer, table_number
 from .mos_study import build_mos_tab
 from .precheck import layout_help
@@ -223,7 +224,7 @@ def _score_tab(gr, explorer: Explorer, stored_runs):
     with gr.Row():
         task = gr.Dropdown(list(SCORED_TASKS), value="matting", label="Task", elem_id="score-task")
         model = gr.Textbox(label="Model name", placeholder="my_model", elem_id="score-model",
-                           info="letters, digits, '_', '.', '-'; one name per leaderboard")
+                           info=f"{NAME_RULE}; one name per leaderboard")
     help_text = gr.Markdown(layout_help("matting"), elem_id="score-help")
     gr.Markdown(f"Limits: {limits.max_zip_bytes // 2**20} MiB zip, {limits.max_total_bytes // 2**20} MiB unpacked, "
                 f"{limits.max_members} files; no links, no pickles. The zip and its files are deleted after scoring.")
