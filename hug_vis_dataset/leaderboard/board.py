@@ -238,9 +238,11 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
     every = frame[frame["table"] == int(table)]
     sub = every[every["origin"].isin(list(origins))]
     notes: list[str] = []
-    for column, wanted in (("source", source), ("input_setting", input_setting), ("paradigm", paradigm)):
-        if column in filters and wanted not in (None, "", ALL):
-            sub = sub[sub[column] == wanted]
+    # The filters set to a value other than All, among those that split this table.
+    applied = {c: w for c, w in (("source", source), ("input_setting", input_setting), ("paradigm", paradigm))
+               if c in filters and w not in (None, "", ALL)}
+    for column, wanted in applied.items():
+        sub = sub[sub[column] == wanted]
     hidden = every[~every["origin"].isin(list(origins))].drop_duplicates(["origin", "model", "input_setting"])
     for origin, count in hidden["origin"].value_counts().sort_index().items():
         how = reveal.format(origin=origin, label=ORIGIN_LABELS[origin])
@@ -290,17 +292,15 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
     columns = ["Model", "Origin", *(["Input"] if by_setting else []),
                *(["Source"] if "source" in filters else []), *(["Paradigm"] if "paradigm" in filters else []),
                *headers.values(), "n_ok", "n_failed", "Coverage", "Provenance"]
-    for reason, headers in sorted(reasons.items()):
-        notes.append(f"{', '.join(sorted(headers))}: {reason}")
+    for reason, named in sorted(reasons.items()):
+        notes.append(f"{', '.join(sorted(named))}: {reason}")
     if not rows:
-        applied = {c: w for c, w in (("source", source), ("input_setting", input_setting), ("paradigm", paradigm))
-                   if c in filters and w not in (None, "", ALL)}
         notes.insert(0, f"No row of Table {table} matches " + (", ".join(f"{c} = {w!r}" for c, w in applied.items())
                                                                  or "the origins shown")
                      + ": set the filter back to All or show more origins.")
     if not any(o != PAPER for o in every["origin"]):
         task = info["task"]
-        how = (f"rate outputs in the MOS study tab" if int(table) == catalog.task(task).mos_table else
+        how = ("rate outputs in the MOS study tab" if int(table) == catalog.task(task).mos_table else
                f"`hugvis evaluate {task} --predictions DIR --model NAME --dataset D --out RESULTS` or the Score tab")
         notes.append(f"No stored result for Table {table} yet: {how}.")
     return Board(pd.DataFrame(rows, columns=columns), notes, filters)

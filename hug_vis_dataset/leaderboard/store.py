@@ -133,7 +133,6 @@ class LocalResultsStore:
         import pandas as pd
 
         from ..results import RESULT_COLUMNS
-
         from ..scoring.store import read_stored
 
         # A damaged file is one error naming it and the fix, as when the runner reads it.
@@ -149,7 +148,7 @@ class LocalResultsStore:
         """A valid name not yet used for ``task`` (what the upload form checks before the upload)."""
         name = check_model_name(model)
         if self.has(task, name):
-            raise ModelNameError(f"model name {name!r} is already on the {task} leaderboard; choose another name")
+            raise _taken(task, name)
         return name
 
     @contextlib.contextmanager
@@ -176,12 +175,15 @@ class LocalResultsStore:
             os.rename(final, target)  # fails when the target exists: a run is never replaced
         except OSError:
             shutil.rmtree(final, ignore_errors=True)
-            raise ModelNameError(f"model name {model!r} is already on the {task} leaderboard; choose another name") \
-                from None
+            raise _taken(task, model) from None
         return StoredRun(task, model, target, _read_summary(target), self.link(task, model))
 
     def save_ratings(self) -> None:
         """Ratings are written in place by the rating store; nothing to push for a folder."""
+
+
+def _taken(task: str, model: str) -> ModelNameError:
+    return ModelNameError(f"model name {model!r} is already on the {task} leaderboard; choose another name")
 
 
 def _run_folder(stage: "str | Path", task: str, model: str) -> Path:
@@ -248,7 +250,7 @@ class HubResultsStore(LocalResultsStore):
         source = _run_folder(stage, task, model)
         self.pull()
         if self.has(task, model):
-            raise ModelNameError(f"model name {model!r} is already on the {task} leaderboard; choose another name")
+            raise _taken(task, model)
         operations = [CommitOperationAdd(path_in_repo=f"{task}/{model}/{name}", path_or_fileobj=str(source / name))
                       for name in RUN_FILES if (source / name).is_file()]
         self._commit(operations, f"Add {task}/{model}")

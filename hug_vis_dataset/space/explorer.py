@@ -26,7 +26,7 @@ from .. import catalog
 from .. import paper_tables as pt
 from ..hub_access import HubUnreachableError
 from ..leaderboard import LocalResultsStore, ModelNameError, StoreError, board, board_rows, mos_rows
-from ..leaderboard.board import ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SUBMITTED, SYNTHETIC
+from ..leaderboard.board import ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SPACE_REVEAL, SUBMITTED, SYNTHETIC, run_origin
 from .mos_study import MosStudy, aggregate_ratings, ratings_location
 from .precheck import layout_check
 from .uploads import UnsafeUploadError, UploadLimits, check_zip, extracted_upload
@@ -247,7 +247,7 @@ class Explorer:
             record = find_clip(self.release, actor, emotion, action, script)
         except (KeyError, ValueError):
             return 1
-        return max(1, int(round(record.duration * record.fps)))
+        return _frame_count(record)
 
     def inspect(self, actor: str, emotion: str, action: Any, script: Any, frame: Any = 0):
         """(video path, matte frame, overlay frame, audio path, markdown) of one clip.
@@ -262,7 +262,7 @@ class Explorer:
             record = find_clip(self.release, actor, emotion, action, script)
         except (KeyError, ValueError) as err:
             return None, None, None, None, f"**No such clip:** {err}"
-        n_frames = max(1, int(round(record.duration * record.fps)))
+        n_frames = _frame_count(record)
         index = min(max(int(frame or 0), 0), n_frames - 1)
         try:
             rgb = read_video_frame(record.video_path, index)
@@ -338,11 +338,10 @@ class Explorer:
         except (ValueError, FileNotFoundError, RuntimeError) as err:
             return f"**Scoring failed:** {err}", empty, empty
         table = result.table.reset_index() if result.table is not None else empty
-        from ..leaderboard import run_origin
-
         origin = run_origin(stored.summary)
         where = (f"Added to the {catalog.paper_table_of(task)} leaderboard as **{ORIGIN_LABELS[origin]}**"
-                 + ("" if origin == SUBMITTED else f" (tick '{ORIGIN_LABELS[origin]}' under Show to see it)")
+                 + ("" if origin == SUBMITTED else
+                    f" ({SPACE_REVEAL.format(origin=origin, label=ORIGIN_LABELS[origin])} to see it)")
                  + f"; provenance: `{stored.link}`.")
         message = (f"Scored **{task}** for `{model}`: {cov.ok} clip(s) ok of {cov.grid_size}; missing "
                    f"{len(cov.missing)}, failed {len(cov.failed)}, unmatched {len(cov.unmatched)}. {where}")
@@ -350,6 +349,11 @@ class Explorer:
         if skipped:
             message += " Not computed: " + "; ".join(f"{m} ({why})" for m, why in skipped.items())
         return message, table.round(4), rows
+
+
+def _frame_count(record) -> int:
+    """Frames of a release clip by its recorded duration and rate (at least 1)."""
+    return max(1, int(round(record.duration * record.fps)))
 
 
 def _rows(path):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..leaderboard.board import ALL, DEFAULT_ORIGINS, ORIGIN_LABELS
+from ..leaderboard.board import ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, applicable_filters
 from ..results import NAME_RULE
 from .explorer import ANALYSES, ANALYSIS_FILTERS, FINDINGS, SCORED_TASKS, Explorer, table_number
 from .mos_study import build_mos_tab
@@ -107,7 +107,8 @@ def _leaderboard_tab(gr, explorer: Explorer, demo, tab):
     is stored (the board is read from the store again on every change, tab visit and page load)."""
     labels = explorer.table_labels()
     first = labels[0]
-    _, _, filters = explorer.leaderboard(first)
+    # Which filters split a table is the paper's layout; the store is read only by the events below.
+    filters = applicable_filters(table_number(first), explorer.paper)
     choices = _filter_choices(explorer, table_number(first))
     with gr.Row():
         table = gr.Dropdown(labels, value=first, label="Table", elem_id="board-table")
