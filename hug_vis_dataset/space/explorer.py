@@ -161,8 +161,9 @@ class Explorer:
         from ..report import motion_analysis
 
         applies = ANALYSIS_FILTERS.get(analysis, ())
-        emotion = emotion if "emotion" in applies else ALL
-        metric = metric if "metric" in applies else ALL
+        # A filter that does not apply, or is left empty, is All; below, only ``== ALL`` is asked.
+        emotion = emotion if "emotion" in applies and emotion else ALL
+        metric = metric if "metric" in applies and metric else ALL
         stored = self.result_rows()
         selected = stored[stored["model"].isin(models)] if models else stored
         if not len(selected):
@@ -173,11 +174,11 @@ class Explorer:
         if analysis in ANALYSES[:2]:
             D = ct.emotion_difficulty(selected).D.dropna(axis=1, how="all")
             if analysis == ANALYSES[0]:
-                if metric not in (None, "", ALL) and metric in D.columns:
+                if metric != ALL and metric in D.columns:
                     D = D[[metric]]
                 paths = figures.plot_emotion_difficulty(D, stem, title="Emotion difficulty")
-                table = D if emotion in (None, "", ALL) else D.loc[[emotion]] if emotion in D.index else D.iloc[:0]
-                note = "" if emotion in (None, "", ALL) else f" (D normalised over all seven emotions; showing {emotion})"
+                table = D if emotion == ALL else D.loc[[emotion]] if emotion in D.index else D.iloc[:0]
+                note = "" if emotion == ALL else f" (D normalised over all seven emotions; showing {emotion})"
                 return table.round(3).reset_index(names="Emotion"), _png(paths), f"{len(selected)} rows{note}"
             if D.shape[1] < 2:
                 return pd.DataFrame(), None, (f"Difficulty agreement needs two or more metrics with values; "
@@ -187,7 +188,7 @@ class Explorer:
             paths = figures.plot_agreement(rho, stem, title="Difficulty agreement (Spearman)")
             return rho.round(3).reset_index(names="Metric"), _png(paths), f"{len(selected)} rows"
         if analysis == ANALYSES[2]:
-            rows = selected if emotion in (None, "", ALL) else selected[selected["emotion"] == emotion]
+            rows = selected if emotion == ALL else selected[selected["emotion"] == emotion]
             try:
                 result = ct.source_difficulty(rows)
             except (ValueError, KeyError) as err:
@@ -196,7 +197,7 @@ class Explorer:
                     f"vision-driven runs ({err}). Their network metrics need weights: "
                     f"{weights_command(('audio_driven', 'vision_driven'))}, then score both tasks.")
             paths = figures.plot_source_difficulty(result.pairs["Z_AD"], result.pairs["Z_VD"], stem)
-            scope = "all emotions" if emotion in (None, "", ALL) else emotion
+            scope = "all emotions" if emotion == ALL else emotion
             return (result.pairs.round(4), _png(paths),
                     f"{len(result.pairs)} clips ({scope}), Spearman rho = {result.rho:.2f} on these clips")
         # Motion difficulty: the reference statistics are kept whatever models are selected.

@@ -28,7 +28,6 @@ from ..tasks.submission import index_entries
 from .uploads import is_ignorable
 
 
-
 @dataclass
 class LayoutCheck:
     """How a zip's entries match one task's layout."""
