@@ -233,7 +233,9 @@ def build_repo(
     }
     atomic_write_text(repo / MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     files = ["README.md", MANIFEST] + [s.file for c in chosen for s in report.shards[c]]
-    lines = [f"{sha256_file(repo / f)}  {f}" for f in files]
+    # Each shard's sha256 was taken when it was written (or checked when it was reused): not read again.
+    digests = {s.file: s.sha256 for c in chosen for s in report.shards[c]}
+    lines = [f"{digests.get(f) or sha256_file(repo / f)}  {f}" for f in files]
     atomic_write_text(repo / CHECKSUMS, "\n".join(lines) + "\n")
     shutil.rmtree(repo / STATE_DIR, ignore_errors=True)
     report.repo_bytes = sum((repo / f).stat().st_size for f in files) + (repo / CHECKSUMS).stat().st_size
