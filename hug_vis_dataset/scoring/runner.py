@@ -47,9 +47,8 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import HugvisError, ToolUsageError
 from ..grid import ClipId
-from ..hashing import sha256_file
 from .coverage import Coverage
-from ..references import ReferenceSource, ReleaseSource, open_reference_source
+from ..references import ReferenceSource, open_reference_source
 from .store import ResultStore
 from ..tasks import REAL_AUDIO, ClipJob, ClipOutcome, get_task, index_predictions, result_rows, score_job
 PROVENANCE_PACKAGES = ("hug-vis", "numpy", "scipy", "pandas", "pyarrow", "torch", "opencv-python-headless", "av",
@@ -73,17 +72,6 @@ class EvaluationResult:
     summary: dict
     table: Any  # pandas DataFrame: model x metric in paper units, n_ok, n_failed
     computed: int  # clips scored in this run (the rest were resumed from disk)
-
-
-# ----------------------------------------------------------------------------- references
-# The reference sources live in hug_vis_dataset.references; these names stay for existing callers.
-ReleaseReferences = ReleaseSource
-
-
-def open_references(dataset: "str | Path", task: "str | None" = None,
-                    revision: "str | None" = None, verify: bool = True) -> ReferenceSource:
-    """References of a release tree, a built dataset repo folder or a Hub id (see :mod:`hug_vis_dataset.references`)."""
-    return open_reference_source(dataset, task, revision, verify=verify)
 
 
 def check_run_options(num_proc: int, chunk_frames: int, flush_every: int, backend: str) -> None:
@@ -291,14 +279,19 @@ def package_versions(names: Iterable[str] = PROVENANCE_PACKAGES) -> dict[str, "s
 
 
 def weights_used(task: str, metrics: Iterable[str]) -> dict[str, dict]:
-    """sha256 and path of every pretrained file behind the metrics that ran."""
+    """sha256 and path of every pretrained file behind the metrics that ran.
+
+    Digests come from the weights' process-wide cache: the availability check before scoring has
+    already hashed the pinned files (some are hundreds of MB).
+    """
     from .. import catalog, weights
+    from ..weights.resolve import PINNED_HASHES
 
     out = {}
     for name in catalog.weights_of(metrics):
         status = weights.weight_status(name, check=False)
         if status.path is not None:
-            out[name] = {"path": str(status.path), "sha256": sha256_file(status.path),
+            out[name] = {"path": str(status.path), "sha256": PINNED_HASHES.sha256(status.path),
                          "pinned_sha256": weights.get_spec(name).sha256}
     return out
 
@@ -394,7 +387,7 @@ def evaluate_submission(
     if gpus_per_worker is None:
         gpus_per_worker = default_gpus_per_worker(backend, device)
     scorer = get_task(task)
-    refs = open_references(dataset, task, revision, verify=verify_dataset)
+    refs = open_reference_source(dataset, task, revision, verify=verify_dataset)
     grid = refs.clip_ids()
     if not grid:
         raise ValueError(f"the dataset at {dataset} has no clips")
