@@ -19,11 +19,13 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ..results import BASELINE_MODEL
 from .clips import open_clip_source
 from .runner import PredictSetupError, PredictSummary, run_file_task
 
 TASKS = ("matting", "audio_driven", "vision_driven", "voice_cloning", "emotion")
-BASELINE = "baseline"
+# The name its rows are stored under, which the report and the leaderboard recognise.
+BASELINE = BASELINE_MODEL
 #: Input settings a run uses when none are given: the baseline reads the transcript; other
 #: adapters have no default (the user chooses what the model can take).
 BASELINE_SETTINGS = ("Text",)
