@@ -32,7 +32,7 @@ from typing import Sequence
 
 from . import catalog
 from .errors import HugvisError
-from .results import BASELINE_LABEL, REAL_AUDIO_LABEL
+from .results import REAL_AUDIO_MODEL, RESERVED_LABELS
 
 TASK_ORDER = catalog.task_names(with_paper_table=True)
 FORMATS = {"md": "markdown", "tex": "latex", "html": "html"}
@@ -149,7 +149,6 @@ def task_tables(rows, frames, set_rows, summaries, n_boot: int = 1000):
 def _render(task: str, table, fmt: str) -> str:
     import pandas as pd
 
-    from .results import BASELINE_MODEL
     from .tables import render_table
     from .tasks import split_emotion_model
 
@@ -165,19 +164,14 @@ def _render(task: str, table, fmt: str) -> str:
         frame = frame.iloc[sorted(range(len(frame)), key=lambda i: (input_setting_sort_key(frame["input"].iat[i]),
                                                                      frame["emotion_accuracy"].iat[i]))]
         group = "input"
-    unranked: list[str] = []
     if task == "voice_cloning":
-        from .results import REAL_AUDIO_MODEL
-
         # Table 9's reference row: real recordings, printed first and never ranked against models.
         is_real = frame["model"] == REAL_AUDIO_MODEL
         frame = pd.concat([frame[is_real], frame[~is_real]], ignore_index=True)
-        frame.loc[frame["model"] == REAL_AUDIO_MODEL, "model"] = REAL_AUDIO_LABEL
-        unranked = [REAL_AUDIO_LABEL]
-    # The built-in baselines are floors to read the systems against, not systems: printed, never ranked.
-    is_baseline = frame["model"] == BASELINE_MODEL
-    frame.loc[is_baseline, "model"] = BASELINE_LABEL
-    unranked.append(BASELINE_LABEL)
+    # The reserved rows (real audio; the built-in baselines, floors to read the systems against) are
+    # printed under their labels and never ranked.
+    frame["model"] = frame["model"].replace(RESERVED_LABELS)
+    unranked = list(RESERVED_LABELS.values())
     if not metrics:
         return "(no metric could be computed)"
     return render_table(frame[["model", *([group] if group else []), *metrics, *extra]], metrics=metrics,

@@ -62,6 +62,8 @@ REFERENCE_MODELS: tuple[str, ...] = (REAL_AUDIO_MODEL, REFERENCE_MODEL, BASELINE
 # How tables (the report, the leaderboard) print the reserved rows.
 REAL_AUDIO_LABEL = "Real audio (reference)"
 BASELINE_LABEL = "baseline (built-in)"
+#: Printed name of each reserved row that tables print (both printed, never ranked).
+RESERVED_LABELS: dict[str, str] = {REAL_AUDIO_MODEL: REAL_AUDIO_LABEL, BASELINE_MODEL: BASELINE_LABEL}
 
 
 def reference_rows(models):

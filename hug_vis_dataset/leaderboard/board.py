@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from .. import catalog
-from ..paper_tables import PAPER_COLUMNS, UNRANKED_SOURCES, table_info
-from ..results import BASELINE_LABEL, BASELINE_MODEL, EMOTION_MODEL_SEP, REAL_AUDIO_LABEL, REAL_AUDIO_MODEL
+from ..paper_tables import PAPER_COLUMNS, TASK_TABLES, UNRANKED_SOURCES, table_info
+from ..results import BASELINE_MODEL, EMOTION_MODEL_SEP, REAL_AUDIO_MODEL, RESERVED_LABELS
 from ..tables import mark_ranks
 
 PAPER, SUBMITTED, SYNTHETIC, SUBSET = "paper", "submitted", "synthetic", "subset"
@@ -107,7 +107,7 @@ def run_rows(run) -> "object":
     import pandas as pd
 
     summary, task = run.summary, run.task
-    table = catalog.task(task).paper_table if task in catalog.task_names() else None
+    table = TASK_TABLES.get(task)
     if table is None:
         return pd.DataFrame(columns=list(BOARD_COLUMNS))
     info = table_info(table)
@@ -307,7 +307,7 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
 
 
 def _stored_label(model: str) -> str:
-    return {REAL_AUDIO_MODEL: REAL_AUDIO_LABEL, BASELINE_MODEL: BASELINE_LABEL}.get(model, model)
+    return RESERVED_LABELS.get(model, model)
 
 
 def _count(value) -> str:
