@@ -26,10 +26,10 @@ def _class_name(name: str) -> str:
 
 def _weights_line(name: str) -> str:
     weights = catalog.weights_of(catalog.suite_or_metric(name))
-    from .weights import get_spec
+    from .weights import download_command, get_spec
 
     downloadable = [w for w in weights if get_spec(w).source != "package"]
-    return (f"Needs pretrained files: `hugvis weights download {' '.join(downloadable)}` (or point "
+    return (f"Needs pretrained files: `{download_command(downloadable)}` (or point "
             "`HUGVIS_WEIGHTS_DIR` at a folder holding them)." if downloadable else
             "Runs offline: its model files ship inside pip packages." if weights else "Needs no model file.")
 

@@ -45,9 +45,10 @@ class MissingMetricsError(ValueError):
 
     def __init__(self, labels: Sequence[str], metrics: Sequence[str]):
         from .. import catalog
+        from ..weights import download_command
 
         weights = [w for w in catalog.weights_of(m for m in metrics if m in catalog.METRIC_NAMES)]
-        how = (f"; they need pretrained files: run `hugvis weights download {' '.join(weights)}`, then "
+        how = (f"; they need pretrained files: run `{download_command(weights)}`, then "
                "`hugvis evaluate` again" if weights else "; score those tasks with `hugvis evaluate` first")
         super().__init__(f"no valid rows of {', '.join(labels)}{how}")
         self.labels, self.metrics = list(labels), list(metrics)

@@ -53,8 +53,9 @@ def table_number(label: str) -> int:
 
 def weights_command(tasks: "tuple[str, ...]") -> str:
     """The ``hugvis weights download`` line that lets these tasks' table metrics run."""
-    names = catalog.weights_of(m for t in tasks for m in catalog.table_metrics(t))
-    return f"`hugvis weights download {' '.join(names)}`"
+    from ..weights import download_command
+
+    return f"`{download_command(catalog.weights_of(m for t in tasks for m in catalog.table_metrics(t)))}`"
 
 
 class Explorer:

@@ -34,13 +34,15 @@ from __future__ import annotations
 
 from ..hashing import sha256_file
 from .registry import (ENV_CACHE, ENV_DIR, ENV_PREFIX, REGISTRY, UnknownWeightsError, WeightSpec, WeightsFormatError,
-                       WeightsHashError, WeightsMissingError, cache_dir, env_var, get_spec, missing_message, register)
+                       WeightsHashError, WeightsMissingError, cache_dir, download_command, env_var, get_spec,
+                       missing_message, register)
 from .resolve import check_hash, download, find_weight, resolve
 from .verify import WeightStatus, check_loadable, format_problem, is_available, missing_note, weight_status
 
 __all__ = [
     "ENV_CACHE", "ENV_DIR", "ENV_PREFIX", "REGISTRY", "UnknownWeightsError", "WeightSpec", "WeightStatus",
     "WeightsFormatError", "WeightsHashError", "WeightsMissingError", "cache_dir", "check_hash", "check_loadable",
-    "download", "env_var", "find_weight", "format_problem", "get_spec", "is_available", "missing_message",
+    "download", "download_command",
+    "env_var", "find_weight", "format_problem", "get_spec", "is_available", "missing_message",
     "missing_note", "register", "resolve", "sha256_file", "weight_status",
 ]

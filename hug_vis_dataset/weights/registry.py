@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 from ..errors import HugvisError
 
@@ -212,12 +213,22 @@ def cache_dir() -> Path:
     return Path(base) / "weights"
 
 
+def download_command(names: "Iterable[str]") -> str:
+    """The command line that fetches the named files (every door prints this one spelling).
+
+    Example:
+        >>> download_command(["syncnet_v2", "arcface_det_10g"])
+        'hugvis weights download syncnet_v2 arcface_det_10g'
+    """
+    return "hugvis weights download " + " ".join(names)
+
+
 def missing_message(spec: WeightSpec) -> str:
     """The text of :class:`WeightsMissingError`: what, from where, and every way to provide it."""
     lines = [
         f"weights {spec.name!r} ({spec.filename}) needed by {', '.join(spec.metrics)} are not available locally.",
         f"  source: {spec.origin()}",
-        f"  download (needs internet): hugvis weights download {spec.name}",
+        f"  download (needs internet): {download_command([spec.name])}",
         f"  or pass path=... / set {env_var(spec.name)}=/path/to/{spec.filename}",
         f"  or put it in ${ENV_DIR}/{spec.filename}",
     ]

@@ -18,8 +18,8 @@ from typing import Iterable
 
 from ..hashing import DigestCache, sha256_file
 from ..hub_access import HubUnreachableError, fetch_or_explain, unreachable_reason
-from .registry import (ENV_DIR, REGISTRY, WeightSpec, WeightsHashError, WeightsMissingError, cache_dir, env_var,
-                       get_spec, missing_message)
+from .registry import (ENV_DIR, REGISTRY, WeightSpec, WeightsHashError, WeightsMissingError, cache_dir,
+                       download_command, env_var, get_spec, missing_message)
 
 # Pinned files are hashed once per process and again only when their size or mtime changes.
 PINNED_HASHES = DigestCache()
@@ -151,7 +151,7 @@ def check_hash(spec: WeightSpec, path: Path) -> None:
     if actual != spec.sha256:
         raise WeightsHashError(
             f"{path} has sha256 {actual}, but weights {spec.name!r} are pinned to {spec.sha256} "
-            f"({spec.origin()}); replace the file (hugvis weights download {spec.name})"
+            f"({spec.origin()}); replace the file ({download_command([spec.name])})"
         )
 
 

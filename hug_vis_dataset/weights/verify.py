@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from .registry import WeightsMissingError, get_spec
+from .registry import WeightsMissingError, download_command, get_spec
 from .resolve import PINNED_HASHES, find_weight
 
 _TORCH_SUFFIXES = (".pt", ".pth", ".model", ".ckpt")
@@ -92,17 +92,17 @@ def check_loadable(name: str) -> "str | None":
         detail = str(err).splitlines()[-1].strip()
         return f"weights {name!r}: {detail}; point it at the file {spec.filename} or unset it"
     if found is None:
-        return f"weights {name!r} ({spec.filename}) missing: run `hugvis weights download {name}`"
+        return f"weights {name!r} ({spec.filename}) missing: run `{download_command([name])}`"
     path = found[0]
     if spec.sha256 is not None:
         actual = PINNED_HASHES.sha256(path)
         if actual != spec.sha256:
             return (f"weights {name!r}: hash mismatch: {path} has sha256 {actual[:12]}..., pinned "
-                    f"{spec.sha256[:12]}...; replace the file (hugvis weights download {name})")
+                    f"{spec.sha256[:12]}...; replace the file ({download_command([name])})")
         return None  # the pinned bytes are known to load
     problem = format_problem(path)
     if problem:
-        return f"weights {name!r}: {path} is {problem}; replace the file (hugvis weights download {name})"
+        return f"weights {name!r}: {path} is {problem}; replace the file ({download_command([name])})"
     return None
 
 
@@ -172,5 +172,5 @@ def missing_note(names: Iterable[str]) -> "str | None":
             absent.append(name)
         else:
             broken.append(problem)
-    notes = broken + ([f"needs weights: run `hugvis weights download {' '.join(absent)}`"] if absent else [])
+    notes = broken + ([f"needs weights: run `{download_command(absent)}`"] if absent else [])
     return "; ".join(notes) if notes else None
