@@ -269,18 +269,16 @@ def _require_hub_model(model: str) -> None:
     """A Hub id that is not cached, on a machine that cannot reach the Hub: fail now, not after retries."""
     from huggingface_hub import try_to_load_from_cache
 
-    from ..hub_access import HubUnreachableError, looks_like_hub_id, unreachable_reason
+    from ..hub_access import looks_like_hub_id, require_reachable
 
     if not looks_like_hub_id(model) or isinstance(try_to_load_from_cache(model, "config.json"), str):
         return
-    reason = unreachable_reason()
-    if reason:
-        raise HubUnreachableError(model, reason, "pass a downloaded model folder instead: "
-                                                 "--model transformers:/path/to/model (the folder with config.json)")
+    require_reachable(model, "pass a downloaded model folder instead: "
+                             "--model transformers:/path/to/model (the folder with config.json)")
 
 
 def _pipeline_task_of(model: str) -> "str | None":
-    from ..references import looks_like_hub_id
+    from ..hub_access import looks_like_hub_id
 
     config = Path(model) / "config.json"
     if not config.is_file():

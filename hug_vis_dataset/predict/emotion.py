@@ -64,9 +64,9 @@ import numpy as np
 
 from ..grid import EMOTION_NAMES, ClipId
 from ..metrics.emotion import INPUT_SETTING_ORDER, normalize_input_setting, parse_answer
+from ..tasks.emotion import PREDICTIONS_FILE  # the file the scorer reads
 from .runner import PredictionError, PredictLog, PredictSetupError, PredictSummary, run_units
 
-PREDICTIONS_FILE = "predictions.jsonl"
 DEFAULT_VIDEO_FRAMES = 8
 LANGUAGES = ("en", "zh")
 TEXT_COLUMNS = ("transcript", "asr_transcript")
