@@ -154,8 +154,8 @@ def storage_section(report: "BuildReport") -> str:
     storage = report.storage
     if storage is None:
         return ""
-    rows = "\n".join(f"| `{c}` | {size} | {media} | {shared} |" for c, size, media, shared in storage.table_rows()[:-1])
-    total = storage.table_rows()[-1]
+    *configs, total = storage.table_rows()
+    rows = "\n".join(f"| `{c}` | {size} | {media} | {shared} |" for c, size, media, shared in configs)
     chunker = storage.chunker
     sizes = "/".join(f"{chunker[k] // 1024}" for k in ("min_size", "avg_size", "max_size")) if chunker else ""
     lines = "\n".join(f"- {line}" for line in storage.summary_lines())

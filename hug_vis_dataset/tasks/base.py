@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from .. import catalog
-from ..results import STATUS_FAILED, STATUS_OK, clip_fields, result_rows
+from ..results import STATUS_FAILED, STATUS_OK, result_rows
 
 
 class SubmissionError(ValueError):
