@@ -142,6 +142,9 @@ class ReleaseLayout:
 DEFAULT_LAYOUT = ReleaseLayout()
 #: Written only by ``hugvis synth``: scores on such a tree are never ranked with the paper's.
 SYNTHETIC_MARKER = "metadata/synthetic.json"
+#: A synthetic tree's simulated model outputs (``<task>/<system>/``) and their simulated MOS ratings.
+SIMULATED_SYSTEMS_DIR = "simulated_systems"
+SIMULATED_RATINGS_FILE = "mos_ratings.csv"
 
 
 def layout_for(release_dir: "str | Path", layout: "ReleaseLayout | None" = None) -> ReleaseLayout:

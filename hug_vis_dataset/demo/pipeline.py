@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+from ..layout import SIMULATED_RATINGS_FILE, SIMULATED_SYSTEMS_DIR
 from ..tasks import TASKS
 
 
@@ -153,25 +154,23 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
     start = time.perf_counter()
     build_front_doors(out, grid if grid is not None else (QUICK_GRID if quick else DEMO_GRID), seed=seed,
                       progress=progress, build=build)
-    systems_root = release / "simulated_systems"
+    systems_root = release / SIMULATED_SYSTEMS_DIR
+    command_line = ["run_demo", str(out)]
     print("[3] scoring every simulated system ...", flush=True)
+    # Finding (iii) scores the matting systems again as matting_boundary (boundary bands, thin
+    # structures, moving regions); tasks without simulated systems (motion) are scored below.
     for task in TASKS:
-        task_dir = systems_root / task
+        task_dir = systems_root / {"matting_boundary": "matting"}.get(task, task)
         if not task_dir.is_dir():
             continue
         for system in sorted(p for p in task_dir.iterdir() if p.is_dir()):
             res = evaluate_submission(task, system, system.name, release, results, num_proc=num_proc,
-                                      progress=progress, command_line=["run_demo", str(out)])
+                                      progress=progress, command_line=command_line)
             print(f"    {task}/{system.name}: {_outcome(res)}", flush=True)
-    # Finding (iii): the matting systems again, inside boundary bands, thin structures and moving regions.
-    for system in sorted(p for p in (systems_root / "matting").iterdir() if p.is_dir()):
-        res = evaluate_submission("matting_boundary", system, system.name, release, results, num_proc=num_proc,
-                                  progress=progress, command_line=["run_demo", str(out)])
-        print(f"    matting_boundary/{system.name}: {_outcome(res)}", flush=True)
     print(f"[3b] predicting and scoring each task's built-in baseline (real, not simulated) into {out / 'baselines'} ...",
           flush=True)
     score_baselines(release, out / "baselines", results, num_proc=num_proc, progress=progress,
-                    command_line=["run_demo", str(out)])
+                    command_line=command_line)
     from ..results import REAL_AUDIO_MODEL, REFERENCE_MODEL
     from ..tasks import REAL_AUDIO
 
@@ -180,11 +179,11 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
     for task, predictions, model in (("voice_cloning", REAL_AUDIO, REAL_AUDIO_MODEL),
                                      ("motion", "reference", REFERENCE_MODEL)):
         res = evaluate_submission(task, predictions, model, release, results, num_proc=num_proc,
-                                  progress=progress, command_line=["run_demo", str(out)])
-        print(f"    {task}/{model}: {res.coverage.ok}/{res.coverage.grid_size} clips ok", flush=True)
+                                  progress=progress, command_line=command_line)
+        print(f"    {task}/{model}: {_outcome(res)}", flush=True)
     print("[4] writing the report ...", flush=True)
     # The synthetic grid's simulated raters (not human judgements) give Tables 6/8/10.
-    ratings = systems_root / "mos_ratings.csv"
+    ratings = systems_root / SIMULATED_RATINGS_FILE
     report = build_report([results], out / "report", n_boot=n_boot, mos=ratings if ratings.is_file() else None)
     print(report.markdown)
     seconds = time.perf_counter() - start

@@ -25,6 +25,7 @@ from typing import Any, Callable
 from .. import catalog
 from .. import paper_tables as pt
 from ..hub_access import HubUnreachableError
+from ..layout import SIMULATED_RATINGS_FILE, SIMULATED_SYSTEMS_DIR
 from ..leaderboard import LocalResultsStore, ModelNameError, StoreError, board, board_rows, mos_rows
 from ..leaderboard.board import ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SPACE_REVEAL, SUBMITTED, SYNTHETIC, run_origin
 from .mos_study import MosStudy, aggregate_ratings, ratings_location
@@ -118,7 +119,7 @@ class Explorer:
         from ..mos import read_ratings
         from .ratings import CRITERIA
 
-        path = self.release_dir / "simulated_systems" / "mos_ratings.csv"
+        path = self.release_dir / SIMULATED_SYSTEMS_DIR / SIMULATED_RATINGS_FILE
         if not path.is_file():
             return None
         valid, _invalid = read_ratings(path)

@@ -28,6 +28,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from ..layout import SIMULATED_SYSTEMS_DIR
 from ..leaderboard.store import RATINGS_FILE
 from .ratings import CRITERIA, CRITERION_LABELS, RatingError, RatingStore
 
@@ -90,7 +91,7 @@ class MosStudy:
         self.on_stored = on_stored
 
     def systems(self, task: str) -> list[str]:
-        folder = self.release_dir / "simulated_systems" / task
+        folder = self.release_dir / SIMULATED_SYSTEMS_DIR / task
         return sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
 
     def clip_ids(self) -> list[str]:
@@ -101,7 +102,7 @@ class MosStudy:
         if not (task and system and clip_id):
             return None
         suffix = ".wav" if task == VOICE_TASK else ".mp4"
-        path = self.release_dir / "simulated_systems" / task / system / f"{clip_id}{suffix}"
+        path = self.release_dir / SIMULATED_SYSTEMS_DIR / task / system / f"{clip_id}{suffix}"
         return str(path) if path.is_file() else None
 
     def references(self, task: str, clip_id: str) -> dict[str, str]:

@@ -49,10 +49,11 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..grid import ClipId
+from ..layout import SIMULATED_RATINGS_FILE
 from ..mos import RATING_COLUMNS, TASK_CRITERIA
 from .seeds import TAG_RATINGS
 
-RATINGS_FILE = "mos_ratings.csv"
+RATINGS_FILE = SIMULATED_RATINGS_FILE
 TOP, SPAN = 4.6, 3.0  # latent quality of a perfect copy and its drop at strength 1
 SYSTEM_SD = 0.3  # fixed per (system, criterion) offset: reorders neighbours now and then
 CLIP_SD = 0.3  # stimulus difficulty shared by all systems of a clip

@@ -31,10 +31,10 @@ from pathlib import Path
 import numpy as np
 
 from ..grid import EMOTIONS, Emotion
-from ..layout import ReleaseLayout
+from ..layout import SIMULATED_SYSTEMS_DIR, ReleaseLayout
 from .seeds import TAG_AUDIO, TAG_SYSTEM
 
-SYSTEMS_DIR = "simulated_systems"
+SYSTEMS_DIR = SIMULATED_SYSTEMS_DIR
 EMOTION_SETTINGS: tuple[str, ...] = ("video", "audio", "text", "video+audio+text")
 SYSTEM_CRF = 23  # system videos are lossy predictions anyway; keeps the default synth fast
 
