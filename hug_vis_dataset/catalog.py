@@ -99,12 +99,32 @@ class MetricSpec:
     @property
     def arrow(self) -> str:
         """``↑`` or ``↓``."""
-        return "↑" if self.higher_is_better else "↓"
+        return direction_arrow(self.higher_is_better)
 
     @property
     def header(self) -> str:
         """The column header of leaderboards: label, arrow and short unit (``MAD ↓ (×1e3)``)."""
-        return f"{self.label} {self.arrow}" + (f" ({self.unit_short})" if self.unit_short else "")
+        return column_header(self.label, self.higher_is_better, self.unit_short)
+
+
+def direction_arrow(higher_is_better: bool) -> str:
+    """``↑`` when higher is better, else ``↓``."""
+    return "↑" if higher_is_better else "↓"
+
+
+def column_header(label: str, higher_is_better: bool, unit_short: str = "") -> str:
+    """A leaderboard column's header: label, direction arrow and short unit.
+
+    Example:
+        >>> column_header("ID Similarity", True, MOS_SCALE_TEXT)
+        'ID Similarity ↑ (1-5)'
+    """
+    return f"{label} {direction_arrow(higher_is_better)}" + (f" ({unit_short})" if unit_short else "")
+
+
+#: The scale of mean opinion scores, rated (the MOS study) and predicted (UTMOS, DNSMOS).
+MOS_SCALE: tuple[int, int] = (1, 5)
+MOS_SCALE_TEXT = f"{MOS_SCALE[0]}-{MOS_SCALE[1]}"
 
 
 @dataclass(frozen=True)
@@ -322,12 +342,12 @@ _EXTRAS: dict[str, tuple[str, ...]] = {
     "utmos": ("torch", "audio"), "speaker_similarity": ("torch", "audio"),
     "dnsmos": ("audio",), "dnsmos_sig": ("audio",), "dnsmos_bak": ("audio",), "dnsmos_p808": ("audio",),
 }
-# How a header shows each metric's unit (the paper's scaling of Table 11, dB, the MOS scale).
-_UNIT_SHORT: dict[str, str] = {
-    "mad": "×1e3", "mse": "×1e3", "dtssd": "×1e2", "grad": "÷1e3", "conn": "÷1e3", "psnr": "dB",
-    "utmos": "1-5", "dnsmos": "1-5", "dnsmos_sig": "1-5", "dnsmos_bak": "1-5", "dnsmos_p808": "1-5",
-}
-METRICS = tuple(replace(m, extras=_EXTRAS.get(m.name, ()), unit_short=_UNIT_SHORT.get(m.name, "")) for m in METRICS)
+# How a header shows each metric's unit (the paper's scaling of Table 11, dB); metrics on the MOS
+# scale show it.
+_UNIT_SHORT: dict[str, str] = {"mad": "×1e3", "mse": "×1e3", "dtssd": "×1e2", "grad": "÷1e3", "conn": "÷1e3", "psnr": "dB"}
+METRICS = tuple(replace(m, extras=_EXTRAS.get(m.name, ()),
+                        unit_short=_UNIT_SHORT.get(m.name) or (MOS_SCALE_TEXT if m.value_range == MOS_SCALE else ""))
+                for m in METRICS)
 
 # ---------------------------------------------------------------- boundary-aware matting (finding iii)
 #: Band half-widths in pixels at 1080p (scaled with the frame height) and the region names.

@@ -48,7 +48,6 @@ DEFAULT_ORIGINS: tuple[str, ...] = (PAPER, SUBMITTED)
 BOARD_COLUMNS: tuple[str, ...] = PAPER_COLUMNS + ("origin", "n_ok", "n_failed", "coverage", "link", "note")
 ALL = "All"
 NEEDS_WEIGHTS = "needs weights"
-_MOS_HEADER_UNIT = "1-5"
 
 
 @dataclass
@@ -192,7 +191,7 @@ def header(metric: dict) -> str:
     """A metric column's header: the catalog's label, arrow and unit; MOS criteria on a 1-5 scale."""
     if metric["key"] in catalog.METRIC_NAMES:
         return catalog.spec(metric["key"]).header
-    return f"{metric['display']} {'↑' if metric['higher_is_better'] else '↓'} ({_MOS_HEADER_UNIT})"
+    return catalog.column_header(metric["display"], metric["higher_is_better"], catalog.MOS_SCALE_TEXT)
 
 
 def applicable_filters(table: int, frame) -> tuple[str, ...]:

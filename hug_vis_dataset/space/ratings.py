@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
+from ..catalog import MOS_SCALE
 from ..grid import ClipId, ClipIdError
 from ..mos import CRITERIA as MOS_CRITERIA
 from ..mos import TASK_CRITERIA
@@ -58,7 +59,7 @@ CRITERION_LABELS: dict[str, str] = MOS_CRITERIA
 RATING_COLUMNS: tuple[str, ...] = ("rater", "task", "clip_id", "model", "criterion", "score", "seq", "time")
 #: One rating per key: a later submission (larger ``seq``) replaces an earlier one.
 RATING_KEY: tuple[str, ...] = ("rater", "task", "clip_id", "model", "criterion")
-SCORE_RANGE = (1, 5)
+SCORE_RANGE = MOS_SCALE
 
 
 class RatingError(ValueError):
