@@ -60,20 +60,16 @@ class {_class_name(name)}(evaluate.Metric):
 '''
 
 
-#: Implementation notes that belong in a module's card, kept as constants next to the code they
-#: describe: (the metrics a note concerns, module, constant).
-_CARD_NOTES: tuple[tuple[tuple[str, ...], str, str], ...] = (
-    (("dnsmos", "dnsmos_sig", "dnsmos_bak", "dnsmos_p808"), "hug_vis_dataset.metrics.voice", "DNSMOS_RESAMPLER_NOTE"),
-    (("sync_c", "sync_d"), "hug_vis_dataset.metrics.sync_timeline", "SYNC_FRONT_END_NOTE"),
-)
-
-
 def _notes(name: str) -> str:
-    import importlib
+    """Implementation notes that belong in a module's card, kept as constants next to the code they
+    describe; each concerns the metrics computed through one model (from the catalog)."""
+    from .metrics.sync_timeline import SYNC_FRONT_END_NOTE
+    from .metrics.voice import DNSMOS_RESAMPLER_NOTE
 
+    card_notes = ((catalog.metrics_needing("dnsmos_sig_bak_ovr"), DNSMOS_RESAMPLER_NOTE),
+                  (catalog.metrics_needing("syncnet_v2"), SYNC_FRONT_END_NOTE))
     members = set(catalog.suite_or_metric(name))
-    notes = [getattr(importlib.import_module(module), constant)
-             for metrics, module, constant in _CARD_NOTES if members & set(metrics)]
+    notes = [note for metrics, note in card_notes if members & set(metrics)]
     return "".join(f"\n**Implementation note.** {n}\n" for n in notes)
 
 
