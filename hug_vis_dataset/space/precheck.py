@@ -1,8 +1,8 @@
 """Check an upload's layout from the zip's member names, before anything is extracted or scored.
 
-The names say which clips a zip predicts for a task under the rules of
-:func:`hug_vis_dataset.tasks.submission.index_folder` (the clip id in each entry's name, never
-sorted order), and which task's layout the zip matches when it is not the one chosen, so
+The names say which clips a zip predicts for a task under the task scorer's own rules
+(:meth:`hug_vis_dataset.tasks.base.TaskScorer.match_names`: the clip id in each entry's name,
+never sorted order; emotion: one predictions file), and which task's layout the zip matches when it is not the one chosen, so
 the Space can say "these look like matting predictions" instead of "unmatched 28".
 
 Example:
@@ -23,8 +23,7 @@ from pathlib import PurePosixPath
 from typing import Iterable
 
 from .. import catalog
-from ..tasks.emotion import PREDICTIONS_FILE
-from ..tasks.submission import index_entries
+from ..tasks import get_task
 from .uploads import is_ignorable
 
 
@@ -75,17 +74,8 @@ def top_level_entries(names: Iterable[str]) -> dict[str, bool]:
 
 
 def _check(task: str, entries: dict[str, bool]) -> LayoutCheck:
-    spec = catalog.task(task)
     check = LayoutCheck(task)
-    if task == "emotion":
-        if PREDICTIONS_FILE in entries and not entries[PREDICTIONS_FILE]:
-            check.matched = 1  # the answers inside are checked line by line when scored
-        else:
-            check.unmatched.append(("(zip)", f"no {PREDICTIONS_FILE} at the top level"))
-        return check
-    index = index_entries(((name, is_dir, name) for name, is_dir in sorted(entries.items())),
-                          spec.prediction_suffixes, spec.prediction_dirs)
-    check.matched, check.unmatched = len(index.found), index.unmatched
+    check.matched, check.unmatched = get_task(task).match_names(entries)
     return check
 
 

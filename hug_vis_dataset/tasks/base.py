@@ -21,10 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from .. import catalog
 from ..results import STATUS_FAILED, STATUS_OK, result_rows
-
-
-class SubmissionError(ValueError):
-    """A prediction exists but cannot be scored (wrong size, frame count, rate, unreadable)."""
+from .submission import SubmissionError, index_entries
 
 
 class MetricUnavailable(RuntimeError):
@@ -141,6 +138,15 @@ class TaskScorer:
     @property
     def prediction_dirs(self) -> bool:
         return self.spec.prediction_dirs
+
+    def match_names(self, entries: Mapping[str, bool]) -> "tuple[int, list[tuple[str, str]]]":
+        """The submission layout checked on names alone: how many top-level entries (name -> is a
+        folder) are predictions, and the entries that are not, with why (the Space checks a zip's
+        members before extracting it). Same rules as indexing the extracted folder.
+        """
+        index = index_entries(((name, is_dir, name) for name, is_dir in sorted(entries.items())),
+                              self.prediction_suffixes, self.prediction_dirs)
+        return len(index.found), index.unmatched
 
     def computations(self) -> Mapping[str, Callable[..., ClipScores]]:
         """Metric -> bound method computing it (several metrics may share one method)."""

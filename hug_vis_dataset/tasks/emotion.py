@@ -46,6 +46,12 @@ class EmotionTask(TaskScorer):
         notes = {} if parsed is not None else {"note": UNPARSED_NOTE}
         return ClipScores({"emotion_accuracy": float(parsed == truth)}, notes=notes)
 
+    def match_names(self, entries: "Mapping[str, bool]") -> "tuple[int, list[tuple[str, str]]]":
+        """One ``predictions.jsonl`` file at the top level (its answers are checked line by line when scored)."""
+        if entries.get(PREDICTIONS_FILE) is False:
+            return 1, []
+        return 0, [("(zip)", f"no {PREDICTIONS_FILE} at the top level")]
+
     def index_predictions(self, pred_dir: "str | Path") -> PredictionIndex:
         """Answers by clip from ``predictions.jsonl`` (bad lines are *unmatched*, with file and line)."""
         from ..metrics.emotion import iter_prediction_lines, normalize_input_setting

@@ -15,9 +15,12 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterable
 
 from ..grid import ClipId, ClipIdError
-from .base import SubmissionError
 
 IGNORED_SUFFIXES = (".md", ".json", ".txt", ".yaml", ".yml")
+
+
+class SubmissionError(ValueError):
+    """A prediction exists but cannot be scored (wrong size, frame count, rate, unreadable)."""
 
 
 @dataclass
