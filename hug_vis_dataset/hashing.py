@@ -113,10 +113,10 @@ class DigestCache:
         """Write the cache file (atomically) if there is one; a read-only location only costs rehashing."""
         if self.cache_file is None:
             return
+        from .textio import atomic_write_text
+
         try:
             self.cache_file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.cache_file.with_name(f".{self.cache_file.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(self.entries, indent=0, sort_keys=True), encoding="utf-8")
-            os.replace(tmp, self.cache_file)
+            atomic_write_text(self.cache_file, json.dumps(self.entries, indent=0, sort_keys=True))
         except OSError:
             pass

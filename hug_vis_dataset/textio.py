@@ -22,6 +22,8 @@ Example:
 from __future__ import annotations
 
 import codecs
+import os
+import tempfile
 from pathlib import Path
 from typing import Iterator
 
@@ -91,3 +93,28 @@ def csv_header_problem(header: "list[str]", required: "tuple[str, ...] | list[st
     if len(header) == 1 and (";" in header[0] or "\t" in header[0]):
         return f"is separated by {repr(';') if ';' in header[0] else 'tabs'}; save it comma-separated"
     return f"lacks columns {missing}"
+
+
+def atomic_write_text(path: "str | Path", text: str) -> None:
+    """Replace ``path`` with ``text`` (UTF-8, LF) so that a crash leaves the old file or the new one.
+
+    The text goes to a temporary file of its own in the same folder (two writers never share one),
+    is flushed to disk, then renamed over ``path``.
+
+    Example:
+        >>> import tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "a.json")
+        >>> atomic_write_text(path, "{}\\n"); open(path).read(), sorted(os.listdir(os.path.dirname(path)))
+        ('{}\\n', ['a.json'])
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with open(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

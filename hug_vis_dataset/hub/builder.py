@@ -58,7 +58,8 @@ from .card import render_card
 from .rows import clip_row
 from .schema import CONFIG_NAMES, check_config
 from .shards import ShardWriter, check_no_foreign_files
-from .state import atomic_write_text, check_own_build, load_state, metadata_sha256, plan_hash, save_state
+from ..textio import atomic_write_text
+from .state import check_own_build, load_state, metadata_sha256, plan_hash, save_state
 
 
 # ----------------------------------------------------------------------------- config job

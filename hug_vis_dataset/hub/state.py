@@ -11,25 +11,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Sequence
 
 from ..hashing import sha256_file
 from ..release import ClipRecord
+from ..textio import atomic_write_text
 from .build_info import FORMAT_VERSION, MANIFEST, STATE_DIR, BuildError, BuildOptions, ShardEntry
 from .shards import shard_name
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` (UTF-8, LF) so that a crash leaves the old file or the new one."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
 
 
 def plan_hash(records: Sequence[ClipRecord], options: BuildOptions) -> str:

@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -65,6 +64,7 @@ import numpy as np
 from ..grid import EMOTION_NAMES, ClipId
 from ..metrics.emotion import INPUT_SETTING_ORDER, normalize_input_setting, parse_answer
 from ..tasks.emotion import PREDICTIONS_FILE  # the file the scorer reads
+from ..textio import atomic_write_text
 from .runner import PredictionError, PredictLog, PredictSetupError, PredictSummary, run_units
 
 DEFAULT_VIDEO_FRAMES = 8
@@ -253,11 +253,7 @@ def write_answers(path: Path, answers: Mapping[tuple[str, str], dict]) -> None:
     from ..metrics.emotion import input_setting_sort_key
 
     order = sorted(answers, key=lambda k: (ClipId.parse(k[0]).sort_key(), input_setting_sort_key(k[1])))
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        for key in order:
-            handle.write(json.dumps(answers[key], ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
+    atomic_write_text(path, "".join(json.dumps(answers[key], ensure_ascii=False) + "\n" for key in order))
 
 
 def predict_emotion(clips: Sequence, model: Callable[[dict], str], out: "str | Path", settings: Sequence[str],
