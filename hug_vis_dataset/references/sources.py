@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -248,10 +247,9 @@ VERIFY_CACHE_FILE = "verified_shards.json"
 
 
 def _verify_cache_path() -> Path:
-    from ..weights import ENV_CACHE
+    from ..weights.registry import cache_root
 
-    base = os.environ.get(ENV_CACHE) or os.path.join(os.path.expanduser("~"), ".cache", "hugvis")
-    return Path(base) / VERIFY_CACHE_FILE
+    return cache_root() / VERIFY_CACHE_FILE
 
 
 def verify_manifest_shards(root: "str | Path", entries: "list[dict]", cache_file: "str | Path | None" = None) -> int:

@@ -207,10 +207,14 @@ def env_var(name: str) -> str:
     return ENV_PREFIX + name.upper().replace("-", "_")
 
 
+def cache_root() -> Path:
+    """The toolkit's cache folder: ``$HUGVIS_CACHE_DIR`` or ``~/.cache/hugvis``."""
+    return Path(os.environ.get(ENV_CACHE) or os.path.join(os.path.expanduser("~"), ".cache", "hugvis"))
+
+
 def cache_dir() -> Path:
     """Folder for URL downloads: ``$HUGVIS_CACHE_DIR/weights`` or ``~/.cache/hugvis/weights``."""
-    base = os.environ.get(ENV_CACHE) or os.path.join(os.path.expanduser("~"), ".cache", "hugvis")
-    return Path(base) / "weights"
+    return cache_root() / "weights"
 
 
 def download_command(names: "Iterable[str]") -> str:
