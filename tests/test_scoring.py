@@ -160,9 +160,10 @@ def test_interrupted_run_resumes_to_identical_rows(grid, tmp_path):
             f"progress=False, on_persisted=lambda n: os._exit(75) if n >= 2 else None)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 75, proc.stderr
-    store = ResultStore(out, "matting", system.name)
+    assert not (out / "matting" / system.name).exists()  # nothing is published before the run is complete
+    store = ResultStore.work(out, "matting", system.name)
     assert not store.rows_path.exists()  # killed before compaction
-    assert len(store.done_clips()) == 2  # two finished clips survived the crash
+    assert len(store.done_clips()) == 2  # two finished clips survived the crash, in the work folder
     assert not list(store.rows_dir.glob(".*tmp"))
     res = score(grid, "matting", system, out)
     assert res.computed == 4  # only what was missing
@@ -171,6 +172,7 @@ def test_interrupted_run_resumes_to_identical_rows(grid, tmp_path):
     pd.testing.assert_frame_equal(rows, rows_full, check_exact=True)
     pd.testing.assert_frame_equal(frames, frames_full, check_exact=True)
     assert score(grid, "matting", system, out).computed == 0  # nothing left to do
+    assert not store.dir.exists()  # the work folder became the published run
 
 
 # ----------------------------------------------------------------------------- bad submissions

@@ -41,7 +41,7 @@ def _evaluate(args) -> int:
             command_line=["hugvis", *sys.argv[1:]], revision=args.revision, device=args.device,
             batch_size=args.batch_size,
             gpus_per_worker=args.gpus_per_worker,
-            verify_dataset=not args.no_verify_dataset,
+            verify_dataset=not args.no_verify_dataset, overwrite=args.overwrite,
         )
     except (IncompleteMetricsError, FileNotFoundError, ValueError) as err:
         from ..errors import one_line
@@ -113,6 +113,9 @@ def register(subparsers) -> None:
     p.add_argument("--protocol", choices=("clip", "rvm"), default=None,
                    help="aggregation of the summary (default: rvm for matting, clip otherwise)")
     p.add_argument("--keep-failed", action="store_true", help="on resume, do not retry clips that failed")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace a stored run of other predictions under this --model (the stored run stays "
+                        "until the new one is complete)")
     p.add_argument("--require-all-metrics", action="store_true",
                    help="fail (exit 2) when a metric cannot run (weights missing, failing their hash or not "
                         "loading) instead of skipping it with a WARNING line")

@@ -35,6 +35,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import numbers
@@ -49,11 +50,24 @@ from ..errors import HugvisError, ToolUsageError
 from ..grid import ClipId
 from .coverage import Coverage
 from ..references import ReferenceSource, open_reference_source
+from ..hashing import DigestCache
+from ..textio import atomic_write_text
+from .binding import (DIGESTS_FILE, INPUT_COLUMN, RUN_BINDING_FILE, RunBinding, clip_fingerprint, dataset_key,
+                      library_version, metric_definitions, reusable_clips)
+from .folders import MARKER, FolderBusyError, hold, replace_folder
 from .store import ResultStore
 from ..tasks import REAL_AUDIO, ClipJob, ClipOutcome, get_task, index_predictions, result_rows, score_job
 PROVENANCE_PACKAGES = ("hug-vis", "numpy", "scipy", "pandas", "pyarrow", "torch", "opencv-python-headless", "av",
                        "soundfile", "librosa", "scikit-image", "lpips", "resemblyzer", "speechmos", "onnxruntime",
                        "ray", "datasets")
+
+
+class RunConflictError(ToolUsageError):
+    """The (task, model) already holds a run of other predictions; ``--overwrite`` or another name."""
+
+
+class RunBusyError(HugvisError, RuntimeError):
+    """Another process is scoring the same (task, model) into the same results folder."""
 
 
 class IncompleteMetricsError(HugvisError, RuntimeError):
@@ -339,6 +353,7 @@ def evaluate_submission(
     on_persisted: "Callable[[int], None] | None" = None,
     verify_dataset: bool = True,
     on_scored: "Callable[[int, int], None] | None" = None,
+    overwrite: bool = False,
 ) -> EvaluationResult:
     """Score a submission folder and store per-clip rows, coverage and a summary.
 
@@ -370,10 +385,22 @@ def evaluate_submission(
             (recorded in the summary's provenance either way).
         on_scored: called with ``(clips scored, clips to score)`` in this run after every clip
             (progress bars: the Space's upload scoring).
+        overwrite: replace a stored run of other predictions under the same (task, model); the
+            stored run stays as it is until the new one is complete.
+
+    Re-runs (``docs/SCORING.md``, "Re-runs"): a clip's stored rows are kept only when its
+    prediction's fingerprint, the dataset's and the metric definitions are unchanged
+    (:func:`hug_vis_dataset.scoring.binding.reusable_clips`); every other clip is scored again.
+    The run is scored in ``out/<task>/.work-<model>/`` and replaces the stored run by one rename
+    when complete, so a failed or interrupted run leaves the stored one byte-identical, and the
+    next run resumes from the work folder.
 
     Raises:
         RunOptionError: ``num_proc``, ``chunk_frames`` or ``flush_every`` below 1, unknown backend,
             ``gpus_per_worker`` below 0 or given without ``backend="ray"``.
+        RunConflictError: a run of another predictions folder is stored under (task, model) and
+            ``overwrite`` is not set.
+        RunBusyError: another process is scoring the same (task, model) into ``out``.
 
     Returns:
         An :class:`EvaluationResult`.
@@ -409,105 +436,188 @@ def evaluate_submission(
 
     protocol = protocol or catalog.task_protocol(task)
 
-    store = ResultStore(out, task, model)
-    done = store.done_clips()
-    if retry_failed:
-        again = store.failed_clips()
-        if again:
-            store.compact(drop_clips=again)
-            done -= again
-    jobs = [j for j in build_jobs(task, model, refs, index, metrics, options) if j.clip_id not in done]
-
-    persisted = 0
-    buffer: list[ClipOutcome] = []
-
-    def flush() -> None:
-        nonlocal persisted, buffer
-        if not buffer:
-            return
-        store.write_part([r for o in buffer for r in o.rows], [f for o in buffer for f in o.frames])
-        persisted += len(buffer)
-        buffer = []
-        if on_persisted is not None:
-            on_persisted(persisted)
-
-    if jobs:
-        engine = (run_ray(jobs, num_proc, ray_address, gpus_per_worker=gpus_per_worker) if backend == "ray"
-                  else run_local(jobs, num_proc))
-        for done, outcome in enumerate(_progress(engine, len(jobs), f"{task}/{model}", progress), start=1):
-            buffer.append(outcome)
-            if on_scored is not None:
-                on_scored(done, len(jobs))
-            if len(buffer) >= max(1, flush_every):
-                flush()
-        flush()
-    rows = store.compact()
-
-    if set_metrics and (jobs or not store.set_rows_path.is_file()):
-        ok_clips = set(rows.loc[rows["status"] == "ok", "clip_id"]) if len(rows) else set()
-        valid = [j for j in build_jobs(task, model, refs, index, metrics, options) if j.clip_id in ok_clips]
-        from ..tasks import process_models
-
-        why = "no valid clips or no set-level implementation"
+    published = ResultStore(out, task, model)
+    work = ResultStore.work(out, task, model)
+    current = RunBinding(task, model, _predictions_root(scorer, predictions), dataset_key(refs.fingerprint()),
+                         metric_definitions(metrics + set_metrics), library_version())
+    stored = _published_binding(published.dir)
+    if stored is not None and stored.predictions != current.predictions and not overwrite:
+        raise RunConflictError(
+            f"{task}/{model} in {out} was scored from {stored.predictions}; --predictions {current.predictions} is "
+            f"another folder: pass --overwrite to replace that run once the new one is complete, or choose "
+            f"another --model")
+    work_binding = RunBinding.read(work.dir)
+    resume_work = work_binding is not None and work_binding.predictions == current.predictions
+    seed = None if resume_work else (published if stored is not None and not overwrite else None)
+    source = work if resume_work else seed
+    # Read what may be kept before anything is written: a damaged file is named while the store
+    # is still as it was.
+    earlier = source.read_rows() if source is not None else None
+    if source is not None:
+        source.read_frames(), source.read_set_rows()
+    digests = DigestCache(source.dir / DIGESTS_FILE if source is not None else None)
+    fingerprints = {str(refs.record(cid).clip_id): clip_fingerprint(index.found.get(cid, ()), index.payload.get(cid),
+                                                                     digests) for cid in grid}
+    with contextlib.ExitStack() as stack:
         try:
-            values = scorer.score_set([j.prediction[0] for j in valid], [j.reference for j in valid], set_metrics,
-                                      process_models(device), options) if valid else {}
-        except Exception as err:  # noqa: BLE001 - a set metric's failure is a failed row, not a lost run
-            values, why = {}, f"{type(err).__name__}: {err}"
-        set_rows = []
-        for metric in set_metrics:
-            if metric in values:
-                set_rows += result_rows(model, task, "", {metric: values[metric]})
-            else:
-                set_rows += result_rows(model, task, "", {metric: float("nan")}, error=why, status="failed")
-        store.write_set_rows(set_rows)
+            stack.enter_context(hold(work.dir, "work", str(published.dir)))
+        except FolderBusyError:
+            raise RunBusyError(f"another hugvis evaluate is scoring {task}/{model} into {out} (its folder {work.dir} "
+                               f"is locked); wait for it to finish, or use another --out") from None
+        if not resume_work:
+            _reset_work_folder(work.dir, seed)
+        computed_under = work_binding if resume_work else stored
+        kept = (reusable_clips(earlier, computed_under, current, fingerprints, metrics, retry_failed)
+                if earlier is not None else set())
+        store = work
+        if earlier is not None and len(earlier):
+            store.compact(drop_clips=set(earlier["clip_id"]) - kept)
+        atomic_write_text(store.dir / RUN_BINDING_FILE, current.to_json())
+        jobs = [j for j in build_jobs(task, model, refs, index, metrics, options) if j.clip_id not in kept]
+        # Set-level values (FID) describe every clip: reused only when no clip changed and their
+        # definitions did not either.
+        set_reusable = (not jobs and computed_under is not None and computed_under.dataset == current.dataset
+                        and all(computed_under.definitions.get(m) == current.definitions[m] for m in set_metrics))
+        persisted = 0
+        buffer: list[ClipOutcome] = []
 
-    frames = store.read_frames()
-    set_rows = store.read_set_rows()
-    table = task_table(rows, frames, set_rows, protocol=protocol if len(frames) or protocol != "rvm" else "clip",
-                       metrics=metrics + set_metrics) if len(rows) else None
+        def flush() -> None:
+            nonlocal persisted, buffer
+            if not buffer:
+                return
+            store.write_part([{**r, INPUT_COLUMN: fingerprints.get(o.clip_id, "")} for o in buffer for r in o.rows],
+                             [f for o in buffer for f in o.frames])
+            persisted += len(buffer)
+            buffer = []
+            if on_persisted is not None:
+                on_persisted(persisted)
 
-    grid_set = set(grid)
-    coverage = Coverage(task=task, model=model, grid_size=len(grid), skipped_metrics=skipped)
-    coverage.missing = [str(refs.record(c).clip_id) for c in grid if c not in index.found]
-    coverage.extra = sorted((str(c) for c in index.found if c not in grid_set), key=lambda s: ClipId.parse(s))
-    coverage.unmatched = [{"name": n, "reason": r} for n, r in index.unmatched]
-    dups = index.duplicates()
-    coverage.duplicates = {refs.record(c).clip_id if c in grid_set else str(c): [Path(p).name for p in v]
-                           for c, v in sorted(dups.items())}
-    coverage.predicted = sum(1 for c in grid if c in index.found and c not in dups)
-    if len(rows):
-        failed = rows[rows["status"] == "failed"]
-        first_error = failed.groupby("clip_id", sort=False)["error"].first()
-        skip = set(coverage.missing) | set(coverage.duplicates)
-        coverage.failed = {c: e for c, e in first_error.items() if c not in skip}
-        coverage.ok = int(rows.groupby("clip_id")["status"].agg(lambda s: (s == "ok").all()).sum())
-    unparsed = int((rows["error"] == "unparsed answer").sum()) if len(rows) else 0
+        if jobs:
+            engine = (run_ray(jobs, num_proc, ray_address, gpus_per_worker=gpus_per_worker) if backend == "ray"
+                      else run_local(jobs, num_proc))
+            for done, outcome in enumerate(_progress(engine, len(jobs), f"{task}/{model}", progress), start=1):
+                buffer.append(outcome)
+                if on_scored is not None:
+                    on_scored(done, len(jobs))
+                if len(buffer) >= max(1, flush_every):
+                    flush()
+            flush()
+        rows = store.compact()
 
-    summary = {
-        "task": task,
-        "model": model,
-        "protocol": {"aggregation": protocol, "chunk_frames": chunk_frames,
-                     "emotion_settings": list(options.get("settings", ())) or None},
-        "metrics": {"computed": list(metrics + set_metrics), "skipped": skipped},
-        "aggregate": None if table is None else {
-            str(m): {c: (finite_or_none(v) if c not in ("n_ok", "n_failed") else int(v))
-                     for c, v in table.loc[m].items()} for m in table.index},
-        "coverage": coverage.to_dict(),
-        "unparsed_answers": unparsed,
-        "provenance": {
-            "packages": package_versions(),
-            "weights": weights_used(task, metrics + set_metrics),
-            "dataset": refs.fingerprint(),
-            "predictions": str(Path(predictions).resolve()),
-            "command_line": list(command_line if command_line is not None else sys.argv),
-            "backend": backend, "num_proc": num_proc, "ray_address": ray_address,
-            "device": device, "gpus_per_worker": gpus_per_worker,
-            "started": started, "finished": _now(), "seconds": round(time.perf_counter() - t0, 3),
-            "clips_computed_this_run": len(jobs),
-        },
-    }
-    summary_path = store.dir / "summary.json"
-    (store.dir / "coverage.json").write_text(json.dumps(coverage.to_dict(), indent=2, ensure_ascii=False))
-    summary_path.write_text(json.dumps(summary, indent=2, ensure_ascii=False))
-    return EvaluationResult(task, model, store.rows_path, summary_path, coverage, summary, table, len(jobs))
+        if set_metrics and not (set_reusable and store.set_rows_path.is_file()):
+            ok_clips = set(rows.loc[rows["status"] == "ok", "clip_id"]) if len(rows) else set()
+            valid = [j for j in build_jobs(task, model, refs, index, metrics, options) if j.clip_id in ok_clips]
+            from ..tasks import process_models
+
+            why = "no valid clips or no set-level implementation"
+            try:
+                values = scorer.score_set([j.prediction[0] for j in valid], [j.reference for j in valid], set_metrics,
+                                          process_models(device), options) if valid else {}
+            except Exception as err:  # noqa: BLE001 - a set metric's failure is a failed row, not a lost run
+                values, why = {}, f"{type(err).__name__}: {err}"
+            set_rows = []
+            for metric in set_metrics:
+                if metric in values:
+                    set_rows += result_rows(model, task, "", {metric: values[metric]})
+                else:
+                    set_rows += result_rows(model, task, "", {metric: float("nan")}, error=why, status="failed")
+            store.write_set_rows(set_rows)
+
+        frames = store.read_frames()
+        set_rows = store.read_set_rows()
+        table = task_table(rows, frames, set_rows, protocol=protocol if len(frames) or protocol != "rvm" else "clip",
+                           metrics=metrics + set_metrics) if len(rows) else None
+
+        grid_set = set(grid)
+        coverage = Coverage(task=task, model=model, grid_size=len(grid), skipped_metrics=skipped)
+        coverage.missing = [str(refs.record(c).clip_id) for c in grid if c not in index.found]
+        coverage.extra = sorted((str(c) for c in index.found if c not in grid_set), key=lambda s: ClipId.parse(s))
+        coverage.unmatched = [{"name": n, "reason": r} for n, r in index.unmatched]
+        dups = index.duplicates()
+        coverage.duplicates = {refs.record(c).clip_id if c in grid_set else str(c): [Path(p).name for p in v]
+                               for c, v in sorted(dups.items())}
+        coverage.predicted = sum(1 for c in grid if c in index.found and c not in dups)
+        if len(rows):
+            failed = rows[rows["status"] == "failed"]
+            first_error = failed.groupby("clip_id", sort=False)["error"].first()
+            skip = set(coverage.missing) | set(coverage.duplicates)
+            coverage.failed = {c: e for c, e in first_error.items() if c not in skip}
+            coverage.ok = int(rows.groupby("clip_id")["status"].agg(lambda s: (s == "ok").all()).sum())
+        unparsed = int((rows["error"] == "unparsed answer").sum()) if len(rows) else 0
+
+        summary = {
+            "task": task,
+            "model": model,
+            "protocol": {"aggregation": protocol, "chunk_frames": chunk_frames,
+                         "emotion_settings": list(options.get("settings", ())) or None},
+            "metrics": {"computed": list(metrics + set_metrics), "skipped": skipped},
+            "aggregate": None if table is None else {
+                str(m): {c: (finite_or_none(v) if c not in ("n_ok", "n_failed") else int(v))
+                         for c, v in table.loc[m].items()} for m in table.index},
+            "coverage": coverage.to_dict(),
+            "unparsed_answers": unparsed,
+            "provenance": {
+                "packages": package_versions(),
+                "weights": weights_used(task, metrics + set_metrics),
+                "dataset": refs.fingerprint(),
+                "predictions": current.predictions,
+                "library": current.library,
+                "command_line": list(command_line if command_line is not None else sys.argv),
+                "backend": backend, "num_proc": num_proc, "ray_address": ray_address,
+                "device": device, "gpus_per_worker": gpus_per_worker,
+                "started": started, "finished": _now(), "seconds": round(time.perf_counter() - t0, 3),
+                "clips_computed_this_run": len(jobs),
+            },
+        }
+        atomic_write_text(store.dir / "coverage.json", json.dumps(coverage.to_dict(), indent=2, ensure_ascii=False))
+        atomic_write_text(store.dir / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False))
+        digests.cache_file = store.dir / DIGESTS_FILE
+        digests.save()
+        for folder in (store.rows_dir, store.frames_dir):
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+        # The finished run replaces the published one in one rename; until here a failure or a
+        # kill left the published run as it was.
+        (store.dir / MARKER).unlink(missing_ok=True)
+        replace_folder(store.dir, published.dir)
+    return EvaluationResult(task, model, published.rows_path, published.dir / "summary.json", coverage, summary, table,
+                            len(jobs))
+
+
+
+def _predictions_root(scorer, predictions) -> str:
+    """What a run's predictions are, as recorded: the resolved folder, or the reference-derived mode."""
+    if scorer.reference_only or str(predictions) == REAL_AUDIO:
+        return str(predictions)
+    return str(Path(predictions).resolve())
+
+
+def _published_binding(folder: Path) -> "RunBinding | None":
+    """The binding of the run stored in ``folder``; for a run stored before ``run.json`` existed, its
+    summary's predictions folder (bound to no dataset, so none of its clips is reused)."""
+    binding = RunBinding.read(folder)
+    if binding is not None or not (folder / "summary.json").is_file():
+        return binding
+    try:
+        summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+        root = str(summary["provenance"]["predictions"])
+    except (OSError, ValueError, KeyError, TypeError):
+        root = "(unknown: the stored summary.json cannot be read)"
+    return RunBinding(folder.parent.name, folder.name, root, dataset="")
+
+
+def _reset_work_folder(folder: Path, seed: "ResultStore | None") -> None:
+    """Empty the work folder (keeping its held marker), then copy the published run's stored files
+    into it when the re-run may keep some of them."""
+    import shutil
+
+    from .folders import MARKER
+
+    for entry in folder.iterdir():
+        if entry.name == MARKER:
+            continue
+        shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+    if seed is not None:
+        for path in (seed.rows_path, seed.frames_path, seed.set_rows_path, seed.dir / DIGESTS_FILE):
+            if path.is_file():
+                shutil.copy2(path, folder / path.name)

@@ -7,7 +7,12 @@ Layout of one evaluation (``RESULTS/<task>/<model>/``)::
     rows.parquet                      the compacted table, sorted canonically
     frames.parquet                    the compacted per-frame table
     set_rows.parquet                  set-level metrics (FID): one row per metric, ``clip_id`` ""
-    summary.json, coverage.json       written by the runner
+    summary.json, coverage.json       written by the runner (atomically, like every file here)
+    run.json                          what the run is bound to (scoring.binding.RunBinding)
+
+A run in progress lives in ``RESULTS/<task>/.work-<model>/`` (``ResultStore.work``) and is moved
+into place by one rename when it is complete (:func:`hug_vis_dataset.scoring.folders.replace_folder`),
+so the published run is always a finished one.
 
 A part file appears whole or not at all (written to a temporary name in the same folder and
 renamed), so a run killed at any moment leaves only complete clips behind; rerunning reads the
@@ -37,6 +42,10 @@ from typing import Iterable, Mapping
 
 from ..errors import HugvisError, ToolUsageError
 from ..results import RESULT_COLUMNS, STATUS_FAILED, STATUS_OK, name_problem
+from .binding import INPUT_COLUMN
+
+#: Columns of stored rows: the result columns and the clip's input fingerprint.
+STORED_COLUMNS: tuple[str, ...] = RESULT_COLUMNS + (INPUT_COLUMN,)
 
 FRAME_COLUMNS: tuple[str, ...] = ("model", "task", "clip_id", "metric", "frame", "value")
 
@@ -129,10 +138,12 @@ def _rows_frame(rows: Iterable[Mapping]):
 
     from ..results import rows_to_frame
 
+    rows = list(rows)
     frame = rows_to_frame(rows)
+    frame[INPUT_COLUMN] = [str(r.get(INPUT_COLUMN) or "") for r in rows]
     # Fixed dtypes so part files concatenate to one schema whatever a batch holds.
     frame = frame.astype({"model": str, "task": str, "clip_id": str, "emotion": str, "metric": str,
-                          "status": str, "error": str})
+                          "status": str, "error": str, INPUT_COLUMN: str})
     for column in ("actor_id", "action_id", "script_id"):
         frame[column] = pd.array(frame[column], dtype="Int64")
     frame["value"] = frame["value"].astype("float64")
@@ -150,11 +161,11 @@ def _frames_frame(rows: Iterable[Mapping]):
 class ResultStore:
     """Rows of one (task, model) evaluation under ``root/<task>/<model>/``."""
 
-    def __init__(self, root: "str | Path", task: str, model: str):
+    def __init__(self, root: "str | Path", task: str, model: str, folder: "str | Path | None" = None):
         self.root = Path(root)
         self.task = check_name("task", task)
         self.model = check_name("model", model)
-        self.dir = self.root / task / model
+        self.dir = Path(folder) if folder is not None else self.root / task / model
         self.rows_dir = self.dir / "rows"
         self.frames_dir = self.dir / "frames"
         self.rows_path = self.dir / "rows.parquet"
@@ -162,6 +173,12 @@ class ResultStore:
         self.set_rows_path = self.dir / "set_rows.parquet"
         self._stamp = f"{time.time_ns():020d}-{os.getpid()}"
         self._seq = itertools.count()
+
+    @classmethod
+    def work(cls, root: "str | Path", task: str, model: str) -> "ResultStore":
+        """The store of the run in progress for (task, model): ``root/<task>/.work-<model>/``."""
+        check_name("model", model)
+        return cls(root, task, model, folder=Path(root) / task / f".work-{model}")
 
     # -- writing ---------------------------------------------------------------------------
     def write_part(self, rows: "list[Mapping]", frames: "list[Mapping] | None" = None) -> None:
@@ -192,6 +209,9 @@ class ResultStore:
         pieces = [read_stored(p) for p in ([self.rows_path] if self.rows_path.is_file() else [])
                   + self._parts(self.rows_dir)]
         frame = pd.concat(pieces, ignore_index=True) if pieces else _rows_frame([])
+        if INPUT_COLUMN not in frame:  # rows stored before runs were bound to their inputs
+            frame[INPUT_COLUMN] = ""
+        frame[INPUT_COLUMN] = frame[INPUT_COLUMN].fillna("").astype(str)
         # A clip written twice (two runs racing on one folder) keeps its first copy: values
         # are deterministic, so the copies agree.
         frame = frame.drop_duplicates(subset=["model", "clip_id", "metric"], keep="first")
@@ -254,4 +274,4 @@ def status_counts(rows) -> dict[str, int]:
     return {"ok": int((per_clip == STATUS_OK).sum()), "failed": int((per_clip == STATUS_FAILED).sum())}
 
 
-__all__ = ["FRAME_COLUMNS", "RESULT_COLUMNS", "ResultStore", "check_name", "sort_rows", "status_counts"]
+__all__ = ["FRAME_COLUMNS", "RESULT_COLUMNS", "STORED_COLUMNS", "ResultStore", "check_name", "sort_rows", "status_counts"]

@@ -1,0 +1,188 @@
+"""What a stored run is bound to: its predictions, its dataset and its metric definitions.
+
+A re-run may keep a clip's stored rows only when nothing that made them has changed. Three
+fingerprints decide it:
+
+* **the clip's input** (:func:`clip_fingerprint`, stored in every row as ``input_sha256``): the
+  sha256 of the prediction file(s) of that clip, or of the answers for emotion. Files are hashed
+  through a :class:`~hug_vis_dataset.hashing.DigestCache` kept with the run, so a file whose size
+  and mtime are unchanged is not read again (the fast pre-check), and a changed file always is.
+* **the dataset** (:func:`dataset_key`): the reference source's content fingerprint (checksums,
+  clip count, Hub id and revision), without where it lies on disk.
+* **the metric definitions** (:func:`metric_definitions`): per metric, a digest of its catalog
+  row (definition, range, scale, protocol), the pinned sha256 of its weights and the library
+  version.
+
+The run's :class:`RunBinding` (``run.json``) records the predictions root, the dataset key, the
+definitions and the library version. The re-run rule is :func:`reusable_clips`.
+
+Example:
+    >>> import tempfile, os
+    >>> folder = tempfile.mkdtemp(); path = os.path.join(folder, "a.wav")
+    >>> _ = open(path, "wb").write(b"RIFF")
+    >>> from hug_vis_dataset.hashing import DigestCache
+    >>> clip_fingerprint((path,), None, DigestCache())[:12]
+    'd5e8ef2a2b8c'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from ..hashing import DigestCache
+
+RUN_BINDING_FILE = "run.json"
+DIGESTS_FILE = ".input-digests.json"  # the pre-check cache; local to a machine, never published
+INPUT_COLUMN = "input_sha256"
+BINDING_SCHEMA = 1
+#: Keys of a reference source's fingerprint that say where it is, not what it holds.
+_LOCATION_KEYS = ("path", "shards_verified")
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str, separators=(",", ":")).encode("utf-8")
+
+
+def _entry_digest(entry: str, cache: DigestCache) -> str:
+    """sha256 of one prediction entry: a file's bytes, a folder's files (by relative name), or the
+    entry's text when it is not a path (a row locator into the dataset, covered by the dataset key)."""
+    path = Path(entry)
+    if path.is_file():
+        return cache.sha256(path)
+    if path.is_dir():
+        digest = hashlib.sha256(b"folder\0")
+        for member in sorted(p for p in path.rglob("*") if p.is_file()):
+            digest.update(member.relative_to(path).as_posix().encode("utf-8") + b"\0")
+            digest.update(cache.sha256(member).encode("ascii") + b"\0")
+        return digest.hexdigest()
+    return hashlib.sha256(b"text\0" + str(entry).encode("utf-8")).hexdigest()
+
+
+def clip_fingerprint(prediction: "Iterable[str]", payload: Any, cache: DigestCache) -> str:
+    """sha256 of what a clip's rows are computed from (``""`` when the clip has no prediction).
+
+    Args:
+        prediction: the clip's prediction entries (a duplicate has several: all are hashed).
+        payload: task data other than files (emotion answers); hashed instead of the shared file.
+        cache: digests by path, size and mtime.
+    """
+    entries = tuple(prediction)
+    if payload is not None:
+        return hashlib.sha256(b"payload\0" + _canonical(payload)).hexdigest()
+    if not entries:
+        return ""
+    digest = hashlib.sha256(b"prediction\0")
+    for entry in entries:
+        digest.update(Path(str(entry)).name.encode("utf-8") + b"\0" + _entry_digest(str(entry), cache).encode() + b"\0")
+    return digest.hexdigest()
+
+
+def dataset_key(fingerprint: Mapping[str, Any]) -> str:
+    """sha256 of a reference source's fingerprint without its location (a moved copy is the same dataset).
+
+    Example:
+        >>> dataset_key({"kind": "release", "path": "/a", "metadata_sha256": "x"}) == \\
+        ...     dataset_key({"kind": "release", "path": "/b", "metadata_sha256": "x"})
+        True
+    """
+    content = {k: v for k, v in fingerprint.items() if k not in _LOCATION_KEYS}
+    return hashlib.sha256(_canonical(content)).hexdigest()
+
+
+def library_version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
+def metric_definitions(metrics: Iterable[str]) -> dict[str, str]:
+    """Per metric, a digest of everything that defines its value here (see the module docstring).
+
+    Example:
+        >>> sorted(metric_definitions(["mad", "mse"]))
+        ['mad', 'mse']
+    """
+    from .. import catalog, weights
+
+    out = {}
+    for name in metrics:
+        spec = catalog.spec(name)
+        pinned = [(w, weights.get_spec(w).sha256) for w in spec.weights]
+        out[name] = hashlib.sha256(_canonical({
+            "name": spec.name, "definition": spec.definition, "value_range": list(spec.value_range),
+            "paper_scale": spec.paper_scale, "protocol": spec.protocol, "mode": spec.mode, "weights": pinned,
+            "library": library_version()})).hexdigest()[:16]
+    return out
+
+
+@dataclass(frozen=True)
+class RunBinding:
+    """What one stored run was computed from (``run.json``)."""
+
+    task: str
+    model: str
+    predictions: str  # the predictions root, resolved (or the reference-derived mode's name)
+    dataset: str  # :func:`dataset_key`
+    definitions: dict = field(default_factory=dict)  # metric -> digest
+    library: str = ""
+    schema: int = BINDING_SCHEMA
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def read(cls, folder: "str | Path") -> "RunBinding | None":
+        """The binding stored in ``folder``, or None when there is none or it cannot be read
+        (an unreadable binding binds nothing: every clip is rescored)."""
+        path = Path(folder) / RUN_BINDING_FILE
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            binding = cls(**{k: data[k] for k in ("task", "model", "predictions", "dataset")},
+                          definitions=dict(data.get("definitions") or {}), library=str(data.get("library", "")),
+                          schema=int(data.get("schema", 0)))
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            return None
+        if not all(isinstance(v, str) for v in (binding.task, binding.model, binding.predictions, binding.dataset)):
+            return None
+        return binding
+
+
+def reusable_clips(rows, stored: "RunBinding | None", current: RunBinding, fingerprints: Mapping[str, str],
+                   clip_metrics: Iterable[str], retry_failed: bool = True) -> set[str]:
+    """The clips whose stored rows a re-run keeps; every other clip is scored again.
+
+    A clip is kept when the stored run is bound to the same dataset, each of its rows names the
+    current input fingerprint of the clip, the clip's metrics are exactly the per-clip metrics
+    computed now (``clip_metrics``) with unchanged definitions, and (with ``retry_failed``) none of
+    its rows failed.
+
+    Example:
+        >>> import pandas as pd
+        >>> b = RunBinding("matting", "m", "/p", "d", {"mad": "1"})
+        >>> rows = pd.DataFrame({"clip_id": ["a", "b"], "metric": ["mad", "mad"], "status": ["ok", "ok"],
+        ...                      "input_sha256": ["x", "y"]})
+        >>> sorted(reusable_clips(rows, b, b, {"a": "x", "b": "changed"}, ["mad"]))
+        ['a']
+    """
+    if stored is None or stored.dataset != current.dataset or len(rows) == 0 or INPUT_COLUMN not in rows:
+        return set()
+    wanted = set(clip_metrics)
+    same_definition = {m for m in wanted if stored.definitions.get(m) == current.definitions.get(m)}
+    keep = set()
+    for clip, part in rows.groupby("clip_id", sort=False):
+        if set(part["metric"]) != wanted or not set(part["metric"]) <= same_definition:
+            continue
+        if (part[INPUT_COLUMN] != fingerprints.get(clip, "")).any():
+            continue
+        if retry_failed and (part["status"] != "ok").any():
+            continue
+        keep.add(clip)
+    return keep
+
+
+__all__ = ["DIGESTS_FILE", "INPUT_COLUMN", "RUN_BINDING_FILE", "RunBinding", "clip_fingerprint", "dataset_key",
+           "library_version", "metric_definitions", "reusable_clips"]
