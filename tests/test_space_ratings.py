@@ -1,4 +1,5 @@
-"""MOS rating store: validation rules, append-only storage, latest-wins resolution, concurrent writers."""
+"""MOS rating store: validation rules, append-only storage, tampered lines skipped and named, latest-wins
+resolution, concurrent writers."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import math
 
 import pytest
 
-from hug_vis_dataset.space.ratings import (CRITERIA, RatingError, RatingStore, latest_ratings, load_ratings,
-                                           validate_rating)
+from hug_vis_dataset.space.ratings import (CRITERIA, LINE_FIX, RatingError, RatingStore, latest_ratings,
+                                           load_ratings, validate_rating)
 
 CLIP = "actor_0001_happy_action_01_script_001"
 CRITERIA_LABEL = {"id_similarity": "ID Similarity", "emotion_naturalness": "Emotion Naturalness"}
@@ -80,8 +81,14 @@ def test_append_only_and_tampering_is_reported(tmp_path):
     assert load_ratings(path).seq.tolist() == [1, 1, 1, 2, 2, 2]
 
 
-@pytest.mark.parametrize("change", [{"score": 9}, {"seq": 0}, {"seq": "3"}, {"seq": None}, {"criterion": "lip"}])
-def test_tampered_lines_are_reported_with_their_number(tmp_path, change):
+@pytest.mark.parametrize("change,what", [
+    ({"score": 9}, "lip_sync score 9 must be an integer in 1..5"),
+    ({"seq": 0}, "seq 0 must be a positive integer"),
+    ({"seq": "3"}, "seq '3' must be a positive integer"),
+    ({"seq": None}, "seq None must be a positive integer"),
+    ({"criterion": "lip"}, "criterion 'lip' is not rated for audio_driven"),
+])
+def test_tampered_lines_are_skipped_and_named_with_their_number(tmp_path, change, what):
     path = tmp_path / "r.jsonl"
     store = RatingStore(path)
     for rater in ("r1", "r2"):
@@ -90,8 +97,8 @@ def test_tampered_lines_are_reported_with_their_number(tmp_path, change):
             "score": 2, "seq": 3, "time": 0} | change
     with open(path, "a") as handle:
         handle.write(json.dumps(line) + "\n")
-    with pytest.raises(RatingError, match=r"r\.jsonl:7: bad rating line"):
-        load_ratings(path)
+    assert len(load_ratings(path)) == 6  # the six valid lines; the tampered one is left out
+    assert store.problems() == [f"{path}:7: {what}; {LINE_FIX}"]
 
 
 def test_resubmission_replaces_and_the_history_keeps_both(tmp_path):

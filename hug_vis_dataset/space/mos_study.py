@@ -17,6 +17,16 @@ first item is shown as soon as the page opens. Ratings go to a
 criterion), a resubmission replaces the earlier one (latest wins, by the store's sequence
 number); aggregation is :mod:`hug_vis_dataset.mos`'s, so the Space's MOS equals ``hugvis mos``'s
 on the same (deduplicated) ratings. Where they live: :func:`ratings_location`.
+
+Dropdown values can be forged by a client, so the server decides what may be rated: the store
+is built with :meth:`MosStudy.offer_problem`, which accepts only a system of the task's study, a
+clip of the release and a system that has an output for that clip; the scores are validated as
+sent (a slider's ``4.0`` is 4, ``4.6`` is refused, never truncated). A refusal is one line,
+``**Rating refused:** ...``, naming the value and what to choose. Corrupt lines of the ratings log
+are skipped, never fatal: :meth:`MosStudy.problems` lists them (``"<path>:<line>: <what>; <fix>"``)
+and the tab shows them under the message. Text that came from a request (system, clip, rater,
+error texts) is escaped with :func:`hug_vis_dataset.escaping.markdown_text` wherever it is shown
+as Markdown.
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from ..escaping import markdown_text
 from ..layout import SIMULATED_SYSTEMS_DIR
 from ..leaderboard.store import RATINGS_FILE
 from .ratings import CRITERIA, CRITERION_LABELS, RatingError, RatingStore
@@ -39,6 +50,8 @@ VOICE_TASK = "voice_cloning"
 MEDIA_HEIGHT = 320
 #: Environment variable naming the ratings file (overridden by an explicit path).
 RATINGS_ENV = "HUGVIS_RATINGS"
+#: At most this many skipped log lines are listed in the tab (the rest are counted).
+SHOWN_PROBLEMS = 10
 
 
 def ratings_location(ratings_path: "str | Path | None" = None, results_dir: "str | Path | None" = None,
@@ -85,12 +98,16 @@ class MosStudy:
                  on_stored: "Callable[[], str | None] | None" = None):
         self.release = release
         self.release_dir = Path(release_dir)
-        self.ratings = RatingStore(ratings_path)
+        # The store itself enforces what the study presents, so no caller can store around it.
+        self.ratings = RatingStore(ratings_path, allowed=self.offer_problem)
         # Called after every stored rating (a Hub results store pushes the ratings file); what it
         # returns (a problem with the push) is added to the rater's message.
         self.on_stored = on_stored
 
     def systems(self, task: str) -> list[str]:
+        """The simulated systems of a MOS task (none for any other value: never a path from input)."""
+        if not isinstance(task, str) or task not in CRITERIA:
+            return []
         folder = self.release_dir / SIMULATED_SYSTEMS_DIR / task
         return sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
 
@@ -98,12 +115,55 @@ class MosStudy:
         return [r.clip_id for r in self.release]
 
     def media(self, task: str, system: str, clip_id: str) -> "str | None":
-        """The system output to rate (a video, or a WAV for voice cloning), if it exists."""
-        if not (task and system and clip_id):
+        """The system output to rate (a video, or a WAV for voice cloning), if it exists.
+
+        Only for a system of the study and a clip of the release, so a forged value (``../x``)
+        never names a file outside the simulated systems.
+        """
+        if not all(isinstance(v, str) and v for v in (task, system, clip_id)) \
+                or system not in self.systems(task) or clip_id not in self._release_clips():
             return None
         suffix = ".wav" if task == VOICE_TASK else ".mp4"
         path = self.release_dir / SIMULATED_SYSTEMS_DIR / task / system / f"{clip_id}{suffix}"
         return str(path) if path.is_file() else None
+
+    def _release_clips(self) -> set[str]:
+        """The release's clip ids, as given and canonical (the store passes canonical ones)."""
+        return {r.clip_id for r in self.release} | {str(c) for c in self.release.clip_ids()}
+
+    def offer_problem(self, task: str, system: str, clip_id: str) -> "str | None":
+        """Why the study does not present (task, system, clip) for rating, or None when it does.
+
+        The store's ``allowed`` check: a rating is stored only for a system of the task's study,
+        a clip of the release and a system with an output for that clip. The criteria are checked
+        by the store (:func:`~hug_vis_dataset.space.ratings.validate_rating`).
+        """
+        systems = self.systems(task)
+        if system not in systems:
+            if not systems:
+                return f"the {task} study has no systems to rate ({SIMULATED_SYSTEMS_DIR}/{task}/ is empty)"
+            return f"system {system!r} is not in the {task} study; choose one of {systems}"
+        if clip_id not in self._release_clips():
+            return f"clip {clip_id!r} is not in the release; choose a clip from the Clip list"
+        if self.media(task, system, clip_id) is None:
+            return f"system {system!r} has no {task} output for clip {clip_id!r}; choose another clip or system"
+        return None
+
+    def problems(self) -> list[str]:
+        """The ratings log's skipped lines (corrupt, invalid, or not an item of the study), each
+        ``"<path>:<line>: <what is wrong>; <fix>"``, plain text in file order; empty when clean."""
+        return self.ratings.problems()
+
+    def log_notes(self) -> str:
+        """:meth:`problems` as Markdown for the tab (escaped; empty when the log is clean)."""
+        problems = self.problems()
+        if not problems:
+            return ""
+        lines = [f"**The ratings log has {len(problems)} skipped line(s)**, left out of the MOS:"]
+        lines += [f"- {markdown_text(p)}" for p in problems[:SHOWN_PROBLEMS]]
+        if len(problems) > SHOWN_PROBLEMS:
+            lines.append(f"- and {len(problems) - SHOWN_PROBLEMS} more")
+        return "\n".join(lines)
 
     def references(self, task: str, clip_id: str) -> dict[str, str]:
         """The task's reference media of a clip (``portrait`` for video tasks, ``audio`` for voice),
@@ -117,14 +177,14 @@ class MosStudy:
         from ..media import MediaError
         from ..references import read_reference_portrait
 
-        if not (task and clip_id):
+        if not (task and clip_id) or not isinstance(task, str) or task not in CRITERIA:
             return MosItem(note="Choose a task, a system and a clip.")
         output = self.media(task, system, clip_id)
-        note = "" if output else f"No output of `{system or '(no system)'}` for `{clip_id}`."
+        note = "" if output else f"No output of {markdown_text(system or '(no system)')} for {markdown_text(clip_id)}."
         try:
             refs = self.references(task, clip_id)
         except (KeyError, ValueError):
-            return MosItem(note=f"Clip `{clip_id}` is not in the release.")
+            return MosItem(note=f"Clip {markdown_text(clip_id)} is not in the release.")
         if task == VOICE_TASK:
             reference = refs.get("audio")
             return MosItem(speech=output, reference_speech=reference if reference and Path(reference).is_file()
@@ -132,32 +192,39 @@ class MosStudy:
         try:
             portrait = read_reference_portrait(refs["portrait"])
         except (MediaError, OSError, StopIteration) as err:
-            portrait, note = None, (note + f" Source portrait unreadable: {err}").strip()
+            portrait, note = None, (note + f" Source portrait unreadable: {markdown_text(err)}").strip()
         return MosItem(video=output, portrait=portrait, note=note)
 
     def rate(self, task: str, system: str, clip_id: str, rater: str, *scores: Any):
-        """Store one rater's scores; returns (message, aggregated MOS table).
+        """Store one rater's scores; returns (Markdown message, aggregated MOS table).
 
-        A resubmission of the same (rater, task, clip, system) replaces the earlier scores, and
-        the message says which.
+        ``scores`` are the sliders in the task's criteria order, passed to validation as sent
+        (extra values, the hidden sliders of a task with fewer criteria, are ignored). A
+        resubmission of the same (rater, task, clip, system) replaces the earlier scores, and the
+        message says which. Never raises for a bad request: the message is one line,
+        ``**Rating refused:** ...``.
         """
-        wanted = CRITERIA.get(task, ())
-        values = {c: (int(s) if s is not None else None) for c, s in zip(wanted, scores)}
-        rater = (rater or "").strip()
+        # isinstance: a forged request may send any JSON value, and a list is no dict key.
+        wanted = CRITERIA.get(task, ()) if isinstance(task, str) else ()
+        values = dict(zip(wanted, scores))
+        rater = rater.strip() if isinstance(rater, str) else ("" if rater is None else rater)
         try:
             stored = self.ratings.add(rater, task, clip_id, system, values)
         except RatingError as err:
-            return f"**Rating refused:** {err}", self.table()
+            return f"**Rating refused:** {markdown_text(err)}", self.table()
         problem = self.on_stored() if self.on_stored is not None else None
+        who, what, clip = markdown_text(rater), markdown_text(system), markdown_text(clip_id)
         if stored.replaced:
             changes = ", ".join(f"{CRITERION_LABELS[c]} {stored.replaced.get(c, '-')} -> {v}"
                                 for c, v in stored.scores.items())
-            message = (f"Replaced your earlier rating of `{system}` on `{clip_id}` ({task}) by `{rater}`: {changes}. "
+            message = (f"Replaced your earlier rating of {what} on {clip} ({task}) by {who}: {changes}. "
                        "Only the latest rating counts.")
         else:
-            message = f"Stored {len(stored.scores)} score(s) from `{rater}` for `{system}` on `{clip_id}`."
+            message = f"Stored {len(stored.scores)} score(s) from {who} for {what} on {clip}."
+        if stored.skipped:
+            message += f" The ratings log has {stored.skipped} skipped line(s), listed below."
         if problem:
-            message += f" **{problem}**"
+            message += f" **{markdown_text(problem)}**"
         return message, self.table()
 
     def table(self):
@@ -233,6 +300,7 @@ def build_mos_tab(study: MosStudy, demo=None) -> None:
                 for i in range(len(sliders), MAX_CRITERIA)]
     submit = gr.Button("Submit rating", elem_id="mos-submit")
     mos_message = gr.Markdown(elem_id="mos-message")
+    log_notes = gr.Markdown(study.log_notes(), elem_id="mos-log-notes")
     mos_table = gr.Dataframe(study.table(), interactive=False, label="MOS so far", elem_id="mos-table")
     item_outputs = [mos_video, portrait, speech, reference_speech, note] + sliders
 
@@ -258,6 +326,11 @@ def build_mos_tab(study: MosStudy, demo=None) -> None:
         control.change(show, [mos_task, mos_system, mos_clip], item_outputs)
     if demo is not None:
         # On open: the first item, and the table as stored now (not as it was when the app was built).
-        demo.load(lambda *item: show(*item) + [study.table()], [mos_task, mos_system, mos_clip],
-                  item_outputs + [mos_table])
-    submit.click(study.rate, [mos_task, mos_system, mos_clip, rater] + sliders, [mos_message, mos_table])
+        demo.load(lambda *item: show(*item) + [study.table(), study.log_notes()], [mos_task, mos_system, mos_clip],
+                  item_outputs + [mos_table, log_notes])
+
+    def on_submit(*request):
+        message, table = study.rate(*request)
+        return message, table, study.log_notes()
+
+    submit.click(on_submit, [mos_task, mos_system, mos_clip, rater] + sliders, [mos_message, mos_table, log_notes])

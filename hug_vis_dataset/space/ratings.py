@@ -21,6 +21,18 @@ This differs on purpose from a ratings CSV given to ``hugvis mos`` / ``hugvis re
 :meth:`RatingStore.to_csv` writes the ratings in force as such a CSV, so ``hugvis mos`` on it
 gives the Space's MOS.
 
+**A rating is stored only for what the study presents.** A store built with ``allowed`` (the
+study's :meth:`~hug_vis_dataset.space.mos_study.MosStudy.offer_problem`) refuses a submission
+for a (task, system, clip) that the check rejects, before anything is written, and leaves such
+lines out when reading, so a forged request can never become a row of the MOS tables.
+
+**A bad line is skipped, counted and named; nothing else stops working.** A line that is not
+UTF-8, not JSON, not an object, misses a field or fails the rules (a truncated last line after a
+crash, a hand edit) is left out of :meth:`RatingStore.history` and :meth:`RatingStore.frame`
+and listed by :meth:`RatingStore.problems` as ``"<path>:<line>: <what is wrong>; <fix>"``. The
+sequence numbers stay unique: a new submission's ``seq`` is larger than any written on any line,
+bad ones included, and an append after a line cut short starts on a fresh line.
+
 Example:
     >>> import tempfile, os
     >>> store = RatingStore(os.path.join(tempfile.mkdtemp(), "ratings.jsonl"))
@@ -41,10 +53,14 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
+import os
+import re
+import reprlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterator, Mapping, NamedTuple
 
 from ..catalog import MOS_SCALE
 from ..grid import ClipId, ClipIdError
@@ -60,6 +76,17 @@ RATING_COLUMNS: tuple[str, ...] = ("rater", "task", "clip_id", "model", "criteri
 #: One rating per key: a later submission (larger ``seq``) replaces an earlier one.
 RATING_KEY: tuple[str, ...] = ("rater", "task", "clip_id", "model", "criterion")
 SCORE_RANGE = MOS_SCALE
+#: What to do about a skipped line, the end of every :meth:`RatingStore.problems` entry.
+LINE_FIX = "skipped: correct or delete this line (the ratings in force and the MOS leave it out)"
+#: ``allowed(task, model, clip_id)``: why the study does not present that item, or None when it does.
+AllowedCheck = Callable[[str, str, str], "str | None"]
+
+# A seq written on a line that no longer parses (cut short by a crash): still counted, so the
+# next submission never reuses the number of one that was half written.
+_SEQ_RE = re.compile(rb'"seq"\s*:\s*(\d{1,18})')
+# A stored value shown in a message: short and on one line whatever was sent.
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = 40
 
 
 class RatingError(ValueError):
@@ -69,41 +96,50 @@ class RatingError(ValueError):
 def validate_rating(rater: str, task: str, clip_id: str, model: str, scores: Mapping[str, object]) -> dict[str, int]:
     """Check one rater's scores of one clip; returns ``{criterion: int score}`` in the paper's order.
 
-    Every criterion of the task must be scored, with an integer 1..5 (``4.0`` is accepted as 4;
-    ``4.5``, ``True``, NaN and strings are not).
+    Every criterion of the task must be scored, with an integer 1..5 as given: ``4.0`` (what a
+    slider sends) is 4; ``4.5``, ``4.6``, ``True``, NaN, ``None`` and strings are refused, never
+    rounded or truncated. Every refusal is one line naming the field and the value.
 
     Example:
         >>> validate_rating("r1", "voice_cloning", "actor_0002_sad_action_03_script_004", "m",
         ...                 {"emotion_naturalness": 2.0, "id_similarity": 5})
         {'id_similarity': 5, 'emotion_naturalness': 2}
+        >>> validate_rating("r1", "voice_cloning", "actor_0002_sad_action_03_script_004", "m",
+        ...                 {"emotion_naturalness": 4.6, "id_similarity": 5})
+        Traceback (most recent call last):
+        ...
+        hug_vis_dataset.space.ratings.RatingError: emotion_naturalness score 4.6 must be an integer in 1..5
         >>> validate_rating("r1", "voice_cloning", "actor_0002_sad_action_03_script_004", "m", {"id_similarity": 4})
         Traceback (most recent call last):
         ...
-        hug_vis_dataset.space.ratings.RatingError: missing scores for ['emotion_naturalness']
+        hug_vis_dataset.space.ratings.RatingError: missing scores for ['emotion_naturalness']: each needs an integer in 1..5
     """
     for label, value in (("rater", rater), ("model", model)):
         problem = name_problem(label, value)
         if problem:
             raise RatingError(problem)
-    if task not in CRITERIA:
-        raise RatingError(f"task {task!r} has no MOS study; choose one of {sorted(CRITERIA)}")
+    # isinstance first: a forged request may send a list, which no dict lookup accepts.
+    if not isinstance(task, str) or task not in CRITERIA:
+        raise RatingError(f"task {_SHORT.repr(task)} has no MOS study; choose one of {sorted(CRITERIA)}")
     try:
         ClipId.parse(clip_id)
     except ClipIdError as err:
         raise RatingError(str(err)) from None
     wanted = CRITERIA[task]
-    unknown = sorted(set(scores) - set(wanted))
+    unknown = sorted(map(str, set(scores) - set(wanted)))
     if unknown:
         raise RatingError(f"criteria {unknown} are not rated for {task}; expected {list(wanted)}")
+    scale = f"{SCORE_RANGE[0]}..{SCORE_RANGE[1]}"
     missing = [c for c in wanted if scores.get(c) is None]
     if missing:
-        raise RatingError(f"missing scores for {missing}")
+        raise RatingError(f"missing scores for {missing}: each needs an integer in {scale}")
     out = {}
     for criterion in wanted:
         value = scores[criterion]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+        # numbers.Real admits numpy scalars; bool is a Real too but never a score.
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) \
                 or value != int(value) or not SCORE_RANGE[0] <= value <= SCORE_RANGE[1]:
-            raise RatingError(f"{criterion} score {value!r} must be an integer in {SCORE_RANGE[0]}..{SCORE_RANGE[1]}")
+            raise RatingError(f"{criterion} score {_SHORT.repr(value)} must be an integer in {scale}")
         out[criterion] = int(value)
     return out
 
@@ -117,36 +153,50 @@ class Submission:
         scores: the stored ``{criterion: score}``.
         replaced: the same rater's earlier ``{criterion: score}`` of the same (task, clip, model)
             that this submission replaces; empty for a first rating.
+        skipped: lines of the log skipped when it was read for this submission (see
+            :meth:`RatingStore.problems`); 0 for a clean log.
     """
 
     seq: int
     scores: dict[str, int]
     replaced: dict[str, int] = field(default_factory=dict)
+    skipped: int = 0
 
 
 class RatingStore:
-    """Append-only JSON-lines file of ratings; the latest submission per key wins on reading."""
+    """Append-only JSON-lines file of ratings; the latest submission per key wins on reading.
 
-    def __init__(self, path: "str | Path"):
+    Args:
+        path: the JSON-lines file (created on the first rating).
+        allowed: ``allowed(task, model, clip_id) -> problem or None``, the items raters may score
+            (the clip id canonical); a submission it rejects is refused and a stored line it
+            rejects is skipped and listed by :meth:`problems`. None: any valid rating.
+    """
+
+    def __init__(self, path: "str | Path", allowed: "AllowedCheck | None" = None):
         self.path = Path(path)
         self.lock_path = self.path.with_name(self.path.name + ".lock")
+        self.allowed = allowed
 
     def add(self, rater: str, task: str, clip_id: str, model: str, scores: Mapping[str, object]) -> Submission:
         """Validate and append one rater's scores of one clip (one line per criterion).
 
         Raises:
-            RatingError: the submission is invalid (nothing is written), or a stored line is
-                not JSON (named by its line number).
+            RatingError: the submission is invalid or not an item the study presents (nothing is
+                written).
         """
         from filelock import FileLock
 
         clean = validate_rating(rater, task, clip_id, model, scores)
         clip = str(ClipId.parse(clip_id))
+        problem = self.allowed(task, model, clip) if self.allowed is not None else None
+        if problem:
+            raise RatingError(problem)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(self.lock_path), timeout=30):
             # The sequence number and the replaced scores are read under the same lock as the
             # write, so two processes can never hand out the same number.
-            last_seq, earlier = _scan(self.path, (rater, task, clip, model))
+            last_seq, earlier, skipped = _scan(self.path, (rater, task, clip, model), self.allowed)
             seq = last_seq + 1
             now = time.time()
             lines = "".join(
@@ -154,19 +204,28 @@ class RatingStore:
                             "score": v, "seq": seq, "time": now}, ensure_ascii=False) + "\n"
                 for c, v in clean.items()
             )
-            # One write call of whole lines in append mode: a reader never sees half a submission.
-            with open(self.path, "a", encoding="utf-8") as handle:
-                handle.write(lines)
+            with open(self.path, "a+b") as handle:
+                # A last line cut short (a crash mid-write) has no newline: without one first, this
+                # submission's first line would be glued to it and lost with it.
+                lead = b"\n" if _ends_without_newline(handle) else b""
+                # One write call of whole lines in append mode: a reader never sees half a submission.
+                handle.write(lead + lines.encode("utf-8"))
                 handle.flush()
-        return Submission(seq, clean, {c: earlier[c] for c in clean if c in earlier})
+                os.fsync(handle.fileno())
+        return Submission(seq, clean, {c: earlier[c] for c in clean if c in earlier}, skipped)
 
     def history(self):
-        """Every stored line, replaced ones included (see :func:`load_ratings`)."""
-        return load_ratings(self.path)
+        """Every valid stored line, replaced ones included (see :func:`load_ratings`)."""
+        return read_log(self.path, self.allowed)[0]
 
     def frame(self):
         """The ratings in force: one per (rater, task, clip, model, criterion), the latest."""
-        return latest_ratings(load_ratings(self.path))
+        return latest_ratings(self.history())
+
+    def problems(self) -> list[str]:
+        """The skipped lines of the log, in file order, each ``"<path>:<line>: <what>; <fix>"``
+        (plain text; empty when every line is valid)."""
+        return read_log(self.path, self.allowed)[1]
 
     def to_csv(self, path: "str | Path", task: "str | None" = None) -> int:
         """Write the ratings in force as a ``hugvis mos`` ratings CSV; returns the number of rows.
@@ -183,37 +242,104 @@ class RatingStore:
         return len(frame)
 
 
-def _records(path: Path, check: "Callable[[dict], None]") -> Iterator[dict]:
-    """The JSON lines of the store, each passed through ``check``; a bad line is a
-    :class:`RatingError` naming the file and line (the file is append-only: never skipped)."""
+def _ends_without_newline(handle) -> bool:
+    """Whether the file open in ``handle`` (binary, readable) is non-empty and lacks a final newline."""
+    end = handle.seek(0, os.SEEK_END)
+    if not end:
+        return False
+    handle.seek(end - 1)
+    return handle.read(1) != b"\n"
+
+
+class _Line(NamedTuple):
+    """One non-blank line of the log: the clean record, or why it is skipped."""
+
+    number: int
+    record: "dict | None"
+    problem: "str | None"
+    seq: int  # the seq written on the line, valid or not (0 when none can be read)
+
+
+def _lines(path: Path, allowed: "AllowedCheck | None") -> Iterator[_Line]:
+    """Every non-blank line of the log, checked; streaming, never raises for a bad line."""
     if not path.is_file():
         return
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
+    verdicts: dict[tuple, "str | None"] = {}  # allowed() once per item per read, not once per line
+    # Binary: a line that is not UTF-8 is one bad line, not an error that ends the read.
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
                 continue
-            try:
-                record = json.loads(line)
-                check(record)
-            except (ValueError, KeyError, TypeError) as err:
-                raise RatingError(f"{path}:{number}: bad rating line: {err}") from None
-            yield record
+            record, problem = _parse_line(raw)
+            if record is not None and allowed is not None:
+                item = (record["task"], record["model"], record["clip_id"])
+                if item not in verdicts:
+                    verdicts[item] = allowed(*item)
+                problem = verdicts[item]
+            if problem:
+                written = _SEQ_RE.search(raw)
+                yield _Line(number, None, f"{path}:{number}: {problem}; {LINE_FIX}",
+                            int(written.group(1)) if written else 0)
+            else:
+                yield _Line(number, record, None, record["seq"])
 
 
-def _has_key_fields(record: dict) -> None:
-    int(record["seq"]), record["criterion"], record["rater"], record["task"], record["clip_id"], record["model"]
+def _parse_line(raw: bytes) -> "tuple[dict | None, str | None]":
+    """(the clean record, None) for a valid line, else (None, what is wrong)."""
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None, "not UTF-8 text"
+    except json.JSONDecodeError as err:
+        if not raw.endswith(b"\n"):
+            return None, "incomplete last line (no newline at its end: a write cut short, e.g. by a crash)"
+        return None, f"not JSON ({err.msg} at column {err.colno})"
+    if not isinstance(record, dict):
+        return None, f"not a JSON object (a {type(record).__name__})"
+    missing = [c for c in RATING_COLUMNS if c != "time" and c not in record]
+    if missing:
+        return None, f"missing field(s) {missing}"
+    try:
+        return _clean_line(record), None
+    except RatingError as err:
+        return None, str(err)
 
 
-def _scan(path: Path, item: tuple[str, str, str, str]) -> tuple[int, dict[str, int]]:
-    """(largest ``seq`` in the file, the latest ``{criterion: score}`` of ``item``), streaming."""
-    last_seq, earlier, seqs = 0, {}, {}
-    for record in _records(path, _has_key_fields):
-        seq, criterion = int(record["seq"]), record["criterion"]
-        last_seq = max(last_seq, seq)
+def _clean_line(record: dict) -> dict:
+    """One stored line, checked with the same rules as a submission, as a :data:`RATING_COLUMNS` dict."""
+    task, criterion = record["task"], record["criterion"]
+    if not isinstance(task, str) or task not in CRITERIA:
+        raise RatingError(f"unknown task {_SHORT.repr(task)}")
+    if not isinstance(criterion, str) or criterion not in CRITERIA[task]:
+        raise RatingError(f"criterion {_SHORT.repr(criterion)} is not rated for {task}")
+    # Fill the other criteria with a valid placeholder so validate_rating checks this one score.
+    scores = {c: 1 for c in CRITERIA[task]} | {criterion: record["score"]}
+    score = validate_rating(record["rater"], task, record["clip_id"], record["model"], scores)[criterion]
+    seq = record["seq"]
+    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
+        raise RatingError(f"seq {_SHORT.repr(seq)} must be a positive integer")
+    # Canonical clip id and an int score, as add() writes them, so a hand-written line with another
+    # emotion spelling or 4.0 is the same rating key and the same number.
+    return {"rater": record["rater"], "task": task, "clip_id": str(ClipId.parse(record["clip_id"])),
+            "model": record["model"], "criterion": criterion, "score": score, "seq": seq,
+            "time": record.get("time")}
+
+
+def _scan(path: Path, item: tuple[str, str, str, str],
+          allowed: "AllowedCheck | None") -> tuple[int, dict[str, int], int]:
+    """(largest ``seq`` written on any line, the latest ``{criterion: score}`` of ``item``, the
+    number of skipped lines), streaming."""
+    last_seq, earlier, seqs, skipped = 0, {}, {}, 0
+    for line in _lines(path, allowed):
+        last_seq = max(last_seq, line.seq)
+        if line.record is None:
+            skipped += 1
+            continue
+        record, seq = line.record, line.seq
         if (record["rater"], record["task"], record["clip_id"], record["model"]) == item \
-                and seq >= seqs.get(criterion, 0):
-            seqs[criterion], earlier[criterion] = seq, record["score"]
-    return last_seq, earlier
+                and seq >= seqs.get(record["criterion"], 0):
+            seqs[record["criterion"]], earlier[record["criterion"]] = seq, record["score"]
+    return last_seq, earlier, skipped
 
 
 def latest_ratings(frame):
@@ -233,28 +359,36 @@ def latest_ratings(frame):
     return latest.sort_index().reset_index(drop=True)
 
 
-def load_ratings(path: "str | Path"):
-    """Every stored line as a DataFrame with :data:`RATING_COLUMNS`, re-validated on read.
+def read_log(path: "str | Path", allowed: "AllowedCheck | None" = None):
+    """(every valid stored line as a DataFrame with :data:`RATING_COLUMNS`, the skipped lines).
 
-    Raises:
-        RatingError: naming the line number of a malformed or invalid line (the file is
-            append-only, so a bad line means tampering or a bug, never something to skip).
+    A line is re-validated on read with the submission rules (and ``allowed``, when given); a bad
+    one is left out and described, ``"<path>:<line>: <what is wrong>; <fix>"``, never raised, so
+    one corrupt line cannot take the rating form or the MOS tables down.
+
+    Example:
+        >>> import tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "ratings.jsonl")
+        >>> _ = RatingStore(path).add("r1", "voice_cloning", "actor_0001_sad_action_01_script_001", "m",
+        ...                           {"id_similarity": 4, "emotion_naturalness": 2})
+        >>> with open(path, "a") as handle:
+        ...     _ = handle.write('{"rater": "r2", "sc')  # a crash mid-write
+        >>> frame, problems = read_log(path)
+        >>> len(frame), len(problems), problems[0].split("; ")[0].split(": ", 1)[1]
+        (2, 1, 'incomplete last line (no newline at its end: a write cut short, e.g. by a crash)')
     """
     import pandas as pd
 
-    return pd.DataFrame(list(_records(Path(path), _validate_line)), columns=list(RATING_COLUMNS))
+    records, problems = [], []
+    for line in _lines(Path(path), allowed):
+        if line.record is None:
+            problems.append(line.problem)
+        else:
+            records.append(line.record)
+    return pd.DataFrame(records, columns=list(RATING_COLUMNS)), problems
 
 
-def _validate_line(record: dict) -> None:
-    """One stored line: a single criterion's score, checked with the same rules as a submission."""
-    task = record["task"]
-    if task not in CRITERIA:
-        raise RatingError(f"unknown task {task!r}")
-    if record["criterion"] not in CRITERIA[task]:
-        raise RatingError(f"criterion {record['criterion']!r} is not rated for {task}")
-    # Fill the other criteria with a valid placeholder so validate_rating checks this one score.
-    scores = {c: 1 for c in CRITERIA[task]} | {record["criterion"]: record["score"]}
-    validate_rating(record["rater"], task, record["clip_id"], record["model"], scores)
-    seq = record["seq"]
-    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
-        raise RatingError(f"seq {seq!r} must be a positive integer")
+def load_ratings(path: "str | Path"):
+    """Every valid stored line as a DataFrame with :data:`RATING_COLUMNS` (:func:`read_log`'s
+    frame; its list, or :meth:`RatingStore.problems`, names the lines left out)."""
+    return read_log(path)[0]
