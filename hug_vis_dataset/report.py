@@ -25,7 +25,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -50,32 +49,21 @@ class ResultsFolderError(HugvisError, ValueError):
     """A results root given to the report does not exist or holds no results at all."""
 
 
-def _read_results_folder(folder: Path):
-    """(summary, rows, frames, set_rows) of one ``<task>/<model>`` folder; raises when broken."""
-    import pandas as pd
-
-    from .textio import read_text
-
-    summary = json.loads(read_text(folder / "summary.json"))
-    if not isinstance(summary, dict) or not isinstance(summary.get("metrics"), dict) or "task" not in summary:
-        raise ValueError("summary.json is not a hugvis evaluate summary")
-    tables = []
-    for name in ("rows.parquet", "frames.parquet", "set_rows.parquet"):
-        tables.append(pd.read_parquet(folder / name) if (folder / name).is_file() else None)
-    return (summary, *tables)
-
-
 def load_results(roots: "Sequence[str | Path]", skipped: "list[str] | None" = None):
     """All stored rows, frames, set rows and summaries under the results roots.
 
-    A ``<task>/<model>`` folder that cannot be read (truncated Parquet, broken summary) is left
-    out and named in ``skipped`` with the reason, so one damaged run does not hide the others.
+    Runs are read through the one validated schema (:func:`hug_vis_dataset.scoring.runs.scan_runs`):
+    a ``<task>/<model>`` folder that fails it (truncated Parquet, broken or disagreeing summary,
+    out-of-range values) is left out and named in ``skipped`` with the reason and the fix, so one
+    damaged run does not hide the others.
 
     Raises:
-        ResultsFolderError: a root does not exist or holds no ``<task>/<model>/summary.json``
-            (a mistyped folder must not give an empty report), or every folder is broken.
+        ResultsFolderError: a root does not exist or holds no run (a mistyped folder must not give
+            an empty report), or every run is damaged.
     """
     import pandas as pd
+
+    from .scoring.runs import run_folders, scan_runs
 
     rows, frames, set_rows, summaries = [], [], [], []
     skipped = skipped if skipped is not None else []
@@ -83,22 +71,14 @@ def load_results(roots: "Sequence[str | Path]", skipped: "list[str] | None" = No
         root = Path(root)
         if not root.is_dir():
             raise ResultsFolderError(f"results folder {root} does not exist; pass the --out folder of hugvis evaluate")
-        found = sorted(root.glob("*/*/summary.json"))
-        if not found:
+        if not run_folders(root):
             raise ResultsFolderError(f"{root} holds no results (no <task>/<model>/summary.json); pass the --out "
                                      f"folder of hugvis evaluate")
-        for summary in found:
-            folder = summary.parent
-            try:
-                data, r, f, sr = _read_results_folder(folder)
-            except Exception as err:  # noqa: BLE001 - pyarrow/JSON/decoding errors all mean "broken folder"
-                from .errors import one_line
-
-                skipped.append(f"{folder}: {type(err).__name__}: {one_line(err)[:200]}; rerun hugvis evaluate "
-                               f"for this model")
-                continue
-            summaries.append(data)
-            for table, bucket in ((r, rows), (f, frames), (sr, set_rows)):
+        runs, damaged = scan_runs(root)
+        skipped.extend(d.message() for d in damaged)
+        for run in runs:
+            summaries.append(run.summary)
+            for table, bucket in ((run.rows, rows), (run.frames, frames), (run.set_rows, set_rows)):
                 if table is not None:
                     bucket.append(table)
     if skipped and not summaries:

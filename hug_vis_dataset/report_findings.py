@@ -152,14 +152,17 @@ def markdown_table(frame, digits: int = 3, index: bool = False) -> str:
     """
     import math
 
+    from .escaping import markdown_text
+
     frame = frame.reset_index() if index else frame
 
     def cell(value) -> str:
         if isinstance(value, float):
             return "n/a" if math.isnan(value) else f"{value:.{digits}g}"
-        return str(value).replace("|", "\\|")  # a pipe inside a cell (emotion models) would split it
+        # Stored text (model names, settings, reasons) must not split the row or become markup.
+        return markdown_text(value)
 
-    lines = ["| " + " | ".join(map(str, frame.columns)) + " |", "| " + " | ".join("---" for _ in frame.columns) + " |"]
+    lines = ["| " + " | ".join(markdown_text(c) for c in frame.columns) + " |", "| " + " | ".join("---" for _ in frame.columns) + " |"]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
     return "\n".join(lines)
 

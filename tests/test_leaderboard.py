@@ -14,7 +14,7 @@ import pytest
 from hub_standin import ConflictError, LocalHub
 from hug_vis_dataset import catalog
 from hug_vis_dataset.leaderboard import (HubResultsStore, LocalResultsStore, ModelNameError, StoreError, board,
-                                         paper_rows, run_origin, stored_rows)
+                                         paper_rows, stored_rows)
 from hug_vis_dataset.leaderboard.board import NEEDS_WEIGHTS
 from hug_vis_dataset.paper_tables import paper_frame
 from hug_vis_dataset.tables import mark_ranks
@@ -37,23 +37,31 @@ def _score(release, out, system="matte_good", model=None):
                                release, out, progress=False)
 
 
-def _run(task, model, aggregate, grid=8400, synthetic=False, skipped=None, link="x"):
+def _run(task, model, aggregate, grid=8400, synthetic=False, skipped=None, link="x", scored_by="self-reported"):
+    """A validated run whose aggregate (what its rows give, in paper units) is ``aggregate``."""
     from hug_vis_dataset.leaderboard import StoredRun
 
     summary = {"task": task, "model": model, "aggregate": aggregate, "coverage": {"grid_size": grid},
-               "metrics": {"skipped": skipped or {}}, "provenance": {"dataset": {"synthetic": synthetic}}}
-    return StoredRun(task, model, None, summary, link)
+               "metrics": {"computed": [], "skipped": skipped or {}}, "provenance": {"dataset": {"synthetic": synthetic}}}
+    table = pd.DataFrame.from_dict(aggregate, orient="index") if aggregate else None
+    origin = "synthetic" if synthetic else ("submitted" if grid == 8400 else "subset")
+    return StoredRun(task, model, None, summary, link, table=table, origin=origin, scored_by=scored_by)
 
 
 # ----------------------------------------------------------------------------- the store
 def test_local_store_adds_a_scored_run_once(release, tmp_path):
     store = LocalResultsStore(tmp_path / "results")
+    from hug_vis_dataset.scoring.runs import RUN_FILES
+
     with store.staging() as stage:
         result = _score(release, stage, model="mine")
+        staged = sorted(p.name for p in result.summary_path.parent.iterdir())
         stored = store.add(stage, "matting", "mine")
     assert not any(p.name.startswith(".staging") for p in store.root.iterdir())  # staging removed
-    assert sorted(p.name for p in stored.folder.iterdir()) == sorted(
-        n for n in ("rows.parquet", "frames.parquet", "summary.json", "coverage.json") if (stored.folder / n).is_file())
+    assert "run.json" in staged and ".input-digests.json" in staged
+    # The run's files, nothing else (the runner's digest cache stays with the scorer).
+    assert sorted(p.name for p in stored.folder.iterdir()) == sorted(n for n in staged if n in RUN_FILES)
+    assert stored.scored_by == "self-reported"  # added without verified=True
     pd.testing.assert_frame_equal(store.rows(), pd.read_parquet(stored.folder / "rows.parquet"))
     assert stored.summary["aggregate"] == result.summary["aggregate"]
     assert [(r.task, r.model) for r in store.runs()] == [("matting", "mine")]
@@ -109,8 +117,9 @@ def test_unreadable_summary_is_named_not_skipped(tmp_path):
     bad = tmp_path / "matting" / "m"
     bad.mkdir(parents=True)
     (bad / "summary.json").write_text("{not json")
-    with pytest.raises(StoreError, match=r"matting/m/summary.json: unreadable run summary"):
-        LocalResultsStore(tmp_path).runs()
+    scan = LocalResultsStore(tmp_path).scan()
+    assert scan.runs == [] and len(scan.damaged) == 1
+    assert scan.damaged[0].message().startswith(f"{bad}: summary.json cannot be read")
 
 
 def test_hub_standin_has_the_hub_clients_calling_convention():
@@ -159,12 +168,6 @@ def test_hub_store_unreachable_repo_names_the_fix(tmp_path):
 
 
 # ----------------------------------------------------------------------------- the board
-def test_origins():
-    assert run_origin({"provenance": {"dataset": {"synthetic": True}}, "coverage": {"grid_size": 8400}}) == "synthetic"
-    assert run_origin({"provenance": {"dataset": {"synthetic": False}}, "coverage": {"grid_size": 8400}}) == "submitted"
-    assert run_origin({"provenance": {"dataset": {"synthetic": False}}, "coverage": {"grid_size": 8399}}) == "subset"
-
-
 def test_synthetic_rows_are_hidden_by_default_and_ranked_in_their_own_pool():
     runs = [_run("matting", "tiny_err", {"tiny_err": {"mad": 0.5, "mse": 0.1, "dtssd": 0.2, "grad": 0.01,
                                                      "conn": 0.02, "n_ok": 28, "n_failed": 0}}, grid=28, synthetic=True),
@@ -317,12 +320,11 @@ def test_fig10_emotion_filter_recomputes_rho_on_the_filtered_clips(release, tmp_
                                                               "sync_d": rng.random() * 8})
             rows += result_rows(model, "vision_driven", clip, {"csim": rng.random(), "lpips": rng.random(),
                                                                "psnr": 20 + rng.random(), "ssim": rng.random()})
+    from run_files import write_run
+
     frame = pd.DataFrame(rows)
     for (task, model), part in frame.groupby(["task", "model"]):
-        folder = tmp_path / "results" / task / model
-        folder.mkdir(parents=True)
-        part.to_parquet(folder / "rows.parquet")
-        (folder / "summary.json").write_text(json.dumps({"task": task, "model": model}))
+        write_run(tmp_path / "results", task, model, part)
     space = Explorer(rel, tmp_path / "results", work_dir=tmp_path / "work")
     stored = space.result_rows()
     _, _, all_message = space.crosstask("Source difficulty (Fig. 10)")
@@ -345,11 +347,11 @@ def test_cli_show_and_push(release, tmp_path, monkeypatch, capsys):
     _score(release, tmp_path / "results")
     assert main(["leaderboard", "show", str(tmp_path / "results"), "--table", "11"]) == 0
     out = capsys.readouterr().out
-    assert "| Model | Origin | MAD ↓ (×1e3) |" in out and "matte_good" not in out.split("- ")[0]
+    assert "| Model | Origin | Scored by | MAD ↓ (×1e3) |" in out and "matte_good" not in out.split("- ")[0]
     # The note names this door's way to show them (the Space's says to tick a box).
     assert "1 synthetic demo row(s) hidden: pass --show synthetic to see them" in out
     assert main(["leaderboard", "show", str(tmp_path / "results"), "--table", "11", "--show", "synthetic"]) == 0
-    assert "| matte_good | synthetic demo |" in capsys.readouterr().out
+    assert "| matte_good | synthetic demo | self-reported |" in capsys.readouterr().out
     hub = LocalHub()
     hub.create_repo("hugvis/results")
     monkeypatch.setattr(huggingface_hub, "HfApi", lambda: hub)
@@ -430,12 +432,12 @@ def test_local_links_are_absolute_whatever_the_folder_was_given_as(tmp_path, mon
 
 
 def test_a_damaged_rows_file_is_named_with_the_fix(release, tmp_path):
-    from hug_vis_dataset.scoring.store import StoredResultsError
-
     _score(release, tmp_path / "results")
     (tmp_path / "results" / "matting" / "matte_good" / "rows.parquet").write_bytes(b"PAR1 truncated")
-    with pytest.raises(StoredResultsError, match=r"matte_good/rows.parquet of an earlier run cannot be read"):
-        LocalResultsStore(tmp_path / "results").rows()
+    store = LocalResultsStore(tmp_path / "results")
+    assert len(store.rows()) == 0  # a damaged run gives no rows
+    [damaged] = store.scan().damaged
+    assert "matte_good: rows.parquet cannot be read" in damaged.message() and "--overwrite" in damaged.message()
 
 
 def test_board_html_sort_keys():

@@ -23,7 +23,7 @@ Example:
     >>> from hug_vis_dataset.paper_tables import paper_frame
     >>> view = board(paper_rows(paper_frame()), 11)
     >>> list(view.frame.columns[:4])
-    ['Model', 'Origin', 'MAD ↓ (×1e3)', 'MSE ↓ (×1e3)']
+    ['Model', 'Origin', 'Scored by', 'MAD ↓ (×1e3)']
     >>> view.frame.loc[view.frame.Model == "BiRefNet", "dtSSD ↓ (×1e2)"].item()
     '2.04 (best)'
 """
@@ -37,6 +37,7 @@ from typing import Iterable, Sequence
 from .. import catalog
 from ..paper_tables import PAPER_COLUMNS, TASK_TABLES, UNRANKED_SOURCES, table_info
 from ..results import BASELINE_MODEL, EMOTION_MODEL_SEP, REAL_AUDIO_MODEL, RESERVED_LABELS
+from ..escaping import markdown_text
 from ..tables import mark_ranks
 
 PAPER, SUBMITTED, SYNTHETIC, SUBSET = "paper", "submitted", "synthetic", "subset"
@@ -45,7 +46,8 @@ ORIGIN_LABELS: dict[str, str] = {PAPER: "paper", SUBMITTED: "submitted", SYNTHET
 #: Which origins are ranked together.
 RANK_POOLS: dict[str, str] = {PAPER: "benchmark", SUBMITTED: "benchmark", SYNTHETIC: SYNTHETIC, SUBSET: SUBSET}
 DEFAULT_ORIGINS: tuple[str, ...] = (PAPER, SUBMITTED)
-BOARD_COLUMNS: tuple[str, ...] = PAPER_COLUMNS + ("origin", "n_ok", "n_failed", "coverage", "link", "note")
+BOARD_COLUMNS: tuple[str, ...] = PAPER_COLUMNS + ("origin", "n_ok", "n_failed", "coverage", "link", "note",
+                                                  "scored_by")
 ALL = "All"
 NEEDS_WEIGHTS = "needs weights"
 
@@ -63,25 +65,6 @@ class Board:
         return "\n".join(f"- {n}" for n in self.notes)
 
 
-def run_origin(summary: dict) -> str:
-    """``synthetic``, ``submitted`` or ``subset`` for a stored run's summary.
-
-    Example:
-        >>> run_origin({"provenance": {"dataset": {"synthetic": True}}, "coverage": {"grid_size": 8400}})
-        'synthetic'
-        >>> run_origin({"provenance": {"dataset": {}}, "coverage": {"grid_size": 8400}})
-        'submitted'
-        >>> run_origin({"coverage": {"grid_size": 28}})
-        'subset'
-    """
-    from ..grid import full_grid
-
-    if ((summary.get("provenance") or {}).get("dataset") or {}).get("synthetic"):
-        return SYNTHETIC
-    grid = (summary.get("coverage") or {}).get("grid_size")
-    return SUBMITTED if grid == len(full_grid()) else SUBSET
-
-
 def print_value(value: float) -> str:
     """Two decimals, three below 1 (the paper's printing); ranking uses these printed values."""
     return f"{value:.2f}" if abs(value) >= 1 or value == 0 else f"{value:.3f}"
@@ -94,47 +77,52 @@ def paper_rows(frame):
     for column in ("n_ok", "n_failed", "coverage", "link", "note"):
         out[column] = None
     out["link"] = "paper, Table " + out["table"].astype(str)
+    out["scored_by"] = PAPER
     return out[list(BOARD_COLUMNS)]
 
 
 def run_rows(run) -> "object":
-    """Board rows of one stored run's aggregate (the scorer's values, already in paper units).
+    """Board rows of one validated stored run, computed from its per-clip rows.
 
+    The values are ``run.table``: the stored rows aggregated by
+    :func:`hug_vis_dataset.scoring.aggregate.task_table` under the task's documented protocol
+    (:func:`hug_vis_dataset.scoring.runs.read_run`), never the summary's cached aggregate.
     Metrics of the task's paper table that did not run become rows with a NaN value and the
     reason in ``note`` (``needs weights: run ...``), so the cell and the notes can say why.
     """
     import pandas as pd
 
-    summary, task = run.summary, run.task
+    task = run.task
     table = TASK_TABLES.get(task)
     if table is None:
         return pd.DataFrame(columns=list(BOARD_COLUMNS))
     info = table_info(table)
-    origin = run_origin(summary)
-    skipped = (summary.get("metrics") or {}).get("skipped") or {}
-    grid = (summary.get("coverage") or {}).get("grid_size")
+    skipped = run.skipped
+    grid = run.grid_size
     records = []
-    aggregate = summary.get("aggregate") or {}
+    aggregate = ({str(label): dict(run.table.loc[label].items()) for label in run.table.index}
+                 if run.table is not None else {})
     if not aggregate and skipped:
         # Nothing could be computed here (every metric needs weights): the run is still listed,
         # its cells say why and the notes give the command.
-        ok = (summary.get("coverage") or {}).get("ok")
-        aggregate = {summary.get("model", run.model): {"n_ok": ok, "n_failed": 0}}
+        aggregate = {run.model: {"n_ok": 0, "n_failed": 0}}
     for label, values in aggregate.items():
-        model, _, setting = str(label).partition(EMOTION_MODEL_SEP) if task == "emotion" else (str(label), "", "")
-        n_ok, n_failed = values.get("n_ok"), values.get("n_failed")
-        coverage = f"{100.0 * n_ok / grid:.1f}%" if grid and n_ok is not None else None
-        source = "reference" if model == REAL_AUDIO_MODEL else ""
+        # Labels come from the folder name; the rows' model part was checked to be that name.
+        setting = str(label).partition(EMOTION_MODEL_SEP)[2] if task == "emotion" else ""
+        n_ok, n_failed = int(values.get("n_ok", 0)), int(values.get("n_failed", 0))
+        coverage = f"{100.0 * n_ok / grid:.1f}%" if grid else None
+        source = "reference" if run.model == REAL_AUDIO_MODEL else ""
         for metric in info["metrics"]:
             value = values.get(metric["key"])
             finite = value is not None and math.isfinite(float(value))
             note = None if finite else skipped.get(metric["key"], "no value (every clip failed)")
             records.append({
-                "table": table, "task": task, "model": model, "input_setting": setting, "source": source,
+                "table": table, "task": task, "model": run.model, "input_setting": setting, "source": source,
                 "paradigm": "", "metric": metric["key"], "metric_display": metric["display"],
                 "value": float(value) if finite else float("nan"), "text": print_value(float(value)) if finite else "",
-                "higher_is_better": metric["higher_is_better"], "origin": origin, "n_ok": n_ok,
-                "n_failed": n_failed, "coverage": coverage, "link": run.link, "note": note})
+                "higher_is_better": metric["higher_is_better"], "origin": run.origin, "n_ok": n_ok,
+                "n_failed": n_failed, "coverage": coverage, "link": run.link, "note": note,
+                "scored_by": run.scored_by})
     return pd.DataFrame(records, columns=list(BOARD_COLUMNS))
 
 
@@ -163,7 +151,8 @@ def mos_rows(mos, origin: str, note: str = ""):
             "source": "", "paradigm": "", "metric": metric["key"], "metric_display": metric["display"],
             "value": float(row.mos), "text": print_value(float(row.mos)), "higher_is_better": True,
             "origin": origin, "n_ok": int(row.n_clips), "n_failed": 0, "coverage": None,
-            "link": f"{int(row.n_ratings)} ratings by {int(row.n_raters)} rater(s)", "note": None})
+            "link": f"{int(row.n_ratings)} ratings by {int(row.n_raters)} rater(s)", "note": None,
+            "scored_by": "ratings"})
     return pd.DataFrame(records, columns=list(BOARD_COLUMNS))
 
 
@@ -210,7 +199,8 @@ CLI_REVEAL = "pass --show {origin}"
 
 
 def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: str = ALL,
-          input_setting: str = ALL, paradigm: str = ALL, reveal: str = SPACE_REVEAL) -> Board:
+          input_setting: str = ALL, paradigm: str = ALL, reveal: str = SPACE_REVEAL,
+          damaged: Sequence = (), extra_notes: Sequence[str] = ()) -> Board:
     """One table's leaderboard view.
 
     Args:
@@ -221,6 +211,13 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
             (the Space hides it), ``"All"`` keeps every row.
         reveal: what the note on hidden rows tells the reader to do (:data:`SPACE_REVEAL`,
             :data:`CLI_REVEAL`).
+        damaged: stored runs that failed validation
+            (:class:`~hug_vis_dataset.scoring.runs.DamagedRun`); those of this table's task (or of
+            no known task) are listed once in the notes with their path, problem and fix.
+        extra_notes: plain-text notes to add (e.g. skipped lines of the ratings log).
+
+    Every note is Markdown; text taken from stored data in it (reasons, paths, names) is escaped
+    with :func:`hug_vis_dataset.escaping.markdown_text`.
 
     Returns:
         A :class:`Board`; with no row left it has the headers and a note saying which filter or
@@ -272,9 +269,12 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
             cells[key][headers[metric["key"]]] = text
             extra[key] = record
     rows = []
+    paper_names = {str(m).casefold() for m in every.loc[every["origin"] == PAPER, "model"]}
     for key in order:
         record = extra.get(key)
-        row = {"Model": key[1] if key[0] == PAPER else _stored_label(key[1]), "Origin": ORIGIN_LABELS[key[0]]}
+        row = {"Model": key[1] if key[0] == PAPER else _stored_label(key[1], key[0], paper_names),
+               "Origin": ORIGIN_LABELS[key[0]]}
+        row["Scored by"] = _scored_by(record)
         if by_setting:
             row["Input"] = key[2]
         if "source" in filters:
@@ -288,11 +288,15 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
         row["Coverage"] = record["coverage"] or "" if record is not None else ""
         row["Provenance"] = record["link"] or "" if record is not None else ""
         rows.append(row)
-    columns = ["Model", "Origin", *(["Input"] if by_setting else []),
+    columns = ["Model", "Origin", "Scored by", *(["Input"] if by_setting else []),
                *(["Source"] if "source" in filters else []), *(["Paradigm"] if "paradigm" in filters else []),
                *headers.values(), "n_ok", "n_failed", "Coverage", "Provenance"]
     for reason, named in sorted(reasons.items()):
-        notes.append(f"{', '.join(sorted(named))}: {reason}")
+        notes.append(f"{markdown_text(', '.join(sorted(named)))}: {markdown_text(reason)}")
+    for run in damaged:
+        if run.task == info["task"] or run.task not in catalog.task_names():
+            notes.append(f"Damaged run, not shown: {markdown_text(run.message())}")
+    notes.extend(markdown_text(n) for n in extra_notes)
     if not rows:
         notes.insert(0, f"No row of Table {table} matches " + (", ".join(f"{c} = {w!r}" for c, w in applied.items())
                                                                  or "the origins shown")
@@ -305,8 +309,21 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
     return Board(pd.DataFrame(rows, columns=columns), notes, filters)
 
 
-def _stored_label(model: str) -> str:
-    return RESERVED_LABELS.get(model, model)
+def _stored_label(model: str, origin: str, paper_names: "set[str]") -> str:
+    """A stored row's printed name: the run's folder name, the reserved rows' labels, and the origin
+    beside a name that is also a paper system's, so the two rows can never be taken for one."""
+    if model in RESERVED_LABELS:
+        return RESERVED_LABELS[model]
+    return f"{model} ({ORIGIN_LABELS[origin]})" if model.casefold() in paper_names else model
+
+
+def _scored_by(record) -> str:
+    """Who computed a row: the paper, the leaderboard's own scorer (verified), the submitter
+    (self-reported), or raters."""
+    if record is None:
+        return ""
+    value = record.get("scored_by") if hasattr(record, "get") else None
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
 
 
 def _count(value) -> str:

@@ -17,8 +17,9 @@ def _show(args: argparse.Namespace) -> int:
     from .board import CLI_REVEAL, DEFAULT_ORIGINS, board, board_rows
     from .store import LocalResultsStore
 
-    view = board(board_rows(LocalResultsStore(args.results).runs()), args.table,
-                 tuple(DEFAULT_ORIGINS) + tuple(args.show or ()), reveal=CLI_REVEAL)
+    scan = LocalResultsStore(args.results).scan()
+    view = board(board_rows(scan.runs), args.table, tuple(DEFAULT_ORIGINS) + tuple(args.show or ()),
+                 reveal=CLI_REVEAL, damaged=scan.damaged)
     print(markdown_table(view.frame))
     for note in view.notes:
         print(f"- {note}")
@@ -32,7 +33,11 @@ def _push(args: argparse.Namespace) -> int:
     hub = HubResultsStore(args.repo, tempfile.mkdtemp(prefix="hugvis-results-"))
     hub.pull()
     pushed = refused = 0
-    for run in local.runs():
+    scan = local.scan()
+    for run in scan.damaged:
+        refused += 1
+        print(f"skipped {run.task}/{run.model}: damaged run: {run.message()}")
+    for run in scan.runs:
         if (args.task and run.task != args.task) or (args.model and run.model != args.model):
             continue
         try:

@@ -14,7 +14,11 @@ MOS study's ratings live in ``ratings/ratings.jsonl``.
 
 A run is added from a staging folder (scored there, so a half-scored upload is never visible)
 and refused when its ``(task, model)`` already exists: a submission never resumes into, or
-replaces, somebody else's rows.
+replaces, somebody else's rows. Runs are read through one validated schema
+(:mod:`hug_vis_dataset.scoring.runs`): :meth:`LocalResultsStore.scan` gives the valid runs and the
+damaged ones; a run added by the leaderboard's own scorer (the Space) carries a verification
+record, a pushed one does not. Opening a local store removes the leftover transient folders of
+a crash (:func:`hug_vis_dataset.scoring.folders.clean_transients`; only ours, by their marker).
 
 Example:
     >>> import tempfile, json, pathlib
@@ -34,19 +38,18 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import tempfile
-import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 from ..errors import HugvisError
+from ..scoring.folders import clean_transients, transient_folder
+from ..scoring.runs import RUN_FILES, VERIFICATION_FILE, DamagedRun, RunScan, StoredRun, scan_runs, write_verification
 
-#: The files of one run that the store keeps (the runner's parts and locks stay behind).
-RUN_FILES: tuple[str, ...] = ("rows.parquet", "frames.parquet", "set_rows.parquet", "summary.json", "coverage.json")
+#: Who computed a run the store adds from its own scoring (the verification record names it).
+LEADERBOARD_SCORER = "hugvis leaderboard scorer"
 RATINGS_FILE = "ratings/ratings.jsonl"
 LOCAL_ALTERNATIVE = "use a local results folder instead (hugvis space --results RESULTS; hugvis evaluate --out RESULTS)"
 
@@ -57,17 +60,6 @@ class ModelNameError(HugvisError, ValueError):
 
 class StoreError(HugvisError, RuntimeError):
     """The store cannot be read or appended to; the message names the run or repo and the fix."""
-
-
-@dataclass(frozen=True)
-class StoredRun:
-    """One stored run: where it is, its summary and a link to its provenance."""
-
-    task: str
-    model: str
-    folder: Path
-    summary: dict
-    link: str  # where a reader finds summary.json (a path, or the Hub URL)
 
 
 def check_model_name(name: str) -> str:
@@ -97,6 +89,7 @@ class LocalResultsStore:
 
     def __init__(self, root: "str | Path"):
         self.root = Path(root)
+        clean_transients(self.root)
 
     def __repr__(self) -> str:
         return f"LocalResultsStore({str(self.root)!r})"
@@ -109,40 +102,28 @@ class LocalResultsStore:
         """Where the run's provenance is: an absolute path (the Space serves it from there)."""
         return str((self.root / task / model / "summary.json").resolve())
 
-    def runs(self) -> list[StoredRun]:
-        """Every run with a readable ``summary.json``, in (task, model) order.
+    def scan(self) -> RunScan:
+        """Every stored run, validated: the valid ones and the damaged ones (each listed once with
+        its path, what is wrong and the fix), in (task, model) order."""
+        runs, damaged = scan_runs(self.root, self.link)
+        return RunScan(runs, damaged)
 
-        Raises:
-            StoreError: a summary that is not JSON (named, with the fix); a run is never skipped
-                silently, since its absence would change the leaderboard.
-        """
-        out = []
-        if not self.root.is_dir():
-            return out
-        for path in sorted(self.root.glob("*/*/summary.json")):
-            try:
-                summary = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-                raise StoreError(f"{path}: unreadable run summary ({err}); delete or re-score that run") from None
-            task, model = path.parent.parent.name, path.parent.name
-            out.append(StoredRun(task, model, path.parent, summary, self.link(task, model)))
-        return out
+    def runs(self) -> list[StoredRun]:
+        """The valid stored runs (:meth:`scan` also says which are damaged)."""
+        return self.scan().runs
 
     def rows(self):
-        """The per-clip rows of every stored run (an empty frame with the columns when none)."""
+        """The per-clip rows of every valid stored run (an empty frame with the columns when none)."""
         import pandas as pd
 
-        from ..results import RESULT_COLUMNS
-        from ..scoring.store import read_stored
+        from ..scoring.store import STORED_COLUMNS
 
-        # A damaged file is one error naming it and the fix, as when the runner reads it.
-        parts = [read_stored(run.folder / "rows.parquet") for run in self.runs()
-                 if (run.folder / "rows.parquet").is_file()]
-        parts = [p for p in parts if len(p)]
-        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(RESULT_COLUMNS))
+        parts = [run.rows for run in self.runs() if run.rows is not None and len(run.rows)]
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(STORED_COLUMNS))
 
     def has(self, task: str, model: str) -> bool:
-        return (self.root / task / model / "summary.json").is_file()
+        """Whether the name is taken for the task (a damaged run takes it too)."""
+        return (self.root / task / model).exists()
 
     def check_new_model(self, task: str, model: str) -> str:
         """A valid name not yet used for ``task`` (what the upload form checks before the upload)."""
@@ -153,30 +134,44 @@ class LocalResultsStore:
 
     @contextlib.contextmanager
     def staging(self) -> Iterator[Path]:
-        """A fresh folder to score into (``out=`` of the runner), deleted afterwards."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        stage = Path(tempfile.mkdtemp(prefix=".staging-", dir=self.root))
-        try:
+        """A fresh transient folder to score into (``out=`` of the runner), deleted afterwards."""
+        with transient_folder(self.root, "staging") as stage:
             yield stage
-        finally:
-            shutil.rmtree(stage, ignore_errors=True)
 
-    def add(self, stage: "str | Path", task: str, model: str) -> StoredRun:
-        """Move the run ``stage/<task>/<model>/`` into the store (atomic rename of the folder)."""
+    def add(self, stage: "str | Path", task: str, model: str, verified: bool = False) -> StoredRun:
+        """Move the run ``stage/<task>/<model>/`` into the store (atomic rename of the folder).
+
+        Args:
+            verified: the run was scored by the leaderboard's own scorer from uploaded predictions
+                (the Space); it gets a verification record. Runs computed elsewhere never do.
+
+        Raises:
+            StoreError: the staged run is damaged (named, with what is wrong).
+            ModelNameError: the name is taken.
+        """
         source = _run_folder(stage, task, model)
         target = self.root / task / model
         target.parent.mkdir(parents=True, exist_ok=True)
-        final = self.root / task / f".incoming-{uuid.uuid4().hex}"
-        final.mkdir()
-        for name in RUN_FILES:
-            if (source / name).is_file():
-                shutil.copy2(source / name, final / name)
-        try:
-            os.rename(final, target)  # fails when the target exists: a run is never replaced
-        except OSError:
-            shutil.rmtree(final, ignore_errors=True)
-            raise _taken(task, model) from None
-        return StoredRun(task, model, target, _read_summary(target), self.link(task, model))
+        with transient_folder(target.parent, "incoming", str(target)) as final:
+            for name in RUN_FILES:
+                if (source / name).is_file():
+                    shutil.copy2(source / name, final / name)
+            if verified:
+                write_verification(final, LEADERBOARD_SCORER)
+            (final / ".hugvis-transient").unlink()
+            try:
+                os.rename(final, target)  # fails when the target exists: a run is never replaced
+            except OSError:
+                raise _taken(task, model) from None
+        return self._stored(task, model)
+
+    def _stored(self, task: str, model: str) -> StoredRun:
+        """The run just added, read back through validation."""
+        for run in self.scan().runs:
+            if (run.task, run.model) == (task, model):
+                return run
+        damaged = [d for d in self.scan().damaged if (d.task, d.model) == (task, model)]
+        raise StoreError(damaged[0].message() if damaged else f"{task}/{model} is not in the store after adding it")
 
     def save_ratings(self) -> None:
         """Ratings are written in place by the rating store; nothing to push for a folder."""
@@ -187,14 +182,16 @@ def _taken(task: str, model: str) -> ModelNameError:
 
 
 def _run_folder(stage: "str | Path", task: str, model: str) -> Path:
+    """The staged run, validated before it is copied anywhere."""
+    from ..scoring.runs import read_run
+
     source = Path(stage) / task / model
     if not (source / "summary.json").is_file():
         raise StoreError(f"{source}: no summary.json; score the run before adding it")
+    checked = read_run(source)
+    if isinstance(checked, DamagedRun):
+        raise StoreError(checked.message())
     return source
-
-
-def _read_summary(folder: Path) -> dict:
-    return json.loads((folder / "summary.json").read_text(encoding="utf-8"))
 
 
 class HubResultsStore(LocalResultsStore):
@@ -243,20 +240,30 @@ class HubResultsStore(LocalResultsStore):
                              f"repo id and HF_TOKEN, or {LOCAL_ALTERNATIVE}") from None
         self.base_commit = info.sha
 
-    def add(self, stage: "str | Path", task: str, model: str) -> StoredRun:
-        """Commit the run's files to the repo (based on the last pulled revision), then pull."""
+    def add(self, stage: "str | Path", task: str, model: str, verified: bool = False) -> StoredRun:
+        """Commit the run's files to the repo (based on the last pulled revision), then pull.
+
+        ``verified`` (the Space scored it): a verification record is committed with the run; a
+        pushed run (``hugvis leaderboard push``) never carries one, even if its folder had one.
+        """
         from huggingface_hub import CommitOperationAdd
 
         source = _run_folder(stage, task, model)
         self.pull()
         if self.has(task, model):
             raise _taken(task, model)
-        operations = [CommitOperationAdd(path_in_repo=f"{task}/{model}/{name}", path_or_fileobj=str(source / name))
-                      for name in RUN_FILES if (source / name).is_file()]
-        self._commit(operations, f"Add {task}/{model}")
+        with tempfile.TemporaryDirectory(prefix="hugvis-run-") as tmp:
+            upload = Path(tmp)
+            for name in RUN_FILES:
+                if (source / name).is_file():
+                    shutil.copy2(source / name, upload / name)
+            if verified:
+                write_verification(upload, LEADERBOARD_SCORER)
+            operations = [CommitOperationAdd(path_in_repo=f"{task}/{model}/{name}", path_or_fileobj=str(upload / name))
+                          for name in RUN_FILES + (VERIFICATION_FILE,) if (upload / name).is_file()]
+            self._commit(operations, f"Add {task}/{model}")
         self.pull()
-        return StoredRun(task, model, self.root / task / model, _read_summary(self.root / task / model),
-                         self.link(task, model))
+        return self._stored(task, model)
 
     def save_ratings(self) -> None:
         """Push the ratings file (the MOS study writes it in the mirror) as one commit."""

@@ -35,7 +35,6 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import json
 import numbers
@@ -50,24 +49,13 @@ from ..errors import HugvisError, ToolUsageError
 from ..grid import ClipId
 from .coverage import Coverage
 from ..references import ReferenceSource, open_reference_source
-from ..hashing import DigestCache
 from ..textio import atomic_write_text
-from .binding import (DIGESTS_FILE, INPUT_COLUMN, RUN_BINDING_FILE, RunBinding, clip_fingerprint, dataset_key,
-                      library_version, metric_definitions, reusable_clips)
-from .folders import MARKER, FolderBusyError, hold, replace_folder
-from .store import ResultStore
+from .binding import INPUT_COLUMN
+from .rerun import RunBusyError, RunConflictError, plan_rerun
 from ..tasks import REAL_AUDIO, ClipJob, ClipOutcome, get_task, index_predictions, result_rows, score_job
 PROVENANCE_PACKAGES = ("hug-vis", "numpy", "scipy", "pandas", "pyarrow", "torch", "opencv-python-headless", "av",
                        "soundfile", "librosa", "scikit-image", "lpips", "resemblyzer", "speechmos", "onnxruntime",
                        "ray", "datasets")
-
-
-class RunConflictError(ToolUsageError):
-    """The (task, model) already holds a run of other predictions; ``--overwrite`` or another name."""
-
-
-class RunBusyError(HugvisError, RuntimeError):
-    """Another process is scoring the same (task, model) into the same results folder."""
 
 
 class IncompleteMetricsError(HugvisError, RuntimeError):
@@ -436,48 +424,13 @@ def evaluate_submission(
 
     protocol = protocol or catalog.task_protocol(task)
 
-    published = ResultStore(out, task, model)
-    work = ResultStore.work(out, task, model)
-    current = RunBinding(task, model, _predictions_root(scorer, predictions), dataset_key(refs.fingerprint()),
-                         metric_definitions(metrics + set_metrics), library_version())
-    stored = _published_binding(published.dir)
-    if stored is not None and stored.predictions != current.predictions and not overwrite:
-        raise RunConflictError(
-            f"{task}/{model} in {out} was scored from {stored.predictions}; --predictions {current.predictions} is "
-            f"another folder: pass --overwrite to replace that run once the new one is complete, or choose "
-            f"another --model")
-    work_binding = RunBinding.read(work.dir)
-    resume_work = work_binding is not None and work_binding.predictions == current.predictions
-    seed = None if resume_work else (published if stored is not None and not overwrite else None)
-    source = work if resume_work else seed
-    # Read what may be kept before anything is written: a damaged file is named while the store
-    # is still as it was.
-    earlier = source.read_rows() if source is not None else None
-    if source is not None:
-        source.read_frames(), source.read_set_rows()
-    digests = DigestCache(source.dir / DIGESTS_FILE if source is not None else None)
-    fingerprints = {str(refs.record(cid).clip_id): clip_fingerprint(index.found.get(cid, ()), index.payload.get(cid),
-                                                                     digests) for cid in grid}
-    with contextlib.ExitStack() as stack:
-        try:
-            stack.enter_context(hold(work.dir, "work", str(published.dir)))
-        except FolderBusyError:
-            raise RunBusyError(f"another hugvis evaluate is scoring {task}/{model} into {out} (its folder {work.dir} "
-                               f"is locked); wait for it to finish, or use another --out") from None
-        if not resume_work:
-            _reset_work_folder(work.dir, seed)
-        computed_under = work_binding if resume_work else stored
-        kept = (reusable_clips(earlier, computed_under, current, fingerprints, metrics, retry_failed)
-                if earlier is not None else set())
-        store = work
-        if earlier is not None and len(earlier):
-            store.compact(drop_clips=set(earlier["clip_id"]) - kept)
-        atomic_write_text(store.dir / RUN_BINDING_FILE, current.to_json())
+    plan = plan_rerun(out, task, model, _predictions_root(scorer, predictions), refs, index, metrics + set_metrics,
+                      overwrite)
+    fingerprints = plan.fingerprints
+    with plan.start(metrics, retry_failed) as kept:
+        store = plan.work
         jobs = [j for j in build_jobs(task, model, refs, index, metrics, options) if j.clip_id not in kept]
-        # Set-level values (FID) describe every clip: reused only when no clip changed and their
-        # definitions did not either.
-        set_reusable = (not jobs and computed_under is not None and computed_under.dataset == current.dataset
-                        and all(computed_under.definitions.get(m) == current.definitions[m] for m in set_metrics))
+        set_reusable = plan.set_rows_reusable(bool(jobs), set_metrics)
         persisted = 0
         buffer: list[ClipOutcome] = []
 
@@ -560,8 +513,8 @@ def evaluate_submission(
                 "packages": package_versions(),
                 "weights": weights_used(task, metrics + set_metrics),
                 "dataset": refs.fingerprint(),
-                "predictions": current.predictions,
-                "library": current.library,
+                "predictions": plan.current.predictions,
+                "library": plan.current.library,
                 "command_line": list(command_line if command_line is not None else sys.argv),
                 "backend": backend, "num_proc": num_proc, "ray_address": ray_address,
                 "device": device, "gpus_per_worker": gpus_per_worker,
@@ -571,15 +524,10 @@ def evaluate_submission(
         }
         atomic_write_text(store.dir / "coverage.json", json.dumps(coverage.to_dict(), indent=2, ensure_ascii=False))
         atomic_write_text(store.dir / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False))
-        digests.cache_file = store.dir / DIGESTS_FILE
-        digests.save()
-        for folder in (store.rows_dir, store.frames_dir):
-            if folder.is_dir() and not any(folder.iterdir()):
-                folder.rmdir()
         # The finished run replaces the published one in one rename; until here a failure or a
         # kill left the published run as it was.
-        (store.dir / MARKER).unlink(missing_ok=True)
-        replace_folder(store.dir, published.dir)
+        plan.publish()
+    published = plan.published
     return EvaluationResult(task, model, published.rows_path, published.dir / "summary.json", coverage, summary, table,
                             len(jobs))
 
@@ -590,34 +538,3 @@ def _predictions_root(scorer, predictions) -> str:
     if scorer.reference_only or str(predictions) == REAL_AUDIO:
         return str(predictions)
     return str(Path(predictions).resolve())
-
-
-def _published_binding(folder: Path) -> "RunBinding | None":
-    """The binding of the run stored in ``folder``; for a run stored before ``run.json`` existed, its
-    summary's predictions folder (bound to no dataset, so none of its clips is reused)."""
-    binding = RunBinding.read(folder)
-    if binding is not None or not (folder / "summary.json").is_file():
-        return binding
-    try:
-        summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
-        root = str(summary["provenance"]["predictions"])
-    except (OSError, ValueError, KeyError, TypeError):
-        root = "(unknown: the stored summary.json cannot be read)"
-    return RunBinding(folder.parent.name, folder.name, root, dataset="")
-
-
-def _reset_work_folder(folder: Path, seed: "ResultStore | None") -> None:
-    """Empty the work folder (keeping its held marker), then copy the published run's stored files
-    into it when the re-run may keep some of them."""
-    import shutil
-
-    from .folders import MARKER
-
-    for entry in folder.iterdir():
-        if entry.name == MARKER:
-            continue
-        shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
-    if seed is not None:
-        for path in (seed.rows_path, seed.frames_path, seed.set_rows_path, seed.dir / DIGESTS_FILE):
-            if path.is_file():
-                shutil.copy2(path, folder / path.name)

@@ -27,7 +27,8 @@ from .. import paper_tables as pt
 from ..hub_access import HubUnreachableError
 from ..layout import SIMULATED_RATINGS_FILE, SIMULATED_SYSTEMS_DIR
 from ..leaderboard import LocalResultsStore, ModelNameError, StoreError, board, board_rows, mos_rows
-from ..leaderboard.board import ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SPACE_REVEAL, SUBMITTED, SYNTHETIC, run_origin
+from ..escaping import markdown_text
+from ..leaderboard.board import ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SPACE_REVEAL, SUBMITTED, SYNTHETIC
 from .mos_study import MosStudy, aggregate_ratings, ratings_location
 from .precheck import layout_check
 from .uploads import UnsafeUploadError, UploadLimits, check_zip, extracted_upload
@@ -104,13 +105,13 @@ class Explorer:
     def table_labels(self) -> list[str]:
         return [_table_label(info) for info in pt.paper_data()["tables"]]
 
-    def board_rows(self):
-        """Paper rows, every stored run and the MOS study's ratings, as board rows (read fresh)."""
+    def board_rows(self, runs=None):
+        """Paper rows, every valid stored run and the MOS study's ratings, as board rows (read fresh)."""
         origin = SYNTHETIC if self.release.synthetic else SUBMITTED
         extra = [mos_rows(aggregate_ratings(self.mos.ratings.frame()), origin)]
         if self.simulated_mos is not None:
             extra.append(mos_rows(self.simulated_mos, SYNTHETIC, SIMULATED_RATERS))
-        return board_rows(self.store.runs(), *extra)
+        return board_rows(self.store.runs() if runs is None else runs, *extra)
 
     @cached_property
     def simulated_mos(self):
@@ -136,7 +137,12 @@ class Explorer:
         by_label = {v: k for k, v in ORIGIN_LABELS.items()}
         keys = [by_label.get(o, o) for o in (origins if origins is not None else
                                               [ORIGIN_LABELS[o] for o in DEFAULT_ORIGINS])]
-        view = board(self.board_rows(), table_number(table_label), keys, source, input_setting, paradigm)
+        scan = self.store.scan()
+        table = table_number(table_label)
+        # The ratings log's skipped lines matter where ratings are shown: the MOS tables.
+        problems = self.mos.problems() if table in {catalog.task(t).mos_table for t in catalog.task_names()} else []
+        view = board(self.board_rows(scan.runs), table, keys, source, input_setting, paradigm,
+                     damaged=scan.damaged, extra_notes=problems)
         return view.frame, view.markdown_notes, view.filters
 
     # ------------------------------------------------------------------ cross-task
@@ -294,7 +300,7 @@ class Explorer:
             with zipfile.ZipFile(upload) as archive:
                 names = archive.namelist()
         except UnsafeUploadError as err:
-            return f"**Upload refused:** {err}"
+            return f"**Upload refused:** {markdown_text(err)}"
         return layout_check(task, names).message()
 
     def score(self, task: str, model: str, upload: "str | None",
@@ -328,20 +334,21 @@ class Explorer:
                 if cov.ok == 0:
                     if cov.failed:
                         clip, error = next(iter(cov.failed.items()))
-                        why = f"every one of the {len(cov.failed)} matched clip(s) failed (first: `{clip}`: {error})"
+                        why = (f"every one of the {len(cov.failed)} matched clip(s) failed (first: "
+                               f"{markdown_text(clip)}: {markdown_text(error)})")
                     else:
                         why = f"no file matched the {task} layout. " + layout_check(
                             task, [str(p.relative_to(root)) for p in root.rglob("*")]).message()
                     return (f"**0 scored**: {why} Nothing was added to the leaderboard."), empty, \
                         _rows(result.rows_path)
-                stored = self.store.add(stage, task, model)
+                stored = self.store.add(stage, task, model, verified=True)
                 rows = _rows(result.rows_path)
         except UnsafeUploadError as err:
-            return f"**Upload refused:** {err}", empty, empty
+            return f"**Upload refused:** {markdown_text(err)}", empty, empty
         except (ValueError, FileNotFoundError, RuntimeError) as err:
-            return f"**Scoring failed:** {err}", empty, empty
+            return f"**Scoring failed:** {markdown_text(err)}", empty, empty
         table = result.table.reset_index() if result.table is not None else empty
-        origin = run_origin(stored.summary)
+        origin = stored.origin
         where = (f"Added to the {catalog.paper_table_of(task)} leaderboard as **{ORIGIN_LABELS[origin]}**"
                  + ("" if origin == SUBMITTED else
                     f" ({SPACE_REVEAL.format(origin=origin, label=ORIGIN_LABELS[origin])} to see it)")
@@ -350,7 +357,7 @@ class Explorer:
                    f"{len(cov.missing)}, failed {len(cov.failed)}, unmatched {len(cov.unmatched)}. {where}")
         skipped = result.summary.get("metrics", {}).get("skipped")
         if skipped:
-            message += " Not computed: " + "; ".join(f"{m} ({why})" for m, why in skipped.items())
+            message += " Not computed: " + "; ".join(f"{m} ({markdown_text(why)})" for m, why in skipped.items())
         return message, table.round(4), rows
 
 

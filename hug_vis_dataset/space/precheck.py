@@ -23,6 +23,7 @@ from pathlib import PurePosixPath
 from typing import Iterable
 
 from .. import catalog
+from ..escaping import markdown_text
 from ..tasks import get_task
 from .uploads import is_ignorable
 
@@ -44,7 +45,9 @@ class LayoutCheck:
         else:
             text = f"**No file matches the {spec.label.lower()} layout** ({_escape(spec.prediction)})."
         if self.unmatched:
-            shown = "; ".join(f"`{n}`: {_escape(why)}" for n, why in self.unmatched[:3])
+            # Member names are the uploader's text: escaped, never inside a code span (a backtick
+            # in the name would close it).
+            shown = "; ".join(f"{markdown_text(n)}: {markdown_text(why)}" for n, why in self.unmatched[:3])
             text += f" {len(self.unmatched)} entr(y/ies) do not: {shown}" + (" ..." if len(self.unmatched) > 3 else ".")
         if self.best_other:
             text += (f" These files look like **{catalog.task(self.best_other).label.lower()}** predictions: "

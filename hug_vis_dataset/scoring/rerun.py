@@ -1,0 +1,173 @@
+"""The re-run rule of ``hugvis evaluate``: what a run keeps, rescores or refuses.
+
+Before a run scores anything, :func:`plan_rerun` reads what is stored for ``(task, model)``:
+
+* the **published** run ``out/<task>/<model>/`` (complete, bound by its ``run.json``);
+* the **work** folder ``out/<task>/.work-<model>/`` of an interrupted run, if any.
+
+A published run of *another predictions folder* is refused (:class:`RunConflictError`) unless
+``overwrite`` is set. A work folder of the same predictions is resumed; otherwise the work
+folder starts afresh, seeded with a copy of the published run's files (unless overwriting).
+Under the work folder's lock, :meth:`RerunPlan.start` keeps a clip's rows only when
+:func:`hug_vis_dataset.scoring.binding.reusable_clips` says so and drops the rest; the runner
+scores what is left into the work folder and then replaces the published run by one rename.
+Everything that can be refused (a conflict, a damaged stored file) is refused before anything
+is written, so a refused or failed re-run leaves the store byte-identical.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..errors import HugvisError, ToolUsageError
+from ..hashing import DigestCache
+from ..textio import atomic_write_text
+from .binding import (DIGESTS_FILE, RUN_BINDING_FILE, RunBinding, clip_fingerprint, dataset_key, library_version,
+                      metric_definitions, reusable_clips)
+from .folders import MARKER, FolderBusyError, hold
+from .store import ResultStore
+
+
+class RunConflictError(ToolUsageError):
+    """The (task, model) already holds a run of other predictions; ``--overwrite`` or another name."""
+
+
+class RunBusyError(HugvisError, RuntimeError):
+    """Another process is scoring the same (task, model) into the same results folder."""
+
+
+@dataclass
+class RerunPlan:
+    """What a run starts from (see the module docstring).
+
+    Attributes:
+        published, work: the stored run and the work folder.
+        current: the binding of this run.
+        computed_under: the binding the rows in ``earlier`` were computed under (None: none).
+        resume_work: the work folder of an interrupted run of the same predictions is resumed.
+        seed: the published run whose files seed a fresh work folder (None: start empty).
+        earlier: the rows that may be kept (None when there are none).
+        digests: file digests by path, size and mtime (the fast pre-check), kept with the run.
+        fingerprints: clip id -> the sha256 of its prediction now.
+    """
+
+    published: ResultStore
+    work: ResultStore
+    current: RunBinding
+    computed_under: "RunBinding | None"
+    resume_work: bool
+    seed: "ResultStore | None"
+    earlier: Any
+    digests: DigestCache
+    fingerprints: dict = field(default_factory=dict)
+
+    @contextlib.contextmanager
+    def start(self, clip_metrics: "tuple[str, ...]", retry_failed: bool) -> Iterator[set]:
+        """Hold the work folder, keep the reusable clips' rows there and yield their ids.
+
+        Raises:
+            RunBusyError: another process holds the work folder.
+        """
+        with contextlib.ExitStack() as stack:
+            try:
+                stack.enter_context(hold(self.work.dir, "work", str(self.published.dir)))
+            except FolderBusyError:
+                raise RunBusyError(f"another hugvis evaluate is scoring {self.current.task}/{self.current.model} "
+                                   f"(its folder {self.work.dir} is locked); wait for it to finish, or use another "
+                                   f"--out") from None
+            if not self.resume_work:
+                _reset_work_folder(self.work.dir, self.seed)
+            kept = (reusable_clips(self.earlier, self.computed_under, self.current, self.fingerprints, clip_metrics,
+                                   retry_failed) if self.earlier is not None else set())
+            if self.earlier is not None and len(self.earlier):
+                self.work.compact(drop_clips=set(self.earlier["clip_id"]) - kept)
+            atomic_write_text(self.work.dir / RUN_BINDING_FILE, self.current.to_json())
+            yield kept
+
+    def set_rows_reusable(self, any_job: bool, set_metrics: "tuple[str, ...]") -> bool:
+        """Set-level values (FID) describe every clip: reused only when no clip is rescored and
+        neither the dataset nor their definitions changed."""
+        under = self.computed_under
+        return (not any_job and under is not None and under.dataset == self.current.dataset
+                and all(under.definitions.get(m) == self.current.definitions[m] for m in set_metrics))
+
+    def publish(self) -> None:
+        """Save the digests, then put the finished work folder in place of the published run."""
+        from .folders import replace_folder
+
+        self.digests.cache_file = self.work.dir / DIGESTS_FILE
+        self.digests.save()
+        for folder in (self.work.rows_dir, self.work.frames_dir):
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+        (self.work.dir / MARKER).unlink(missing_ok=True)
+        replace_folder(self.work.dir, self.published.dir)
+
+
+def plan_rerun(out: "str | Path", task: str, model: str, predictions_root: str, refs, index,
+               metrics: "tuple[str, ...]", overwrite: bool) -> RerunPlan:
+    """Read what is stored for (task, model) and decide what this run starts from.
+
+    Raises:
+        RunConflictError: a run of another predictions folder is stored and ``overwrite`` is off.
+        StoredResultsError: a stored file that would be kept cannot be read (named, with the fix).
+    """
+    published = ResultStore(out, task, model)
+    work = ResultStore.work(out, task, model)
+    current = RunBinding(task, model, predictions_root, dataset_key(refs.fingerprint()), metric_definitions(metrics),
+                         library_version())
+    stored = published_binding(published.dir)
+    if stored is not None and stored.predictions != current.predictions and not overwrite:
+        raise RunConflictError(
+            f"{task}/{model} in {out} was scored from {stored.predictions}; --predictions {current.predictions} is "
+            f"another folder: pass --overwrite to replace that run once the new one is complete, or choose "
+            f"another --model")
+    work_binding = RunBinding.read(work.dir)
+    resume_work = work_binding is not None and work_binding.predictions == current.predictions
+    seed = None if resume_work else (published if stored is not None and not overwrite else None)
+    source = work if resume_work else seed
+    # Read what may be kept before anything is written: a damaged file is named while the store
+    # is still as it was.
+    earlier = source.read_rows() if source is not None else None
+    if source is not None:
+        source.read_frames(), source.read_set_rows()
+    digests = DigestCache(source.dir / DIGESTS_FILE if source is not None else None)
+    fingerprints = {str(refs.record(cid).clip_id): clip_fingerprint(index.found.get(cid, ()), index.payload.get(cid),
+                                                                     digests) for cid in refs.clip_ids()}
+    return RerunPlan(published, work, current, work_binding if resume_work else stored, resume_work, seed, earlier,
+                     digests, fingerprints)
+
+
+def published_binding(folder: Path) -> "RunBinding | None":
+    """The binding of the run stored in ``folder``; for a run stored before ``run.json`` existed, its
+    summary's predictions folder (bound to no dataset, so none of its clips is reused)."""
+    binding = RunBinding.read(folder)
+    if binding is not None or not folder.exists():
+        return binding
+    try:
+        summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+        root = str(summary["provenance"]["predictions"])
+    except (OSError, ValueError, KeyError, TypeError):
+        root = "(unknown: the stored run has no readable run.json or summary.json)"
+    return RunBinding(folder.parent.name, folder.name, root, dataset="")
+
+
+def _reset_work_folder(folder: Path, seed: "ResultStore | None") -> None:
+    """Empty the work folder (keeping its held marker), then copy the published run's stored files
+    into it when the re-run may keep some of them."""
+    for entry in folder.iterdir():
+        if entry.name == MARKER:
+            continue
+        shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+    if seed is not None:
+        for path in (seed.rows_path, seed.frames_path, seed.set_rows_path, seed.dir / DIGESTS_FILE):
+            if path.is_file():
+                shutil.copy2(path, folder / path.name)
+
+
+__all__ = ["RerunPlan", "RunBusyError", "RunConflictError", "plan_rerun", "published_binding"]

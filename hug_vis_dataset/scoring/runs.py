@@ -1,0 +1,413 @@
+"""Reading a stored run through one validated schema: where rows become leaderboard cells.
+
+Every reader of stored runs (the leaderboard in the CLI and the Space, the report) reads them
+here, and only here are per-clip rows turned into the aggregate a table shows. A stored run is
+untrusted input (anybody can write a results folder or push to a results repo), so
+:func:`read_run` checks it before anything of it is shown:
+
+* the folder names: a known task, a valid model name (transient ``.``-folders are never runs);
+* ``summary.json``: a JSON object whose task and model are the folder's, with well-typed
+  ``metrics``, ``coverage``, ``aggregate`` and ``provenance``;
+* ``rows.parquet`` (required), ``frames.parquet`` and ``set_rows.parquet``: readable, with their
+  columns, the folder's task and model in every row, only the task's metrics, ``ok`` or
+  ``failed`` statuses, grid clip ids, and every ``ok`` value finite and inside the catalog's
+  ``value_range``;
+* the aggregate, computed from the rows by :func:`hug_vis_dataset.scoring.aggregate.task_table`
+  under the task's documented protocol, must equal the summary's cached ``aggregate``.
+
+A run failing any check is a :class:`DamagedRun`: listed once, with its path, what is wrong and
+the fix; the other runs are unaffected. A run's **label** is its folder name, never a name stored
+inside it. Its **origin** comes from the rows (do they cover the full 8,400-clip grid?) and the
+dataset's synthetic flag; **scored by** is ``verified`` only when the run carries a verification
+record written by the leaderboard's own scorer whose file digests still match (and, when
+``$HUGVIS_LEADERBOARD_KEY`` is set, whose HMAC signature is valid), else ``self-reported``.
+
+Example:
+    >>> import tempfile, pathlib, json
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> (root / "matting" / "m").mkdir(parents=True)
+    >>> _ = (root / "matting" / "m" / "summary.json").write_text("[1, 2]")
+    >>> runs, damaged = scan_runs(root)
+    >>> runs, damaged[0].problem
+    ([], 'summary.json is a JSON list, not an object')
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from .folders import is_run_folder_name
+
+#: The files of one run that a store keeps, copies and publishes.
+RUN_FILES: tuple[str, ...] = ("rows.parquet", "frames.parquet", "set_rows.parquet", "summary.json", "coverage.json",
+                              "run.json")
+VERIFICATION_FILE = "verification.json"
+VERIFIED, SELF_REPORTED = "verified", "self-reported"
+KEY_ENV = "HUGVIS_LEADERBOARD_KEY"
+#: Cached aggregates are compared with the recomputed ones to this relative tolerance (JSON round trip).
+AGGREGATE_RTOL = 1e-9
+FIX_RESCORE = "re-score it (hugvis evaluate ... --overwrite) or delete the folder"
+
+
+class RunValidationError(ValueError):
+    """One thing wrong with a stored run (the message; the fix is given by the raiser)."""
+
+    def __init__(self, problem: str, fix: str = FIX_RESCORE):
+        super().__init__(problem)
+        self.problem, self.fix = problem, fix
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """One stored run that passed validation.
+
+    Attributes:
+        task, model: from the folder names (the label a board shows).
+        folder: where it is; ``link``: where a reader finds its provenance.
+        summary: the validated ``summary.json``.
+        rows, frames, set_rows: the stored tables (DataFrames; frames/set rows may be empty).
+        table: the aggregate in paper units, computed from the rows (index: the row labels, emotion
+            ``model | setting``; columns: metrics, ``n_ok``, ``n_failed``).
+        origin: ``synthetic``, ``submitted`` (full grid) or ``subset``.
+        scored_by: ``verified`` or ``self-reported``.
+    """
+
+    task: str
+    model: str
+    folder: Path
+    summary: dict
+    link: str
+    rows: Any = None
+    frames: Any = None
+    set_rows: Any = None
+    table: Any = None
+    origin: str = "subset"
+    scored_by: str = SELF_REPORTED
+
+    @property
+    def skipped(self) -> dict[str, str]:
+        """Metrics that did not run, with the stored reason (untrusted text: escape it to show it)."""
+        return dict(self.summary["metrics"]["skipped"])
+
+    @property
+    def grid_size(self) -> int:
+        return int(self.summary["coverage"]["grid_size"])
+
+
+@dataclass(frozen=True)
+class DamagedRun:
+    """A stored run that failed validation: shown once, as damaged, never as numbers."""
+
+    task: str
+    model: str
+    folder: Path
+    problem: str
+    fix: str = FIX_RESCORE
+
+    def message(self) -> str:
+        """One line: the folder, what is wrong and the fix (plain text; escape it where shown)."""
+        return f"{self.folder}: {self.problem}; {self.fix}"
+
+
+# ----------------------------------------------------------------------------- verification
+def _file_digests(folder: Path) -> dict[str, str]:
+    from ..hashing import sha256_file
+
+    return {name: sha256_file(folder / name) for name in RUN_FILES if (folder / name).is_file()}
+
+
+def _signature(files: dict[str, str], key: str) -> str:
+    message = json.dumps(files, sort_keys=True).encode("utf-8")
+    return hmac.new(key.encode("utf-8"), message, hashlib.sha256).hexdigest()
+
+
+def write_verification(folder: "str | Path", scorer: str) -> None:
+    """Record that the leaderboard's own scorer computed the run in ``folder`` (digests of its files,
+    signed with ``$HUGVIS_LEADERBOARD_KEY`` when set). Written by the store, never by a pushed run."""
+    from .. import __version__
+    from ..textio import atomic_write_text
+
+    folder = Path(folder)
+    files = _file_digests(folder)
+    record = {"scored_by": scorer, "library": __version__, "files": files}
+    key = os.environ.get(KEY_ENV, "")
+    if key:
+        record["signature"] = _signature(files, key)
+    atomic_write_text(folder / VERIFICATION_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
+
+
+def scored_by(folder: Path) -> str:
+    """``verified`` when the run's verification record holds (see the module docstring), else ``self-reported``."""
+    try:
+        record = json.loads((folder / VERIFICATION_FILE).read_text(encoding="utf-8"))
+        files = record["files"]
+    except (OSError, ValueError, TypeError, KeyError):
+        return SELF_REPORTED
+    if not isinstance(files, dict) or files != _file_digests(folder):
+        return SELF_REPORTED
+    key = os.environ.get(KEY_ENV, "")
+    if key and not hmac.compare_digest(str(record.get("signature", "")), _signature(files, key)):
+        return SELF_REPORTED
+    return VERIFIED
+
+
+# ----------------------------------------------------------------------------- validation
+def _json_type(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number")
+
+
+def _need(condition: bool, problem: str) -> None:
+    if not condition:
+        raise RunValidationError(problem)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number_or_null(value: Any) -> bool:
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value))
+
+
+def _check_summary(summary: Any, task: str, model: str) -> dict:
+    _need(isinstance(summary, dict), f"summary.json is a JSON {_json_type(summary).split()[-1]}, not an object")
+    _need(summary.get("task") == task, f"summary.json names task {summary.get('task')!r}, but the run is in the "
+                                       f"{task!r} folder")
+    _need(summary.get("model") == model, f"summary.json names model {summary.get('model')!r}, but the run's folder "
+                                         f"is {model!r}")
+    metrics = summary.get("metrics")
+    _need(isinstance(metrics, dict), "summary.json has no 'metrics' object")
+    _need(isinstance(metrics.get("computed"), list) and all(isinstance(m, str) for m in metrics["computed"]),
+          "summary.json's metrics.computed is not a list of names")
+    skipped = metrics.get("skipped")
+    _need(isinstance(skipped, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in skipped.items()),
+          "summary.json's metrics.skipped is not an object of texts")
+    coverage = summary.get("coverage")
+    _need(isinstance(coverage, dict) and _is_int(coverage.get("grid_size")) and coverage["grid_size"] > 0,
+          "summary.json's coverage.grid_size is not a positive integer")
+    aggregate = summary.get("aggregate")
+    _need(aggregate is None or isinstance(aggregate, dict), f"summary.json's aggregate is {_json_type(aggregate)}")
+    for label, values in (aggregate or {}).items():
+        _need(isinstance(values, dict), f"summary.json's aggregate of {label!r} is {_json_type(values)}")
+        for key, value in values.items():
+            if key in ("n_ok", "n_failed"):
+                _need(_is_int(value) and value >= 0, f"summary.json's {key} of {label!r} is {value!r}, not a count")
+            else:
+                _need(_is_number_or_null(value), f"summary.json's {key} of {label!r} is {value!r}, not a number")
+    provenance = summary.get("provenance", {})
+    _need(isinstance(provenance, dict), "summary.json's provenance is not an object")
+    _need(isinstance(provenance.get("dataset", {}), dict), "summary.json's provenance.dataset is not an object")
+    protocol = summary.get("protocol", {})
+    _need(isinstance(protocol, dict), "summary.json's protocol is not an object")
+    return summary
+
+
+def _check_values(frame, name: str, allowed: Iterable[str], path_label: str) -> None:
+    from .. import catalog
+
+    allowed = set(allowed)
+    unknown = sorted(set(frame["metric"].astype(str)) - allowed)
+    _need(not unknown, f"{path_label} has metric(s) {unknown} that the task does not compute")
+    ok = frame[frame["status"] == "ok"] if "status" in frame else frame
+    for metric, part in ok.groupby("metric", sort=True):
+        values = part["value"].astype(float)
+        low, high = catalog.spec(str(metric)).value_range
+        bad = values[~values.map(math.isfinite) | (values < low) | (values > high)]
+        _need(bad.empty, f"{path_label}: {metric} value {bad.iloc[0]!r} is outside its range [{low:g}, {high:g}]"
+              if not bad.empty else "")
+
+
+def _check_rows(frame, task: str, model: str, allowed: Iterable[str], label: str, clip_required: bool = True) -> None:
+    from ..grid import ClipId, ClipIdError
+    from ..results import EMOTION_MODEL_SEP, RESULT_COLUMNS
+
+    missing = [c for c in RESULT_COLUMNS if c not in frame.columns]
+    _need(not missing, f"{label} lacks the column(s) {missing}")
+    if not len(frame):
+        return
+    tasks = set(frame["task"].astype(str))
+    _need(tasks == {task}, f"{label} holds rows of task(s) {sorted(tasks)}, but the run is in the {task!r} folder")
+    names = set(frame["model"].astype(str).str.partition(EMOTION_MODEL_SEP)[0])
+    _need(names == {model}, f"{label} names model(s) {sorted(names)}, but the run's folder is {model!r}")
+    statuses = set(frame["status"].astype(str))
+    _need(statuses <= {"ok", "failed"}, f"{label} has status(es) {sorted(statuses - {'ok', 'failed'})}")
+    if clip_required:
+        for clip in frame["clip_id"].astype(str).unique():
+            try:
+                ClipId.parse(clip)
+            except ClipIdError:
+                raise RunValidationError(f"{label} has clip id {clip!r}, which is not a grid clip") from None
+    _check_values(frame, label, allowed, label)
+
+
+def _read_table(folder: Path, name: str, required: bool):
+    import pandas as pd
+
+    path = folder / name
+    if not path.is_file():
+        _need(not required, f"{name} is missing")
+        return None
+    try:
+        return pd.read_parquet(path)
+    except Exception as err:  # noqa: BLE001 - ArrowInvalid, OSError ...: all mean "damaged file"
+        first = (str(err).strip().splitlines() or [type(err).__name__])[0][:160]
+        raise RunValidationError(f"{name} cannot be read ({first})") from None
+
+
+def documented_protocol(task: str, frames) -> str:
+    """The protocol a board aggregates ``task`` with: the catalog's (``rvm`` needs per-frame rows)."""
+    from .. import catalog
+
+    protocol = catalog.task_protocol(task)
+    return protocol if protocol != "rvm" or (frames is not None and len(frames)) else "clip"
+
+
+def _close(a: Any, b: Any) -> bool:
+    a_missing = a is None or (isinstance(a, float) and math.isnan(a))
+    b_missing = b is None or (isinstance(b, float) and math.isnan(b))
+    if a_missing or b_missing:
+        return a_missing and b_missing
+    return math.isclose(float(a), float(b), rel_tol=AGGREGATE_RTOL, abs_tol=1e-12)
+
+
+def _compare_aggregate(cached: "dict | None", table, task: str) -> None:
+    from .. import catalog
+
+    computed = {} if table is None else {str(label): dict(table.loc[label].items()) for label in table.index}
+    cached = cached or {}
+    _need(set(cached) == set(computed), f"summary.json's aggregate lists {sorted(cached)}, but rows.parquet gives "
+                                        f"{sorted(computed)}")
+    for label, values in computed.items():
+        for key, value in values.items():
+            stored = cached[label].get(key)
+            if not _close(stored, value if key not in ("n_ok", "n_failed") else int(value)):
+                shown = catalog.spec(key).label if key in catalog.METRIC_NAMES else key
+                raise RunValidationError(f"summary.json's aggregate disagrees with its rows: {shown} of {label} is "
+                                         f"{stored!r} in the summary but {value:.6g} from rows.parquet")
+
+
+def _origin(summary: dict, rows) -> str:
+    from ..grid import full_grid
+
+    if summary.get("provenance", {}).get("dataset", {}).get("synthetic") is True:
+        return "synthetic"
+    clips = set(rows["clip_id"].astype(str)) if rows is not None and len(rows) else set()
+    return "submitted" if clips == {str(c) for c in full_grid()} else "subset"
+
+
+def read_run(folder: "str | Path", link: str = "") -> "StoredRun | DamagedRun":
+    """One stored run, validated (see the module docstring); never raises for a bad run."""
+    from .. import catalog
+    from ..results import name_problem
+    from ..textio import read_text
+    from .aggregate import task_table
+
+    folder = Path(folder)
+    task, model = folder.parent.name, folder.name
+    try:
+        _need(task in catalog.task_names(), f"{task!r} is not a task of the benchmark")
+        problem = name_problem("model", model)
+        _need(problem is None, problem or "")
+        try:
+            summary = json.loads(read_text(folder / "summary.json"))
+        except FileNotFoundError:
+            raise RunValidationError("summary.json is missing") from None
+        except (OSError, ValueError) as err:
+            raise RunValidationError(f"summary.json cannot be read ({str(err).splitlines()[0][:160]})") from None
+        summary = _check_summary(summary, task, model)
+        rows = _read_table(folder, "rows.parquet", required=True)
+        frames = _read_table(folder, "frames.parquet", required=False)
+        set_rows = _read_table(folder, "set_rows.parquet", required=False)
+        _check_rows(rows, task, model, catalog.clip_metrics(task), "rows.parquet")
+        if set_rows is not None:
+            _check_rows(set_rows, task, model, catalog.set_metrics(task), "set_rows.parquet", clip_required=False)
+        if frames is not None and len(frames):
+            _need({"model", "clip_id", "metric", "frame", "value"} <= set(frames.columns),
+                  "frames.parquet lacks its columns")
+            names = set(frames["model"].astype(str))
+            _need(names == {model}, f"frames.parquet names model(s) {sorted(names)}, but the run's folder is {model!r}")
+            _check_values(frames, "frames.parquet", catalog.clip_metrics(task), "frames.parquet")
+        protocol = documented_protocol(task, frames)
+        table = task_table(rows, frames, set_rows, protocol=protocol) if len(rows) else None
+        declared = summary.get("protocol", {}).get("aggregation", protocol)
+        cache_table = table
+        if declared != protocol and declared in ("clip", "rvm") and len(rows):
+            cache_table = task_table(rows, frames, set_rows, protocol=declared)
+        _compare_aggregate(summary.get("aggregate"), cache_table, task)
+    except RunValidationError as err:
+        return DamagedRun(task, model, folder, err.problem, err.fix)
+    return StoredRun(task, model, folder, summary, link, rows, frames, set_rows, table, _origin(summary, rows),
+                     scored_by(folder))
+
+
+def _signature_of(folder: Path) -> tuple:
+    out = []
+    for name in RUN_FILES + (VERIFICATION_FILE,):
+        try:
+            st = (folder / name).stat()
+            out.append((name, st.st_size, st.st_mtime_ns, st.st_ino))
+        except OSError:
+            out.append((name, None))
+    return tuple(out) + (os.environ.get(KEY_ENV, ""),)
+
+
+_CACHE: dict[str, tuple[tuple, Any]] = {}
+
+
+def run_folders(root: "str | Path") -> list[Path]:
+    """Candidate run folders ``root/<task>/<model>/`` (transient and hidden folders excluded), in
+    (task, model) order. A folder counts when it holds any file a run has."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    out = []
+    for task in sorted(p for p in root.iterdir() if p.is_dir() and is_run_folder_name(p.name)):
+        for folder in sorted(p for p in task.iterdir() if p.is_dir() and is_run_folder_name(p.name)):
+            if any((folder / name).exists() for name in RUN_FILES):
+                out.append(folder)
+    return out
+
+
+def scan_runs(root: "str | Path", link: "Callable[[str, str], str] | None" = None
+              ) -> tuple[list[StoredRun], list[DamagedRun]]:
+    """Every run under ``root``: (valid runs, damaged runs), each in (task, model) order.
+
+    Results are remembered per folder by the size, mtime and inode of its files, so a board
+    redrawn without a change does not re-read the rows.
+    """
+    valid: list[StoredRun] = []
+    damaged: list[DamagedRun] = []
+    for folder in run_folders(root):
+        key = str(folder.resolve())
+        signature = _signature_of(folder)
+        known = _CACHE.get(key)
+        if known is not None and known[0] == signature:
+            result = known[1]
+        else:
+            result = read_run(folder)
+            _CACHE[key] = (signature, result)
+        if isinstance(result, StoredRun) and link is not None:
+            result = StoredRun(**{**result.__dict__, "link": link(result.task, result.model)})
+        (valid if isinstance(result, StoredRun) else damaged).append(result)
+    return valid, damaged
+
+
+@dataclass
+class RunScan:
+    """What a store holds: the valid runs and the damaged ones."""
+
+    runs: list = field(default_factory=list)
+    damaged: list = field(default_factory=list)
+
+
+__all__ = ["DamagedRun", "RUN_FILES", "RunScan", "RunValidationError", "SELF_REPORTED", "StoredRun", "VERIFIED",
+           "VERIFICATION_FILE", "documented_protocol", "read_run", "run_folders", "scan_runs", "scored_by",
+           "write_verification"]
