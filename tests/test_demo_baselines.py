@@ -29,6 +29,7 @@ def scored(tmp_path_factory) -> Path:
     with pytest.MonkeyPatch.context() as env:  # no downloadable weight can be found, as on a fresh install
         for var in [v for v in os.environ if v.startswith("HUGVIS_WEIGHT")]:
             env.delenv(var)
+        (root / "no-weights").mkdir()  # an empty folder: a missing one is an error (weights_dir)
         env.setenv("HUGVIS_WEIGHTS_DIR", str(root / "no-weights"))
         env.setenv("HUGVIS_CACHE_DIR", str(root / "cache"))
         env.setenv("HF_HUB_OFFLINE", "1")

@@ -23,6 +23,7 @@ def results(tmp_path_factory):
     with pytest.MonkeyPatch.context() as env:  # no weight file can be found: LPIPS/CSIM/FID are skipped
         for var in [v for v in os.environ if v.startswith("HUGVIS_WEIGHT")]:
             env.delenv(var)
+        (root / "no-weights").mkdir()  # an empty folder: a missing one is an error (weights_dir)
         env.setenv("HUGVIS_WEIGHTS_DIR", str(root / "no-weights"))
         env.setenv("HUGVIS_CACHE_DIR", str(root / "cache"))
         env.setenv("HF_HUB_OFFLINE", "1")

@@ -31,6 +31,7 @@ import io
 import json
 import os
 import socket
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -120,7 +121,8 @@ class OpenAIChat:
         base_url: the API root (``.../v1``); default from the environment (module docstring).
         api_key: default from the environment; may be absent for a local server, not for the
             OpenAI API itself.
-        timeout: seconds per HTTP request.
+        timeout: deadline in seconds for the whole request (connect, send, and reading the
+            complete response); a request past it is a timed-out attempt.
         retries: further attempts after a timeout, a connection error or a 408/409/429/5xx status.
         backoff: seconds before the first retry, doubled each time.
         max_tokens: answer length limit (the answer is one word).
@@ -158,8 +160,7 @@ class OpenAIChat:
                 time.sleep(self.backoff * 2 ** (attempt - 1))
             request = urllib.request.Request(f"{self.base_url}/chat/completions", data=data, headers=headers)
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    return _answer_text(json.loads(response.read().decode("utf-8")))
+                return _answer_text(json.loads(post_before_deadline(request, self.timeout).decode("utf-8")))
             except urllib.error.HTTPError as err:
                 body = err.read().decode("utf-8", "replace")[:200]
                 last = f"HTTP {err.code}: {body}"
@@ -170,6 +171,100 @@ class OpenAIChat:
                 last = f"timed out after {self.timeout:g} s" if isinstance(reason, (socket.timeout, TimeoutError)) \
                     else f"{type(reason).__name__}: {reason}"
         raise PredictionError(f"no answer after {self.retries + 1} attempt(s): {last}")
+
+
+class _Deadline:
+    """Shuts the request's sockets down when ``seconds`` have passed, whatever the request is blocked
+    in: a socket timeout alone bounds each read, so a server sending a byte a second never trips it."""
+
+    def __init__(self, seconds: float):
+        self.expired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            if self.expired:
+                self._shutdown(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            for sock in self._sockets:
+                self._shutdown(sock)
+
+    @staticmethod
+    def _shutdown(sock: socket.socket) -> None:
+        try:  # the plain socket's shutdown: an SSL socket's own would drop its state under the reading thread
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
+        except OSError:
+            pass  # already closed: nothing left to interrupt
+
+    def __enter__(self) -> "_Deadline":
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._timer.cancel()
+
+
+def _watched(http_class: type, deadline: _Deadline) -> type:
+    """``http_class`` (``HTTPConnection`` or ``HTTPSConnection``) handing its socket to ``deadline``."""
+
+    class Watched(http_class):  # type: ignore[misc, valid-type]
+        def connect(self) -> None:
+            super().connect()
+            deadline.watch(self.sock)
+
+    return Watched
+
+
+class _WatchedOpen:
+    """For urllib's HTTP(S) handlers: each connection they open hands its socket to ``deadline``."""
+
+    def __init__(self, deadline: _Deadline):
+        super().__init__()
+        self.deadline = deadline
+
+    def do_open(self, http_class, req, **kwargs):  # http(s)_open call this with the connection class
+        return super().do_open(_watched(http_class, self.deadline), req, **kwargs)  # type: ignore[misc]
+
+
+class _WatchedHTTP(_WatchedOpen, urllib.request.HTTPHandler):
+    pass
+
+
+class _WatchedHTTPS(_WatchedOpen, urllib.request.HTTPSHandler):
+    pass
+
+
+def post_before_deadline(request: urllib.request.Request, timeout: float) -> bytes:
+    """The complete response body of ``request``, or :class:`TimeoutError` once ``timeout`` seconds
+    have passed since the call, counting connect, send and the whole response read.
+
+    ``urllib``'s own ``timeout`` is kept too (it bounds the connect); the deadline is enforced by
+    shutting the socket down, so no phase can outlive it. Proxies (``HTTPS_PROXY`` ...) are honoured
+    as by ``urlopen``.
+
+    Raises:
+        TimeoutError: the deadline passed.
+        urllib.error.HTTPError, urllib.error.URLError: as ``urlopen`` raises them.
+    """
+    with _Deadline(timeout) as deadline:
+        opener = urllib.request.build_opener(_WatchedHTTP(deadline), _WatchedHTTPS(deadline))
+        try:
+            with opener.open(request, timeout=timeout) as response:
+                body = response.read()
+        except Exception as err:
+            if deadline.expired:  # whatever the interrupted read raised, the cause is the deadline
+                raise TimeoutError(f"timed out after {timeout:g} s") from err
+            raise
+        if deadline.expired:  # a close-delimited body cut short by the shutdown reads as complete
+            raise TimeoutError(f"timed out after {timeout:g} s")
+    return body
 
 
 def _answer_text(response: Mapping[str, Any]) -> str:
@@ -216,7 +311,8 @@ class TransformersEmotion:
 
     def __init__(self, model: str, pipeline_task: "str | None" = None, device: "str | int | None" = None):
         self.model = model
-        task = pipeline_task or _pipeline_task_of(model)
+        config = _local_config(model)  # read even with pipeline_task: a broken file fails here, named
+        task = pipeline_task or _pipeline_task_of(model, config)
         if task is not None and task not in SETTING_BY_PIPELINE:
             raise PredictSetupError(f"transformers:{model}: pipeline task {task!r} is not supported; use one of "
                                     f"{', '.join(SETTING_BY_PIPELINE)}")
@@ -277,7 +373,13 @@ def _require_hub_model(model: str) -> None:
                              "--model transformers:/path/to/model (the folder with config.json)")
 
 
-def _pipeline_task_of(model: str) -> "str | None":
+def _local_config(model: str) -> "dict | None":
+    """The ``config.json`` of a local model folder as a dict; None for a Hub id.
+
+    Raises:
+        PredictSetupError: not a folder nor a Hub id, no ``config.json``, or one that is not a
+            UTF-8 JSON object (the message names the file and the fix).
+    """
     from ..hub_access import looks_like_hub_id
 
     config = Path(model) / "config.json"
@@ -287,7 +389,30 @@ def _pipeline_task_of(model: str) -> "str | None":
         if not looks_like_hub_id(model):
             raise PredictSetupError(f"transformers:{model} is neither a local folder nor a Hub id (owner/name)")
         return None
-    architectures = json.loads(config.read_text(encoding="utf-8")).get("architectures") or []
+    fix = "replace it with the model's own config.json (a JSON object, as save_pretrained writes it)"
+    try:
+        data = json.loads(config.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as err:
+        raise PredictSetupError(f"{config} is not UTF-8 text (byte {err.start}); {fix}") from None
+    except json.JSONDecodeError as err:
+        raise PredictSetupError(f"{config} is not valid JSON ({err.msg}, line {err.lineno} column {err.colno}); "
+                                f"{fix}") from None
+    except OSError as err:
+        raise PredictSetupError(f"{config} cannot be read ({err.strerror or err}); {fix}") from None
+    if not isinstance(data, dict):
+        raise PredictSetupError(f"{config} holds a JSON {type(data).__name__}, not an object; {fix}")
+    return data
+
+
+def _pipeline_task_of(model: str, config: "dict | None") -> "str | None":
+    """The pipeline task of a local model from its architecture; None for a Hub id (the Hub knows)."""
+    if config is None:
+        return None
+    architectures = config.get("architectures") or []
+    if not isinstance(architectures, list) or not all(isinstance(a, str) for a in architectures):
+        raise PredictSetupError(f"{Path(model) / 'config.json'}: \"architectures\" is {architectures!r}, not a list "
+                                f"of class names; fix the file, or pass the pipeline task "
+                                f"({', '.join(SETTING_BY_PIPELINE)})")
     for arch in architectures:
         for suffix, task in PIPELINE_BY_ARCHITECTURE.items():
             if arch.endswith(suffix):

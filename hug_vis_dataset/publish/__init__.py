@@ -53,7 +53,8 @@ __all__ = [
     "PYPI_JSON_URL", "PublishError", "REPO_ROOT", "RepoTarget", "SKIP_NAMES", "SPACE_SDKS", "UploadPlan",
     "check_installable", "check_requirements", "check_source_requirements", "check_wheel", "ensure_gated",
     "file_digests", "git_blob_id", "library_requirement", "local_files", "materialise", "metric_module_dirs",
-    "plan_upload", "publish", "pypi_versions", "validate_card", "wheel_mismatches", "write_space_requirements",
+    "plan_upload", "publish", "pypi_versions", "refuse_symlinks", "symlinks_in", "validate_card", "wheel_mismatches",
+    "write_space_requirements",
 ]
 
 
@@ -89,16 +90,45 @@ def file_digests(path: "str | Path", chunk: int = 1 << 20) -> tuple[str, str]:
     return sha1.hexdigest(), sha256.hexdigest()
 
 
+def symlinks_in(folder: "str | Path") -> list[Path]:
+    """Every symbolic link under ``folder`` (files and folders alike), sorted, links not followed;
+    what :data:`SKIP_NAMES` leaves out is not looked into.
+
+    Example:
+        >>> import os, tempfile
+        >>> root = Path(tempfile.mkdtemp()); (root / "a.txt").write_text("a")
+        1
+        >>> os.symlink(root / "a.txt", root / "b.txt"); [p.name for p in symlinks_in(root)]
+        ['b.txt']
+    """
+    folder = Path(folder)
+    links = []
+    for here, dirs, files in os.walk(folder):  # os.walk never descends into a linked folder
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_NAMES)
+        links += [Path(here) / name for name in dirs + sorted(files)
+                  if name not in SKIP_NAMES and os.path.islink(os.path.join(here, name))]
+    return sorted(links)
+
+
+def refuse_symlinks(folder: "str | Path") -> None:
+    """Raise :class:`PublishError` naming every symbolic link under ``folder``: publishing copies
+    and uploads files only, never what a link points at (it may lie outside the repo)."""
+    links = symlinks_in(folder)
+    if links:
+        named = ", ".join(f"{link} -> {os.readlink(link)}" for link in links)
+        raise PublishError(f"symbolic link(s) in {folder}: {named}; publishing never follows a link: replace each "
+                           f"link by the file it points to")
+
+
 def local_files(folder: "str | Path") -> list[str]:
     """Every uploadable file of a folder, POSIX-relative, sorted; symlinks are refused."""
     folder = Path(folder)
+    refuse_symlinks(folder)
     out = []
     for path in sorted(folder.rglob("*")):
         rel = path.relative_to(folder)
         if any(part in SKIP_NAMES for part in rel.parts):
             continue
-        if path.is_symlink():
-            raise PublishError(f"{path} is a symbolic link; materialise real files only")
         if path.is_file():
             out.append(rel.as_posix())
     return out
@@ -106,15 +136,28 @@ def local_files(folder: "str | Path") -> list[str]:
 
 # --------------------------------------------------------------------------- materialise
 def metric_module_dirs(metrics_root: "str | Path" = REPO_ROOT / "metrics") -> list[Path]:
-    """``metrics/<name>/`` folders that hold an evaluate module ``<name>.py``."""
+    """``metrics/<name>/`` folders, each holding its evaluate module ``<name>.py``.
+
+    Raises:
+        PublishError: a folder without its module file (a half-generated or stale folder would
+            otherwise be left out of publishing without a word).
+    """
     root = Path(metrics_root)
     if not root.is_dir():
         return []
-    return sorted(p for p in root.iterdir() if p.is_dir() and (p / f"{p.name}.py").is_file())
+    folders = sorted(p for p in root.iterdir()
+                     if p.is_dir() and p.name not in SKIP_NAMES and not p.name.startswith("."))
+    for folder in folders:
+        if not (folder / f"{folder.name}.py").is_file():
+            raise PublishError(f"{folder} has no module file {folder.name}.py; regenerate the module folders with "
+                               f"`python -m hug_vis_dataset.module_folders metrics`, or remove the folder")
+    return folders
 
 
 def _copy_tree(source: Path, dest: Path) -> None:
-    shutil.copytree(source, dest, ignore=shutil.ignore_patterns(*SKIP_NAMES, "*.pyc"), symlinks=False)
+    # materialise refused every link before copying; symlinks=True copies one made meanwhile as a link (which
+    # local_files then refuses) instead of following it.
+    shutil.copytree(source, dest, ignore=shutil.ignore_patterns(*SKIP_NAMES, "*.pyc"), symlinks=True)
 
 
 def materialise(
@@ -147,12 +190,21 @@ def materialise(
             ``{folder}`` (the materialised folder as a ``file://`` URI, for offline tests) are filled in.
 
     Raises:
-        PublishError: listing every problem (cards, missing files, unpinned requirements).
+        PublishError: listing every problem (cards, missing files, unpinned requirements); or,
+            before anything is written, naming a symbolic link in a source folder or a
+            ``metrics/<name>/`` folder without its module file.
     """
     bundled = check_wheel(wheel) if wheel is not None else None
     out = Path(out_dir)
     if out.exists() and any(out.iterdir()):
         raise PublishError(f"{out} is not empty")
+    modules = metric_module_dirs(metrics_root)
+    explorer = Path(explorer_dir)
+    sources = modules + ([explorer] if explorer.is_dir() else [])
+    if include_dataset and dataset_dir is not None:
+        sources.insert(0, Path(dataset_dir))
+    for source in sources:  # before anything is written: a refused run leaves no half-made OUT_DIR
+        refuse_symlinks(source)
     out.mkdir(parents=True, exist_ok=True)
     targets: list[RepoTarget] = []
     if include_dataset:
@@ -163,11 +215,10 @@ def materialise(
             _build_dataset(dest, release)
         ensure_gated(dest / "README.md")
         targets.append(RepoTarget(dataset_repo, "dataset", dest))
-    for module in metric_module_dirs(metrics_root):
+    for module in modules:
         dest = out / "spaces" / module.name
         _copy_tree(module, dest)
         targets.append(RepoTarget(f"{org}/{module.name}", "space", dest, "gradio"))
-    explorer = Path(explorer_dir)
     if explorer.is_dir():
         dest = out / "spaces" / EXPLORER_NAME
         _copy_tree(explorer, dest)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .. import release_info
+from ..errors import HugvisError
 
 #: The library's source folder (what a bundled wheel must match).
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -38,8 +39,8 @@ class RepoTarget:
     space_sdk: "str | None" = None
 
 
-class PublishError(RuntimeError):
-    """A folder is not fit to publish (bad card, missing file, unpinned requirements)."""
+class PublishError(HugvisError, RuntimeError):
+    """A folder is not fit to publish (bad card, missing file, unpinned requirements, a symlink)."""
 
 
 class IndexLookupError(RuntimeError):

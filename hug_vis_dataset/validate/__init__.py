@@ -1,6 +1,6 @@
 """Validate a release tree against the grid and its own metadata.
 
-``hugvis validate RELEASE_DIR [--json] [--grid SPEC] [--num-proc N]`` checks
+``hugvis validate RELEASE_DIR [--json] [--grid SPEC] [--num-proc N] [--strict]`` checks
 (:mod:`~.checks`; the grid subset in :mod:`~.gridspec`, findings in :mod:`~.report`, the
 command in :mod:`~.commands`):
 
@@ -14,7 +14,11 @@ command in :mod:`~.commands`):
   within one frame; fps, sample rate, duration and resolution agree with the CSV; the
   transcript file exists.
 
-Every problem is reported with its clip id. Exit status 0 when clean, 1 otherwise.
+* every path of the tree that no CSV row nor the layout accounts for, the top level included
+  (:func:`~.checks.unlisted_media`): a warning, not an error.
+
+Every problem is reported with its clip id. Exit status 0 when clean (warnings allowed), 1
+otherwise; with ``--strict`` warnings also give 1.
 
 Example:
     >>> import tempfile

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Sequence
 
 from ..grid import parse_emotion
-from ..layout import ReleaseLayout, layout_for
+from ..layout import SIMULATED_SYSTEMS_DIR, SYNTHETIC_MARKER, ReleaseLayout, layout_for
 from ..media import MediaError, alpha_frame_files, audio_info, read_png_gray, video_info
 from ..release import ClipRecord, Release, ReleaseError
 from ..textio import TextEncodingError
-from .gridspec import GridSpec, expected_grid
+from .gridspec import GRID_DECLARATION, GridSpec, expected_grid
 from .report import WARNING, Problem, ValidationReport
 
 
@@ -185,46 +185,67 @@ def _relative(path: Path, root: Path) -> str:
         return str(path)
 
 
-def unlisted_media(release: Release, layout: ReleaseLayout, limit: int = 50) -> list[Problem]:
-    """Warnings for files in the media folders that no CSV row lists (a stray clip's MP4, junk in
-    an alpha folder): not errors, but a build leaves them out, so they are worth a look.
+#: The release's metadata files besides the CSV, each read by some part of the toolkit (the layout
+#: file by :func:`~hug_vis_dataset.layout.layout_for`, which spells its path in place).
+METADATA_FILES: tuple[str, ...] = ("metadata/layout.json", GRID_DECLARATION, SYNTHETIC_MARKER)
 
-    Only the top folders of the layout's media templates are walked (``audio/``,
-    ``video_processed/`` ...); links are not followed.
+
+def unlisted_media(release: Release, layout: ReleaseLayout, limit: int = 50) -> list[Problem]:
+    """Warnings for every path of the release tree that neither a CSV row nor the layout accounts
+    for: a stray clip's MP4, junk in an alpha folder, a file or folder at the top level or in
+    the metadata folder that the release does not have. Not errors, but a build leaves them out,
+    so they are worth a look.
+
+    The whole tree is walked, links not followed. Known at the top level: the top folders of the
+    layout's media templates (``audio/``, ``video_processed/`` ...) and of its metadata CSV
+    (walked), a synthetic tree's ``simulated_systems/`` and the first folder of templated paths
+    (not walked: their contents are not the release's files to list). Any other top-level entry
+    is one warning, a folder as a whole.
     """
     root = release.root
-    listed: set[Path] = set()
+    listed: set[Path] = {root / layout.metadata_csv} | {root / name for name in METADATA_FILES}
     alpha_dirs: set[Path] = set()
     for record in release.records.values():
         listed.update({record.audio_path, record.video_path, root / layout.transcript_path(record.cid)})
         if record.rgba_foreground_path is not None:
             listed.add(record.rgba_foreground_path)
         alpha_dirs.add(record.alpha_matte_path)
-    tops = sorted({t.split("/", 1)[0] for t in (layout.audio, layout.video, layout.alpha_dir, layout.transcript,
-                                                 layout.rgba_foreground) if "{" not in t.split("/", 1)[0]})
+    media_tops = {t.split("/", 1)[0] for t in (layout.audio, layout.video, layout.alpha_dir, layout.transcript,
+                                                layout.rgba_foreground) if "{" not in t.split("/", 1)[0]}
+    walked = media_tops | {layout.metadata_csv.split("/", 1)[0]}
+    # A templated top folder (``{actor}/...``) holds listed files the walk of media_tops never reaches.
+    opaque = {SIMULATED_SYSTEMS_DIR} | {_relative(p, root).split("/", 1)[0] for p in listed} - walked
     alpha_top = layout.alpha_dir.split("/", 1)[0]
     found: list[Problem] = []
-    for top in tops:
-        for folder, dirs, files in os.walk(root / top):
-            dirs.sort()
-            here = Path(folder)
-            frames = [n for n in files if _is_frame_name(layout, n)]
-            if files and here not in alpha_dirs and top == alpha_top and len(frames) == len(files):
-                # A whole alpha folder no row lists: one finding, not one per frame.
-                found.append(Problem("", "unlisted", f"{_relative(here, root)}/ ({len(files)} frames) is not listed "
-                                                     f"in {layout.metadata_csv}; remove it or add its clip", WARNING))
+    for folder, dirs, files in os.walk(root):
+        here = Path(folder)
+        top = "" if here == root else _relative(here, root).split("/", 1)[0]
+        if here == root:  # an unknown top-level folder is one finding, its contents are not walked
+            for name in sorted(set(dirs) - walked - opaque):
+                found.append(Problem("", "unlisted", f"{name}/ is not a folder of the release layout; remove it or "
+                                                     f"move it out of the release", WARNING))
+            dirs[:] = set(dirs) & walked
+        dirs.sort()
+        frames = [n for n in files if _is_frame_name(layout, n)]
+        if files and here not in alpha_dirs and top == alpha_top and len(frames) == len(files):
+            # A whole alpha folder no row lists: one finding, not one per frame.
+            found.append(Problem("", "unlisted", f"{_relative(here, root)}/ ({len(files)} frames) is not listed "
+                                                 f"in {layout.metadata_csv}; remove it or add its clip", WARNING))
+            continue
+        for name in sorted(files):
+            path = here / name
+            if path in listed:
                 continue
-            for name in sorted(files):
-                path = here / name
-                if path in listed:
+            if here in alpha_dirs:
+                if _is_frame_name(layout, name):
                     continue
-                if here in alpha_dirs:
-                    if _is_frame_name(layout, name):
-                        continue
-                    message = f"{_relative(path, root)} in an alpha folder is not a frame PNG"
-                else:
-                    message = f"{_relative(path, root)} is not listed in {layout.metadata_csv}"
-                found.append(Problem("", "unlisted", message + "; remove it or add its clip", WARNING))
+                message = f"{_relative(path, root)} in an alpha folder is not a frame PNG; remove it or add its clip"
+            elif top in media_tops:
+                message = f"{_relative(path, root)} is not listed in {layout.metadata_csv}; remove it or add its clip"
+            else:
+                message = (f"{_relative(path, root)} is not a file of the release layout; remove it or move it out "
+                           f"of the release")
+            found.append(Problem("", "unlisted", message, WARNING))
     if len(found) > limit:
         more = len(found) - limit
         found = found[:limit] + [Problem("", "unlisted", f"... and {more} more unlisted file(s)", WARNING)]

@@ -1,4 +1,4 @@
-"""``hugvis validate RELEASE_DIR [--json] [--grid SPEC] [--layout JSON] [--num-proc N]``."""
+"""``hugvis validate RELEASE_DIR [--json] [--grid SPEC] [--layout JSON] [--num-proc N] [--strict]``."""
 
 from __future__ import annotations
 
@@ -23,6 +23,9 @@ def register(subparsers) -> None:
                              "(default: metadata/grid.json if present, else the full 8,400-clip grid)")
     parser.add_argument("--layout", type=Path, default=None, help="layout JSON overriding layout.py's default")
     parser.add_argument("--num-proc", type=positive_int, default=1)
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 1 on warnings too (files no CSV row or layout path accounts for, e.g. an "
+                             "unknown file at the top level); without it warnings are printed and exit is 0")
     parser.set_defaults(func=_run)
 
 
@@ -32,4 +35,7 @@ def _run(args) -> int:
     layout = ReleaseLayout.from_json(args.layout) if args.layout else None
     report = validate_release(args.release_dir, args.grid, layout, args.num_proc, progress=sys.stderr.isatty())
     print(report.to_json() if args.json else report.to_text())
+    if report.ok and args.strict and report.warnings:
+        print(f"--strict: {len(report.warnings)} warning(s), see the lines above", file=sys.stderr)
+        return 1
     return 0 if report.ok else 1

@@ -9,7 +9,9 @@ Every metric that needs a pretrained network asks this module for a local path w
 
 1. an explicit ``path`` argument (a file, or a folder holding ``spec.filename``);
 2. the per-file environment variable ``HUGVIS_WEIGHT_<NAME>`` (upper case), then the folder
-   ``$HUGVIS_WEIGHTS_DIR`` (``<dir>/<filename>`` or ``<dir>/<name>/<filename>``);
+   ``$HUGVIS_WEIGHTS_DIR`` (``<dir>/<filename>`` or ``<dir>/<name>/<filename>``); either one set to
+   a path that is not a file / not a folder is an error (:class:`WeightsDirError` for the folder),
+   never silently passed over;
 3. where the file comes from: inside an installed pip package (``source="package"``), the
    ``huggingface_hub`` cache at the pinned revision (``source="hub"``), or this project's cache
    folder for upstream URLs (``source="url"``; ``$HUGVIS_CACHE_DIR`` or ``~/.cache/hugvis``).
@@ -33,16 +35,16 @@ Example:
 from __future__ import annotations
 
 from ..hashing import sha256_file
-from .registry import (ENV_CACHE, ENV_DIR, ENV_PREFIX, REGISTRY, UnknownWeightsError, WeightSpec, WeightsFormatError,
-                       WeightsHashError, WeightsMissingError, cache_dir, download_command, env_var, get_spec,
-                       missing_message, register)
+from .registry import (ENV_CACHE, ENV_DIR, ENV_PREFIX, REGISTRY, UnknownWeightsError, WeightSpec, WeightsDirError,
+                       WeightsFormatError, WeightsHashError, WeightsMissingError, cache_dir, download_command, env_var,
+                       get_spec, missing_message, register, weights_dir)
 from .resolve import check_hash, download, find_weight, resolve
 from .verify import WeightStatus, check_loadable, format_problem, is_available, missing_note, weight_status
 
 __all__ = [
     "ENV_CACHE", "ENV_DIR", "ENV_PREFIX", "REGISTRY", "UnknownWeightsError", "WeightSpec", "WeightStatus",
-    "WeightsFormatError", "WeightsHashError", "WeightsMissingError", "cache_dir", "check_hash", "check_loadable",
+    "WeightsDirError", "WeightsFormatError", "WeightsHashError", "WeightsMissingError", "cache_dir", "check_hash", "check_loadable",
     "download", "download_command",
     "env_var", "find_weight", "format_problem", "get_spec", "is_available", "missing_message",
-    "missing_note", "register", "resolve", "sha256_file", "weight_status",
+    "missing_note", "register", "resolve", "sha256_file", "weight_status", "weights_dir",
 ]

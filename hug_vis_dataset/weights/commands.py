@@ -15,10 +15,11 @@ import sys
 
 
 def _names(requested: "list[str]") -> "list[str]":
-    from .registry import REGISTRY, get_spec
+    from .registry import REGISTRY, get_spec, weights_dir
 
     for name in requested:
         get_spec(name)  # unknown names fail with the list of known ones
+    weights_dir()  # a bad $HUGVIS_WEIGHTS_DIR is one error line, not the same line once per file
     return requested or list(REGISTRY)
 
 
@@ -26,8 +27,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     from .registry import REGISTRY
     from .verify import weight_status
 
+    names = _names(args.names)  # before the header: a bad setting is the only line printed
     print(f"{'name':22} {'state':9} {'source':8} {'metrics':18} location / origin")
-    for name in _names(args.names):
+    for name in names:
         spec = REGISTRY[name]
         st = weight_status(name, check=False)
         state = "present" if st.path else "missing"

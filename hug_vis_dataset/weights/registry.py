@@ -31,6 +31,14 @@ class WeightsMissingError(HugvisError, FileNotFoundError):
     """A pretrained file needed by a metric is not available locally (and was not downloaded)."""
 
 
+class WeightsDirError(WeightsMissingError):
+    """``$HUGVIS_WEIGHTS_DIR`` is set but names no folder (a file, or nothing at all).
+
+    A subclass of :class:`WeightsMissingError`, so every caller that reports a bad override
+    (``hugvis weights verify``, the scorers' availability check) reports this one too.
+    """
+
+
 class WeightsHashError(HugvisError, ValueError):
     """A pretrained file was found but its sha256 differs from the pinned one."""
 
@@ -205,6 +213,39 @@ def get_spec(name: str) -> WeightSpec:
 def env_var(name: str) -> str:
     """The per-file override variable, e.g. ``HUGVIS_WEIGHT_SYNCNET_V2``."""
     return ENV_PREFIX + name.upper().replace("-", "_")
+
+
+def weights_dir() -> "Path | None":
+    """The folder named by ``$HUGVIS_WEIGHTS_DIR``, or None when the variable is unset or empty.
+
+    The one place the variable is read, so every door (``resolve``, ``hugvis weights``, the
+    scorers' availability check) reports a bad value the same way instead of ignoring it.
+
+    Raises:
+        WeightsDirError: the variable names a file or a path that does not exist.
+
+    Example:
+        >>> import os
+        >>> saved = os.environ.pop(ENV_DIR, None)
+        >>> weights_dir() is None
+        True
+        >>> os.environ[ENV_DIR] = "/no/such/folder"
+        >>> try:
+        ...     weights_dir()
+        ... except WeightsDirError as err:
+        ...     print(str(err).split(": ")[0])
+        HUGVIS_WEIGHTS_DIR=/no/such/folder does not exist
+        >>> _ = os.environ.pop(ENV_DIR) if saved is None else os.environ.update({ENV_DIR: saved})
+    """
+    value = os.environ.get(ENV_DIR)
+    if not value:
+        return None
+    folder = Path(value)
+    if folder.is_dir():
+        return folder
+    what = "is not a folder" if folder.exists() else "does not exist"
+    raise WeightsDirError(f"{ENV_DIR}={value} {what}: point {ENV_DIR} at a folder holding the weight files, "
+                          f"or unset it")
 
 
 def cache_root() -> Path:

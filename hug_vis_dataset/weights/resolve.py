@@ -19,7 +19,7 @@ from typing import Iterable
 from ..hashing import DigestCache, sha256_file
 from ..hub_access import HubUnreachableError, fetch_or_explain, unreachable_reason
 from .registry import (ENV_DIR, REGISTRY, WeightSpec, WeightsHashError, WeightsMissingError, cache_dir,
-                       download_command, env_var, get_spec, missing_message)
+                       download_command, env_var, get_spec, missing_message, weights_dir)
 
 # Pinned files are hashed once per process and again only when their size or mtime changes.
 PINNED_HASHES = DigestCache()
@@ -116,6 +116,7 @@ def find_weight(name: str, path: "str | Path | None" = None) -> "tuple[Path, str
     Raises:
         WeightsMissingError: an explicit ``path`` or per-file variable points at nothing (an
             explicit request is never silently replaced by another copy).
+        WeightsDirError: ``$HUGVIS_WEIGHTS_DIR`` is consulted and names no folder.
     """
     spec = get_spec(name)
     if path is not None:
@@ -129,8 +130,9 @@ def find_weight(name: str, path: "str | Path | None" = None) -> "tuple[Path, str
         if not Path(var).is_file():
             raise WeightsMissingError(f"{missing_message(spec)}\n  {env_var(name)}={var} is not a file")
         return Path(var), env_var(name)
-    if os.environ.get(ENV_DIR):
-        found = _in_dir(Path(os.environ[ENV_DIR]), spec)
+    folder = weights_dir()  # a set but broken value raises: it is an explicit request too
+    if folder is not None:
+        found = _in_dir(folder, spec)
         if found is not None:
             return found, ENV_DIR
     if spec.source == "package":
@@ -166,6 +168,7 @@ def resolve(name: str, path: "str | Path | None" = None, download: bool = False,
 
     Raises:
         WeightsMissingError: not found (and not downloaded).
+        WeightsDirError: ``$HUGVIS_WEIGHTS_DIR`` names no folder (before any download).
         HubUnreachableError: ``download`` and the source cannot be reached (offline); at once, no retries.
         WeightsHashError: found but the content differs from the pinned hash.
     """

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from .registry import WeightsMissingError, download_command, get_spec
+from .registry import WeightsDirError, WeightsMissingError, download_command, get_spec
 from .resolve import PINNED_HASHES, find_weight
 
 _TORCH_SUFFIXES = (".pt", ".pth", ".model", ".ckpt")
@@ -77,7 +77,8 @@ def check_loadable(name: str) -> "str | None":
     """Whether the weights ``name`` can be used here: None when they can, else one line saying
     why (which file, what is wrong, how to fix it).
 
-    Checks, in order: the file is found (an explicit override must point at a file); it matches
+    Checks, in order: the file is found (an explicit override must point at a file, and
+    ``$HUGVIS_WEIGHTS_DIR``, when set, at a folder: that line names the variable, not the file); it matches
     the pinned sha256 when one is pinned; otherwise it loads as its format (:func:`format_problem`).
     The scorers call this per metric, so one broken file disables only the metrics that need it.
 
@@ -88,6 +89,8 @@ def check_loadable(name: str) -> "str | None":
     spec = get_spec(name)
     try:
         found = find_weight(name)
+    except WeightsDirError as err:  # one setting behind every file: its line names the variable and the fix
+        return str(err)
     except WeightsMissingError as err:
         detail = str(err).splitlines()[-1].strip()
         return f"weights {name!r}: {detail}; point it at the file {spec.filename} or unset it"
@@ -172,5 +175,6 @@ def missing_note(names: Iterable[str]) -> "str | None":
             absent.append(name)
         else:
             broken.append(problem)
-    notes = broken + ([f"needs weights: run `{download_command(absent)}`"] if absent else [])
+    # dict.fromkeys: a bad $HUGVIS_WEIGHTS_DIR gives every file the same line; say it once
+    notes = list(dict.fromkeys(broken)) + ([f"needs weights: run `{download_command(absent)}`"] if absent else [])
     return "; ".join(notes) if notes else None
