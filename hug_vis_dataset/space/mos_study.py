@@ -52,6 +52,10 @@ MEDIA_HEIGHT = 320
 RATINGS_ENV = "HUGVIS_RATINGS"
 #: At most this many skipped log lines are listed in the tab (the rest are counted).
 SHOWN_PROBLEMS = 10
+#: Environment variable naming the study file the tab runs (default: :func:`default_study`).
+STUDY_ENV = "HUGVIS_STUDY"
+#: Bootstrap replicates of the intervals :func:`aggregate_ratings` adds (actor-clustered).
+TABLE_BOOT = 200
 
 
 def ratings_location(ratings_path: "str | Path | None" = None, results_dir: "str | Path | None" = None,
@@ -95,9 +99,12 @@ class MosStudy:
     """Rating callbacks over one release's simulated systems and one rating store."""
 
     def __init__(self, release, release_dir: "str | Path", ratings_path: "str | Path",
-                 on_stored: "Callable[[], str | None] | None" = None):
+                 on_stored: "Callable[[], str | None] | None" = None, study_path: "str | Path | None" = None):
         self.release = release
         self.release_dir = Path(release_dir)
+        self.study_path = study_path or os.environ.get(STUDY_ENV, "").strip() or None
+        self._spec = None
+        self._blind = None
         # The store itself enforces what the study presents, so no caller can store around it.
         self.ratings = RatingStore(ratings_path, allowed=self.offer_problem)
         # Called after every stored rating (a Hub results store pushes the ratings file); what it
@@ -113,6 +120,27 @@ class MosStudy:
 
     def clip_ids(self) -> list[str]:
         return [r.clip_id for r in self.release]
+
+    @property
+    def spec(self):
+        """The study the tab runs: the study file (``study_path`` or ``$HUGVIS_STUDY``), else
+        :func:`default_study` over the release's simulated systems."""
+        if self._spec is None:
+            from ..studies.spec import load_study
+
+            clips = [str(c) for c in self.release.clip_ids()]
+            self._spec = load_study(self.study_path, clips) if self.study_path else default_study(self, clips)
+        return self._spec
+
+    @property
+    def blind(self):
+        """The blind rater sessions (:class:`~hug_vis_dataset.space.blind_study.BlindStudy`),
+        kept next to the ratings file."""
+        if self._blind is None:
+            from .blind_study import BlindStudy
+
+            self._blind = BlindStudy(self, self.spec, self.ratings.path.parent)
+        return self._blind
 
     def media(self, task: str, system: str, clip_id: str) -> "str | None":
         """The system output to rate (a video, or a WAV for voice cloning), if it exists.
@@ -138,6 +166,13 @@ class MosStudy:
         a clip of the release and a system with an output for that clip. The criteria are checked
         by the store (:func:`~hug_vis_dataset.space.ratings.validate_rating`).
         """
+        from ..metrics.rater_qc import is_gold
+
+        if is_gold(system) and task in CRITERIA:
+            # Gold items rate the clip's own recording (or its degraded copy): any clip of the release.
+            if clip_id not in self._release_clips():
+                return f"clip {clip_id!r} is not in the release; choose a clip from the Clip list"
+            return None
         systems = self.systems(task)
         if system not in systems:
             if not systems:
@@ -233,19 +268,38 @@ class MosStudy:
         return aggregate_ratings(self.ratings.frame()).round({"mos": 3})
 
 
-def aggregate_ratings(frame):
+def default_study(study: MosStudy, clips: list[str]):
+    """The study of a release without a study file: every simulated system of the three MOS
+    tasks on every clip, 3 ratings per item, sessions of 6 items of which 1 is gold."""
+    from ..studies.spec import study_from_mapping
+
+    tasks = {task: {"systems": study.systems(task)} for task in CRITERIA if study.systems(task)}
+    return study_from_mapping({"name": "space-study", "tasks": tasks, "clips": clips, "ratings_per_item": 3,
+                               "items_per_session": 6, "gold_rate": 1 / 6, "seed": 0}, where="default study")
+
+
+def aggregate_ratings(frame, exclude_raters=()):
     """MOS per (task, model, criterion) with :mod:`hug_vis_dataset.mos` (ratings averaged within
-    each clip, then over clips), plus the number of ratings and raters.
+    each clip, then over clips), its 95% actor-clustered bootstrap interval, and the number of
+    clips, ratings and raters behind it.
 
     ``frame`` holds one rating per (rater, task, clip, model, criterion) (the store's
     :meth:`~hug_vis_dataset.space.ratings.RatingStore.frame`); a duplicate left in it is
-    excluded by :func:`hug_vis_dataset.mos.validate_ratings`, every copy.
+    excluded by :func:`hug_vis_dataset.mos.validate_ratings`, every copy. Gold items
+    (:data:`~hug_vis_dataset.metrics.rater_qc.GOLD_MODELS`) are quality control, never a MOS row;
+    ``exclude_raters`` (e.g. the flagged ones) are left out.
+
+    Columns: ``task, model, criterion, mos, ci_low, ci_high, n_clips, n_ratings, n_raters``
+    (``ci_low``/``ci_high`` NaN with a single actor: nothing to resample).
     """
     import pandas as pd
 
-    from ..mos import RATING_COLUMNS, mos_table, validate_ratings
+    from ..metrics.rater_qc import GOLD_MODELS
+    from ..mos import RATING_COLUMNS, mos_intervals, mos_table, validate_ratings
 
-    columns = ["task", "model", "criterion", "mos", "n_clips", "n_ratings", "n_raters"]
+    columns = ["task", "model", "criterion", "mos", "ci_low", "ci_high", "n_clips", "n_ratings", "n_raters"]
+    if len(frame):
+        frame = frame[~frame["model"].isin(GOLD_MODELS) & ~frame["rater"].isin(list(exclude_raters))]
     if not len(frame):
         return pd.DataFrame(columns=columns)
     parts = []
@@ -253,7 +307,12 @@ def aggregate_ratings(frame):
         valid, _invalid = validate_ratings(ratings[list(RATING_COLUMNS)].astype(str))
         if not len(valid):
             continue
-        table = mos_table(valid).reset_index()
+        table = mos_table(valid)
+        cis = mos_intervals(valid, n_boot=TABLE_BOOT)
+        several = {k: ci.n_clusters > 1 for k, ci in cis.items()}
+        table["ci_low"] = [cis[k].low if several[k] else np.nan for k in table.index]
+        table["ci_high"] = [cis[k].high if several[k] else np.nan for k in table.index]
+        table = table.reset_index()
         raters = valid.groupby(["model", "criterion"])["rater"].nunique().rename("n_raters").reset_index()
         table = table.merge(raters, on=["model", "criterion"])
         table.insert(0, "task", task)
@@ -266,71 +325,86 @@ def aggregate_ratings(frame):
 
 
 def build_mos_tab(study: MosStudy, demo=None) -> None:
-    """The MOS study's components and events; call inside a ``gr.Tab`` of ``demo``.
+    """The blind MOS study's components and events; call inside a ``gr.Tab`` of ``demo``.
+
+    The rater enters an id and presses *Start / resume*; items come one at a time under opaque
+    codes (:class:`~hug_vis_dataset.space.blind_study.BlindStudy`), every criterion with its
+    question and anchors, unset until answered. Nothing on the page names a system. The coverage
+    view (items by number of ratings, raters, completion) is under *Study coverage*.
 
     Args:
         study: the callbacks.
-        demo: the enclosing ``gr.Blocks``; when given, the first item is shown on page load
-            (``demo.load``), otherwise only once a dropdown changes.
+        demo: the enclosing ``gr.Blocks``; when given, the coverage and the log notes are read
+            fresh on page load.
     """
     import gradio as gr
 
-    mos_tasks = list(CRITERIA)
-    first_task = mos_tasks[0]
+    blind = study.blind
     with gr.Row():
-        mos_task = gr.Dropdown(mos_tasks, value=first_task, label="Task", elem_id="mos-task")
-        systems = study.systems(first_task)
-        mos_system = gr.Dropdown(systems, value=systems[0] if systems else None, label="System",
-                                 elem_id="mos-system")
-        clip_ids = study.clip_ids()
-        mos_clip = gr.Dropdown(clip_ids, value=clip_ids[0], label="Clip", elem_id="mos-clip")
         rater = gr.Textbox(label="Rater id", placeholder="rater_01", elem_id="mos-rater")
+        start = gr.Button("Start / resume", elem_id="mos-start")
+    progress = gr.Markdown(elem_id="mos-progress")
     with gr.Row():
         # Same height: the portrait is read at full size and shown as large as the video.
-        mos_video = gr.Video(label="Generated video", height=MEDIA_HEIGHT, elem_id="mos-video")
+        mos_video = gr.Video(label="Video to rate", height=MEDIA_HEIGHT, elem_id="mos-video", visible=False)
         portrait = gr.Image(label="Source portrait (judge ID similarity against it)", type="numpy",
-                            height=MEDIA_HEIGHT, interactive=False, elem_id="mos-portrait")
-        speech = gr.Audio(label="Generated speech", type="filepath", visible=False, elem_id="mos-speech")
+                            height=MEDIA_HEIGHT, interactive=False, elem_id="mos-portrait", visible=False)
+        speech = gr.Audio(label="Speech to rate", type="filepath", visible=False, elem_id="mos-speech")
         reference_speech = gr.Audio(label="Actor's reference speech (judge ID similarity against it)",
                                     type="filepath", visible=False, elem_id="mos-reference-speech")
-    note = gr.Markdown(elem_id="mos-note")
-    sliders = [gr.Slider(1, 5, value=NEUTRAL_SCORE, step=1, label=CRITERION_LABELS[c], elem_id=f"mos-score-{i}")
-               for i, c in enumerate(CRITERIA[first_task])]
-    sliders += [gr.Slider(1, 5, value=NEUTRAL_SCORE, step=1, visible=False, elem_id=f"mos-score-{i}")
-                for i in range(len(sliders), MAX_CRITERIA)]
-    submit = gr.Button("Submit rating", elem_id="mos-submit")
+    anchors, radios = [], []
+    for i in range(MAX_CRITERIA):
+        anchors.append(gr.Markdown(visible=False, elem_id=f"mos-anchor-{i}"))
+        radios.append(gr.Radio(["1", "2", "3", "4", "5"], value=None, label="Score (1-5)", visible=False,
+                               elem_id=f"mos-score-{i}"))
+    submit = gr.Button("Submit answer", elem_id="mos-submit", visible=False)
     mos_message = gr.Markdown(elem_id="mos-message")
+    code = gr.State("")
+    with gr.Accordion("Study coverage", open=False):
+        coverage = gr.Markdown(blind.coverage_markdown(), elem_id="mos-coverage")
+        refresh = gr.Button("Refresh coverage", elem_id="mos-coverage-refresh")
     log_notes = gr.Markdown(study.log_notes(), elem_id="mos-log-notes")
-    mos_table = gr.Dataframe(study.table(), interactive=False, label="MOS so far", elem_id="mos-table")
-    item_outputs = [mos_video, portrait, speech, reference_speech, note] + sliders
+    item_outputs = [code, progress, mos_video, portrait, speech, reference_speech] + anchors + radios + [submit]
 
-    def show(task_name, system, clip_id):
-        item = study.item(task_name, system, clip_id)
-        voice = task_name == VOICE_TASK
-        crit = CRITERIA.get(task_name, ())
-        media = [gr.update(value=item.video, visible=not voice), gr.update(value=item.portrait, visible=not voice),
-                 gr.update(value=item.speech, visible=voice), gr.update(value=item.reference_speech, visible=voice),
-                 item.note]
-        # A new item starts from the neutral score, never from the previous item's values.
-        return media + [gr.update(value=NEUTRAL_SCORE, visible=i < len(crit),
-                                  label=CRITERION_LABELS[crit[i]] if i < len(crit) else "")
-                        for i in range(MAX_CRITERIA)]
+    def render(view):
+        voice = view.task == VOICE_TASK
+        shown = bool(view.code)
+        out = [view.code, view.progress,
+               gr.update(value=view.video, visible=shown and not voice),
+               gr.update(value=view.portrait, visible=shown and not voice),
+               gr.update(value=view.speech, visible=shown and voice),
+               gr.update(value=view.reference_speech, visible=shown and voice)]
+        out += [gr.update(value=view.anchors[i] if i < len(view.anchors) else "", visible=i < len(view.criteria))
+                for i in range(MAX_CRITERIA)]
+        # Every criterion starts unset for every item: an answer is never carried over.
+        out += [gr.update(value=None, visible=i < len(view.criteria)) for i in range(MAX_CRITERIA)]
+        return out + [gr.update(visible=shown)]
 
-    def on_task(task_name, clip_id):
-        names = study.systems(task_name)
-        first = names[0] if names else None
-        return [gr.update(choices=names, value=first)] + show(task_name, first, clip_id)
+    def on_start(rater_id):
+        view, message = blind.current(rater_id)
+        return render(view) + [message, blind.coverage_markdown()]
 
-    mos_task.change(on_task, [mos_task, mos_clip], [mos_system] + item_outputs)
-    for control in (mos_system, mos_clip):
-        control.change(show, [mos_task, mos_system, mos_clip], item_outputs)
+    def on_submit(rater_id, item_code, *answers):
+        message, stored = blind.submit(rater_id, item_code, *answers)
+        if not stored:
+            # The item stays on screen with the answers given so far; only the message changes.
+            return [gr.update()] * len(item_outputs) + [message, blind.coverage_markdown(), study.log_notes()]
+        view, note = blind.current(rater_id)
+        return render(view) + [f"{message} {note}".strip(), blind.coverage_markdown(), study.log_notes()]
+
+    start.click(on_start, [rater], item_outputs + [mos_message, coverage])
+    submit.click(on_submit, [rater, code] + radios, item_outputs + [mos_message, coverage, log_notes])
+    refresh.click(blind.coverage_markdown, [], [coverage])
     if demo is not None:
-        # On open: the first item, and the table as stored now (not as it was when the app was built).
-        demo.load(lambda *item: show(*item) + [study.table(), study.log_notes()], [mos_task, mos_system, mos_clip],
-                  item_outputs + [mos_table, log_notes])
+        demo.load(lambda: (blind.coverage_markdown(), study.log_notes()), [], [coverage, log_notes])
 
-    def on_submit(*request):
-        message, table = study.rate(*request)
-        return message, table, study.log_notes()
 
-    submit.click(on_submit, [mos_task, mos_system, mos_clip, rater] + sliders, [mos_message, mos_table, log_notes])
+def build_rater_app(study: MosStudy):
+    """A page with the blind rater session only (what raters are sent to: no leaderboard, no names)."""
+    import gradio as gr
+
+    with gr.Blocks(title="HUG-VIS rating study") as demo:
+        gr.Markdown("## Rating study\nEnter your rater id, press *Start / resume*, and rate each item on every "
+                    "criterion. You can stop at any time and resume later with the same id.")
+        build_mos_tab(study, demo)
+    return demo

@@ -73,6 +73,11 @@ from ..results import name_problem
 CRITERIA: dict[str, tuple[str, ...]] = TASK_CRITERIA
 CRITERION_LABELS: dict[str, str] = MOS_CRITERIA
 RATING_COLUMNS: tuple[str, ...] = ("rater", "task", "clip_id", "model", "criterion", "score", "seq", "time")
+#: Optional fields a study's submission adds (None when absent): the study's name, the opaque item
+#: code the rater answered, seconds from showing the item to the answer, and the media's duration
+#: (quality control, :mod:`hug_vis_dataset.metrics.rater_qc`).
+EXTRA_COLUMNS: tuple[str, ...] = ("study", "item", "elapsed", "duration")
+FRAME_COLUMNS: tuple[str, ...] = RATING_COLUMNS + EXTRA_COLUMNS
 #: One rating per key: a later submission (larger ``seq``) replaces an earlier one.
 RATING_KEY: tuple[str, ...] = ("rater", "task", "clip_id", "model", "criterion")
 SCORE_RANGE = MOS_SCALE
@@ -178,8 +183,12 @@ class RatingStore:
         self.lock_path = self.path.with_name(self.path.name + ".lock")
         self.allowed = allowed
 
-    def add(self, rater: str, task: str, clip_id: str, model: str, scores: Mapping[str, object]) -> Submission:
+    def add(self, rater: str, task: str, clip_id: str, model: str, scores: Mapping[str, object],
+            extra: "Mapping[str, object] | None" = None) -> Submission:
         """Validate and append one rater's scores of one clip (one line per criterion).
+
+        ``extra`` holds the optional :data:`EXTRA_COLUMNS` of a study's submission, written on
+        every line of it (validated like the rest: names by the name rule, times finite and >= 0).
 
         Raises:
             RatingError: the submission is invalid or not an item the study presents (nothing is
@@ -188,6 +197,7 @@ class RatingStore:
         from filelock import FileLock
 
         clean = validate_rating(rater, task, clip_id, model, scores)
+        extras = validate_extra(extra or {})
         clip = str(ClipId.parse(clip_id))
         problem = self.allowed(task, model, clip) if self.allowed is not None else None
         if problem:
@@ -201,7 +211,7 @@ class RatingStore:
             now = time.time()
             lines = "".join(
                 json.dumps({"rater": rater, "task": task, "clip_id": clip, "model": model, "criterion": c,
-                            "score": v, "seq": seq, "time": now}, ensure_ascii=False) + "\n"
+                            "score": v, "seq": seq, "time": now, **extras}, ensure_ascii=False) + "\n"
                 for c, v in clean.items()
             )
             with open(self.path, "a+b") as handle:
@@ -238,8 +248,41 @@ class RatingStore:
         frame = self.frame()
         if task is not None:
             frame = frame[frame["task"] == task]
-        frame[list(CSV_COLUMNS)].to_csv(path, index=False)
+        # The study fields go along (hugvis mos reads them for quality control) when any is set.
+        extras = [c for c in EXTRA_COLUMNS if c in frame.columns and frame[c].notna().any()]
+        frame[list(CSV_COLUMNS) + extras].to_csv(path, index=False)
         return len(frame)
+
+
+def validate_extra(extra: Mapping[str, object]) -> dict[str, object]:
+    """The optional study fields of a submission, checked; unknown keys are refused.
+
+    Example:
+        >>> validate_extra({"item": "i0a1b2c3d4e", "elapsed": 4.0})
+        {'item': 'i0a1b2c3d4e', 'elapsed': 4.0}
+        >>> validate_extra({"elapsed": -1})
+        Traceback (most recent call last):
+        ...
+        hug_vis_dataset.space.ratings.RatingError: elapsed -1 must be a finite number of seconds >= 0
+    """
+    unknown = sorted(map(str, set(extra) - set(EXTRA_COLUMNS)))
+    if unknown:
+        raise RatingError(f"unknown field(s) {unknown}; a submission may add {list(EXTRA_COLUMNS)}")
+    out: dict[str, object] = {}
+    for key in EXTRA_COLUMNS:
+        value = extra.get(key)
+        if value is None:
+            continue
+        if key in ("study", "item"):
+            problem = name_problem(key, value)
+            if problem:
+                raise RatingError(problem)
+        elif isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0:
+            raise RatingError(f"{key} {_SHORT.repr(value)} must be a finite number of seconds >= 0")
+        else:
+            value = float(value)
+        out[key] = value
+    return out
 
 
 def _ends_without_newline(handle) -> bool:
@@ -320,9 +363,10 @@ def _clean_line(record: dict) -> dict:
         raise RatingError(f"seq {_SHORT.repr(seq)} must be a positive integer")
     # Canonical clip id and an int score, as add() writes them, so a hand-written line with another
     # emotion spelling or 4.0 is the same rating key and the same number.
+    extras = validate_extra({k: record[k] for k in EXTRA_COLUMNS if k in record})
     return {"rater": record["rater"], "task": task, "clip_id": str(ClipId.parse(record["clip_id"])),
             "model": record["model"], "criterion": criterion, "score": score, "seq": seq,
-            "time": record.get("time")}
+            "time": record.get("time"), **{k: extras.get(k) for k in EXTRA_COLUMNS}}
 
 
 def _scan(path: Path, item: tuple[str, str, str, str],
@@ -360,7 +404,7 @@ def latest_ratings(frame):
 
 
 def read_log(path: "str | Path", allowed: "AllowedCheck | None" = None):
-    """(every valid stored line as a DataFrame with :data:`RATING_COLUMNS`, the skipped lines).
+    """(every valid stored line as a DataFrame with :data:`FRAME_COLUMNS`, the skipped lines).
 
     A line is re-validated on read with the submission rules (and ``allowed``, when given); a bad
     one is left out and described, ``"<path>:<line>: <what is wrong>; <fix>"``, never raised, so
@@ -385,7 +429,7 @@ def read_log(path: "str | Path", allowed: "AllowedCheck | None" = None):
             problems.append(line.problem)
         else:
             records.append(line.record)
-    return pd.DataFrame(records, columns=list(RATING_COLUMNS)), problems
+    return pd.DataFrame(records, columns=list(FRAME_COLUMNS)), problems
 
 
 def load_ratings(path: "str | Path"):

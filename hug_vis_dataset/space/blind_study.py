@@ -1,0 +1,228 @@
+"""The blind rater session of the Space's MOS study: what a rater is shown and what is stored.
+
+:class:`BlindStudy` holds the callbacks (plain functions, tested without a browser);
+:func:`hug_vis_dataset.space.mos_study.build_mos_tab` wires them to Gradio.
+
+* **Blind.** The rater enters an id and gets their session (:mod:`hug_vis_dataset.studies.sessions`):
+  items under opaque codes, in the session's seeded order. The media are hard links (copies where
+  links fail) named ``<code>.mp4`` / ``<code>.wav`` in a per-study folder, so no URL, file name or
+  label carries a system name; the server alone maps a code to (task, clip, system).
+* **Explicit answers.** Every criterion starts unset; a submission with an unanswered criterion is
+  refused naming it, and nothing is stored.
+* **Gold items** are served like the others: the clip's real recording (``gold_reference``) and a
+  degraded copy (``gold_degraded``, heavy blur and noise; :func:`degrade_video`, :func:`degrade_speech`).
+* **Timing.** The server notes when an item was shown; the answer is stored with ``elapsed`` and
+  the media's ``duration`` (seconds), so raters answering faster than the media are flagged
+  (:mod:`hug_vis_dataset.metrics.rater_qc`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..escaping import markdown_text
+from ..metrics.rater_qc import GOLD_HIGH, GOLD_LOW
+from ..studies.anchors import ANCHORS, anchor_markdown
+from ..studies.sessions import SESSIONS_FILE, SessionLog, coverage, coverage_markdown
+from ..studies.spec import StudyItem, StudySpec
+from .ratings import RatingError, RatingStore
+
+VOICE_TASK = "voice_cloning"
+
+
+@dataclass
+class ItemView:
+    """What the form shows for the current item (media paths carry only the opaque code)."""
+
+    code: str = ""
+    task: str = ""
+    criteria: tuple[str, ...] = ()
+    video: "str | None" = None
+    speech: "str | None" = None
+    portrait: "np.ndarray | None" = None
+    reference_speech: "str | None" = None
+    progress: str = ""
+    done: bool = False
+    anchors: list[str] = field(default_factory=list)
+
+
+class BlindStudy:
+    """Sessions, blind media and submissions of one study over one rating store.
+
+    Args:
+        study: the :class:`~hug_vis_dataset.space.mos_study.MosStudy` (release, system media,
+            reference media, the store with its ``allowed`` check).
+        spec: the study definition.
+        folder: where the session log and the blind media live.
+    """
+
+    def __init__(self, study, spec: StudySpec, folder: "str | Path"):
+        self.study = study
+        self.spec = spec
+        self.folder = Path(folder)
+        self.log = SessionLog(self.folder / SESSIONS_FILE, spec)
+        self.media_dir = self.folder / "blind_media" / spec.name
+        self._shown: dict[tuple[str, str], float] = {}  # (rater, code) -> when it was shown
+
+    @property
+    def ratings(self) -> RatingStore:
+        return self.study.ratings
+
+    def answered(self, rater: "str | None" = None) -> dict[str, set[str]]:
+        """rater -> the item codes they answered (in this study)."""
+        frame = self.ratings.frame()
+        if not len(frame):
+            return {}
+        frame = frame[(frame["study"] == self.spec.name) & frame["item"].notna()]
+        if rater is not None:
+            frame = frame[frame["rater"] == rater]
+        return {r: set(g["item"]) for r, g in frame.groupby("rater")}
+
+    # ------------------------------------------------------------------ session
+    def current(self, rater: Any) -> "tuple[ItemView, str]":
+        """The rater's next item (resuming their session) and a message; never raises."""
+        from ..results import name_problem
+
+        rater = rater.strip() if isinstance(rater, str) else rater
+        problem = name_problem("rater", rater)
+        if problem:
+            return ItemView(), f"**Enter your rater id:** {markdown_text(problem)}"
+        done = self.answered(rater).get(rater, set())
+        session = self.log.open_session(rater, done)
+        left = session.remaining(done)
+        if not left:
+            return ItemView(done=True), (f"Thank you, {markdown_text(rater)}: there is nothing left for you to rate "
+                                         "in this study.")
+        code, item = left[0]
+        position = session.codes().index(code) + 1
+        view = self._view(code, item)
+        view.progress = f"Session {session.number}, item {position} of {len(session.entries)} (code `{code}`)"
+        self._shown[(rater, code)] = time.monotonic()
+        return view, ""
+
+    def submit(self, rater: Any, code: Any, *answers: Any) -> "tuple[str, bool]":
+        """Store the rater's answers to ``code``; (Markdown message, stored?). Never raises.
+
+        ``answers`` are the radio values in the item's criteria order (None = unanswered).
+        """
+        rater = rater.strip() if isinstance(rater, str) else rater
+        entry = self.log.lookup().get(code) if isinstance(code, str) else None
+        if entry is None or entry[0] != rater:
+            return "**Not stored:** this item is not in your session; press *Start / resume*.", False
+        _, item = entry
+        values = dict(zip(item.criteria, answers))
+        missing = [ANCHORS[c][0] for c in item.criteria if values.get(c) in (None, "")]
+        if missing:
+            return f"**Not stored:** please answer {', '.join(missing)} (every criterion needs a score).", False
+        scores = {c: _as_score(v) for c, v in values.items()}
+        shown = self._shown.get((rater, code))
+        extra = {"study": self.spec.name, "item": code, "duration": self._duration(code, item),
+                 "elapsed": None if shown is None else round(time.monotonic() - shown, 3)}
+        try:
+            self.ratings.add(rater, item.task, item.clip_id, item.systems[0], scores, extra=extra)
+        except RatingError as err:
+            return f"**Not stored:** {markdown_text(err)}", False
+        problem = self.study.on_stored() if self.study.on_stored is not None else None
+        message = f"Stored your answer to item `{code}`."
+        return message + (f" **{markdown_text(problem)}**" if problem else ""), True
+
+    def coverage(self) -> dict:
+        """:func:`~hug_vis_dataset.studies.sessions.coverage` of this study now."""
+        return coverage(self.spec, self.log.sessions(), self.answered())
+
+    def coverage_markdown(self) -> str:
+        return coverage_markdown(self.coverage())
+
+    # ------------------------------------------------------------------ media
+    def _view(self, code: str, item: StudyItem) -> ItemView:
+        from ..references import read_reference_portrait
+
+        refs = self.study.references(item.task, item.clip_id)
+        source = self._source(item, refs)
+        blind = self._blind_copy(code, source) if source else None
+        anchors = [anchor_markdown(c, item.task) for c in item.criteria]
+        if item.task == VOICE_TASK:
+            return ItemView(code, item.task, item.criteria, speech=blind, reference_speech=refs.get("audio"),
+                            anchors=anchors)
+        try:
+            portrait = read_reference_portrait(refs["portrait"])
+        except Exception:  # noqa: BLE001 - a broken portrait must not stop the session; the video still plays
+            portrait = None
+        return ItemView(code, item.task, item.criteria, video=blind, portrait=portrait, anchors=anchors)
+
+    def _source(self, item: StudyItem, refs: dict) -> "str | None":
+        """The file behind an item: the system's output, the reference, or its degraded copy."""
+        system = item.systems[0]
+        voice = item.task == VOICE_TASK
+        reference = refs.get("audio" if voice else "video")
+        if system == GOLD_HIGH:
+            return reference
+        if system == GOLD_LOW:
+            out = self.media_dir / "_gold" / f"{item.task}-{item.clip_id}{'.wav' if voice else '.mp4'}"
+            if not out.is_file():
+                out.parent.mkdir(parents=True, exist_ok=True)
+                (degrade_speech if voice else degrade_video)(reference, out)
+            return str(out)
+        return self.study.media(item.task, system, item.clip_id)
+
+    def _blind_copy(self, code: str, source: str) -> str:
+        """``<media_dir>/<code><suffix>``: a hard link (a copy across file systems) of ``source``."""
+        self.media_dir.mkdir(parents=True, exist_ok=True)
+        target = self.media_dir / f"{code}{Path(source).suffix}"
+        if not target.is_file():
+            tmp = target.with_name(f".{code}.{os.getpid()}.tmp{Path(source).suffix}")
+            try:
+                os.link(source, tmp)
+            except OSError:
+                shutil.copyfile(source, tmp)
+            os.replace(tmp, target)
+        return str(target)
+
+    def _duration(self, code: str, item: StudyItem) -> "float | None":
+        from ..media import MediaError, audio_info, video_info
+
+        suffix = ".wav" if item.task == VOICE_TASK else ".mp4"
+        path = self.media_dir / f"{code}{suffix}"
+        try:
+            if item.task == VOICE_TASK:
+                frames, rate, _ = audio_info(path)
+                return round(frames / rate, 3)
+            return round(float(video_info(path, count_frames=False).duration), 3)
+        except (MediaError, OSError, ValueError, ZeroDivisionError):
+            return None
+
+
+def _as_score(value: Any) -> Any:
+    """A radio's value ("4") as the number it names; anything else as sent, for validation to refuse."""
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return value
+
+
+def degrade_video(source: "str | Path", out: "str | Path") -> None:
+    """A deliberately bad copy of a video (heavy blur, strong noise, muffled sound): the low gold item."""
+    chain = ("boxblur=luma_radius='min(h/4,10)':luma_power=3:chroma_radius='min(ch/4,5)':chroma_power=3,"
+             "noise=alls=70:allf=t,format=yuv420p")
+    tmp = Path(out).with_name(Path(out).stem + ".tmp.mp4")
+    subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-i", str(source), "-vf", chain,
+                    "-af", "lowpass=f=400,volume=0.5", "-c:v", "libx264", "-c:a", "aac", str(tmp)], check=True)
+    os.replace(tmp, out)
+
+
+def degrade_speech(source: "str | Path", out: "str | Path", seed: int = 0) -> None:
+    """A deliberately bad copy of a recording (noise at 0 dB SNR, hard clipping): the low gold item."""
+    from ..media import read_audio, write_wav
+
+    audio, rate = read_audio(source)
+    rng = np.random.default_rng(seed)
+    power = float(np.sqrt(np.mean(audio ** 2))) or 0.1
+    noisy = np.clip(audio + rng.normal(0.0, power, audio.shape), -0.3, 0.3).astype(np.float32)
+    write_wav(out, noisy, rate)
