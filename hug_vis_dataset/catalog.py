@@ -392,6 +392,16 @@ METRICS = METRICS + (
                definition="Sign-flip permutation test of the per-clip differences with whole actors flipped "
                           "(exact when 2^actors <= resamples) and an actor-bootstrap interval; fewer than 6 "
                           "actors cannot reach p < 0.05 and say so (n/a)."),
+    MetricSpec("detectable_difference", "MDD", (), ANALYSIS, False, (0.0, float("inf")),
+               "minimum detectable difference (paper units)",
+               description="Smallest difference between two systems on a metric that the grid detects at "
+                           "alpha = 0.05 with 80% power (actors as clusters), at the rows' actor count and at "
+                           "smaller ones; which leaderboard neighbours are closer than that.",
+               definition="Per neighbour pair, the per-clip differences' between-actor and within-actor "
+                          "variances (one-way ANOVA estimators), pooled over pairs; MDD = lambda x SE with "
+                          "SE^2 = (sigma_b^2 sum n_a^2 + sigma_w^2 n) / n^2 and lambda solving the power "
+                          "equation of the cluster-robust t test (noncentral t on A - 1 df; Satterthwaite for "
+                          "unequal clips per actor); hug_vis_dataset.metrics.power."),
 )
 
 # Modules that compute several metrics of one family in one pass (their own evaluate folder).

@@ -41,6 +41,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "hug_vis_dataset.weights.commands",
     "hug_vis_dataset.scoring.commands",
     "hug_vis_dataset.reporting.commands",
+    "hug_vis_dataset.audit.commands",
     "hug_vis_dataset.predict.commands",
     "hug_vis_dataset.leaderboard.commands",
     "hug_vis_dataset.space.commands",

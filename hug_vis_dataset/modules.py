@@ -243,7 +243,7 @@ def compute_analysis(name: str, rows: Mapping[str, Sequence], **options: Any) ->
                                     options.get("vd_metrics") or ct.DEFAULT_VD_METRICS).to_dict()
     if name == "motion_difficulty":
         return ct.motion_relation(frame).to_dict()
-    if name in ("variance_decomposition", "neighbour_significance"):
+    if name in ("variance_decomposition", "neighbour_significance", "detectable_difference"):
         return _per_metric_analysis(name, frame, **options)
     if name == "metric_mos_agreement":
         return mos_agreement_by_task(frame, **options)
@@ -277,6 +277,12 @@ def _per_metric_analysis(name: str, frame, metric_name: str = "", task: "str | N
         result = variance_decomposition(sel)
         return {"metric": metric, "method": result.method, "reason": result.reason, "n_rows": result.n_rows,
                 "shares": result.shares(), "table": result.table.to_dict("records")}
+    if name == "detectable_difference":
+        from .metrics.power import detectable_differences
+
+        spec = catalog.spec(metric)
+        return {"metric": metric, **detectable_differences(sel, spec.higher_is_better, scale=spec.paper_scale,
+                                                           **options)}
     from .metrics.significance import neighbour_tests
 
     tests = neighbour_tests(sel, catalog.spec(metric).higher_is_better, **options)
@@ -398,6 +404,8 @@ def inputs_description(name: str) -> str:
                                       "serves two.\n",
             "neighbour_significance": "    metric_name (str), task (str, optional); n_resamples, n_boot, level, seed, order "
                                       "(optional).\n",
+            "detectable_difference": "    metric_name (str), task (str, optional); actor_counts (list of int), alpha, power "
+                                     "(optional).\n",
             "metric_mos_agreement": "    ratings (str): the ratings CSV (rater, clip_id, model, criterion, score); top_k, n_boot, "
                                     "seed (optional).\n",
         }[name]

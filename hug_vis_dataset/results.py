@@ -59,6 +59,9 @@ BASELINE_MODEL = "baseline"  # the toolkit's built-in trivial baselines (hugvis 
 # Emotion rows name the model "<model> | <input setting>" (Table 4 has one row per both).
 EMOTION_MODEL_SEP = " | "
 REFERENCE_MODELS: tuple[str, ...] = (REAL_AUDIO_MODEL, REFERENCE_MODEL, BASELINE_MODEL)
+# Pseudo-systems of ``hugvis audit robustness`` (processed reference media: ``audit@h264_crf23``):
+# measurements of a metric's noise floor, never systems to rank.
+AUDIT_PREFIX = "audit@"
 # How tables (the report, the leaderboard) print the reserved rows.
 REAL_AUDIO_LABEL = "Real audio (reference)"
 BASELINE_LABEL = "baseline (built-in)"
@@ -68,14 +71,16 @@ RESERVED_LABELS: dict[str, str] = {REAL_AUDIO_MODEL: REAL_AUDIO_LABEL, BASELINE_
 
 def reference_rows(models):
     """Boolean mask of rows whose model is reserved (:data:`REFERENCE_MODELS`, emotion rows by their
-    model part): readers leave them out of model comparisons.
+    model part, and audit pseudo-systems by :data:`AUDIT_PREFIX`): readers leave them out of model
+    comparisons.
 
     Example:
         >>> import pandas as pd
-        >>> reference_rows(pd.Series(["m", "baseline | Text", "real-audio", "m | Text"])).tolist()
-        [False, True, True, False]
+        >>> reference_rows(pd.Series(["m", "baseline | Text", "real-audio", "m | Text", "audit@h264_crf23"])).tolist()
+        [False, True, True, False, True]
     """
-    return models.astype(str).str.partition(EMOTION_MODEL_SEP)[0].isin(list(REFERENCE_MODELS))
+    names = models.astype(str)
+    return names.str.partition(EMOTION_MODEL_SEP)[0].isin(list(REFERENCE_MODELS)) | names.str.startswith(AUDIT_PREFIX)
 STATUS_OK = "ok"
 STATUS_FAILED = "failed"
 

@@ -131,7 +131,7 @@ def build_front_doors(out_dir: "str | Path", grid: "dict | None" = None, seed: i
 
 
 def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc: int = 1, build: bool = True,
-             n_boot: int = 200, progress: bool = True, grid: "dict | None" = None) -> dict:
+             n_boot: int = 200, progress: bool = True, grid: "dict | None" = None, audit: bool = False) -> dict:
     """Synthesize a small grid, build the Hub repo, validate it, score every simulated system of
     every task and each task's built-in baseline, and write the report; print the tables.
 
@@ -141,6 +141,9 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
     Args:
         grid: keyword arguments of :func:`hug_vis_dataset.synth.synthesize` choosing the grid;
             default :data:`QUICK_GRID` when ``quick`` else :data:`DEMO_GRID`.
+        audit: also run ``hugvis audit robustness`` for matting and vision_driven into ``out_dir/audit``
+            and add its noise-floor table to the report's Findings (off by default: about two minutes
+            on the demo grid with 2 cores).
 
     Returns:
         ``{"release", "results", "report", "markdown", "seconds"}``.
@@ -181,13 +184,28 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
         res = evaluate_submission(task, predictions, model, release, results, num_proc=num_proc,
                                   progress=progress, command_line=command_line)
         print(f"    {task}/{model}: {_outcome(res)}", flush=True)
+    if audit:
+        from ..audit.robustness import audit_robustness
+
+        print(f"[3c] noise floors: processed references scored as pseudo-systems into {out / 'audit'} ...", flush=True)
+        for task in ("matting", "vision_driven"):
+            done = audit_robustness(task, release, out / "audit", num_proc=num_proc, n_boot=n_boot)
+            print(f"    {task}: {done.table['transform'].nunique()} variants scored", flush=True)
     print("[4] writing the report ...", flush=True)
     # The synthetic grid's simulated raters (not human judgements) give Tables 6/8/10.
     ratings = systems_root / SIMULATED_RATINGS_FILE
     report = build_report([results], out / "report", n_boot=n_boot, mos=ratings if ratings.is_file() else None)
-    print(report.markdown)
+    markdown = report.markdown
+    if audit:
+        # The audit's rows live in their own folder (never with the ranked results), so its table
+        # is added to the report's Findings here.
+        from ..report_findings import noise_floor_markdown
+
+        markdown = markdown.rstrip("\n") + "\n\n" + "\n".join(noise_floor_markdown(out / "audit"))
+        (out / "report" / "report.md").write_text(markdown, encoding="utf-8")
+    print(markdown)
     seconds = time.perf_counter() - start
     print(f"demo finished in {seconds:.1f} s; report in {out / 'report'}")
     print(f"leaderboard and clips in the browser: hugvis space --release {release} --results {results}")
-    return {"release": release, "results": results, "report": out / "report", "markdown": report.markdown,
+    return {"release": release, "results": results, "report": out / "report", "markdown": markdown,
             "seconds": seconds}
