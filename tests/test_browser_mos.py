@@ -1,14 +1,19 @@
-"""The MOS study tab in a real browser: Debian's headless Chromium driven through Playwright.
+"""The blind MOS study in a real browser: Debian's headless Chromium driven through Playwright.
 
-Starts the explorer on 127.0.0.1 over a tiny synthetic release, then, as a rater would: the first
-item's media is there on page open (generated video and source portrait); a rating is stored; a
-resubmission replaces it (one rating, the new values, said so); the sliders go back to the
-neutral score on another clip; voice cloning shows no video box but both speeches; and after a
-restart on the same ratings file the rating is still in the table.
+Starts the rater page (``build_rater_app``) for real on 127.0.0.1 over a tiny synthetic release and a
+study file (audio-driven, three systems, two clips: six items, one rating each, sessions of four with
+one gold item), then, as raters would:
+
+* no system name (nor ``gold``) appears anywhere in the page or in any media URL it requests;
+* submitting with an unanswered criterion is refused with a message naming it, nothing stored;
+* each session serves exactly its one gold item (rate 0.25 of 4);
+* a rater who stops (closes the page) and comes back with the same id continues where they left off;
+* after two raters the coverage view shows every item with one rating, two raters, 100% complete.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -19,11 +24,11 @@ import pytest
 CHROMIUM = "/usr/bin/chromium"
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.slow,  # about 40 s on 2 shared cores: Chromium start, synthesis, two app starts
+    pytest.mark.slow,  # about 40 s on 2 shared cores: Chromium start, synthesis, the app
     pytest.mark.skipif(not Path(CHROMIUM).is_file(), reason=f"Chromium is not installed at {CHROMIUM} "
                        "(Debian package 'chromium'; `make` installs it when run as root)"),
 ]
-CLIPS = ("actor_0001_happy_action_01_script_001", "actor_0001_sad_action_01_script_001")
+TASK = "audio_driven"
 
 
 def _free_port() -> int:
@@ -32,121 +37,118 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _serve(release: Path, root: Path, ratings: Path, work: str):
-    from hug_vis_dataset.space.app import Explorer, build_app
-
-    demo = build_app(Explorer(release, None, work_dir=root / work, ratings_path=ratings))
-    _, url, _ = demo.launch(server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True,
-                            allowed_paths=[str(release), str(root)])
-    return demo, url
-
-
-def _choose(page, elem_id: str, option: str) -> None:
-    page.locator(f"#{elem_id} input").click()
-    page.get_by_role("option", name=option, exact=True).click()
-
-
-def _set_scores(page, scores) -> None:
-    for i, value in enumerate(scores):
-        box = page.locator(f"#mos-score-{i} input[type=number]")
-        box.fill(str(value))
-        box.press("Enter")
-
-
-def _scores(page, n: int) -> list[str]:
-    return [page.locator(f"#mos-score-{i} input[type=number]").input_value() for i in range(n)]
-
-
-def _table(page) -> dict[str, tuple[str, ...]]:
-    """criterion -> (task, model, mos, n_clips, n_ratings, n_raters) as the grid shows them."""
-    rows = page.locator("#mos-table .virtual-row")
-    cells = [r.locator("[role=gridcell]").all_inner_texts() for r in rows.all()]
-    return {c[2].strip(): tuple(x.strip() for x in c[:2] + c[3:]) for c in cells}
-
-
 @pytest.fixture(scope="module")
-def release(tmp_path_factory):
+def setup(tmp_path_factory):
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
     from hug_vis_dataset.synth import synthesize
 
-    root = tmp_path_factory.mktemp("mos_space")
-    synthesize(root / "release", actors=1, emotions=["Happy", "Sad"], actions=1, scripts=1, seconds=0.5, size=(64, 36))
-    return root / "release", root
+    root = tmp_path_factory.mktemp("mos_blind")
+    release = root / "release"
+    synthesize(release, actors=1, emotions=["Happy", "Sad"], actions=1, scripts=1, seconds=0.5, size=(64, 36))
+    systems = sorted(p.name for p in (release / "simulated_systems" / TASK).iterdir() if p.is_dir())
+    study = root / "study.json"
+    study.write_text(json.dumps({"name": "browser-study", "tasks": {TASK: {"systems": systems}}, "clips": "all",
+                                 "ratings_per_item": 1, "items_per_session": 4, "gold_rate": 0.25, "seed": 7}))
+    return release, root, study, systems
 
 
-def test_mos_study_in_chromium(release, tmp_path):
+def _answer(page, scores) -> None:
+    for i, value in enumerate(scores):
+        if value is not None:
+            page.locator(f'#mos-score-{i} input[value="{value}"]').check()
+
+
+def _rate_session(page, expect, rater: str, names, seen_media: list, stop_after: "int | None" = None) -> int:
+    """Rate the rater's items until nothing is left (or ``stop_after`` answers); returns answers given."""
+    page.locator("#mos-rater textarea").fill(rater)
+    page.get_by_role("button", name="Start / resume").click()
+    expect(page.locator("#mos-message")).to_have_text(re.compile(f"Rating as {rater}|nothing left"))
+    given = 0
+    while True:
+        page.wait_for_function("() => /complete|nothing left/.test(document.querySelector('#mos-message').innerText) || "
+                               "/item \\d+ of/.test(document.querySelector('#mos-progress').innerText)")
+        if re.search("complete|nothing left", page.locator("#mos-message").inner_text()):
+            return given
+        progress = page.locator("#mos-progress").inner_text()
+        expect(page.locator("#mos-video video")).to_be_attached()
+        src = page.locator("#mos-video video").get_attribute("src")
+        seen_media.append(src)
+        code = re.search(r"code (i[0-9a-f]{10})", progress).group(1)
+        assert src.endswith(f"/{code}.mp4"), src  # the media file is named by the opaque code only
+        html = page.content()
+        assert not any(name in html for name in names), "a system name is in the page"
+        for i in range(3):  # every criterion starts unset, with its anchors
+            expect(page.locator(f"#mos-score-{i} input:checked")).to_have_count(0)
+        expect(page.locator("#mos-anchor-2")).to_contain_text("1 = unrelated to the speech")
+        _answer(page, (4, 4, None))
+        page.get_by_role("button", name="Submit answer").click()
+        expect(page.locator("#mos-message")).to_have_text(
+            "Not stored: please answer Lip synchronisation (every criterion needs a score).")
+        _answer(page, (None, None, 3))
+        page.get_by_role("button", name="Submit answer").click()
+        expect(page.locator("#mos-message")).to_contain_text(f"Stored your answer to item {code}.")
+        given += 1
+        if stop_after is not None and given == stop_after:
+            return given
+        expect(page.locator("#mos-progress")).not_to_have_text(progress)
+
+
+def test_blind_scheduled_study_in_chromium(setup):
     from playwright.sync_api import expect, sync_playwright
 
-    release_dir, root = release
-    ratings = tmp_path / "kept" / "ratings.jsonl"
-    demo, url = _serve(release_dir, root, ratings, "work1")
+    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.space.mos_study import MosStudy, build_rater_app
+    from hug_vis_dataset.studies.sessions import SessionLog
+
+    release, root, study_file, systems = setup
+    ratings = root / "ratings" / "ratings.jsonl"
+    study = MosStudy(Release(release), release, ratings, study_path=study_file)
+    names = systems + ["gold_reference", "gold_degraded", "simulated_systems"]
+    demo = build_rater_app(study)
+    _, url, _ = demo.launch(server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True,
+                            allowed_paths=[str(release), str(root)])
+    requested: list[str] = []
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
                                         args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.on("request", lambda request: requested.append(request.url))
             page.set_default_timeout(30_000)
             expect.set_options(timeout=30_000)
             page.goto(url)
-            page.get_by_role("tab", name="MOS study").click()
-
-            # Page open: the first item (audio_driven, first system, first clip) without touching anything.
-            expect(page.locator("#mos-video video")).to_be_attached()
-            expect(page.locator("#mos-video video")).to_have_attribute("src", re.compile(f"/{CLIPS[0]}\\.mp4$"))
-            expect(page.locator("#mos-portrait img").first).to_be_visible()
-            system = page.locator("#mos-system input").input_value()
-            assert system == "talk_fair"  # the first of the sorted simulated systems
-
-            page.locator("#mos-rater textarea").fill("rater_01")
-            _set_scores(page, (2, 4, 5))
-            page.get_by_role("button", name="Submit rating").click()
-            expect(page.locator("#mos-message")).to_contain_text("Stored 3 score(s) from rater_01")
-            expect(page.locator("#mos-table .virtual-row")).to_have_count(3)
-
-            # Resubmit with other values: one rating per criterion, the new value, and it says so.
-            _set_scores(page, (5, 1, 3))
-            page.get_by_role("button", name="Submit rating").click()
-            expect(page.locator("#mos-message")).to_contain_text(f"Replaced your earlier rating of {system}")
-            expect(page.locator("#mos-message")).to_contain_text("ID Similarity 2 -> 5")
-            want = {"ID Similarity": ("audio_driven", system, "5", "1", "1", "1"),
-                    "Emotion Naturalness": ("audio_driven", system, "1", "1", "1", "1"),
-                    "Lip Synchronization": ("audio_driven", system, "3", "1", "1", "1")}
-            # The table arrives with the message; wait until its Lip Synchronization row shows the new 3.
-            page.wait_for_function("() => [...document.querySelectorAll('#mos-table .virtual-row')].some("
-                                   "r => r.innerText.includes('Lip Synchronization') && /\\b3\\b/.test(r.innerText))")
-            assert _table(page) == want
-
-            # Another clip: the sliders are back at the neutral score, the media follow.
-            assert _scores(page, 3) == ["5", "1", "3"]
-            _choose(page, "mos-clip", CLIPS[1])
-            expect(page.locator("#mos-video video")).to_have_attribute("src", re.compile(f"/{CLIPS[1]}\\.mp4$"))
-            for i in range(3):
-                expect(page.locator(f"#mos-score-{i} input[type=number]")).to_have_value("3")
-
-            # Voice cloning: no video box, no portrait; the generated and the reference speech.
-            _set_scores(page, (1, 1))
-            _choose(page, "mos-task", "voice_cloning")
-            from hug_vis_dataset.release import Release
-
-            recording = Release(release_dir).record(CLIPS[1]).audio_path  # the actor's own speech
-            for box, name in (("#mos-speech", f"{CLIPS[1]}.wav"), ("#mos-reference-speech", recording.name)):
-                expect(page.locator(f"{box} [data-testid^=audio-player]")).to_be_attached()
-                expect(page.locator(f"{box} a[data-testid=download-link]")).to_have_attribute(
-                    "download", name)
-            expect(page.locator("#mos-video")).to_be_hidden()
-            expect(page.locator("#mos-portrait")).to_be_hidden()
-            expect(page.locator("#mos-score-2")).to_be_hidden()
-            assert _scores(page, 2) == ["3", "3"]
-            assert page.locator("#mos-system input").input_value() == "clone_fair"
-
-            # Restart: a new app (new work folder) on the same ratings file still has the rating.
-            demo.close()
-            demo, url = _serve(release_dir, root, ratings, "work2")
+            seen: list[str] = []
+            # Rater 1 rates two items, closes the page, and comes back later with the same id.
+            assert _rate_session(page, expect, "rater_01", names, seen, stop_after=2) == 2
+            page.close()
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.on("request", lambda request: requested.append(request.url))
             page.goto(url)
-            page.get_by_role("tab", name="MOS study").click()
-            expect(page.locator("#mos-table .virtual-row")).to_have_count(3)
-            assert _table(page) == want
+            page.locator("#mos-rater textarea").fill("rater_01")
+            page.get_by_role("button", name="Start / resume").click()
+            expect(page.locator("#mos-progress")).to_contain_text("Session 1, item 3 of 4")  # resumed
+            assert _rate_session(page, expect, "rater_01", names, seen) == 2
+            expect(page.locator("#mos-message")).to_contain_text("Session 1 is complete")
+            assert _rate_session(page, expect, "rater_02", names, seen) == 4
+            # A third rater finds nothing left: every item has its one rating.
+            assert _rate_session(page, expect, "rater_03", names, seen) == 0
+            expect(page.locator("#mos-message")).to_contain_text("nothing left for you to rate")
+            # The coverage view, as an admin sees it after the two raters.
+            page.get_by_text("Study coverage").click()
+            page.get_by_role("button", name="Refresh coverage").click()
+            expect(page.locator("#mos-coverage")).to_contain_text("6 items, target 1 ratings each; "
+                                                                  "6 item(s) with 1 rating(s)")
+            expect(page.locator("#mos-coverage")).to_contain_text("2 rater(s), 2 session(s), 6 answer(s) + 2 gold; "
+                                                                  "completion 100.0%")
             browser.close()
     finally:
         demo.close()
-    assert len(ratings.read_text().splitlines()) == 6  # the audit trail keeps both submissions
+    assert len(seen) == 8 and len(set(seen)) == 8
+    assert not [u for u in requested if any(name in u for name in names)], "a requested URL names a system"
+    # Server side: each session held exactly one gold item, and every stored answer names its code.
+    sessions = SessionLog(ratings.parent / "sessions.jsonl", study.spec).sessions()
+    assert [(s.rater, sum(i.kind == "gold" for _, i in s.entries), len(s.entries)) for s in sessions] == [
+        ("rater_01", 1, 4), ("rater_02", 1, 4)]
+    frame = study.ratings.frame()
+    assert len(frame) == 8 * 3 and frame["item"].nunique() == 8 and frame["elapsed"].notna().all()
+    assert set(frame.loc[frame["model"].str.startswith("gold"), "model"]) <= {"gold_reference", "gold_degraded"}

@@ -87,8 +87,12 @@ class BlindStudy:
         return {r: set(g["item"]) for r, g in frame.groupby("rater")}
 
     # ------------------------------------------------------------------ session
-    def current(self, rater: Any) -> "tuple[ItemView, str]":
-        """The rater's next item (resuming their session) and a message; never raises."""
+    def current(self, rater: Any, new_session: bool = True) -> "tuple[ItemView, str]":
+        """The rater's next item (resuming their session) and a message; never raises.
+
+        With ``new_session`` False (right after an answer) a finished session is not followed by a
+        new one: the rater is told it is complete and may press *Start / resume* for another.
+        """
         from ..results import name_problem
 
         rater = rater.strip() if isinstance(rater, str) else rater
@@ -96,6 +100,10 @@ class BlindStudy:
         if problem:
             return ItemView(), f"**Enter your rater id:** {markdown_text(problem)}"
         done = self.answered(rater).get(rater, set())
+        latest = self.log.latest(rater)
+        if not new_session and latest is not None and not latest.remaining(done):
+            return ItemView(done=True), (f"Session {latest.number} is complete: thank you. Press *Start / resume* "
+                                         "for another session, or close the page.")
         session = self.log.open_session(rater, done)
         left = session.remaining(done)
         if not left:

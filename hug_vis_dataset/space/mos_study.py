@@ -382,6 +382,8 @@ def build_mos_tab(study: MosStudy, demo=None) -> None:
 
     def on_start(rater_id):
         view, message = blind.current(rater_id)
+        # Always a fresh message: a confirmation of another rater or session never stays on screen.
+        message = message or f"Rating as {markdown_text(rater_id.strip())}. Answer every criterion of each item."
         return render(view) + [message, blind.coverage_markdown()]
 
     def on_submit(rater_id, item_code, *answers):
@@ -389,7 +391,7 @@ def build_mos_tab(study: MosStudy, demo=None) -> None:
         if not stored:
             # The item stays on screen with the answers given so far; only the message changes.
             return [gr.update()] * len(item_outputs) + [message, blind.coverage_markdown(), study.log_notes()]
-        view, note = blind.current(rater_id)
+        view, note = blind.current(rater_id, new_session=False)
         return render(view) + [f"{message} {note}".strip(), blind.coverage_markdown(), study.log_notes()]
 
     start.click(on_start, [rater], item_outputs + [mos_message, coverage])

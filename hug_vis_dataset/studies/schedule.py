@@ -109,22 +109,25 @@ def assign_items(items: Sequence[StudyItem], counts: Mapping[str, int], seen: "s
 
 
 def choose_gold(gold: Sequence[StudyItem], n: int, rng: np.random.Generator) -> list[StudyItem]:
-    """``n`` gold items, alternating reference and degraded, each on a seeded random clip.
+    """``n`` gold items, alternating reference and degraded from a seeded first kind (so sessions
+    with one gold item get either), each on a seeded random clip.
 
     Example:
         >>> from hug_vis_dataset.studies.spec import study_from_mapping
         >>> spec = study_from_mapping({"tasks": {"voice_cloning": {"systems": ["a"]}}, "gold_rate": 0.5,
         ...                            "clips": ["actor_0001_happy_action_01_script_001"]})
-        >>> [g.systems[0] for g in choose_gold(spec.gold_items(), 3, session_rng(0, "r", 1))]
-        ['gold_reference', 'gold_degraded', 'gold_reference']
+        >>> kinds = [g.systems[0] for g in choose_gold(spec.gold_items(), 3, session_rng(0, "r", 1))]
+        >>> kinds[0] != kinds[1] == "gold_degraded" or kinds[1] == "gold_reference"
+        True
     """
     if not gold or n < 1:
         return []
     kinds = sorted({g.systems[0] for g in gold}, reverse=True)  # gold_reference first
     by_kind = {kind: [g for g in gold if g.systems[0] == kind] for kind in kinds}
+    first = int(rng.integers(len(kinds)))
     out = []
     for i in range(n):
-        options = by_kind[kinds[i % len(kinds)]]
+        options = by_kind[kinds[(first + i) % len(kinds)]]
         out.append(options[int(rng.integers(len(options)))])
     return out
 

@@ -103,6 +103,11 @@ class SessionLog:
         """Assignments per (non-gold) item key so far."""
         return Counter(item.key for s in self.sessions() for _, item in s.entries if item.kind == "system")
 
+    def latest(self, rater: str) -> "Session | None":
+        """The rater's latest session, or None (nothing is planned)."""
+        mine = [s for s in self.sessions() if s.rater == rater]
+        return mine[-1] if mine else None
+
     # ------------------------------------------------------------------ writing
     def open_session(self, rater: str, answered: "set[str]") -> Session:
         """The rater's unfinished session (resume), else a newly planned one (may be empty when
