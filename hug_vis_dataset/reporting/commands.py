@@ -31,12 +31,31 @@ def _report(args) -> int:
 def _mos(args) -> int:
     from ..mos import mos_report
 
+    if str(args.ratings) == "status" and not args.ratings.is_file():
+        return _mos_status(args)
     report = mos_report(args.ratings, n_boot=args.n_boot, seed=args.seed)
     print(report.to_text())
     if args.out:
         report.save(args.out)
         print(f"written to {args.out}")
     return 1 if (args.strict and report.invalid_count) else 0
+
+
+def _mos_status(args) -> int:
+    """``hugvis mos status --study STUDY.json --log RATINGS.jsonl [--release DIR]``: study coverage."""
+    from ..errors import ToolUsageError
+    from ..space.blind_study import study_status
+
+    if args.study is None or args.log is None:
+        raise ToolUsageError("hugvis mos status needs --study STUDY.json and --log RATINGS.jsonl (the Space's "
+                          "ratings/ratings.jsonl)")
+    clips = None
+    if args.release is not None:
+        from ..release import Release
+
+        clips = [str(c) for c in Release(args.release).clip_ids()]
+    print(study_status(args.study, args.log, clips))
+    return 0
 
 
 def register(subparsers) -> None:
@@ -58,4 +77,8 @@ def register(subparsers) -> None:
     m.add_argument("--n-boot", type=positive_int, default=1000)
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--strict", action="store_true", help="exit 1 when any rating is invalid")
+    # `hugvis mos status ...`: the study's coverage, flagged raters and MOS with and without them.
+    m.add_argument("--study", type=Path, default=None, help="(mos status) the study file")
+    m.add_argument("--log", type=Path, default=None, help="(mos status) the ratings log (ratings.jsonl)")
+    m.add_argument("--release", type=Path, default=None, help="(mos status) release for a study's \"clips\": \"all\"")
     m.set_defaults(func=_mos)
