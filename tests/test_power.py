@@ -57,7 +57,7 @@ def test_mdd_has_80_percent_power_in_simulation(name):
     assert abs(rate - 0.80) < TOL, (name, mdd, rate)
     # and the formula's own size prediction matches the simulated null rejection rate
     _, _, sums0, D0 = _simulate(counts, between, within, 0.0, N_SIM, seed=12)
-    size = pw.test_distribution(between, within, counts).size()
+    size = pw.cr1_distribution(between, within, counts).size()
     assert abs(_cr1_rejections(counts, sums0, D0).mean() - size) < 4 * math.sqrt(size * (1 - size) / N_SIM) + 0.01
 
 

@@ -31,7 +31,7 @@ promising a difference 20% smaller than 6 actors can detect).
 
 Unequal clips per actor (the small-cluster correction). Then ``SE_CR1^2`` is biased and ``T`` is not
 t on ``A - 1`` df: the test is too liberal (size above ``alpha``) and the plain formula is wrong.
-:func:`test_distribution` gives Satterthwaite's approximation (``SE_CR1^2`` as a scaled chi-square
+:func:`cr1_distribution` gives Satterthwaite's approximation (``SE_CR1^2`` as a scaled chi-square
 with effective ``df`` and its bias), and :func:`minimum_detectable_difference` solves the power
 equation of that distribution; it reduces to the exact noncentral t on equal designs.
 ``tests/test_power.py`` checks the MDD against Monte-Carlo simulations of the same designs (30 and
@@ -144,8 +144,8 @@ def standard_error(between: float, within: float, clips_per_actor: Sequence[int]
 
 
 @dataclass(frozen=True)
-class TestDistribution:
-    """How the CR1 t statistic is distributed on a design (Satterthwaite), see :func:`test_distribution`.
+class CR1Distribution:
+    """How the CR1 t statistic is distributed on a design (Satterthwaite), see :func:`cr1_distribution`.
 
     Attributes:
         df: effective degrees of freedom of ``SE_CR1^2`` (``A - 1`` with equal clips per actor).
@@ -175,7 +175,7 @@ class TestDistribution:
         return float(2 * stats.t.sf(crit, self.df))
 
 
-def test_distribution(between: float, within: float, clips_per_actor: Sequence[int]) -> TestDistribution:
+def cr1_distribution(between: float, within: float, clips_per_actor: Sequence[int]) -> CR1Distribution:
     """Satterthwaite's approximation of ``SE_CR1^2`` on a design with any clips per actor.
 
     ``SE_CR1^2 = c r'r`` with ``r = P S`` (``P = I - N 1' / n``, ``S`` the actor sums, ``N`` the clip
@@ -186,10 +186,10 @@ def test_distribution(between: float, within: float, clips_per_actor: Sequence[i
     clips per actor ``B = v P``, so ``df = A - 1`` and ``bias = 1``: the exact noncentral t.
 
     Example:
-        >>> t = test_distribution(0.05, 0.4, [5] * 8)
+        >>> t = cr1_distribution(0.05, 0.4, [5] * 8)
         >>> t.df, round(t.bias, 12), round(t.size(), 6)
         (7.0, 1.0, 0.05)
-        >>> u = test_distribution(0.05, 0.4, [1, 2, 30, 40, 3, 50])   # very unequal: the t test is too liberal
+        >>> u = cr1_distribution(0.05, 0.4, [1, 2, 30, 40, 3, 50])   # very unequal: the t test is too liberal
         >>> round(u.df, 2), round(u.size(), 3)
         (1.95, 0.156)
     """
@@ -206,7 +206,7 @@ def test_distribution(between: float, within: float, clips_per_actor: Sequence[i
     df = trace ** 2 / trace_sq if trace_sq > 0 else float(A - 1)
     if np.ptp(counts) == 0:
         df = float(A - 1)  # exact, without the rounding of the traces
-    return TestDistribution(df, math.sqrt(expected) / se if se > 0 else 1.0, se, int(A))
+    return CR1Distribution(df, math.sqrt(expected) / se if se > 0 else 1.0, se, int(A))
 
 
 def minimum_detectable_difference(between: float, within: float, clips_per_actor: Sequence[int],
@@ -219,7 +219,7 @@ def minimum_detectable_difference(between: float, within: float, clips_per_actor
             a variance given by hand goes here (``between=0`` treats clips as independent).
         clips_per_actor: the design: ``n_a`` per actor (``[280] * 30`` for a task of the full grid).
         alpha, power: the test's size and power.
-        method: ``nct`` (default): solve the power equation of :func:`test_distribution` (exact
+        method: ``nct`` (default): solve the power equation of :func:`cr1_distribution` (exact
             noncentral t on equal clips per actor, Satterthwaite otherwise); ``t`` or ``z``: the
             closed-form multipliers of :func:`detectable_multiplier` times ``SE``.
 
@@ -236,7 +236,7 @@ def minimum_detectable_difference(between: float, within: float, clips_per_actor
         return detectable_multiplier(len(counts), alpha, power, method) * standard_error(between, within, counts)
     if not (0.0 < alpha < 1.0 and 0.0 < power < 1.0):
         raise PowerInputError(f"alpha and power must lie in (0, 1), got {alpha!r}, {power!r}")
-    dist = test_distribution(between, within, counts)
+    dist = cr1_distribution(between, within, counts)
     if dist.se == 0:
         return 0.0
     if dist.size(alpha) >= power:
@@ -250,14 +250,14 @@ def minimum_detectable_difference(between: float, within: float, clips_per_actor
 
 def power_at(difference: float, between: float, within: float, clips_per_actor: Sequence[int],
              alpha: float = DEFAULT_ALPHA) -> float:
-    """Power of the cluster t test to detect a true ``difference`` (:func:`test_distribution`).
+    """Power of the cluster t test to detect a true ``difference`` (:func:`cr1_distribution`).
 
     Example:
         >>> mdd = minimum_detectable_difference(0.02, 0.3, [8] * 12)
         >>> round(power_at(mdd, 0.02, 0.3, [8] * 12), 6)
         0.8
     """
-    return test_distribution(between, within, clips_per_actor).power(difference, alpha)
+    return cr1_distribution(between, within, clips_per_actor).power(difference, alpha)
 
 
 # ----------------------------------------------------------------------------- from per-clip differences
