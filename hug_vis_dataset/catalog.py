@@ -69,6 +69,10 @@ class MetricSpec:
             module Space installs them, :mod:`hug_vis_dataset.release_info`).
         unit_short: the unit as a column header shows it (``×1e3``, ``dB``); empty when the label
             says it all.
+        range_is_bound: the stored value can never leave ``value_range`` (a stored run with a value
+            outside it is damaged). False where the range is the nominal scale of a network's
+            prediction that can fall outside it (DNSMOS's fitted polynomials, UTMOS's regression
+            head): only finiteness is then required.
     """
 
     name: str
@@ -89,6 +93,7 @@ class MetricSpec:
     reference_urls: tuple[str, ...] = ()
     extras: tuple[str, ...] = ()
     unit_short: str = ""
+    range_is_bound: bool = True
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -269,27 +274,29 @@ METRICS: tuple[MetricSpec, ...] = (
                weights=("utmos22_strong",), paper_table="Table 9",
                description="UTMOS22 strong learner (SpeechMOS) naturalness MOS prediction, reference-free.",
                definition="16 kHz mono; wav2vec 2.0 + BLSTM UTMOS22 strong learner; score = 2 x frame mean + 3.",
-               reference_urls=("https://github.com/tarepan/SpeechMOS",)),
+               reference_urls=("https://github.com/tarepan/SpeechMOS",), range_is_bound=False),
     MetricSpec("dnsmos", "DNSMOS", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "P.835 OVRL (1-5)",
                weights=("dnsmos_sig_bak_ovr", "dnsmos_p808"), paper_table="Table 9",
                description="DNSMOS P.835 OVRL (overall quality), mean over 9.01 s windows, reference-free.",
                definition="microsoft/DNS-Challenge dnsmos_local.py: 16 kHz, clips shorter than 9.01 s tiled, "
                           "9.01 s windows with 1 s hop, sig_bak_ovr.onnx raw scores mapped by the P.835 "
                           "polynomials; the clip value is the mean OVRL over windows.",
-               reference_urls=("https://github.com/microsoft/DNS-Challenge",)),
+               reference_urls=("https://github.com/microsoft/DNS-Challenge",), range_is_bound=False),
     MetricSpec("dnsmos_sig", "DNSMOS SIG", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "P.835 SIG (1-5)",
                weights=("dnsmos_sig_bak_ovr", "dnsmos_p808"), paper_table="", in_table=False,
                description="DNSMOS P.835 SIG (speech signal quality).",
-               definition="As DNSMOS; the SIG output.", reference_urls=("https://github.com/microsoft/DNS-Challenge",)),
+               definition="As DNSMOS; the SIG output.", reference_urls=("https://github.com/microsoft/DNS-Challenge",),
+               range_is_bound=False),
     MetricSpec("dnsmos_bak", "DNSMOS BAK", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "P.835 BAK (1-5)",
                weights=("dnsmos_sig_bak_ovr", "dnsmos_p808"), paper_table="", in_table=False,
                description="DNSMOS P.835 BAK (background noise quality).",
-               definition="As DNSMOS; the BAK output.", reference_urls=("https://github.com/microsoft/DNS-Challenge",)),
+               definition="As DNSMOS; the BAK output.", reference_urls=("https://github.com/microsoft/DNS-Challenge",),
+               range_is_bound=False),
     MetricSpec("dnsmos_p808", "DNSMOS P.808", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "P.808 MOS (1-5)",
                weights=("dnsmos_sig_bak_ovr", "dnsmos_p808"), paper_table="", in_table=False,
                description="DNSMOS P.808 MOS (model_v8).",
                definition="As DNSMOS; model_v8.onnx on a 120-band mel spectrogram (n_fft 321, hop 160).",
-               reference_urls=("https://github.com/microsoft/DNS-Challenge",)),
+               reference_urls=("https://github.com/microsoft/DNS-Challenge",), range_is_bound=False),
     MetricSpec("speaker_similarity", "Speaker Sim.", ("voice_cloning",), CLIP_PAIRED, True, (0.0, 1.0),
                "cosine similarity", weights=("resemblyzer_encoder",), paper_table="Table 9",
                description="Resemblyzer speaker-embedding cosine similarity, generated vs reference audio.",

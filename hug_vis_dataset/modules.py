@@ -32,6 +32,7 @@ from typing import Any, Mapping, Sequence
 
 from . import catalog
 from .citation import CITATION, CODEBASE, HOMEPAGE
+from .scoring.store import STORED_COLUMNS
 
 #: The model name of rows built by a module (one submission per call).
 MODULE_MODEL = "submission"
@@ -330,7 +331,7 @@ def compute(name: str, **inputs: Any) -> dict[str, Any]:
 #: The columns of stored result rows (``rows.parquet``) an analysis reads.
 ROW_FEATURES = {"model": "string", "task": "string", "clip_id": "string", "metric": "string", "value": "float64"}
 #: The other columns of stored rows: accepted as they are (``compute(**rows)``), ``status`` is honoured.
-ROW_EXTRA_COLUMNS = ("actor_id", "emotion", "action_id", "script_id", "status", "error")
+ROW_EXTRA_COLUMNS = tuple(c for c in STORED_COLUMNS if c not in ROW_FEATURES)
 
 
 def feature_spec(name: str) -> dict[str, str]:

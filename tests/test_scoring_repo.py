@@ -182,10 +182,11 @@ def test_rows_identical_against_release_and_repo(built, tmp_path, task):
         listed = json.loads(manifest)["configs"][task]["shards"]
         assert fp_b["shards_sha256"] == {e["file"]: e["sha256"] for e in listed}
         # A repo built from a synthetic tree says so, and runs against it stay synthetic on the board.
-        from hug_vis_dataset.leaderboard.board import SYNTHETIC, run_origin
+        from hug_vis_dataset.leaderboard.board import SYNTHETIC
+        from hug_vis_dataset.scoring.runs import read_run
 
         assert fp_a["synthetic"] is True and fp_b["synthetic"] is True
-        assert run_origin(a.summary) == run_origin(b.summary) == SYNTHETIC
+        assert read_run(a.summary_path.parent).origin == read_run(b.summary_path.parent).origin == SYNTHETIC
 
 
 def test_a_repo_built_from_a_recorded_release_is_not_synthetic(built, tmp_path):

@@ -89,7 +89,7 @@ def test_mos_flow_stores_and_aggregates(explorer):
     assert message.startswith("**Rating refused:**")
     # r1 changes their mind: the new scores replace the old ones, r2's stay: MOS (1 + 4) / 2 etc.
     message, table = explorer.mos.rate(task, system, clip, " r1 ", 1, 2, 5)
-    assert message.startswith(f"Replaced your earlier rating of `{system}` on `{clip}`")
+    assert message.startswith(f"Replaced your earlier rating of {system} on {clip}")
     assert "ID Similarity 2 -> 1" in message and "Lip Synchronization 5 -> 5" in message
     got = {r.criterion: (r.mos, r.n_ratings, r.n_raters) for r in table.itertuples()}
     assert got == {"ID Similarity": (2.5, 2, 2), "Emotion Naturalness": (3.0, 2, 2),
@@ -113,7 +113,7 @@ def test_mos_items_show_the_identity_reference(explorer):
     assert voice.video is None and voice.portrait is None
     missing = explorer.mos.item("audio_driven", "no_such_system", clip)
     assert missing.video is None and (missing.portrait == first).all()
-    assert "No output of `no_such_system`" in missing.note
+    assert "No output of no_such_system" in missing.note
     elsewhere = explorer.mos.item("audio_driven", "talk_good", "actor_0009_sad_action_01_script_001")
     assert "not in the release" in elsewhere.note and elsewhere.video is None and elsewhere.portrait is None
 
@@ -135,16 +135,16 @@ def test_ratings_location_and_restart(tmp_path, monkeypatch):
 
     from hug_vis_dataset.synth import synthesize
 
-    synthesize(tmp_path / "rel", actors=1, emotions=["Sad"], actions=1, scripts=1, seconds=0.2, size=(32, 18),
-               systems=False)
+    synthesize(tmp_path / "rel", actors=1, emotions=["Sad"], actions=1, scripts=1, seconds=0.2, size=(32, 18))
     first = Explorer(tmp_path / "rel", tmp_path / "res", work_dir=tmp_path / "w1")
     assert first.mos.ratings.path == tmp_path / "res" / "ratings" / "ratings.jsonl"
     clip = first.mos.clip_ids()[0]
-    first.mos.rate("voice_cloning", "m", clip, "r1", 4, 2)
+    system = first.mos.systems("voice_cloning")[0]  # only what the study presents can be rated
+    first.mos.rate("voice_cloning", system, clip, "r1", 4, 2)
     # A restart: a new study (new work folder) on the same results folder sees the rating.
     table = Explorer(tmp_path / "rel", tmp_path / "res", work_dir=tmp_path / "w2").mos.table()
     assert sorted((r.model, r.criterion, r.mos, r.n_ratings) for r in table.itertuples()) == [
-        ("m", "Emotion Naturalness", 2.0, 1), ("m", "ID Similarity", 4.0, 1)]
+        (system, "Emotion Naturalness", 2.0, 1), (system, "ID Similarity", 4.0, 1)]
     assert MosStudy(first.release, first.release_dir, first.mos.ratings.path).table().equals(table)
 
 

@@ -110,7 +110,7 @@ class RerunPlan:
 
 
 def plan_rerun(out: "str | Path", task: str, model: str, predictions_root: str, refs, index,
-               metrics: "tuple[str, ...]", overwrite: bool) -> RerunPlan:
+               metrics: "tuple[str, ...]", overwrite: bool, reference_derived: bool = False) -> RerunPlan:
     """Read what is stored for (task, model) and decide what this run starts from.
 
     Raises:
@@ -137,8 +137,10 @@ def plan_rerun(out: "str | Path", task: str, model: str, predictions_root: str, 
     if source is not None:
         source.read_frames(), source.read_set_rows()
     digests = DigestCache(source.dir / DIGESTS_FILE if source is not None else None)
-    fingerprints = {str(refs.record(cid).clip_id): clip_fingerprint(index.found.get(cid, ()), index.payload.get(cid),
-                                                                     digests) for cid in refs.clip_ids()}
+    # A reference-derived run (Real audio, motion) reads only the dataset, which the dataset key
+    # binds already: its clips have no input of their own.
+    fingerprints = {str(refs.record(cid).clip_id): "" if reference_derived else clip_fingerprint(
+        index.found.get(cid, ()), index.payload.get(cid), digests) for cid in refs.clip_ids()}
     return RerunPlan(published, work, current, work_binding if resume_work else stored, resume_work, seed, earlier,
                      digests, fingerprints)
 

@@ -424,8 +424,9 @@ def evaluate_submission(
 
     protocol = protocol or catalog.task_protocol(task)
 
-    plan = plan_rerun(out, task, model, _predictions_root(scorer, predictions), refs, index, metrics + set_metrics,
-                      overwrite)
+    reference_derived = scorer.reference_only or str(predictions) == REAL_AUDIO
+    plan = plan_rerun(out, task, model, str(predictions) if reference_derived else str(Path(predictions).resolve()),
+                      refs, index, metrics + set_metrics, overwrite, reference_derived)
     fingerprints = plan.fingerprints
     with plan.start(metrics, retry_failed) as kept:
         store = plan.work
@@ -530,11 +531,3 @@ def evaluate_submission(
     published = plan.published
     return EvaluationResult(task, model, published.rows_path, published.dir / "summary.json", coverage, summary, table,
                             len(jobs))
-
-
-
-def _predictions_root(scorer, predictions) -> str:
-    """What a run's predictions are, as recorded: the resolved folder, or the reference-derived mode."""
-    if scorer.reference_only or str(predictions) == REAL_AUDIO:
-        return str(predictions)
-    return str(Path(predictions).resolve())

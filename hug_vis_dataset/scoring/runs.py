@@ -11,7 +11,7 @@ untrusted input (anybody can write a results folder or push to a results repo), 
 * ``rows.parquet`` (required), ``frames.parquet`` and ``set_rows.parquet``: readable, with their
   columns, the folder's task and model in every row, only the task's metrics, ``ok`` or
   ``failed`` statuses, grid clip ids, and every ``ok`` value finite and inside the catalog's
-  ``value_range``;
+  ``value_range`` (where that range is a bound: ``MetricSpec.range_is_bound``);
 * the aggregate, computed from the rows by :func:`hug_vis_dataset.scoring.aggregate.task_table`
   under the task's documented protocol, must equal the summary's cached ``aggregate``.
 
@@ -53,6 +53,8 @@ VERIFIED, SELF_REPORTED = "verified", "self-reported"
 KEY_ENV = "HUGVIS_LEADERBOARD_KEY"
 #: Cached aggregates are compared with the recomputed ones to this relative tolerance (JSON round trip).
 AGGREGATE_RTOL = 1e-9
+#: How far past a bound of ``value_range`` float rounding may carry a value (relative to the bound).
+RANGE_RTOL = 1e-9
 FIX_RESCORE = "re-score it (hugvis evaluate ... --overwrite) or delete the folder"
 
 
@@ -219,10 +221,13 @@ def _check_values(frame, name: str, allowed: Iterable[str], path_label: str) -> 
     ok = frame[frame["status"] == "ok"] if "status" in frame else frame
     for metric, part in ok.groupby("metric", sort=True):
         values = part["value"].astype(float)
-        low, high = catalog.spec(str(metric)).value_range
-        bad = values[~values.map(math.isfinite) | (values < low) | (values > high)]
-        _need(bad.empty, f"{path_label}: {metric} value {bad.iloc[0]!r} is outside its range [{low:g}, {high:g}]"
-              if not bad.empty else "")
+        spec = catalog.spec(str(metric))
+        low, high = spec.value_range if spec.range_is_bound else (-math.inf, math.inf)
+        # A bound reached by a computation may be passed by float rounding (a cosine of 1 + 2e-16).
+        slack = RANGE_RTOL * max(1.0, abs(low) if math.isfinite(low) else 0.0, abs(high) if math.isfinite(high) else 0.0)
+        bad = values[~values.map(math.isfinite) | (values < low - slack) | (values > high + slack)]
+        _need(bad.empty, f"{path_label}: {metric} value {float(bad.iloc[0])!r} is outside its range "
+                         f"[{low:g}, {high:g}]" if not bad.empty else "")
 
 
 def _check_rows(frame, task: str, model: str, allowed: Iterable[str], label: str, clip_required: bool = True) -> None:
