@@ -74,7 +74,8 @@ def test_local_store_adds_a_scored_run_once(release, tmp_path):
 
 
 @pytest.mark.parametrize("name, why", [("my model", "no spaces"), ("", "must be"), ("-x", "starting with"),
-                                       ("a" * 65, "1-64"), ("baseline", "reserved"), ("real-audio", "reserved")])
+                                       ("a" * 65, "1-64"), ("baseline", "reserved"), ("real-audio", "reserved"),
+                                       ("audit@h264_crf18", "reserved")])
 def test_model_names_are_checked(name, why):
     from hug_vis_dataset.leaderboard import check_model_name
 

@@ -72,6 +72,7 @@ def test_every_simulated_system_scored_and_ranked(grid, tmp_path, task, metric, 
 def test_generation_and_voice_metrics_needing_weights_are_skipped_once(grid, tmp_path, monkeypatch):
     for var in [v for v in os.environ if v.startswith("HUGVIS_WEIGHT")]:
         monkeypatch.delenv(var)
+    (tmp_path / "no-weights").mkdir()
     monkeypatch.setenv("HUGVIS_WEIGHTS_DIR", str(tmp_path / "no-weights"))  # no weight file can be found
     monkeypatch.setenv("HUGVIS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

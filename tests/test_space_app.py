@@ -182,3 +182,16 @@ def test_crosstask_tab_draws_fig11_from_stored_rows_like_the_report(tmp_path):
     names = catalog.weights_of(catalog.table_metrics("audio_driven") + catalog.table_metrics("vision_driven"))
     assert "audio- and vision-driven" in message and f"hugvis weights download {' '.join(names)}" in message
     assert {"syncnet_v2", "arcface_w600k_r50", "lpips_alex_linear"} <= set(names)
+
+
+def test_a_release_without_systems_builds_the_app_and_says_there_is_no_study(tmp_path, monkeypatch):
+    """The real release has no simulated systems: the explorer must start, its MOS tab naming the fix."""
+    from hug_vis_dataset.space.app import Explorer, build_app
+    from hug_vis_dataset.synth import synthesize
+
+    monkeypatch.delenv("HUGVIS_STUDY", raising=False)
+    synthesize(tmp_path / "rel", actors=1, emotions=["Sad"], actions=1, scripts=1, seconds=0.2, size=(32, 18),
+               systems=False)
+    demo = build_app(Explorer(tmp_path / "rel", tmp_path / "res", work_dir=tmp_path / "w"))
+    texts = [getattr(block, "value", "") for block in demo.blocks.values()]
+    assert any(isinstance(t, str) and "No MOS study is configured" in t and "HUGVIS_STUDY" in t for t in texts)

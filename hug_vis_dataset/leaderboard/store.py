@@ -23,16 +23,19 @@ a crash (:func:`hug_vis_dataset.scoring.folders.clean_transients`; only ours, by
 Example:
     >>> import tempfile, json, pathlib
     >>> store = LocalResultsStore(tempfile.mkdtemp())
-    >>> with store.staging() as stage:
+    >>> with store.staging() as stage:    # a run is validated before it is added: a bare summary is not one
     ...     run = stage / "matting" / "m"; run.mkdir(parents=True)
     ...     _ = (run / "summary.json").write_text(json.dumps({"task": "matting", "model": "m"}))
-    ...     _ = store.add(stage, "matting", "m")
-    >>> [(r.task, r.model) for r in store.runs()]
-    [('matting', 'm')]
-    >>> store.check_new_model("matting", "m")
+    ...     store.add(stage, "matting", "m")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    hug_vis_dataset.leaderboard.store.ModelNameError: model name 'm' is already on the matting leaderboard; choose another name
+    hug_vis_dataset.leaderboard.store.StoreError: .../matting/m: summary.json has no 'metrics' object; re-score it (hugvis evaluate ... --overwrite) or delete the folder
+    >>> store.runs(), store.check_new_model("matting", "m")
+    ([], 'm')
+    >>> store.check_new_model("matting", "audit@h264_crf18")
+    Traceback (most recent call last):
+    ...
+    hug_vis_dataset.leaderboard.store.ModelNameError: model name 'audit@h264_crf18' is reserved for the toolkit's reference rows; choose another name
 """
 
 from __future__ import annotations
@@ -73,13 +76,13 @@ def check_model_name(name: str) -> str:
         ...
         hug_vis_dataset.leaderboard.store.ModelNameError: model name 'my model' must be 1-64 letters, digits, '.', '_', '-', '+', '@' or '=' (no spaces or slashes), starting with a letter or digit
     """
-    from ..results import REFERENCE_MODELS, name_problem
+    from ..results import AUDIT_PREFIX, REFERENCE_MODELS, name_problem
 
     name = (name or "").strip()
     problem = name_problem("model", name)
     if problem:
         raise ModelNameError(problem)
-    if name in REFERENCE_MODELS:
+    if name in REFERENCE_MODELS or name.startswith(AUDIT_PREFIX):
         raise ModelNameError(f"model name {name!r} is reserved for the toolkit's reference rows; choose another name")
     return name
 

@@ -113,10 +113,28 @@ def detectable_multiplier(n_actors: int, alpha: float = DEFAULT_ALPHA, power: fl
         return guess
 
     def shortfall(lam: float) -> float:
-        return float(stats.nct.sf(crit, df, lam) + stats.nct.cdf(-crit, df, lam)) - power
+        return _two_sided_power(crit, df, lam) - power
 
     # power rises monotonically in lambda; the closed form brackets the root from below/above
     return float(optimize.brentq(shortfall, 0.5 * guess, 2.0 * guess, xtol=1e-10))
+
+
+def _two_sided_power(crit: float, df: float, lam: float) -> float:
+    """``P(|T| > crit)`` for a noncentral t (``lam >= 0``).
+
+    scipy's noncentral t returns NaN deep in a tail (few degrees of freedom, large noncentrality);
+    there the far tail ``P(T < -crit)`` is below double precision (it is at most its central value
+    and falls with ``lam``) and the near tail is 1 when ``lam`` is far above ``crit``.
+    """
+    from scipy import stats
+
+    upper = float(stats.nct.sf(crit, df, lam))
+    lower = float(stats.nct.cdf(-crit, df, lam))
+    if not math.isfinite(lower):
+        lower = 0.0
+    if not math.isfinite(upper):
+        upper = 1.0 if lam > crit else float(1.0 - stats.nct.cdf(crit, df, lam))
+    return upper + lower
 
 
 # ----------------------------------------------------------------------------- designs
@@ -165,7 +183,7 @@ class CR1Distribution:
 
         crit = float(stats.t.ppf(1 - alpha / 2, self.n_actors - 1)) * self.bias
         lam = abs(difference) / self.se
-        return float(stats.nct.sf(crit, self.df, lam) + stats.nct.cdf(-crit, self.df, lam))
+        return _two_sided_power(crit, self.df, lam)
 
     def size(self, alpha: float = DEFAULT_ALPHA) -> float:
         """The test's actual rejection rate under "no difference" (above ``alpha`` on unequal designs)."""
@@ -244,7 +262,14 @@ def minimum_detectable_difference(between: float, within: float, clips_per_actor
                               f"difference at all: no MDD at {power:.0%} power")
     guess = detectable_multiplier(len(counts), alpha, power, "t") * dist.bias
     # the power is monotone in lambda and the closed form brackets the root (scipy's nct gives NaN far out)
-    lam = optimize.brentq(lambda x: dist.power(x * dist.se, alpha) - power, 0.5 * guess, 2.0 * guess, xtol=1e-10)
+    def shortfall(x: float) -> float:
+        return dist.power(x * dist.se, alpha) - power
+
+    # Few effective degrees of freedom put the root above 2x the t guess: widen until it is bracketed.
+    low, high = 0.5 * guess, 2.0 * guess
+    while shortfall(high) < 0 and high < 1e6:
+        low, high = high, 2.0 * high
+    lam = optimize.brentq(shortfall, low, high, xtol=1e-10)
     return float(lam * dist.se)
 
 

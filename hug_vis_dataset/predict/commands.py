@@ -80,7 +80,7 @@ def register(subparsers) -> None:
     p.add_argument("--video-frames", type=int, default=8, help="emotion: frames sampled for Video settings")
     p.add_argument("--text-column", choices=("transcript", "asr_transcript"), default="transcript",
                    help="emotion: the text given for Text settings")
-    p.add_argument("--timeout", type=float, default=60.0, help="openai: seconds per request")
+    p.add_argument("--timeout", type=float, default=60.0, help="openai: deadline in seconds for each whole request (connect, send, full answer)")
     p.add_argument("--retries", type=int, default=3, help="openai: retries after timeouts, 429 and 5xx")
     p.add_argument("--pipeline-task", default=None, help="transformers: pipeline task if not inferable")
     p.add_argument("--chunk-frames", type=int, default=32, help="matting: frames per model call")

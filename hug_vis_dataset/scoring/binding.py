@@ -21,8 +21,12 @@ Example:
     >>> folder = tempfile.mkdtemp(); path = os.path.join(folder, "a.wav")
     >>> _ = open(path, "wb").write(b"RIFF")
     >>> from hug_vis_dataset.hashing import DigestCache
-    >>> clip_fingerprint((path,), None, DigestCache())[:12]
-    'd5e8ef2a2b8c'
+    >>> first = clip_fingerprint((path,), None, DigestCache())
+    >>> first == clip_fingerprint((path,), None, DigestCache()), len(first)
+    (True, 64)
+    >>> _ = open(path, "wb").write(b"RIFX")
+    >>> clip_fingerprint((path,), None, DigestCache()) == first    # changed bytes, changed fingerprint
+    False
 """
 
 from __future__ import annotations

@@ -339,6 +339,12 @@ def build_mos_tab(study: MosStudy, demo=None) -> None:
     """
     import gradio as gr
 
+    if not study.study_path and not any(study.systems(task) for task in CRITERIA):
+        # A release without simulated systems (the real one) has nothing to rate until a study
+        # file names the systems: say so instead of failing to start the Space.
+        gr.Markdown("No MOS study is configured for this release: start the Space with `HUGVIS_STUDY=study.json` "
+                    "(a study file naming the systems and clips to rate; see docs/MOS.md).", elem_id="mos-no-study")
+        return
     blind = study.blind
     with gr.Row():
         rater = gr.Textbox(label="Rater id", placeholder="rater_01", elem_id="mos-rater")
