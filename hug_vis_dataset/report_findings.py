@@ -224,6 +224,20 @@ def markdown_table(frame, digits: int = 3, index: bool = False) -> str:
     return "\n".join(lines)
 
 
+def methods_text(decompositions: "dict[str, Any]") -> str:
+    """The decomposition method of each metric in words, grouped by method.
+
+    Example:
+        >>> from types import SimpleNamespace as D
+        >>> methods_text({"mad": D(method="balanced"), "mse": D(method="balanced"), "grad": D(method="sequential")})
+        'method: balanced (mad, mse); sequential (grad)'
+    """
+    by_method: dict[str, list[str]] = {}
+    for metric, result in decompositions.items():
+        by_method.setdefault(str(result.method), []).append(str(metric))
+    return "method: " + "; ".join(f"{m} ({', '.join(names)})" for m, names in by_method.items())
+
+
 def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, mos: Any = None) -> list[str]:
     """The report's "Findings" section (every table computed from the stored rows)."""
     md = ["## Findings (measured from the stored rows)", ""]
@@ -235,6 +249,8 @@ def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, 
         frame, why = significance_frame(rows, task)
         md += [f"**{task}**: {why}" if frame.empty else f"**{task}**:", ""]
         if not frame.empty:
+            if not frame["group"].astype(bool).any():
+                frame = frame.drop(columns="group")  # one comparable group: an empty column says nothing
             md += [markdown_table(frame, 4), ""]
     md += ["### Condition-factor decomposition of variance (finding iv)", ""]
     for task in tasks:
@@ -243,8 +259,7 @@ def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, 
             md += [f"**{task}**: {why}", ""]
             continue
         wide = frame.pivot_table(index="term", columns="metric", values="share", sort=False)
-        methods = {m: d.method for m, d in decompositions.items()}
-        md += [f"**{task}** (share of variance; method per metric: {methods}):", "",
+        md += [f"**{task}** (share of variance; {methods_text(decompositions)}):", "",
                markdown_table(wide, 3, index=True), ""]
         if figures and out_dir:
             from .figures import plot_variance_decomposition

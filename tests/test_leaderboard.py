@@ -272,8 +272,11 @@ def test_upload_scored_in_the_space_is_on_the_board_at_once_and_after_restart(re
     assert seen == [(1, 2), (2, 2)]  # one call per clip scored
     assert not list((tmp_path / "work" / "uploads").iterdir())  # extracted files deleted
     view = space.leaderboard("Table 11: x", ["paper", "synthetic demo"])[0].set_index("Model")
-    agg = table.set_index("index") if "index" in table else table.set_index(table.columns[0])
-    assert view.loc["uploaded", catalog.spec("mad").header].split()[0] == f"{agg.loc['uploaded', 'mad']:.2f}"
+    # The upload's table has the board's headers and printed values: the two agree cell for cell.
+    agg = table.set_index("Model")
+    header = catalog.spec("mad").header
+    assert view.loc["uploaded", header].split()[0] == agg.loc["uploaded", header]
+    assert "mad" not in table.columns and catalog.spec("dtssd").header in table.columns
     restarted = Explorer(release, work_dir=tmp_path / "work2",
                          store=HubResultsStore("hugvis/results", tmp_path / "mirror2", api=hub))
     restarted.store.pull()
@@ -453,7 +456,78 @@ def test_board_html_sort_keys():
     frame = pd.DataFrame({"Model": ["b<1", "2a", "c"], "MAD ↓ (×1e3)": ["3.86 (second)", "needs weights", "-1e-3 (best)"],
                           "Coverage": ["100.0%", "", "50%"], "n_ok": ["28", "", "7"]})
     page = board_html(frame)
-    keys = [re.findall(r'<td[^>]*?(?: data-sort="([^"]*)")?>', row) for row in page.split("<tr>")[2:]]
+    keys = [re.findall(r'<td[^>]*?(?: data-sort="([^"]*)")?>', row) for row in re.split(r"<tr[ >]", page)[2:]]
     assert keys == [["b&lt;1", "3.86", "100.0", "28"], ["2a", "", "", ""], ["c", "-1e-3", "50", "7"]]
     assert page.count(' data-sort="') == 9  # 12 cells; the three number cells without a number carry no key
-    assert "b&lt;1" in page and "<b>-1e-3 (best)</b>" in page and "<u>3.86 (second)</u>" in page
+    # One winning style: bold / underline, the rank words are not printed on top of it.
+    assert "b&lt;1" in page and "<b>-1e-3</b>" in page and "<u>3.86</u>" in page and "(best)" not in page
+
+
+def test_mos_cells_show_interval_and_ratings_and_sort_on_the_mos():
+    import re
+
+    import pandas as pd
+
+    from hug_vis_dataset.leaderboard.board import MOS_NOTE, board, board_rows, mos_rows
+    from hug_vis_dataset.space.ui import _PRINTED_NUMBER, board_html
+
+    mos = pd.DataFrame([{"task": "voice_cloning", "model": m, "criterion": "ID Similarity", "mos": v, "n_clips": 4,
+                         "n_ratings": n, "n_raters": 2, "ci_low": lo, "ci_high": hi}
+                        for m, v, n, lo, hi in (("a", 4.2, 12, 3.9, 4.41), ("b", 3.1, 3, float("nan"), float("nan")))])
+    view = board(board_rows([], mos_rows(mos, "synthetic")), 10, ("paper", "synthetic"))
+    cells = view.frame.set_index("Model")
+    column = [c for c in cells.columns if c.startswith("ID Similarity")][0]
+    assert cells.loc["a", column] == "4.20 [3.90, 4.41], 12 ratings (best)"
+    assert cells.loc["b", column] == "3.10 3 ratings (second)"  # one actor: no interval, the count stays
+    assert MOS_NOTE in view.notes
+    assert _PRINTED_NUMBER.fullmatch(cells.loc["a", column]).group(1) == "4.20"
+    assert 'data-sort="4.20"' in board_html(view.frame)
+
+
+def test_rows_keep_their_groups_reference_first_and_unranked_rows_are_explained():
+    from hug_vis_dataset.leaderboard.board import ROW_GROUPS, UNRANKED_NOTE, board, board_rows
+
+    runs = [_run("voice_cloning", "real-audio", {"real-audio": {"speaker_similarity": 0.9, "n_ok": 8400,
+                                                                "n_failed": 0}}),
+            _run("voice_cloning", "baseline", {"baseline": {"speaker_similarity": 0.99, "n_ok": 8400,
+                                                            "n_failed": 0}}),
+            _run("voice_cloning", "mine", {"mine": {"speaker_similarity": 0.5, "n_ok": 8400, "n_failed": 0}})]
+    view = board(board_rows(runs), 9)
+    models = list(view.frame["Model"])
+    groups = view.frame.attrs["groups"]
+    assert groups == sorted(groups)  # printed group by group
+    assert models[0] in ("Real audio", "Real audio (reference)") and models[-1] == "baseline (built-in)"
+    assert [ROW_GROUPS[g] for g in groups].count("reference") == 2  # the paper's and the stored one
+    assert any(n.startswith("Real audio") and "never ranked" in n and "baseline (built-in)" in n for n in view.notes)
+    assert "(best)" not in view.frame.set_index("Model").loc["baseline (built-in)"].to_string()
+
+
+def _clip_rows(means: dict, noise: float, seed: int = 0):
+    """Per-clip MAD rows (stored units = paper units, x1e3) of several models on 6 actors x 4 clips."""
+    rng = np.random.default_rng(seed)
+    clip_effect = rng.normal(0, noise, 24)
+    return pd.DataFrame([{"task": "matting", "metric": "mad", "model": m, "clip_id": f"c{c}", "actor_id": c // 4,
+                          "value": mean + clip_effect[c] + rng.normal(0, noise), "status": "ok"}
+                         for m, mean in means.items() for c in range(24)])
+
+
+def test_stored_rows_closer_than_the_mdd_are_marked_not_separable():
+    from hug_vis_dataset.leaderboard.board import NOT_SEPARABLE_NOTE, board, board_rows
+    from hug_vis_dataset.metrics.power import detectable_differences
+
+    means = {"near_a": 5.0, "near_b": 5.01, "far": 9.0}
+    rows = _clip_rows(means, noise=1.0)
+    runs = [_run("matting", m, {m: {"mad": float(rows[rows.model == m].value.mean()), "n_ok": 24,
+                                    "n_failed": 0}}, synthetic=True) for m in means]
+    view = board(board_rows(runs), 11, ("paper", "synthetic"), clip_rows=rows)
+    cells = view.frame.set_index("Model")["MAD ↓ (×1e3)"]
+    mdd = detectable_differences(rows, False, scale=catalog.spec("mad").paper_scale)["pooled"]["mdd"]
+    printed = {m: float(cells[m].split()[0]) for m in means}
+    ranked = sorted(means, key=printed.get)
+    assert printed[ranked[1]] - printed[ranked[0]] < mdd < printed[ranked[2]] - printed[ranked[1]]
+    assert "≈" in cells[ranked[0]] and "≈" not in cells[ranked[1]] and "≈" not in cells[ranked[2]]
+    assert not any("≈" in str(v) for v in view.frame[view.frame.Origin == "paper"]["MAD ↓ (×1e3)"])
+    assert NOT_SEPARABLE_NOTE in view.notes
+    # Without per-clip rows nothing is marked and the note is absent.
+    plain = board(board_rows(runs), 11, ("paper", "synthetic"))
+    assert not any("≈" in str(v) for v in plain.frame["MAD ↓ (×1e3)"]) and NOT_SEPARABLE_NOTE not in plain.notes

@@ -47,9 +47,20 @@ ORIGIN_LABELS: dict[str, str] = {PAPER: "paper", SUBMITTED: "submitted", SYNTHET
 RANK_POOLS: dict[str, str] = {PAPER: "benchmark", SUBMITTED: "benchmark", SYNTHETIC: SYNTHETIC, SUBSET: SUBSET}
 DEFAULT_ORIGINS: tuple[str, ...] = (PAPER, SUBMITTED)
 BOARD_COLUMNS: tuple[str, ...] = PAPER_COLUMNS + ("origin", "n_ok", "n_failed", "coverage", "link", "note",
-                                                  "scored_by")
+                                                  "scored_by", "detail")
 ALL = "All"
 NEEDS_WEIGHTS = "needs weights"
+#: Printed after a stored value whose gap to the next-ranked stored row is below the MDD.
+NOT_SEPARABLE = "≈"
+NOT_SEPARABLE_NOTE = (f"{NOT_SEPARABLE}: not separable from the next-ranked stored row at 80% power (alpha = 0.05, "
+                      "actors as clusters; the gap is below the minimum detectable difference of the stored per-clip "
+                      "rows, `hug_vis_dataset.metrics.power`). Paper rows have no per-clip rows and are unmarked.")
+MOS_NOTE = ("MOS cells: the mean opinion score, its 95% actor-clustered bootstrap interval in brackets and the "
+            "number of ratings behind it; ranked on the printed MOS.")
+UNRANKED_NOTE = ("{labels}: printed to read the systems against, never ranked (a value of theirs beyond the bold cell "
+                 "is not a winner).")
+#: Row groups in printed order; clicking a header sorts within each group, never across them.
+ROW_GROUPS: tuple[str, ...] = ("reference", PAPER, SUBMITTED, SYNTHETIC, SUBSET, "baseline")
 
 
 @dataclass
@@ -78,6 +89,7 @@ def paper_rows(frame):
         out[column] = None
     out["link"] = "paper, Table " + out["table"].astype(str)
     out["scored_by"] = PAPER
+    out["detail"] = None
     return out[list(BOARD_COLUMNS)]
 
 
@@ -122,7 +134,7 @@ def run_rows(run) -> "object":
                 "value": float(value) if finite else float("nan"), "text": print_value(float(value)) if finite else "",
                 "higher_is_better": metric["higher_is_better"], "origin": run.origin, "n_ok": n_ok,
                 "n_failed": n_failed, "coverage": coverage, "link": run.link, "note": note,
-                "scored_by": run.scored_by})
+                "scored_by": run.scored_by, "detail": None})
     return pd.DataFrame(records, columns=list(BOARD_COLUMNS))
 
 
@@ -130,8 +142,9 @@ def mos_rows(mos, origin: str, note: str = ""):
     """Board rows of Tables 6, 8 and 10 from aggregated ratings.
 
     Args:
-        mos: ``task, model, criterion (label), mos, n_clips, n_ratings, n_raters`` rows
-            (:func:`hug_vis_dataset.space.mos_study.aggregate_ratings`).
+        mos: ``task, model, criterion (label), mos, n_clips, n_ratings, n_raters`` rows, with
+            ``ci_low``/``ci_high`` when present (:func:`hug_vis_dataset.space.mos_study.aggregate_ratings`);
+            the interval and the ratings count go in ``detail``, printed after the MOS.
         origin: the origin of every row (ratings of synthetic systems are synthetic).
         note: appended to the model name (``(simulated raters)``).
     """
@@ -152,8 +165,58 @@ def mos_rows(mos, origin: str, note: str = ""):
             "value": float(row.mos), "text": print_value(float(row.mos)), "higher_is_better": True,
             "origin": origin, "n_ok": int(row.n_clips), "n_failed": 0, "coverage": None,
             "link": f"{int(row.n_ratings)} ratings by {int(row.n_raters)} rater(s)", "note": None,
-            "scored_by": "ratings"})
+            "scored_by": "ratings", "detail": mos_detail(row)})
     return pd.DataFrame(records, columns=list(BOARD_COLUMNS))
+
+
+def mos_detail(row) -> str:
+    """``[low, high], N ratings`` after a MOS (the interval left out when it is NaN: one actor).
+
+    Example:
+        >>> from types import SimpleNamespace as R
+        >>> mos_detail(R(ci_low=3.91, ci_high=4.3, n_ratings=12)), mos_detail(R(ci_low=float("nan"), ci_high=1, n_ratings=1))
+        ('[3.91, 4.30], 12 ratings', '1 ratings')
+    """
+    low, high = (float(getattr(row, k, math.nan)) for k in ("ci_low", "ci_high"))
+    interval = f"[{print_value(low)}, {print_value(high)}], " if math.isfinite(low) and math.isfinite(high) else ""
+    return f"{interval}{int(row.n_ratings)} ratings"
+
+
+def clip_rows_of(runs: Iterable) -> "object":
+    """The per-clip rows of valid stored runs, concatenated (what :func:`board`'s ``clip_rows`` takes)."""
+    import pandas as pd
+
+    parts = [run.rows for run in runs if getattr(run, "rows", None) is not None and len(run.rows)]
+    return pd.concat(parts, ignore_index=True) if parts else None
+
+
+def row_group(model: str, origin: str, source: str = "") -> int:
+    """Index in :data:`ROW_GROUPS` of a board row: reference rows first, baselines last.
+
+    Example:
+        >>> row_group("real-audio", "synthetic"), row_group("x", "paper"), row_group("baseline", "synthetic")
+        (0, 1, 5)
+    """
+    if model == REAL_AUDIO_MODEL or source in UNRANKED_SOURCES:
+        return 0
+    if model == BASELINE_MODEL:
+        return len(ROW_GROUPS) - 1
+    return ROW_GROUPS.index(origin) if origin in ROW_GROUPS else ROW_GROUPS.index(SUBSET)
+
+
+def provenance_href(summary_path: str) -> str:
+    """The relative link of a stored run's ``summary.json``: ``provenance/<task>/<model>/summary.json``.
+
+    Example:
+        >>> provenance_href("/srv/results/matting/my_model/summary.json")
+        'provenance/matting/my_model/summary.json'
+    """
+    from urllib.parse import quote
+
+    from pathlib import Path
+
+    folder = Path(summary_path).parent
+    return f"provenance/{quote(folder.parent.name)}/{quote(folder.name)}/summary.json"
 
 
 def stored_rows(runs: Iterable) -> "object":
@@ -200,7 +263,7 @@ CLI_REVEAL = "pass --show {origin}"
 
 def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: str = ALL,
           input_setting: str = ALL, paradigm: str = ALL, reveal: str = SPACE_REVEAL,
-          damaged: Sequence = (), extra_notes: Sequence[str] = ()) -> Board:
+          damaged: Sequence = (), extra_notes: Sequence[str] = (), clip_rows=None) -> Board:
     """One table's leaderboard view.
 
     Args:
@@ -215,6 +278,10 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
             (:class:`~hug_vis_dataset.scoring.runs.DamagedRun`); those of this table's task (or of
             no known task) are listed once in the notes with their path, problem and fix.
         extra_notes: plain-text notes to add (e.g. skipped lines of the ratings log).
+        clip_rows: per-clip rows of the valid stored runs (:func:`clip_rows_of`); where two or more
+            stored runs of a comparable group have them for a metric, a stored value whose gap to
+            the next-ranked stored row is below the rows' minimum detectable difference is
+            marked :data:`NOT_SEPARABLE`.
 
     Every note is Markdown; text taken from stored data in it (reasons, paths, names) is escaped
     with :func:`hug_vis_dataset.escaping.markdown_text`.
@@ -248,20 +315,27 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
     cells: dict[tuple, dict[str, str]] = {k: {} for k in order}
     extra: dict[tuple, dict] = {}
     reasons: dict[str, set[str]] = {}
+    marked_close = has_mos = False
     for metric in metrics:
         part = sub[sub["metric"] == metric["key"]]
         ranked = part[~part.apply(_unranked, axis=1)] if len(part) else part
         marks: dict = {}
         pools = ranked.assign(pool=ranked["origin"].map(RANK_POOLS)) if len(ranked) else ranked
+        close: set = set()
         for _, group in (pools.groupby(["pool"] + (["input_setting"] if by_setting else []), sort=False)
                          if len(pools) else []):
             values = [float(t) if t else float("nan") for t in group["text"]]
             marks.update(zip(group.index, mark_ranks(values, metric["higher_is_better"], None)))
+            close |= _not_separable(group, metric, info["task"], clip_rows)
         for index, record in part.iterrows():
             key = tuple(record[k] for k in keys)
             mark = marks.get(index)
             if record["text"]:
-                text = f"{record['text']} ({mark})" if mark else record["text"]
+                text = record["text"] + (f" {NOT_SEPARABLE}" if index in close else "")
+                text += f" {record['detail']}" if isinstance(record.get("detail"), str) and record["detail"] else ""
+                text = f"{text} ({mark})" if mark else text
+                marked_close |= index in close
+                has_mos |= isinstance(record.get("detail"), str) and bool(record["detail"])
             else:
                 text = NEEDS_WEIGHTS if "weights" in str(record["note"] or "") else "n/a"
                 if record["note"]:
@@ -270,6 +344,8 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
             extra[key] = record
     rows = []
     paper_names = {str(m).casefold() for m in every.loc[every["origin"] == PAPER, "model"]}
+    # Reference rows first (SCORING.md), then origin by origin, baselines last; stable within a group.
+    order.sort(key=lambda k: row_group(k[1], k[0], k[3]))
     for key in order:
         record = extra.get(key)
         row = {"Model": key[1] if key[0] == PAPER else _stored_label(key[1], key[0], paper_names),
@@ -296,6 +372,14 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
     for run in damaged:
         if run.task == info["task"] or run.task not in catalog.task_names():
             notes.append(f"Damaged run, not shown: {markdown_text(run.message())}")
+    unranked_labels = sorted({RESERVED_LABELS[m] for m in sub["model"] if m in RESERVED_LABELS}
+                             | {str(m) for m, src in zip(sub["model"], sub["source"]) if src in UNRANKED_SOURCES})
+    if unranked_labels:
+        notes.append(UNRANKED_NOTE.format(labels=" and ".join(unranked_labels)))
+    if marked_close:
+        notes.append(NOT_SEPARABLE_NOTE)
+    if has_mos:
+        notes.append(MOS_NOTE)
     notes.extend(markdown_text(n) for n in extra_notes)
     if not rows:
         notes.insert(0, f"No row of Table {table} matches " + (", ".join(f"{c} = {w!r}" for c, w in applied.items())
@@ -306,7 +390,44 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
         how = ("rate outputs in the MOS study tab" if int(table) == catalog.task(task).mos_table else
                f"`hugvis evaluate {task} --predictions DIR --model NAME --dataset D --out RESULTS` or the Score tab")
         notes.append(f"No stored result for Table {table} yet: {how}.")
-    return Board(pd.DataFrame(rows, columns=columns), notes, filters)
+    shown = pd.DataFrame(rows, columns=columns)
+    # The row groups travel with the frame: the Space's click-sort keeps rows inside their group.
+    shown.attrs["groups"] = [row_group(k[1], k[0], k[3]) for k in order]
+    return Board(shown, notes, filters)
+
+
+def _not_separable(group, metric: dict, task: str, clip_rows) -> set:
+    """Indices of a ranked group's stored rows whose gap to the next stored row is below the MDD.
+
+    The MDD comes from the per-clip rows of the group's stored runs on this metric
+    (:func:`hug_vis_dataset.metrics.power.detectable_differences`, paper units); it needs two runs
+    with rows. Paper rows have no per-clip rows: never marked.
+    """
+    from ..metrics.power import PowerInputError, detectable_differences, separable_neighbours
+
+    key = metric["key"]
+    stored = group[(group["origin"] != PAPER) & group["text"].astype(bool)]
+    if clip_rows is None or len(stored) < 2 or key not in catalog.METRIC_NAMES:
+        return set()
+    spec = catalog.spec(key)
+    if spec.mode == catalog.SET_LEVEL:
+        return set()
+    labels = {i: (f"{r['model']}{EMOTION_MODEL_SEP}{r['input_setting']}" if r["input_setting"] else r["model"])
+              for i, r in stored.iterrows()}
+    mine = clip_rows[(clip_rows["task"] == task) & (clip_rows["metric"] == key)
+                     & clip_rows["model"].isin(set(labels.values()))]
+    if mine["model"].nunique() < 2:
+        return set()
+    try:
+        mdd = detectable_differences(mine, spec.higher_is_better, scale=spec.paper_scale)["pooled"]
+    except PowerInputError:
+        return set()
+    if not mdd:
+        return set()
+    with_rows = [i for i in stored.index if labels[i] in set(mine["model"])]
+    flags = separable_neighbours([float(stored.at[i, "text"]) for i in with_rows], mdd["mdd"],
+                                 spec.higher_is_better)
+    return {i for i, flag in zip(with_rows, flags) if flag is False}
 
 
 def _stored_label(model: str, origin: str, paper_names: "set[str]") -> str:

@@ -14,12 +14,12 @@ from typing import Any
 
 def _show(args: argparse.Namespace) -> int:
     from ..report_findings import markdown_table
-    from .board import CLI_REVEAL, DEFAULT_ORIGINS, board, board_rows
+    from .board import CLI_REVEAL, DEFAULT_ORIGINS, board, board_rows, clip_rows_of
     from .store import LocalResultsStore
 
     scan = LocalResultsStore(args.results).scan()
     view = board(board_rows(scan.runs), args.table, tuple(DEFAULT_ORIGINS) + tuple(args.show or ()),
-                 reveal=CLI_REVEAL, damaged=scan.damaged)
+                 reveal=CLI_REVEAL, damaged=scan.damaged, clip_rows=clip_rows_of(scan.runs))
     print(markdown_table(view.frame))
     for note in view.notes:
         print(f"- {note}")

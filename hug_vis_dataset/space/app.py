@@ -6,6 +6,7 @@ the components :mod:`hug_vis_dataset.space.ui`.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -30,6 +31,32 @@ def build_app(explorer: Explorer):
     return build_blocks(explorer)
 
 
+def provenance_routes(store) -> list:
+    """Starlette routes serving each stored run's ``summary.json`` at a stable relative address,
+    ``/provenance/<task>/<model>/summary.json`` (the board's links), so no page shows the server's
+    folder layout. Only a folder of the store named by a known task and a valid model name is read.
+    """
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    from .. import catalog
+    from ..results import name_problem
+
+    def summary(request):
+        task, model = request.path_params["task"], request.path_params["model"]
+        path = Path(store.root) / task / model / "summary.json"
+        if task not in catalog.task_names() or name_problem("model", model) or not path.is_file():
+            return Response("no such stored run", status_code=404, media_type="text/plain")
+        return JSONResponse(json.loads(path.read_text(encoding="utf-8")))
+
+    return [Route("/provenance/{task}/{model}/summary.json", summary)]
+
+
+def app_kwargs(explorer: Explorer) -> dict:
+    """``demo.launch(app_kwargs=...)`` of the explorer: the provenance routes before Gradio's own."""
+    return {"routes": provenance_routes(explorer.store)}
+
+
 def launch(release_dir: "str | Path | None" = None, results_dir: "str | Path | None" = None,
            port: "int | None" = None, work_dir: "str | Path | None" = None, block: bool = True,
            results_repo: "str | None" = None):
@@ -48,5 +75,6 @@ def launch(release_dir: "str | Path | None" = None, results_dir: "str | Path | N
     demo = build_app(explorer)
     allowed = [str(release.resolve()), str(work.resolve()), str(store.root.resolve())]
     _, url, _ = demo.launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"), server_port=port,
-                            allowed_paths=allowed, prevent_thread_lock=not block, quiet=not block)
+                            allowed_paths=allowed, prevent_thread_lock=not block, quiet=not block,
+                            app_kwargs=app_kwargs(explorer))
     return demo, url

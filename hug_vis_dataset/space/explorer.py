@@ -28,7 +28,8 @@ from ..hub_access import HubUnreachableError
 from ..layout import SIMULATED_RATINGS_FILE, SIMULATED_SYSTEMS_DIR
 from ..leaderboard import LocalResultsStore, ModelNameError, StoreError, board, board_rows, mos_rows
 from ..escaping import markdown_text
-from ..leaderboard.board import ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SPACE_REVEAL, SUBMITTED, SYNTHETIC
+from ..leaderboard.board import (ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SPACE_REVEAL, SUBMITTED, SYNTHETIC,
+                                 clip_rows_of, provenance_href)
 from .mos_study import MosStudy, aggregate_ratings, ratings_location
 from .precheck import layout_check
 from .uploads import UnsafeUploadError, UploadLimits, check_zip, extracted_upload
@@ -92,6 +93,14 @@ class Explorer:
         self.limits = limits
         self.paper = pt.paper_frame()
 
+    def store_summary(self) -> str:
+        """The results store in words for the page header (a Hub repo id, or a local folder's
+        run count; never a server path)."""
+        repo = getattr(self.store, "repo_id", None)
+        if repo:
+            return f"the Hub dataset `{markdown_text(repo)}`"
+        return f"a local results store ({len(self.store.scan().runs)} stored run(s) at start)"
+
     def push_ratings(self) -> "str | None":
         """Push the ratings file to a Hub store; the problem in words when that fails (the rating
         is kept on this machine either way and goes up with the next successful push)."""
@@ -142,7 +151,7 @@ class Explorer:
         # The ratings log's skipped lines matter where ratings are shown: the MOS tables.
         problems = self.mos.problems() if table in {catalog.task(t).mos_table for t in catalog.task_names()} else []
         view = board(self.board_rows(scan.runs), table, keys, source, input_setting, paradigm,
-                     damaged=scan.damaged, extra_notes=problems)
+                     damaged=scan.damaged, extra_notes=problems, clip_rows=clip_rows_of(scan.runs))
         return view.frame, view.markdown_notes, view.filters
 
     # ------------------------------------------------------------------ cross-task
@@ -234,9 +243,11 @@ class Explorer:
             paths = plot_variance_decomposition(decompositions, self.work_dir / f"fig-{uuid.uuid4().hex}",
                                                 title=f"{task}: share of variance")
             wide = frame.pivot_table(index="term", columns="metric", values="share", sort=False)
-            return wide.round(4).reset_index(), _png(paths), f"methods: {({m: d.method for m, d in decompositions.items()})}"
+            return wide.round(4).reset_index(), _png(paths), rf.methods_text(decompositions)
         if analysis == FINDINGS[1]:
             frame, why = rf.significance_frame(rows, task)
+            if "group" in frame.columns and not frame["group"].astype(bool).any():
+                frame = frame.drop(columns="group")  # one comparable group: the column says nothing
             return (frame.round(4) if not frame.empty else frame), None, why or (
                 f"{int((frame['verdict'] == 'distinguishable').sum())} of {len(frame)} neighbour pairs distinguishable")
         frame, why = rf.boundary_frame(rows)
@@ -352,13 +363,35 @@ class Explorer:
         where = (f"Added to the {catalog.paper_table_of(task)} leaderboard as **{ORIGIN_LABELS[origin]}**"
                  + ("" if origin == SUBMITTED else
                     f" ({SPACE_REVEAL.format(origin=origin, label=ORIGIN_LABELS[origin])} to see it)")
-                 + f"; provenance: `{stored.link}`.")
+                 + f"; provenance: `{markdown_text(_shown_link(stored.link))}`.")
         message = (f"Scored **{task}** for `{model}`: {cov.ok} clip(s) ok of {cov.grid_size}; missing "
                    f"{len(cov.missing)}, failed {len(cov.failed)}, unmatched {len(cov.unmatched)}. {where}")
         skipped = result.summary.get("metrics", {}).get("skipped")
         if skipped:
             message += " Not computed: " + "; ".join(f"{m} ({markdown_text(why)})" for m, why in skipped.items())
-        return message, table.round(4), rows
+        return message, score_table(task, table), rows
+
+
+def _shown_link(link: str) -> str:
+    """A run's provenance as a reader may see it: a Hub URL as it is, a local path as the
+    app's relative link (never the server's folder layout)."""
+    if link.startswith("https://"):
+        return link
+    return provenance_href(link)
+
+
+def score_table(task: str, table):
+    """The upload's task scores under the board's headers (label, arrow, unit) and printed precision."""
+    from ..leaderboard.board import print_value
+
+    if table is None or not len(table):
+        return table
+    out = table.rename(columns={"index": "Model", "model": "Model"})
+    for column in list(out.columns):
+        if column in catalog.METRIC_NAMES:
+            out[column] = [print_value(float(v)) if v == v else "n/a" for v in out[column]]
+            out = out.rename(columns={column: catalog.spec(column).header})
+    return out
 
 
 def _frame_count(record) -> int:

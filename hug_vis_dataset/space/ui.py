@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..leaderboard.board import ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, applicable_filters
+from ..leaderboard.board import ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, applicable_filters, provenance_href
+from ..escaping import markdown_text
 from ..results import NAME_RULE
 from .explorer import ANALYSES, ANALYSIS_FILTERS, FINDINGS, SCORED_TASKS, Explorer, table_number
 from .mos_study import build_mos_tab
@@ -25,20 +26,23 @@ def _filter_choices(explorer: Explorer, table: int) -> dict[str, list[str]]:
 
 
 def board_html(frame) -> str:
-    """The board as a plain HTML table: escaped cells, best bold and second underlined as in the
-    report, Provenance as a link to the stored ``summary.json``, headers that sort the rows.
+    """The board as a plain HTML table: escaped cells, best bold and second underlined (the only
+    winning-cell style, explained once above the board), Provenance as a relative link
+    (``provenance/<task>/<model>/summary.json``, served by :func:`~hug_vis_dataset.space.app.provenance_routes`,
+    so no server path is shown), headers that sort the rows within their origin group.
 
     A plain table rather than Gradio's data grid: the grid keeps a column filter set in its header
     menu when its value changes, so a filter set on one table emptied the next. Each cell carries
     its sort key (``data-sort``): the printed number in a column of numbers (a cell without one,
-    e.g. ``needs weights``, has none and sorts last), the text elsewhere; :data:`SORT_ON_CLICK`
-    sorts by it in the browser.
+    e.g. ``needs weights``, has none and sorts last), the text elsewhere; each row its group
+    (``data-group``, from ``frame.attrs["groups"]``, :func:`~hug_vis_dataset.leaderboard.board.row_group`);
+    :data:`SORT_ON_CLICK` sorts by them in the browser and shows the direction in the header.
 
     Example:
         >>> import pandas as pd
         >>> page = board_html(pd.DataFrame({"Model": ["a<b"], "MAD ↓": ["1.00 (best)"], "Provenance": [""]}))
         >>> import re; print(re.sub(r' style="[^"]*"', "", page))
-        <div><table class="hugvis-board"><thead><tr><th title="sort by Model">Model</th><th title="sort by MAD ↓">MAD ↓</th><th title="sort by Provenance">Provenance</th></tr></thead><tbody><tr><td data-sort="a&lt;b">a&lt;b</td><td data-sort="1.00"><b>1.00 (best)</b></td><td data-sort=""></td></tr></tbody></table></div>
+        <div><table class="hugvis-board"><thead><tr><th title="sort by Model">Model<span class="sort-mark"></span></th><th title="sort by MAD ↓">MAD ↓<span class="sort-mark"></span></th><th title="sort by Provenance">Provenance<span class="sort-mark"></span></th></tr></thead><tbody><tr data-group="0"><td data-sort="a&lt;b">a&lt;b</td><td data-sort="1.00"><b>1.00</b></td><td data-sort=""></td></tr></tbody></table></div>
     """
     import html
 
@@ -47,15 +51,15 @@ def board_html(frame) -> str:
         if column == "Provenance" and text.startswith("https://"):
             return f'<a href="{html.escape(text)}" target="_blank">summary.json</a>'
         if column == "Provenance" and text.endswith("summary.json") and Path(text).is_absolute():
-            # The store is one of the app's allowed paths, so Gradio serves the file.
-            return f'<a href="/gradio_api/file={html.escape(text)}" target="_blank">summary.json</a>'
-        if text.endswith("(best)"):
-            return f"<b>{html.escape(text)}</b>"
-        if text.endswith("(second)"):
-            return f"<u>{html.escape(text)}</u>"
+            return f'<a href="{html.escape(provenance_href(text))}" target="_blank">summary.json</a>'
+        mark = _RANK_MARK.search(text)
+        if mark:
+            shown = html.escape(text[:mark.start()])
+            return f"<b>{shown}</b>" if mark.group(1) == "best" else f"<u>{shown}</u>"
         return html.escape(text)
 
     texts = {c: ["" if v is None else str(v) for v in frame[c]] for c in frame.columns}
+    groups = list(frame.attrs.get("groups") or [0] * len(frame))
     # A column of numbers: at least half its filled cells are a printed number (with a rank mark or %).
     numeric = {c for c, values in texts.items()
                if 2 * sum(bool(_PRINTED_NUMBER.fullmatch(v)) for v in values) >= max(1, sum(bool(v) for v in values))}
@@ -66,10 +70,11 @@ def board_html(frame) -> str:
         number = _PRINTED_NUMBER.fullmatch(text)
         return f' data-sort="{number.group(1)}"' if number else ""
 
-    head = "".join(f'<th{_HEADER} title="sort by {html.escape(str(c))}">{html.escape(str(c))}</th>'
-                   for c in frame.columns)
-    body = "".join("<tr>" + "".join(f"<td{_CELL}{key(c, texts[c][i])}>{cell(c, texts[c][i])}</td>"
-                                    for c in frame.columns) + "</tr>" for i in range(len(frame)))
+    head = "".join(f'<th{_HEADER} title="sort by {html.escape(str(c))}">{html.escape(str(c))}'
+                   f'<span class="sort-mark"></span></th>' for c in frame.columns)
+    body = "".join(f'<tr data-group="{int(groups[i])}">'
+                   + "".join(f"<td{_CELL}{key(c, texts[c][i])}>{cell(c, texts[c][i])}</td>"
+                             for c in frame.columns) + "</tr>" for i in range(len(frame)))
     return (f'<div style="max-height: 640px; overflow: auto"><table class="hugvis-board" style="border-collapse: '
             f'collapse; width: 100%"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>')
 
@@ -77,21 +82,31 @@ def board_html(frame) -> str:
 # Inline styles: the board carries its look wherever the HTML is shown (Gradio 6 takes page CSS at launch).
 _CELL = ' style="border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: left; white-space: nowrap"'
 _HEADER = _CELL[:-1] + '; cursor: pointer"'
-_PRINTED_NUMBER = re.compile(r"([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?:%| \((?:best|second)\))?")
+#: A cell's printed number (its sort key), then a rank mark, a not-separable mark, a MOS interval or %.
+_PRINTED_NUMBER = re.compile(r"([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?:%|\s.*)?", re.S)
+_RANK_MARK = re.compile(r" \((best|second)\)$")
 #: Browser side of the board's sorting: a click on a header sorts the rows by that column's
-#: ``data-sort`` keys, ascending then descending (numbers as numbers, text in locale order);
-#: cells without a key stay last either way, and ties keep the board's order (the sort is stable).
+#: ``data-sort`` keys, ascending then descending (numbers as numbers, text in locale order), within
+#: each row group (``data-group``: reference, paper, submitted, synthetic, subset, baseline rows stay
+#: in their groups); cells without a key stay last in their group, ties keep the board's order (the
+#: sort is stable). The sorted header shows ▲ or ▼ (and ``aria-sort``).
 SORT_ON_CLICK = """
 element.addEventListener('click', (event) => {
   const th = event.target.closest('th');
   if (!th || !element.contains(th)) return;
   const row = th.parentNode, body = th.closest('table').tBodies[0], column = Array.from(row.children).indexOf(th);
   const ascending = th.getAttribute('aria-sort') !== 'ascending';
-  for (const other of row.children) other.removeAttribute('aria-sort');
+  for (const other of row.children) {
+    other.removeAttribute('aria-sort');
+    const mark = other.querySelector('.sort-mark'); if (mark) mark.textContent = '';
+  }
   th.setAttribute('aria-sort', ascending ? 'ascending' : 'descending');
+  const mark = th.querySelector('.sort-mark'); if (mark) mark.textContent = ascending ? ' ▲' : ' ▼';
   const key = (tr) => { const v = tr.children[column].dataset.sort; return v === undefined ? null : v; };
+  const group = (tr) => Number(tr.dataset.group || 0);
   const numeric = Array.from(body.rows).every((tr) => key(tr) === null || !isNaN(Number(key(tr))));
   const rows = Array.from(body.rows).sort((a, b) => {
+    if (group(a) !== group(b)) return group(a) - group(b);
     const x = key(a), y = key(b);
     if (x === null || y === null) return (x === null) - (y === null);
     const order = numeric ? Number(x) - Number(y) : x.localeCompare(y);
@@ -122,7 +137,9 @@ def _leaderboard_tab(gr, explorer: Explorer, demo, tab):
                               visible="input_setting" in filters, elem_id="board-setting")
         paradigm = gr.Dropdown(choices["paradigm"], value=ALL, label="Paradigm", visible="paradigm" in filters,
                                elem_id="board-paradigm")
-    gr.Markdown("Best **bold**, second <u>underlined</u>, within each comparable group (`docs/SCORING.md`).")
+    gr.Markdown("Best **bold**, second <u>underlined</u>, within each comparable group (`docs/SCORING.md`). "
+                "Click a header to sort (▲ ascending, ▼ descending); rows stay within their group "
+                "(reference, paper, submitted, synthetic, subset, baseline).")
     board = gr.HTML(elem_id="leaderboard", js_on_load=SORT_ON_CLICK)
     notes = gr.Markdown(elem_id="leaderboard-notes")
     stored_runs = gr.State(0)
@@ -265,8 +282,8 @@ def build_blocks(explorer: Explorer):
 
     with gr.Blocks(title="HUG-VIS explorer") as demo:
         gr.Markdown("# HUG-VIS explorer\nThe paper's tables beside every stored run, clips, submissions and the "
-                    f"MOS study. Release: `{explorer.release_dir.name}` ({len(explorer.release)} clips"
-                    f"{', synthetic' if explorer.release.synthetic else ''}); results: `{explorer.store!r}`.")
+                    f"MOS study. Release: `{markdown_text(explorer.release_dir.name)}` ({len(explorer.release)} clips"
+                    f"{', synthetic' if explorer.release.synthetic else ''}); results: {explorer.store_summary()}.")
         with gr.Tab("Leaderboards", id="leaderboards") as board_tab:
             stored_runs = _leaderboard_tab(gr, explorer, demo, board_tab)
         with gr.Tab("Cross-task", id="crosstask") as ct_tab:
