@@ -24,8 +24,10 @@ Example:
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import math
+import re
 import sys
 from typing import Sequence
 
@@ -40,6 +42,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "hug_vis_dataset.demo.commands",
     "hug_vis_dataset.weights.commands",
     "hug_vis_dataset.scoring.commands",
+    "hug_vis_dataset.cache.commands",
     "hug_vis_dataset.reporting.commands",
     "hug_vis_dataset.audit.commands",
     "hug_vis_dataset.predict.commands",
@@ -91,9 +94,71 @@ def positive_float(text: str) -> float:
     return value
 
 
+# ----------------------------------------------------------------------------- suggestions
+def did_you_mean(word: str, choices: "Sequence[str]") -> str:
+    """`` (did you mean X?)`` for the closest of ``choices`` (difflib), or ``""`` when none is close.
+
+    Example:
+        >>> did_you_mean("evalute", ["evaluate", "report"]), did_you_mean("--predicitons", ["--predictions", "--out"])
+        (' (did you mean evaluate?)', ' (did you mean --predictions?)')
+        >>> did_you_mean("zzz", ["evaluate"])
+        ''
+    """
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+class HugvisParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors suggest the closest command or option (sub-parsers made by
+    ``add_subparsers`` are of this class too: argparse uses the parent's class)."""
+
+    def error(self, message: str):  # noqa: D102 - argparse's hook
+        choice = re.search(r"invalid choice: '([^']*)'", message)
+        if choice:
+            message += did_you_mean(choice.group(1), [c for a in self._actions for c in (a.choices or ())
+                                                      if isinstance(c, str)])
+        super().error(message)
+
+    def option_strings(self) -> list[str]:
+        """Every option this parser takes (``--out``, ``-h`` ...)."""
+        return [o for action in self._actions for o in action.option_strings]
+
+
+def _chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The deepest sub-command parser the parsed ``args`` went through (``hugvis leaderboard show``)."""
+    while True:
+        sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        name = getattr(args, sub.dest, None) if sub is not None else None
+        if name is None or name not in sub.choices:
+            return parser
+        parser = sub.choices[name]
+
+
+def _mark_required(parser: argparse.ArgumentParser) -> None:
+    """Append ``(required)`` to the help of every required option, in every sub-command."""
+    for action in parser._actions:
+        if action.option_strings and action.required and "(required)" not in (action.help or ""):
+            action.help = f"{action.help} (required)" if action.help else "(required)"
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                _mark_required(child)
+
+
+def parse_args(parser: argparse.ArgumentParser, argv: "Sequence[str] | None" = None) -> argparse.Namespace:
+    """Parse like ``parser.parse_args``, but an unknown option is reported by the sub-command that
+    got it (its usage, and the closest option it takes)."""
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        chosen = _chosen_parser(parser, args)
+        options = chosen.option_strings() if isinstance(chosen, HugvisParser) else []
+        hint = did_you_mean(extras[0].split("=")[0], options) if extras[0].startswith("-") else ""
+        chosen.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+    return args
+
+
 # ----------------------------------------------------------------------------- entry point
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hugvis", description="HUG-VIS benchmark toolkit")
+    parser = HugvisParser(prog="hugvis", description="HUG-VIS benchmark toolkit")
     from . import __version__
 
     parser.add_argument("--version", action="version", version=f"hug-vis {__version__}")
@@ -102,13 +167,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    _mark_required(parser)
     return parser
 
 
 def main(argv: "Sequence[str] | None" = None) -> int:
     """Entry point of the ``hugvis`` console script; returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse_args(parser, argv)
     try:
         status = args.func(args)
     except KeyboardInterrupt:

@@ -160,8 +160,12 @@ def _render(task: str, table, fmt: str) -> str:
 
 
 def build_report(results: "Sequence[str | Path]", out: "str | Path | None", formats: Sequence[str] = ("md", "tex", "html"),
-                 mos: "str | Path | None" = None, n_boot: int = 1000, figures: bool = True) -> Report:
-    """Write tables (md/tex/html), ``intervals.csv``, analyses and figures; return the Markdown."""
+                 mos: "str | Path | None" = None, n_boot: int = 1000, figures: bool = True,
+                 audit: "str | Path | None" = None) -> Report:
+    """Write tables (md/tex/html), ``intervals.csv``, analyses and figures; return the Markdown.
+
+    ``audit``: a ``hugvis audit robustness`` folder; its noise floors follow the Findings section.
+    """
     import pandas as pd
 
     for f in formats:
@@ -209,6 +213,11 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
         from .report_findings import findings_markdown
 
         md += findings_markdown(rows, out_dir, figures, files, mos)
+    if audit is not None:
+        from .report_findings import noise_floor_markdown
+
+        md += noise_floor_markdown(audit) or [f"(no robustness audit found in {Path(audit).name}: run "
+                                              "`hugvis audit robustness` first)", ""]
     if mos is not None:
         md += _mos_section(mos, tables, summaries, out_dir, n_boot, formats, files)
     text = "\n".join(md)

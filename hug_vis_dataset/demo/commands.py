@@ -9,11 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def run(out_dir: "str | Path", seed: int = 0, quick: bool = False, num_proc: int = 1) -> int:
-    """Run the demo into ``out_dir``; returns the exit status."""
+def run(out_dir: "str | Path", seed: int = 0, quick: bool = False, num_proc: int = 1, audit: bool = False) -> int:
+    """Run the demo into ``out_dir`` (with ``audit``: the robustness audit's noise floors too); returns
+    the exit status."""
     from .pipeline import run_demo
 
-    run_demo(out_dir, quick=quick, seed=seed, num_proc=num_proc)
+    run_demo(out_dir, quick=quick, seed=seed, num_proc=num_proc, audit=audit)
     return 0
 
 
@@ -26,4 +27,6 @@ def register(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--num-proc", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="a smaller grid (1 actor, 3 emotions, 1 s clips)")
-    parser.set_defaults(func=lambda args: run(args.out, args.seed, args.quick, args.num_proc))
+    parser.add_argument("--audit", action="store_true",
+                        help="also measure noise floors (hugvis audit robustness) into OUT/audit, shown in the report")
+    parser.set_defaults(func=lambda args: run(args.out, args.seed, args.quick, args.num_proc, args.audit))
