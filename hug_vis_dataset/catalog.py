@@ -69,6 +69,8 @@ class MetricSpec:
             module Space installs them, :mod:`hug_vis_dataset.release_info`).
         unit_short: the unit as a column header shows it (``×1e3``, ``dB``); empty when the label
             says it all.
+        decimals: the paper's printed decimals for the metric's values of 1 or more; a value below 1
+            gets one more (``0.044``, not ``0.04``), as the leaderboard prints (:meth:`printed`).
         range_is_bound: the stored value can never leave ``value_range`` (a stored run with a value
             outside it is damaged). False where the range is the nominal scale of a network's
             prediction that can fall outside it (DNSMOS's fitted polynomials, UTMOS's regression
@@ -94,12 +96,24 @@ class MetricSpec:
     extras: tuple[str, ...] = ()
     unit_short: str = ""
     range_is_bound: bool = True
+    decimals: int = 2
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"{self.name}: mode {self.mode!r} is not one of {MODES}")
         if self.protocol not in (RVM, CLIP, SET):
             raise ValueError(f"{self.name}: protocol {self.protocol!r}")
+
+    def printed(self, value: float) -> str:
+        """A value (paper units) as tables print it: :attr:`decimals`, one more below 1.
+
+        Example:
+            >>> spec("grad").printed(10.431), spec("grad").printed(0.0441), spec("csim").printed(0.9041)
+            ('10.43', '0.044', '0.904')
+        """
+        value = float(value)
+        places = self.decimals if abs(value) >= 1 or value == 0 else self.decimals + 1
+        return f"{value:.{places}f}"
 
     @property
     def arrow(self) -> str:

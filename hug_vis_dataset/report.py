@@ -126,7 +126,17 @@ def task_tables(rows, frames, set_rows, summaries, n_boot: int = 1000):
     return out
 
 
-def _render(task: str, table, fmt: str) -> str:
+#: How every report table states its cells (one convention, in each caption).
+CELL_CONVENTION = ("each cell: mean [95% actor-clustered bootstrap interval] in the header's units; best bold, "
+                   "second underlined (printed values; reference and baseline rows never ranked)")
+SYNTHETIC_CAPTION = ("Rows scored on the toolkit's synthetic mini-grid (small frames, short clips): their values "
+                     "are not comparable in scale with the paper's (Grad and Conn sum over pixels and grow with "
+                     "resolution, e.g. Grad 0.044 here against 10.43 in the paper); read their order, not their size.")
+
+
+def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bool = False) -> str:
+    """One task's paper-shaped table: the board's headers (label, arrow, unit), each metric's
+    printed precision from the catalog, the interval beside each value that has one."""
     import pandas as pd
 
     from .tables import render_table
@@ -134,6 +144,7 @@ def _render(task: str, table, fmt: str) -> str:
 
     metrics = [m for m in catalog.table_metrics(task) if m in table.columns and table[m].notna().any()]
     frame = table.reset_index().rename(columns={"index": "model"})
+    frame["_label"] = frame["model"]  # the stored label, the intervals' key
     extra = ["n_ok", "n_failed"]
     group = None
     if task == "emotion":
@@ -148,15 +159,21 @@ def _render(task: str, table, fmt: str) -> str:
         # Table 9's reference row: real recordings, printed first and never ranked against models.
         is_real = frame["model"] == REAL_AUDIO_MODEL
         frame = pd.concat([frame[is_real], frame[~is_real]], ignore_index=True)
+    frame = frame.reset_index(drop=True)
     # The reserved rows (real audio; the built-in baselines, floors to read the systems against) are
     # printed under their labels and never ranked.
     frame["model"] = frame["model"].replace(RESERVED_LABELS)
     unranked = list(RESERVED_LABELS.values())
     if not metrics:
         return "(no metric could be computed)"
+    intervals = {(i, m): (ci.low, ci.high) for i, label in enumerate(frame["_label"]) for m in metrics
+                 for ci in [(cis or {}).get((label, m))] if ci is not None}
+    caption = f"{catalog.paper_table_of(task)} ({task}), stored results; {CELL_CONVENTION}."
+    if synthetic:
+        caption += " " + SYNTHETIC_CAPTION
     return render_table(frame[["model", *([group] if group else []), *metrics, *extra]], metrics=metrics,
                         group=group, fmt=fmt, extra_columns=extra, scales={m: 1.0 for m in metrics},
-                        caption=f"{catalog.paper_table_of(task)}-shaped results for {task}", unranked=unranked)
+                        caption=caption, unranked=unranked, intervals=intervals, precision="catalog")
 
 
 def build_report(results: "Sequence[str | Path]", out: "str | Path | None", formats: Sequence[str] = ("md", "tex", "html"),
@@ -182,21 +199,24 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
     files: list[Path] = []
     tables = task_tables(rows, frames, set_rows, summaries, n_boot) if rows is not None else {}
     interval_rows = []
+    synthetic = {s["task"] for s in summaries if s.get("provenance", {}).get("dataset", {}).get("synthetic") is True}
     for task, (table, cis, skipped, protocol) in tables.items():
-        md += [f"## {task} ({catalog.paper_table_of(task)}, aggregation: {protocol})", "", _render(task, table, "markdown"), ""]
+        cis = cis if isinstance(cis, dict) else {}
+        md += [f"## {task} ({catalog.paper_table_of(task)}, aggregation: {protocol})", "",
+               _render(task, table, "markdown", cis, task in synthetic), ""]
         for metric, why in sorted(skipped.items()):
             md.append(f"- {metric}: {why}")
         failed = int(table["n_failed"].sum())
         if failed:
             md.append(f"- {failed} failed clip(s) excluded from the means (see coverage.json per model)")
         md.append("")
-        for (model, metric), ci in (cis.items() if isinstance(cis, dict) else []):
+        for (model, metric), ci in cis.items():
             interval_rows.append({"task": task, "model": model, "metric": metric, "estimate": ci.estimate,
                                   "low": ci.low, "high": ci.high, "n_clusters": ci.n_clusters})
         if out_dir:
             for f in formats:
                 path = out_dir / f"{task}.{f}"
-                path.write_text(_render(task, table, FORMATS[f]), encoding="utf-8")
+                path.write_text(_render(task, table, FORMATS[f], cis, task in synthetic), encoding="utf-8")
                 files.append(path)
     for task in TASK_ORDER:
         skipped_only = {m: w for s in summaries if s["task"] == task and task not in tables

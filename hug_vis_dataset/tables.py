@@ -70,6 +70,14 @@ def _latex_escape(text: str) -> str:
     return out
 
 
+def _latex_header(text: str) -> str:
+    """A board header in LaTeX: escaped, its arrow and unit signs in math mode."""
+    out = _latex_escape(text)
+    for char, repl in (("↑", r"$\uparrow$"), ("↓", r"$\downarrow$"), ("×", r"$\times$"), ("÷", r"$\div$")):
+        out = out.replace(char, repl)
+    return out
+
+
 def _md_escape(text: str) -> str:
     return str(text).replace("|", r"\|")
 
@@ -90,6 +98,8 @@ def render_table(
     metric_column: str = "metric",
     value_column: str = "value",
     unranked: Sequence[str] = (),
+    intervals: "Mapping[tuple[int, str], tuple[float, float]] | None" = None,
+    precision: str = "fixed",
 ) -> str:
     """Render a results table with best (bold) and second-best (underlined) values per metric.
 
@@ -115,6 +125,12 @@ def render_table(
         metric_column, value_column: column names of a long frame.
         unranked: row labels printed but never marked nor ranked against (a reference row such
             as Table 9's "Real audio").
+        intervals: ``(row position, metric) -> (low, high)`` (paper units, the frame's row order):
+            printed after the value as ``[low, high]`` at the value's precision; the mark stays on
+            the value.
+        precision: ``"fixed"`` (``decimals``) or ``"catalog"`` (each catalog metric's
+            :meth:`~hug_vis_dataset.catalog.MetricSpec.printed`: its decimals, one more below 1,
+            e.g. ``0.044`` beside ``10.43``); ranking uses the printed values either way.
 
     Returns:
         The table as a string.
@@ -171,6 +187,15 @@ def render_table(
     scale = {m: float((scales or {}).get(m, infos[m].paper_scale if infos[m] else 1.0)) for m in metrics}
     places = {m: int(decimals[m] if isinstance(decimals, Mapping) else decimals) for m in metrics}
     header = {m: (display or {}).get(m, infos[m].label if infos[m] else m) for m in metrics}
+    # A catalog metric without a given header shows the leaderboard's (label, arrow, unit).
+    board_header = {m: infos[m].header for m in metrics if infos[m] is not None and m not in (display or {})}
+    if precision not in ("fixed", "catalog"):
+        raise ValueError(f"precision must be 'fixed' or 'catalog', got {precision!r}")
+
+    def printed(m: str, v: float) -> str:
+        if precision == "catalog" and infos[m] is not None:
+            return infos[m].printed(v)
+        return f"{v:.{places[m]}f}"
 
     values = {m: [float(v) * scale[m] if pd.notna(v) else float("nan") for v in wide[m]] for m in metrics}
     groups = list(wide[group]) if group is not None else [None] * len(wide)
@@ -179,7 +204,8 @@ def render_table(
     for g in dict.fromkeys(groups if rank_within == "group" else [None]):
         idx = [i for i, gi in enumerate(groups) if (rank_within == "all" or gi == g) and i not in excluded]
         for m in metrics:
-            for i, mark in zip(idx, mark_ranks([values[m][i] for i in idx], direction[m], places[m])):
+            shown = [float(printed(m, values[m][i])) if math.isfinite(values[m][i]) else math.nan for i in idx]
+            for i, mark in zip(idx, mark_ranks(shown, direction[m], None)):
                 marks[m][i] = mark
 
     label_cols = [row_label] + [c for c in extra_columns if c != row_label]
@@ -189,13 +215,18 @@ def render_table(
         v = values[m][i]
         if math.isnan(v):
             return "–"
-        text = f"{v:.{places[m]}f}"
+        text = printed(m, v)
         mark = marks[m][i]
+        interval = (intervals or {}).get((i, m))
+        tail = ""
+        if interval is not None and all(math.isfinite(float(b)) for b in interval):
+            tail = f" [{printed(m, float(interval[0]))}, {printed(m, float(interval[1]))}]"
         if fmt == "markdown":
-            return f"**{text}**" if mark == BEST else f"<u>{text}</u>" if mark == SECOND else text
+            return (f"**{text}**" if mark == BEST else f"<u>{text}</u>" if mark == SECOND else text) + tail
         if fmt == "latex":
-            return rf"\textbf{{{text}}}" if mark == BEST else rf"\underline{{{text}}}" if mark == SECOND else text
-        return f"<b>{text}</b>" if mark == BEST else f"<u>{text}</u>" if mark == SECOND else text
+            return (rf"\textbf{{{text}}}" if mark == BEST else rf"\underline{{{text}}}" if mark == SECOND
+                    else text) + tail
+        return (f"<b>{text}</b>" if mark == BEST else f"<u>{text}</u>" if mark == SECOND else text) + tail
 
     ncols = len(label_cols) + len(metrics)
     lines: list[str] = []
@@ -205,7 +236,8 @@ def render_table(
             lines += [caption, ""]
         arrows = {m: "↑" if direction[m] else "↓" for m in metrics}
         lines.append("| " + " | ".join([_md_escape(h) for h in label_headers]
-                                      + [f"{_md_escape(header[m])} {arrows[m]}" for m in metrics]) + " |")
+                                      + [_md_escape(board_header[m]) if m in board_header
+                                         else f"{_md_escape(header[m])} {arrows[m]}" for m in metrics]) + " |")
         lines.append("| " + " | ".join(["---"] * len(label_cols) + ["---:"] * len(metrics)) + " |")
         for i in range(len(wide)):
             if group is not None and groups[i] != prev_group:
@@ -221,7 +253,8 @@ def render_table(
             lines.append(rf"\caption{{{_latex_escape(caption)}}}")
         lines += [r"\begin{tabular}{" + "l" * len(label_cols) + "r" * len(metrics) + "}", r"\toprule"]
         lines.append(" & ".join([_latex_escape(h) for h in label_headers]
-                                + [f"{_latex_escape(header[m])} {arrows[m]}" for m in metrics]) + r" \\")
+                                + [_latex_header(board_header[m]) if m in board_header
+                                   else f"{_latex_escape(header[m])} {arrows[m]}" for m in metrics]) + r" \\")
         lines.append(r"\midrule")
         for i in range(len(wide)):
             if group is not None and groups[i] != prev_group:
@@ -238,7 +271,8 @@ def render_table(
     if caption:
         lines.append(f"<caption>{html.escape(caption)}</caption>")
     lines.append("<thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in label_headers)
-                 + "".join(f"<th>{html.escape(header[m])} {arrows[m]}</th>" for m in metrics) + "</tr></thead>")
+                 + "".join(f"<th>{html.escape(board_header[m])}</th>" if m in board_header
+                           else f"<th>{html.escape(header[m])} {arrows[m]}</th>" for m in metrics) + "</tr></thead>")
     lines.append("<tbody>")
     for i in range(len(wide)):
         if group is not None and groups[i] != prev_group:

@@ -88,3 +88,33 @@ def test_report_mos_joint_view(results, tmp_path):
     assert joint["spearman"] == pytest.approx(0.5)
     assert (joint["best_by_mos"], joint["best_by_metric"]) == ("vis_fair", "vis_good")
     assert main(["mos", str(ratings), "--n-boot", "20", "--strict"]) == 1
+
+
+def test_report_table_headers_precision_and_intervals_from_hand_made_rows():
+    """The board's headers, the catalog's precision (one more decimal below 1), the interval beside
+    each value in one stated convention, and the synthetic-grid caption."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from hug_vis_dataset import catalog
+    from hug_vis_dataset.report import CELL_CONVENTION, SYNTHETIC_CAPTION, _render
+
+    table = pd.DataFrame({"mad": [11.391, 20.0], "mse": [5.0, 6.0], "dtssd": [2.04, 3.0], "grad": [0.0441, 0.0632],
+                          "conn": [0.0631, 0.05], "n_ok": [4, 4], "n_failed": [0, 0]}, index=["good", "poor"])
+    cis = {("good", "mad"): SimpleNamespace(low=10.59, high=12.2), ("poor", "grad"): SimpleNamespace(low=0.05, high=0.07)}
+    md = _render("matting", table, "markdown", cis, synthetic=True)
+    lines = md.splitlines()
+    header = lines[2]
+    for metric in ("mad", "mse", "dtssd", "grad", "conn"):
+        assert catalog.spec(metric).header in header  # e.g. "MAD ↓ (×1e3)", "Grad ↓ (÷1e3)"
+    good = next(line for line in lines if line.startswith("| good"))
+    poor = next(line for line in lines if line.startswith("| poor"))
+    assert "| **11.39** [10.59, 12.20] |" in good  # bold on the value only, interval beside it
+    assert "| **0.044** |" in good and "| <u>0.063</u> [0.050, 0.070] |" in poor  # three decimals below 1
+    assert "| <u>0.063</u> |" in good and "| **0.050** |" in poor  # Conn: ranked on the printed values
+    assert CELL_CONVENTION in lines[0] and SYNTHETIC_CAPTION in lines[0]
+    assert "shaped results" not in md
+    latex = _render("matting", table, "latex", cis)
+    assert r"MAD $\downarrow$ ($\times$1e3)" in latex and r"\textbf{11.39} [10.59, 12.20]" in latex
+    assert "synthetic mini-grid" not in latex  # only said when the rows are synthetic
