@@ -19,6 +19,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from . import figure_style as style
 from .grid import EMOTION_NAMES
 from .stats import ols_fit, spearman
 
@@ -35,6 +36,7 @@ def _pyplot():
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
+    style.apply(plt)
     return plt
 
 
@@ -72,51 +74,79 @@ def column_maxima(D: Any) -> list[tuple[int, int]]:
     return sorted(cells)
 
 
-def plot_emotion_difficulty(D: Any, out_stem: "str | Path", title: str = "") -> list[Path]:
-    """Fig. 8: heatmap of D (emotions x metrics) with each column's maximum boxed.
+FIG8_TITLE = "Emotion difficulty D per metric (Fig. 8)"
+FIG8_CAPTION = ("Fig. 8: emotion difficulty D_{e,k} (Eq. 1-2), min-max normalised per metric over the emotions "
+                "(0 = easiest, 1 = hardest; unitless); each column's hardest emotion is boxed. ")
+FIG9_TITLE = "Agreement between difficulty profiles (Fig. 9)"
+FIG9_CAPTION = ("Fig. 9: Spearman rank correlation between the metrics' emotion-difficulty profiles (Eq. 3), "
+                "in [-1, 1]. ")
 
-    Args:
-        D: DataFrame, rows = emotions, columns = metric labels, values in [0, 1] (NaN drawn blank).
-        out_stem: output path without extension.
-    """
+
+def emotion_difficulty_figure(D: Any, title: str = FIG8_TITLE):
+    """Fig. 8 as a matplotlib Figure: heatmap of D (emotions x metrics), each column's maximum boxed,
+    missing cells hatched and labelled n/a."""
     plt = _pyplot()
     from matplotlib.patches import Rectangle
 
     arr = np.asarray(D, dtype=float)
-    fig, ax = plt.subplots(figsize=(1.0 + 0.9 * arr.shape[1], 1.0 + 0.55 * arr.shape[0]))
+    fig, ax = plt.subplots(figsize=(1.6 + 0.9 * arr.shape[1], 1.2 + 0.55 * arr.shape[0]))
     image = ax.imshow(np.ma.masked_invalid(arr), cmap="Reds", vmin=0.0, vmax=1.0, aspect="auto")
     ax.set_xticks(range(arr.shape[1]), [str(c) for c in D.columns], rotation=45, ha="right")
     ax.set_yticks(range(arr.shape[0]), [str(r) for r in D.index])
+    ax.set_xlabel("metric")
+    ax.set_ylabel("emotion")
     for i in range(arr.shape[0]):
         for j in range(arr.shape[1]):
             if np.isfinite(arr[i, j]):
                 ax.text(j, i, f"{arr[i, j]:.2f}", ha="center", va="center", fontsize=8,
                         color="white" if arr[i, j] > 0.6 else "black")
+    style.draw_missing(ax, arr)
     for i, j in column_maxima(D):
         ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=2.0))
     fig.colorbar(image, ax=ax, label="difficulty D (0 easiest, 1 hardest)")
-    if title:
-        ax.set_title(title)
-    return _save(fig, out_stem)
+    ax.set_title(title or FIG8_TITLE)
+    return fig
 
 
-def plot_agreement(rho: Any, out_stem: "str | Path", title: str = "") -> list[Path]:
-    """Fig. 9: symmetric Spearman correlation matrix, diverging colours in [-1, 1] (NaN blank)."""
+def plot_emotion_difficulty(D: Any, out_stem: "str | Path", title: str = FIG8_TITLE) -> list[Path]:
+    """Fig. 8 (:func:`emotion_difficulty_figure`) as PNG and SVG, its caption beside them.
+
+    Args:
+        D: DataFrame, rows = emotions, columns = metric labels, values in [0, 1] (NaN: hatched n/a).
+        out_stem: output path without extension.
+    """
+    missing = bool(style.missing_positions(np.asarray(D, dtype=float)))
+    style.write_caption(out_stem, FIG8_CAPTION + (style.MISSING_CAPTION if missing else ""))
+    return _save(emotion_difficulty_figure(D, title), out_stem)
+
+
+def agreement_figure(rho: Any, title: str = FIG9_TITLE):
+    """Fig. 9 as a matplotlib Figure: the Spearman matrix, diverging colours in [-1, 1], missing
+    cells hatched and labelled n/a."""
     plt = _pyplot()
     arr = np.asarray(rho, dtype=float)
-    fig, ax = plt.subplots(figsize=(1.5 + 0.75 * arr.shape[1], 1.0 + 0.75 * arr.shape[0]))
+    fig, ax = plt.subplots(figsize=(1.8 + 0.75 * arr.shape[1], 1.2 + 0.75 * arr.shape[0]))
     image = ax.imshow(np.ma.masked_invalid(arr), cmap="RdBu_r", vmin=-1.0, vmax=1.0)
     ax.set_xticks(range(arr.shape[1]), [str(c) for c in rho.columns], rotation=45, ha="right")
     ax.set_yticks(range(arr.shape[0]), [str(r) for r in rho.index])
+    ax.set_xlabel("metric")
+    ax.set_ylabel("metric")
     for i in range(arr.shape[0]):
         for j in range(arr.shape[1]):
-            text = f"{arr[i, j]:.2f}" if np.isfinite(arr[i, j]) else "n/a"
-            ax.text(j, i, text, ha="center", va="center", fontsize=7,
-                    color="white" if np.isfinite(arr[i, j]) and abs(arr[i, j]) > 0.6 else "black")
-    fig.colorbar(image, ax=ax, label="Spearman ρ")
-    if title:
-        ax.set_title(title)
-    return _save(fig, out_stem)
+            if np.isfinite(arr[i, j]):
+                ax.text(j, i, f"{arr[i, j]:.2f}", ha="center", va="center", fontsize=7,
+                        color="white" if abs(arr[i, j]) > 0.6 else "black")
+    style.draw_missing(ax, arr)
+    fig.colorbar(image, ax=ax, label="Spearman ρ (unitless)")
+    ax.set_title(title or FIG9_TITLE)
+    return fig
+
+
+def plot_agreement(rho: Any, out_stem: "str | Path", title: str = FIG9_TITLE) -> list[Path]:
+    """Fig. 9 (:func:`agreement_figure`) as PNG and SVG, its caption beside them."""
+    missing = bool(style.missing_positions(np.asarray(rho, dtype=float)))
+    style.write_caption(out_stem, FIG9_CAPTION + (style.MISSING_CAPTION if missing else ""))
+    return _save(agreement_figure(rho, title), out_stem)
 
 
 def _fit_line(ax: Any, x: np.ndarray, y: np.ndarray, **style: Any) -> None:
@@ -142,9 +172,15 @@ def plot_source_difficulty(
     _fit_line(ax, x, y, color="red", linewidth=1.5)
     ax.set_xlabel(r"$Z_s^{\mathrm{AD}}$ (audio-driven difficulty)")
     ax.set_ylabel(r"$Z_s^{\mathrm{VD}}$ (vision-driven difficulty)")
-    ax.set_title(title or f"Spearman ρ = {spearman(x, y):.2f}, n = {x.size}")
-    ax.legend(loc="upper left", fontsize=7)
+    ax.set_title(title or f"Source difficulty (Fig. 10): Spearman ρ = {spearman(x, y):.2f}, n = {x.size}")
+    style.legend_outside(ax)
+    style.write_caption(out_stem, "Fig. 10: per-clip difficulty of audio-driven (x) vs vision-driven (y) generation, "
+                                  "z-scores min-max normalised to [0, 1] (Eq. 4; unitless); dashed: equality, red: OLS.")
     return _save(fig, out_stem)
+
+
+#: dtSSD's unit as the leaderboard header prints it (stored values are in the paper's x1e2).
+DTSSD_UNIT = "×1e2"
 
 
 def plot_motion_difficulty(
@@ -170,10 +206,12 @@ def plot_motion_difficulty(
         keep = np.array([e == name for e in emotions])
         ax.scatter(x[keep], y[keep], s=14, alpha=0.8, color=EMOTION_COLORS.get(name, "black"), label=name)
     _fit_line(ax, x, y, color="red", linewidth=1.5)
-    ax.set_xlabel(r"motion difficulty $D_{\mathrm{motion}}(s)$")
-    ax.set_ylabel(r"dtSSD$_s$ (mean over models)")
-    ax.set_title(title or f"Spearman ρ = {spearman(x, y):.2f}, n = {x.size}")
-    ax.legend(fontsize=7, markerscale=1.2)
+    ax.set_xlabel(r"motion difficulty $D_{\mathrm{motion}}(s)$ (percentile rank, 0-1)")
+    ax.set_ylabel(f"dtSSD$_s$ ({DTSSD_UNIT}, mean over models)")
+    ax.set_title(title or f"Motion difficulty (Fig. 11): Spearman ρ = {spearman(x, y):.2f}, n = {x.size}")
+    style.legend_outside(ax, markerscale=1.2)
+    style.write_caption(out_stem, f"Fig. 11: per-clip motion difficulty (Eq. 5-6) vs dtSSD ({DTSSD_UNIT}) averaged "
+                                  "over the stored matting models, one colour per emotion; red: OLS fit.")
     return _save(fig, out_stem)
 
 
@@ -243,9 +281,8 @@ def variance_figure(decompositions: Mapping[str, Any], title: str = ""):
         bottom += heights
     ax.set_ylim(0, 1)
     ax.set_ylabel("share of variance")
-    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8)
-    if title:
-        ax.set_title(title)
+    style.legend_outside(ax)
+    ax.set_title(title or "Share of variance by condition factor (finding iv)")
     return fig
 
 

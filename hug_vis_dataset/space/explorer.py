@@ -193,7 +193,7 @@ class Explorer:
             if analysis == ANALYSES[0]:
                 if metric != ALL and metric in D.columns:
                     D = D[[metric]]
-                paths = figures.plot_emotion_difficulty(D, stem, title="Emotion difficulty")
+                paths = figures.plot_emotion_difficulty(D, stem)  # the report's figure, title and all
                 table = D if emotion == ALL else D.loc[[emotion]] if emotion in D.index else D.iloc[:0]
                 note = "" if emotion == ALL else f" (D normalised over all seven emotions; showing {emotion})"
                 return table.round(3).reset_index(names="Emotion"), _png(paths), f"{len(selected)} rows{note}"
@@ -202,7 +202,7 @@ class Explorer:
                                               f"the stored rows have {list(D.columns)}. Score more tasks, or get "
                                               f"the weights: {weights_command(SCORED_TASKS)}.")
             rho = ct.difficulty_agreement(D)
-            paths = figures.plot_agreement(rho, stem, title="Difficulty agreement (Spearman)")
+            paths = figures.plot_agreement(rho, stem)
             return rho.round(3).reset_index(names="Metric"), _png(paths), f"{len(selected)} rows"
         if analysis == ANALYSES[2]:
             rows = selected if emotion == ALL else selected[selected["emotion"] == emotion]
