@@ -45,6 +45,41 @@ class CsimResult:
     frames_no_face: int
 
 
+class CsimAccumulator:
+    """CSIM over a clip fed chunk by chunk (the one-decode pass feeds it the chunks it decodes once).
+
+    Args:
+        source_embedding: the embedding of the aligned source face, ``(1, d)`` (computed once per
+            reference: :func:`hug_vis_dataset.tasks.generation.portrait_embedding`).
+        detector, embedder: as in :func:`csim_clip`.
+    """
+
+    def __init__(self, source_embedding: np.ndarray, detector, embedder) -> None:
+        self.src = np.asarray(source_embedding)
+        self.detector, self.embedder = detector, embedder
+        self.total, self.scored, self.missing = 0.0, 0, 0
+
+    def feed(self, chunk: np.ndarray) -> None:
+        from ..models.arcface import align_face
+
+        faces = []
+        for frame in chunk:
+            found = self.detector.detect(frame)
+            if found:
+                faces.append(align_face(frame, found[0][1]))
+            else:
+                self.missing += 1
+        if faces:
+            sims = cosine_similarity(self.embedder(np.stack(faces)), self.src)
+            self.total += float(sims.sum())
+            self.scored += len(faces)
+
+    def result(self) -> CsimResult:
+        if self.scored == 0:
+            raise ValueError(f"no face detected in any of {self.missing} frames")
+        return CsimResult(self.total / self.scored, self.scored, self.missing)
+
+
 def csim_clip(frames: Iterable[np.ndarray], source_face: np.ndarray, detector, embedder) -> CsimResult:
     """Mean cosine of each frame's largest aligned face to the aligned ``source_face`` (112x112).
 
@@ -56,25 +91,10 @@ def csim_clip(frames: Iterable[np.ndarray], source_face: np.ndarray, detector, e
         detector: object with ``detect(image) -> [(box, landmarks5, score), ...]`` (largest first).
         embedder: callable (n, 112, 112, 3) uint8 -> (n, d) embeddings.
     """
-    from ..models.arcface import align_face
-
-    src = embedder(np.asarray(source_face)[None])
-    total, scored, missing = 0.0, 0, 0
+    accumulator = CsimAccumulator(embedder(np.asarray(source_face)[None]), detector, embedder)
     for chunk in frames:
-        faces = []
-        for frame in chunk:
-            found = detector.detect(frame)
-            if found:
-                faces.append(align_face(frame, found[0][1]))
-            else:
-                missing += 1
-        if faces:
-            sims = cosine_similarity(embedder(np.stack(faces)), src)
-            total += float(sims.sum())
-            scored += len(faces)
-    if scored == 0:
-        raise ValueError(f"no face detected in any of {missing} frames")
-    return CsimResult(total / scored, scored, missing)
+        accumulator.feed(chunk)
+    return accumulator.result()
 
 
 def aligned_face_of(image: np.ndarray, detector) -> np.ndarray:

@@ -14,7 +14,8 @@ fingerprints decide it:
   version.
 
 The run's :class:`RunBinding` (``run.json``) records the predictions root, the dataset key, the
-definitions and the library version. The re-run rule is :func:`reusable_clips`.
+definitions and the library version. The re-run rule is :func:`reusable_metrics` (per clip and
+metric) and :func:`reusable_clips` (clips kept whole).
 
 Example:
     >>> import tempfile, os
@@ -155,14 +156,45 @@ class RunBinding:
         return binding
 
 
+def reusable_metrics(rows, stored: "RunBinding | None", current: RunBinding, fingerprints: Mapping[str, str],
+                     clip_metrics: Iterable[str], retry_failed: bool = True) -> dict[str, frozenset]:
+    """Per clip, the metrics whose stored rows a re-run keeps; every other requested metric of the
+    clip is computed again (and a stored metric no longer requested is dropped).
+
+    A metric's rows of a clip are kept when the stored run is bound to the same dataset, the metric
+    is requested now (``clip_metrics``) with an unchanged definition, each of those rows names the
+    current input fingerprint of the clip, and (with ``retry_failed``) none of them failed. A run
+    that adds metrics (``--metrics``) therefore computes only the added ones; one whose inputs or
+    dataset changed keeps nothing.
+
+    Example:
+        >>> import pandas as pd
+        >>> b = RunBinding("matting", "m", "/p", "d", {"mad": "1", "mse": "1"})
+        >>> rows = pd.DataFrame({"clip_id": ["a", "b"], "metric": ["mad", "mad"], "status": ["ok", "ok"],
+        ...                      "input_sha256": ["x", "y"]})
+        >>> {c: sorted(m) for c, m in reusable_metrics(rows, b, b, {"a": "x", "b": "changed"}, ["mad", "mse"]).items()}
+        {'a': ['mad']}
+    """
+    if stored is None or stored.dataset != current.dataset or len(rows) == 0 or INPUT_COLUMN not in rows:
+        return {}
+    wanted = set(clip_metrics)
+    same_definition = {m for m in wanted if stored.definitions.get(m) == current.definitions.get(m)}
+    keep: dict[str, frozenset] = {}
+    for (clip, metric), part in rows.groupby(["clip_id", "metric"], sort=False):
+        if metric not in same_definition:
+            continue
+        if (part[INPUT_COLUMN] != fingerprints.get(clip, "")).any():
+            continue
+        if retry_failed and (part["status"] != "ok").any():
+            continue
+        keep[clip] = keep.get(clip, frozenset()) | {metric}
+    return keep
+
+
 def reusable_clips(rows, stored: "RunBinding | None", current: RunBinding, fingerprints: Mapping[str, str],
                    clip_metrics: Iterable[str], retry_failed: bool = True) -> set[str]:
-    """The clips whose stored rows a re-run keeps; every other clip is scored again.
-
-    A clip is kept when the stored run is bound to the same dataset, each of its rows names the
-    current input fingerprint of the clip, the clip's metrics are exactly the per-clip metrics
-    computed now (``clip_metrics``) with unchanged definitions, and (with ``retry_failed``) none of
-    its rows failed.
+    """The clips whose stored rows a re-run keeps whole: every metric computed now is kept
+    (:func:`reusable_metrics`) and the clip has no stored metric beyond them.
 
     Example:
         >>> import pandas as pd
@@ -172,21 +204,13 @@ def reusable_clips(rows, stored: "RunBinding | None", current: RunBinding, finge
         >>> sorted(reusable_clips(rows, b, b, {"a": "x", "b": "changed"}, ["mad"]))
         ['a']
     """
-    if stored is None or stored.dataset != current.dataset or len(rows) == 0 or INPUT_COLUMN not in rows:
+    wanted = frozenset(clip_metrics)
+    kept = reusable_metrics(rows, stored, current, fingerprints, wanted, retry_failed)
+    if not kept:
         return set()
-    wanted = set(clip_metrics)
-    same_definition = {m for m in wanted if stored.definitions.get(m) == current.definitions.get(m)}
-    keep = set()
-    for clip, part in rows.groupby("clip_id", sort=False):
-        if set(part["metric"]) != wanted or not set(part["metric"]) <= same_definition:
-            continue
-        if (part[INPUT_COLUMN] != fingerprints.get(clip, "")).any():
-            continue
-        if retry_failed and (part["status"] != "ok").any():
-            continue
-        keep.add(clip)
-    return keep
+    stored_metrics = rows.groupby("clip_id", sort=False)["metric"].agg(frozenset)
+    return {clip for clip, metrics in kept.items() if metrics == wanted and stored_metrics[clip] == wanted}
 
 
 __all__ = ["DIGESTS_FILE", "INPUT_COLUMN", "RUN_BINDING_FILE", "RunBinding", "clip_fingerprint", "dataset_key",
-           "library_version", "metric_definitions", "reusable_clips"]
+           "library_version", "metric_definitions", "reusable_clips", "reusable_metrics"]

@@ -29,6 +29,8 @@ def _evaluate(args) -> int:
         predictions, model = REAL_AUDIO, model or REAL_AUDIO_MODEL
     elif get_task(args.task).reference_only:
         predictions, model = "reference", model or REFERENCE_MODEL
+    elif args.check_only and predictions is not None:
+        return _check_only(args)
     elif predictions is None or model is None:
         print(f"error: {args.task} needs --predictions and --model", file=sys.stderr)
         return 2
@@ -42,6 +44,7 @@ def _evaluate(args) -> int:
             batch_size=args.batch_size,
             gpus_per_worker=args.gpus_per_worker,
             verify_dataset=not args.no_verify_dataset, overwrite=args.overwrite,
+            metrics=_metric_list(args.metrics),
         )
     except (IncompleteMetricsError, FileNotFoundError, ValueError) as err:
         from ..errors import one_line
@@ -51,7 +54,7 @@ def _evaluate(args) -> int:
     print(result.coverage.to_text())
     if result.table is not None:
         print()
-        print(result.table.to_string(float_format=lambda v: f"{v:.4g}"))
+        print(board_headers(result.table).to_string(float_format=lambda v: f"{v:.4g}"))
     print(f"\nrows: {result.rows_path}\nsummary: {result.summary_path}")
     lost = lost_metrics_line(args.task, result.summary["metrics"]["skipped"])
     if lost:
@@ -61,6 +64,49 @@ def _evaluate(args) -> int:
         print(f"--strict: {result.coverage.problems()} coverage problem(s)", file=sys.stderr)
         return 1
     return 0
+
+
+def _metric_list(text: "str | None") -> "tuple[str, ...] | None":
+    """``--metrics psnr,ssim`` -> ``("psnr", "ssim")``; None (every metric) when not given."""
+    if text is None:
+        return None
+    return tuple(m.strip() for m in text.split(",") if m.strip())
+
+
+def _check_only(args) -> int:
+    """``--check-only``: the submission checks of every clip, no weights; exit 1 on any problem."""
+    from .check import check_submission
+
+    if args.metrics is not None:
+        print("error: --check-only computes no metric; drop --metrics", file=sys.stderr)
+        return 2
+    coverage = check_submission(args.task, args.predictions, args.dataset, model=args.model or "submission",
+                                revision=args.revision, verify_dataset=not args.no_verify_dataset)
+    print(coverage.to_text())
+    if coverage.problems():
+        print(f"--check-only: {coverage.problems()} problem(s); {coverage.ok} of {coverage.grid_size} clips "
+              f"would score", file=sys.stderr)
+        return 1
+    return 0
+
+
+def board_headers(table):
+    """The printed table with the board's column headers (label, arrow, unit) instead of metric keys.
+
+    Example:
+        >>> import pandas as pd
+        >>> list(board_headers(pd.DataFrame({"psnr": [30.0], "n_ok": [2]})).columns)
+        ['PSNR ↑ (dB)', 'n_ok']
+    """
+    from .. import catalog
+
+    names = {}
+    for column in table.columns:
+        try:
+            names[column] = catalog.spec(str(column)).header
+        except (KeyError, ValueError):
+            names[column] = column  # counts and other non-metric columns keep their names
+    return table.rename(columns=names)
 
 
 def lost_metrics_line(task: str, skipped: "dict[str, str]") -> "str | None":
@@ -123,5 +169,11 @@ def register(subparsers) -> None:
                    help="do not check a dataset repo's shards against the sha256 of its manifest.json (recorded "
                         "in the summary's provenance)")
     p.add_argument("--strict", action="store_true", help="exit 1 on any missing/extra/duplicate/failed clip")
+    p.add_argument("--check-only", action="store_true",
+                   help="check every clip (layout, names, decodability, frame count, size, rate) without scoring "
+                        "or weights; prints the coverage report and exits 1 when a clip would fail")
+    p.add_argument("--metrics", default=None,
+                   help="comma-separated subset of the task's metrics to compute (default: all); a re-run adds "
+                        "metrics to a stored run without recomputing those it has")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_evaluate)

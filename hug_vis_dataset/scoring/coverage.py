@@ -12,6 +12,8 @@ Example:
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
 
 
 @dataclass
@@ -71,3 +73,23 @@ class Coverage:
         if not self.problems():
             lines.append("  no coverage problems")
         return "\n".join(lines)
+
+
+def submission_coverage(task: str, model: str, refs: Any, index: Any, skipped: "dict[str, str] | None" = None) -> Coverage:
+    """What a submission's names cover against the grid of ``refs`` (a reference source): missing,
+    extra, unmatched, duplicate and predicted clips; ``failed`` and ``ok`` are left to the caller
+    (the scoring run reads them from its rows, the check-only pass from its checks).
+    """
+    from ..grid import ClipId
+
+    grid = refs.clip_ids()
+    grid_set = set(grid)
+    coverage = Coverage(task=task, model=model, grid_size=len(grid), skipped_metrics=dict(skipped or {}))
+    coverage.missing = [str(refs.record(c).clip_id) for c in grid if c not in index.found]
+    coverage.extra = sorted((str(c) for c in index.found if c not in grid_set), key=lambda s: ClipId.parse(s))
+    coverage.unmatched = [{"name": n, "reason": r} for n, r in index.unmatched]
+    dups = index.duplicates()
+    coverage.duplicates = {refs.record(c).clip_id if c in grid_set else str(c): [Path(p).name for p in v]
+                           for c, v in sorted(dups.items())}
+    coverage.predicted = sum(1 for c in grid if c in index.found and c not in dups)
+    return coverage

@@ -28,7 +28,7 @@ from ..errors import HugvisError, ToolUsageError
 from ..hashing import DigestCache
 from ..textio import atomic_write_text
 from .binding import (DIGESTS_FILE, RUN_BINDING_FILE, RunBinding, clip_fingerprint, dataset_key, library_version,
-                      metric_definitions, reusable_clips)
+                      metric_definitions, reusable_clips, reusable_metrics)
 from .folders import MARKER, FolderBusyError, hold
 from .store import ResultStore
 
@@ -67,8 +67,12 @@ class RerunPlan:
     fingerprints: dict = field(default_factory=dict)
 
     @contextlib.contextmanager
-    def start(self, clip_metrics: "tuple[str, ...]", retry_failed: bool) -> Iterator[set]:
-        """Hold the work folder, keep the reusable clips' rows there and yield their ids.
+    def start(self, clip_metrics: "tuple[str, ...]", retry_failed: bool) -> Iterator[dict]:
+        """Hold the work folder, keep the reusable rows there and yield, per clip, the metrics kept.
+
+        A clip kept whole keeps its stored rows as they are; a clip keeping some of its metrics
+        (a run adding metrics, a metric whose definition changed) keeps those rows (and their
+        per-frame values) and drops the rest; every other clip's rows are dropped.
 
         Raises:
             RunBusyError: another process holds the work folder.
@@ -82,10 +86,16 @@ class RerunPlan:
                                    f"--out") from None
             if not self.resume_work:
                 _reset_work_folder(self.work.dir, self.seed)
-            kept = (reusable_clips(self.earlier, self.computed_under, self.current, self.fingerprints, clip_metrics,
-                                   retry_failed) if self.earlier is not None else set())
+            kept = (reusable_metrics(self.earlier, self.computed_under, self.current, self.fingerprints, clip_metrics,
+                                     retry_failed) if self.earlier is not None else {})
             if self.earlier is not None and len(self.earlier):
-                self.work.compact(drop_clips=set(self.earlier["clip_id"]) - kept)
+                whole = reusable_clips(self.earlier, self.computed_under, self.current, self.fingerprints,
+                                       clip_metrics, retry_failed)
+                partial = {c: m for c, m in kept.items() if c not in whole}
+                frames = self.work.read_frames() if partial else None
+                self.work.compact(drop_clips=set(self.earlier["clip_id"]) - whole)
+                if partial:
+                    self.work.write_part(_kept_records(self.earlier, partial), _kept_records(frames, partial))
             atomic_write_text(self.work.dir / RUN_BINDING_FILE, self.current.to_json())
             yield kept
 
@@ -157,6 +167,14 @@ def published_binding(folder: Path) -> "RunBinding | None":
     except (OSError, ValueError, KeyError, TypeError):
         root = "(unknown: the stored run has no readable run.json or summary.json)"
     return RunBinding(folder.parent.name, folder.name, root, dataset="")
+
+
+def _kept_records(table, kept: "dict[str, frozenset]") -> list[dict]:
+    """The rows (or per-frame values) of ``table`` whose (clip, metric) ``kept`` names."""
+    if table is None or not len(table):
+        return []
+    mask = [metric in kept.get(clip, ()) for clip, metric in zip(table["clip_id"], table["metric"])]
+    return table[mask].to_dict("records")
 
 
 def _reset_work_folder(folder: Path, seed: "ResultStore | None") -> None:

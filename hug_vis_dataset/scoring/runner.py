@@ -41,13 +41,12 @@ import numbers
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import HugvisError, ToolUsageError
-from ..grid import ClipId
-from .coverage import Coverage
+from .coverage import Coverage, submission_coverage
 from ..references import ReferenceSource, open_reference_source
 from ..textio import atomic_write_text
 from .binding import INPUT_COLUMN
@@ -303,6 +302,29 @@ def _now() -> str:
 
 
 # ----------------------------------------------------------------------------- the command
+def select_metrics(scorer, metrics: "Sequence[str] | None") -> tuple[str, ...]:
+    """The task's metrics a run computes: all of them, or the subset ``metrics`` names.
+
+    Example:
+        >>> from hug_vis_dataset.tasks import get_task
+        >>> select_metrics(get_task("vision_driven"), ["ssim", "psnr"])
+        ('psnr', 'ssim')
+        >>> try:
+        ...     select_metrics(get_task("matting"), ["psnr"])
+        ... except RunOptionError as err:
+        ...     print(err)
+        matting does not compute psnr; its metrics: mad, mse, dtssd, grad, conn
+    """
+    known = scorer.metrics + scorer.set_metrics
+    if metrics is None:
+        return known
+    unknown = [m for m in metrics if m not in known]
+    if unknown or not metrics:
+        raise RunOptionError(f"{scorer.name} does not compute {', '.join(unknown) or 'an empty list'}; "
+                             f"its metrics: {', '.join(known)}")
+    return tuple(m for m in known if m in set(metrics))
+
+
 def build_jobs(task_name: str, model: str, refs: ReferenceSource, index, metrics: tuple[str, ...],
                options: dict) -> list[ClipJob]:
     """One job per grid clip, in grid order (missing clips get a job that fails as 'missing')."""
@@ -342,6 +364,7 @@ def evaluate_submission(
     verify_dataset: bool = True,
     on_scored: "Callable[[int, int], None] | None" = None,
     overwrite: bool = False,
+    metrics: "Sequence[str] | None" = None,
 ) -> EvaluationResult:
     """Score a submission folder and store per-clip rows, coverage and a summary.
 
@@ -375,6 +398,8 @@ def evaluate_submission(
             (progress bars: the Space's upload scoring).
         overwrite: replace a stored run of other predictions under the same (task, model); the
             stored run stays as it is until the new one is complete.
+        metrics: the subset of the task's metrics to compute (default: all). A re-run with more
+            metrics computes only those the stored run lacks (:func:`~hug_vis_dataset.scoring.binding.reusable_metrics`).
 
     Re-runs (``docs/SCORING.md``, "Re-runs"): a clip's stored rows are kept only when its
     prediction's fingerprint, the dataset's and the metric definitions are unchanged
@@ -406,13 +431,14 @@ def evaluate_submission(
     grid = refs.clip_ids()
     if not grid:
         raise ValueError(f"the dataset at {dataset} has no clips")
-    availability = scorer.availability()
+    chosen = select_metrics(scorer, metrics)
+    availability = {m: why for m, why in scorer.availability().items() if m in chosen}
     skipped = {m: why for m, why in availability.items() if why}
     if skipped and require_all_metrics:
         raise IncompleteMetricsError("cannot compute every metric of " + task + ": "
                                      + "; ".join(f"{m}: {why}" for m, why in skipped.items()))
-    metrics = tuple(m for m in scorer.metrics if not availability.get(m))
-    set_metrics = tuple(m for m in scorer.set_metrics if not availability.get(m))
+    metrics = tuple(m for m in scorer.metrics if m in chosen and not availability.get(m))
+    set_metrics = tuple(m for m in scorer.set_metrics if m in chosen and not availability.get(m))
     if scorer.reference_only or str(predictions) == REAL_AUDIO:
         index = scorer.index_from_references(refs, predictions)
     else:
@@ -430,10 +456,17 @@ def evaluate_submission(
     fingerprints = plan.fingerprints
     with plan.start(metrics, retry_failed) as kept:
         store = plan.work
-        jobs = [j for j in build_jobs(task, model, refs, index, metrics, options) if j.clip_id not in kept]
+        jobs = []
+        for job in build_jobs(task, model, refs, index, metrics, options):
+            todo = tuple(m for m in metrics if m not in kept.get(job.clip_id, ()))
+            if todo or not metrics:  # with no metric to compute the clip is still checked
+                jobs.append(replace(job, metrics=todo))
+        if not set_metrics:
+            store.set_rows_path.unlink(missing_ok=True)  # set values of a metric not requested now
         set_reusable = plan.set_rows_reusable(bool(jobs), set_metrics)
         persisted = 0
         buffer: list[ClipOutcome] = []
+        check_failures: dict[str, str] = {}
 
         def flush() -> None:
             nonlocal persisted, buffer
@@ -451,6 +484,8 @@ def evaluate_submission(
                       else run_local(jobs, num_proc))
             for done, outcome in enumerate(_progress(engine, len(jobs), f"{task}/{model}", progress), start=1):
                 buffer.append(outcome)
+                if outcome.check_error:
+                    check_failures[outcome.clip_id] = outcome.check_error
                 if on_scored is not None:
                     on_scored(done, len(jobs))
                 if len(buffer) >= max(1, flush_every):
@@ -482,21 +517,15 @@ def evaluate_submission(
         table = task_table(rows, frames, set_rows, protocol=protocol if len(frames) or protocol != "rvm" else "clip",
                            metrics=metrics + set_metrics) if len(rows) else None
 
-        grid_set = set(grid)
-        coverage = Coverage(task=task, model=model, grid_size=len(grid), skipped_metrics=skipped)
-        coverage.missing = [str(refs.record(c).clip_id) for c in grid if c not in index.found]
-        coverage.extra = sorted((str(c) for c in index.found if c not in grid_set), key=lambda s: ClipId.parse(s))
-        coverage.unmatched = [{"name": n, "reason": r} for n, r in index.unmatched]
-        dups = index.duplicates()
-        coverage.duplicates = {refs.record(c).clip_id if c in grid_set else str(c): [Path(p).name for p in v]
-                               for c, v in sorted(dups.items())}
-        coverage.predicted = sum(1 for c in grid if c in index.found and c not in dups)
+        coverage = submission_coverage(task, model, refs, index, skipped)
+        skip = set(coverage.missing) | set(coverage.duplicates)
         if len(rows):
             failed = rows[rows["status"] == "failed"]
             first_error = failed.groupby("clip_id", sort=False)["error"].first()
-            skip = set(coverage.missing) | set(coverage.duplicates)
             coverage.failed = {c: e for c, e in first_error.items() if c not in skip}
             coverage.ok = int(rows.groupby("clip_id")["status"].agg(lambda s: (s == "ok").all()).sum())
+        # Clips checked but with no metric to compute (all skipped): the checks still name them.
+        coverage.failed.update({c: e for c, e in check_failures.items() if c not in skip and c not in coverage.failed})
         unparsed = int((rows["error"] == "unparsed answer").sum()) if len(rows) else 0
 
         summary = {

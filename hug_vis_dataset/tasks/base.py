@@ -89,6 +89,9 @@ class ClipOutcome:
     clip_id: str
     rows: list[dict]
     frames: list[dict] = field(default_factory=list)
+    #: why the clip fails the submission checks ("" when it passes); set even when no metric ran,
+    #: so a run whose metrics are all skipped still reports a garbage prediction.
+    check_error: str = ""
 
     @property
     def failed(self) -> bool:
@@ -240,10 +243,33 @@ class TaskScorer:
         """A remark to keep with the clip's ok rows (e.g. a stereo file scored on its mean); none by default."""
         return ""
 
+    def check_job(self, job: ClipJob) -> str:
+        """Why ``job``'s prediction would fail before any metric runs ("" when it passes): missing,
+        duplicate, or :meth:`check` (decodability, frame count, size, rate). Needs no weights; the
+        check-only pass (``hugvis evaluate --check-only``) and every scoring run call it."""
+        if self.reference_only:
+            return ""
+        if not job.prediction:
+            return "missing prediction: no file named by this clip id"
+        if len(job.prediction) > 1:
+            return "duplicate predictions: " + ", ".join(Path(p).name for p in job.prediction)
+        from ..references import reference_files
+
+        try:
+            with reference_files(job.reference, self.file_kinds) as reference:
+                self.check(job.prediction[0], reference, job.expected)
+        except Exception as err:  # noqa: BLE001 - reported as the clip's failure, never raised
+            return f"{type(err).__name__}: {err}"
+        return ""
+
     def score(self, job: ClipJob, models) -> ClipOutcome:
-        """Rows of one clip for the runner; any error becomes failed rows carrying its text."""
+        """Rows of one clip for the runner; any error becomes failed rows carrying its text.
+
+        With no metric to compute (all skipped for missing weights) the clip is still checked, and
+        a failure is returned in :attr:`ClipOutcome.check_error`.
+        """
         if not job.metrics:
-            return ClipOutcome(job.clip_id, [])
+            return ClipOutcome(job.clip_id, [], check_error=self.check_job(job))
         if not job.prediction:
             return ClipOutcome(job.clip_id, failed_rows(job, "missing prediction: no file named by this clip id"))
         if len(job.prediction) > 1:

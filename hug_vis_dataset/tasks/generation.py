@@ -16,6 +16,9 @@ import numpy as np
 from .base import ClipScores, SubmissionError, TaskScorer
 from .submission import check_video
 
+#: Metrics computed from decoded frames in :func:`video_pass`.
+PASS_METRICS = ("psnr", "ssim", "lpips", "csim")
+
 
 def frame_metric_sums(prediction: str, reference_video: str, metrics: Sequence[str], models,
                       chunk_frames: int, batch_size: "int | None" = None) -> ClipScores:
@@ -40,20 +43,139 @@ def frame_metric_sums(prediction: str, reference_video: str, metrics: Sequence[s
         n += len(p)
     if n == 0:
         raise SubmissionError("no frames to compare with the reference video")
+    # Container counts (demuxed, not decoded): the surplus needs no second decode.
     total = max(video_info(prediction).frames, video_info(reference_video).frames)
     return ClipScores({m: v / n for m, v in sums.items()}, notes={"frames": n, "frames_dropped": total - n})
+
+
+def portrait_embedding(portrait: str, models) -> np.ndarray:
+    """The ArcFace embedding ``(1, d)`` of a source portrait's aligned face, computed once per
+    (portrait bytes, detector + embedder weights, preprocessing version) and cached on disk."""
+    from .. import catalog
+    from ..features_cache import FEATURE_VERSIONS, reference_digest, shared_cache
+    from ..metrics.identity import aligned_face_of
+    from ..references import read_reference_portrait
+
+    detector, embedder = models.get("face_detector"), models.get("face_embedder")
+
+    def compute() -> dict:
+        return {"embedding": np.asarray(embedder(aligned_face_of(read_reference_portrait(portrait), detector)[None]))}
+
+    weights = catalog.spec("csim").weights
+    ids = (models.identity("face_detector", weights), models.identity("face_embedder", weights))
+    cache = shared_cache()
+    if cache is None or None in ids:
+        return compute()["embedding"]
+    parts = {"reference": reference_digest(portrait), "extractor": ids,
+             "version": FEATURE_VERSIONS["portrait_embedding"]}
+    return cache.get_or_compute("portrait_embedding", parts, compute)["embedding"]
 
 
 def csim_to_portrait(prediction: str, portrait: str, models, chunk_frames: int) -> ClipScores:
     """CSIM of a generated video to its source portrait (an image, a video's first frame or a repo cell)."""
     from ..media import iter_video_frames
-    from ..metrics.identity import aligned_face_of, csim_clip
-    from ..references import read_reference_portrait
+    from ..metrics.identity import CsimAccumulator
 
-    detector, embedder = models.get("face_detector"), models.get("face_embedder")
-    source = aligned_face_of(read_reference_portrait(portrait), detector)
-    result = csim_clip(iter_video_frames(prediction, chunk_frames), source, detector, embedder)
+    accumulator = CsimAccumulator(portrait_embedding(portrait, models), models.get("face_detector"),
+                                  models.get("face_embedder"))
+    for chunk in iter_video_frames(prediction, chunk_frames):
+        accumulator.feed(chunk)
+    result = accumulator.result()
     return ClipScores({"csim": float(result.csim)}, notes={"frames_no_face": result.frames_no_face})
+
+
+def _paired_or_alone(prediction: str, reference_video: "str | None", chunk_frames: int):
+    """(pred chunk, ref chunk) over the common prefix, then (pred chunk, None) for surplus
+    prediction frames; ``(pred, None)`` throughout without a reference. Each file decoded once."""
+    from ..media import iter_video_frames
+
+    pit = iter_video_frames(prediction, chunk_frames)
+    if reference_video is None:
+        for p in pit:
+            yield p, None
+        return
+    rit = iter_video_frames(reference_video, chunk_frames)
+    pbuf = rbuf = None
+    while True:
+        if pbuf is None or len(pbuf) == 0:
+            pbuf = next(pit, None)
+        if rbuf is None or (len(rbuf) == 0 and rit is not None):
+            rbuf = next(rit, None) if rit is not None else None
+        if pbuf is None:
+            return
+        if rbuf is None:
+            rit = None
+            yield pbuf, None
+            pbuf = None
+            continue
+        n = min(len(pbuf), len(rbuf))
+        yield pbuf[:n], rbuf[:n]
+        pbuf, rbuf = pbuf[n:], rbuf[n:]
+
+
+def video_pass(prediction: str, reference: Mapping[str, str], metrics: Sequence[str], models,
+               options: Mapping[str, Any]) -> ClipScores:
+    """PSNR/SSIM/LPIPS and CSIM of one clip from one decode of each video (see the module docstring).
+
+    Values equal :func:`frame_metric_sums` and :func:`csim_to_portrait` (``tests/test_one_decode.py``).
+    A metric that cannot score the clip (frames of another size, no face) is in ``errors``; the others
+    keep their values. Model loading errors (missing weights) raise, before anything is decoded.
+    """
+    from ..metrics.frames import lpips_frames, psnr_frames, ssim_frames
+    from ..metrics.identity import CsimAccumulator
+
+    chunk = int(options.get("chunk_frames", 32))
+    frame_metrics = [m for m in metrics if m in ("psnr", "ssim", "lpips")]
+    batch = int(options.get("batch_size") or (1 if models.device == "cpu" else 8))
+    functions = {"psnr": psnr_frames, "ssim": ssim_frames}
+    if "lpips" in frame_metrics:
+        lpips = models.get("lpips")
+        functions["lpips"] = lambda p, r: lpips_frames(lpips, p, r, batch)
+    errors: dict[str, str] = {}
+    csim = None
+    if "csim" in metrics:
+        detector, embedder = models.get("face_detector"), models.get("face_embedder")
+        try:
+            csim = CsimAccumulator(portrait_embedding(reference["portrait"], models), detector, embedder)
+        except Exception as err:  # noqa: BLE001 - no face in the portrait fails CSIM alone
+            errors["csim"] = f"{type(err).__name__}: {err}"
+    sums = {m: 0.0 for m in frame_metrics}
+    n = surplus = 0
+    for p, r in _paired_or_alone(prediction, reference["video"] if frame_metrics else None, chunk):
+        if frame_metrics and r is not None and not errors.keys() >= set(frame_metrics):
+            if p.shape != r.shape:
+                why = f"SubmissionError: frames {p.shape[1:]} differ from the reference's {r.shape[1:]}"
+                errors.update({m: why for m in frame_metrics})
+            else:
+                for metric in frame_metrics:
+                    sums[metric] += float(np.sum(functions[metric](p, r)))
+                n += len(p)
+        elif r is None:
+            surplus += len(p)
+        if csim is not None and "csim" not in errors:
+            try:
+                csim.feed(p)
+            except Exception as err:  # noqa: BLE001 - a failing detector fails CSIM alone
+                errors["csim"] = f"{type(err).__name__}: {err}"
+        if all(m in errors for m in metrics):
+            break  # nothing left to compute from the rest of the video
+    scores = ClipScores(errors=errors)
+    if frame_metrics and not any(m in errors for m in frame_metrics):
+        if n == 0:
+            errors.update({m: "SubmissionError: no frames to compare with the reference video" for m in frame_metrics})
+        else:
+            from ..media import video_info
+
+            scores.values.update({m: v / n for m, v in sums.items()})
+            scores.notes.update(frames=n, frames_dropped=max(surplus, video_info(reference["video"]).frames - n))
+    if csim is not None and "csim" not in errors:
+        try:
+            result = csim.result()
+            scores.values["csim"] = float(result.csim)
+            scores.notes["frames_no_face"] = result.frames_no_face
+        except ValueError as err:
+            errors["csim"] = f"ValueError: {err}"
+    return scores
 
 
 class _GenerationTask(TaskScorer):
@@ -62,9 +184,13 @@ class _GenerationTask(TaskScorer):
     reference_kinds = ("video", "portrait")
 
     def computations(self):
-        table = {"psnr": self._frames, "ssim": self._frames, "lpips": self._frames, "csim": self._identity,
+        # One group for every metric read from decoded frames: one decode per video (video_pass).
+        table = {"psnr": self._pass, "ssim": self._pass, "lpips": self._pass, "csim": self._pass,
                  "sync_c": self._sync, "sync_d": self._sync}
         return {m: table[m] for m in self.metrics}
+
+    def _pass(self, prediction, reference, metrics, models, options) -> ClipScores:
+        return video_pass(prediction, reference, metrics, models, options)
 
     def reference(self, record) -> dict[str, str]:
         # The source portrait is the reference video's first frame (the repo's `source_frame`).
@@ -72,14 +198,7 @@ class _GenerationTask(TaskScorer):
 
     def check(self, prediction: str, reference: Mapping[str, str], expected: Mapping[str, Any]) -> None:
         if "video" in reference:
-            check_video(prediction, reference["video"], size=self.same_size, what="video")
-
-    def _frames(self, prediction, reference, metrics, models, options) -> ClipScores:
-        return frame_metric_sums(prediction, reference["video"], metrics, models, int(options.get("chunk_frames", 32)),
-                                 options.get("batch_size"))
-
-    def _identity(self, prediction, reference, metrics, models, options) -> ClipScores:
-        return csim_to_portrait(prediction, reference["portrait"], models, int(options.get("chunk_frames", 32)))
+            check_video(prediction, reference["video"], size=self.same_size, what="video", fps=expected.get("fps"))
 
     def _sync(self, prediction, reference, metrics, models, options) -> ClipScores:
         from ..metrics.sync import syncnet_clip
@@ -91,24 +210,60 @@ class _GenerationTask(TaskScorer):
     def score_set(self, predictions, references, metrics, models, options=None) -> dict[str, float]:
         if "fid" not in metrics:
             return {}
-        from ..media import iter_video_frames
         from ..metrics.fid import GaussianStats, fid_from_stats
-        from ..models.inception import FEATURE_DIM, inception_features
-        from ..references import iter_reference_files
+        from ..models.inception import FEATURE_DIM
 
         chunk = int((options or {}).get("chunk_frames", 32))
+        batch = int((options or {}).get("batch_size") or 16)
         net = models.get("inception")
+        generated, reference_stats = GaussianStats(FEATURE_DIM), GaussianStats(FEATURE_DIM)
+        # Updated chunk by chunk as the frames were decoded: the same float sums as one pass.
+        for path in predictions:
+            _update_by_chunk(generated, video_features(path, net, chunk, batch), chunk)
+        for ref in references:
+            _update_by_chunk(reference_stats, reference_features(ref["video"], models, chunk, batch), chunk)
+        return {"fid": float(fid_from_stats(generated, reference_stats))}
 
-        def stats(paths) -> GaussianStats:
-            out = GaussianStats(FEATURE_DIM)
-            for path in paths:
-                for frames in iter_video_frames(path, chunk):
-                    out.update(inception_features(net, frames, int((options or {}).get("batch_size") or 16)))
-            return out
 
-        # One temporary file at a time when the references are repo cells.
-        reference_stats = stats(iter_reference_files([r["video"] for r in references], ".mp4"))
-        return {"fid": float(fid_from_stats(stats(predictions), reference_stats))}
+def _update_by_chunk(stats, features: np.ndarray, chunk: int) -> None:
+    for start in range(0, len(features), chunk):
+        stats.update(features[start:start + chunk])
+
+
+def video_features(path: str, net, chunk: int, batch: int) -> np.ndarray:
+    """Inception pool3 features ``(frames, 2048)`` of every frame of one video, chunk by chunk."""
+    from ..media import iter_video_frames
+    from ..models.inception import FEATURE_DIM, inception_features
+
+    parts = [inception_features(net, frames, batch) for frames in iter_video_frames(path, chunk)]
+    return np.concatenate(parts) if parts else np.zeros((0, FEATURE_DIM))
+
+
+def reference_features(ref: str, models, chunk: int, batch: int) -> np.ndarray:
+    """A reference video's Inception features, computed once per (video bytes, Inception weights,
+    preprocessing version) and cached: a second system scored against the same dataset reads them.
+
+    Stored as float32 when that is exact (the network computes in float32), so the cache holds
+    the same values in half the bytes.
+    """
+    from .. import catalog
+    from ..features_cache import FEATURE_VERSIONS, reference_digest, shared_cache
+    from ..references import reference_file
+
+    net = models.get("inception")
+
+    def compute() -> dict:
+        with reference_file(ref, ".mp4") as path:  # a repo cell: one temporary file at a time
+            features = video_features(path, net, chunk, batch)
+        narrow = features.astype(np.float32)
+        return {"features": narrow if np.array_equal(narrow.astype(np.float64), features) else features}
+
+    identity = models.identity("inception", catalog.spec("fid").weights)
+    cache = shared_cache()
+    if cache is None or identity is None:
+        return compute()["features"].astype(np.float64)
+    parts = {"reference": reference_digest(ref), "extractor": identity, "version": FEATURE_VERSIONS["fid_reference"]}
+    return cache.get_or_compute("fid_reference", parts, compute)["features"].astype(np.float64)
 
 
 class AudioDrivenTask(_GenerationTask):

@@ -50,6 +50,7 @@ class ModelCache:
             raise ValueError(f"unknown model kind(s) {sorted(unknown)}; known: {sorted(LOADERS)}")
         self.device = device
         self._models: dict[str, Any] = dict(overrides or {})
+        self._injected = set(overrides or {})
 
     def get(self, kind: str) -> Any:
         """The model of ``kind``, loading it once."""
@@ -58,6 +59,25 @@ class ModelCache:
                 raise KeyError(f"unknown model kind {kind!r}; known: {sorted(LOADERS)}")
             self._models[kind] = load_model(kind, self.device)
         return self._models[kind]
+
+
+    def identity(self, kind: str, weight_names: "tuple[str, ...]") -> "str | None":
+        """What a feature computed by ``kind`` depends on, for the feature cache's key: the pinned
+        sha256 of its weights, or an injected model's ``cache_key`` attribute (None: an injected model
+        without one, whose features are never cached).
+
+        Example:
+            >>> class Toy:
+            ...     cache_key = "toy-v1"
+            >>> ModelCache(overrides={"inception": Toy()}).identity("inception", ("inception_fid",))
+            'injected:toy-v1'
+        """
+        if kind in self._injected:
+            key = getattr(self._models[kind], "cache_key", None)
+            return None if key is None else f"injected:{key}"
+        from .. import weights
+
+        return "weights:" + ",".join(f"{w}={weights.get_spec(w).sha256}" for w in weight_names)
 
 
 _PROCESS_CACHE: "ModelCache | None" = None

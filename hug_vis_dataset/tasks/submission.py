@@ -91,13 +91,21 @@ def index_folder(pred_dir: "str | Path", suffixes: tuple[str, ...], dirs: bool) 
     return index_entries(((e.name, e.is_dir(), str(e)) for e in sorted(pred_dir.iterdir())), suffixes, dirs)
 
 
-def check_video(pred: str, ref: str, size: bool, what: str) -> None:
-    """Same frame count (and size when ``size``) as the reference; :class:`SubmissionError` otherwise."""
-    from ..media import MediaError
+def check_video(pred: str, ref: str, size: bool, what: str, fps: "float | None" = None) -> None:
+    """Same frame count (and size when ``size``, and rate when ``fps``) as the reference, and a first
+    frame that decodes; :class:`SubmissionError` otherwise. Nothing is decoded beyond the first
+    frame: counts come from the container (:func:`hug_vis_dataset.media.video_info`).
+    """
+    from ..media import MediaError, video_info
     from ..references import reference_alpha_info as frames_and_size
 
+    rate = None
     try:
-        n_pred, w_pred, h_pred = frames_and_size(pred)
+        if Path(pred).is_dir():
+            n_pred, w_pred, h_pred = frames_and_size(pred)
+        else:
+            info = video_info(pred, decode_first=True)
+            n_pred, w_pred, h_pred, rate = info.frames, info.width, info.height, info.fps
     except MediaError as err:
         raise SubmissionError(f"unreadable prediction: {err}") from None
     n_ref, w_ref, h_ref = frames_and_size(ref)
@@ -105,3 +113,6 @@ def check_video(pred: str, ref: str, size: bool, what: str) -> None:
         raise SubmissionError(f"wrong resolution: prediction is {w_pred}x{h_pred}, reference {what} is {w_ref}x{h_ref}")
     if n_pred != n_ref:
         raise SubmissionError(f"wrong frame count: prediction has {n_pred} frames, reference {what} has {n_ref}")
+    # Same count at another rate is another duration: frame i would not be the reference's instant i.
+    if fps and rate and abs(rate - float(fps)) > 1e-3 * float(fps):
+        raise SubmissionError(f"wrong frame rate: prediction is {rate:g} fps, the release's clips are {float(fps):g} fps")
