@@ -1,0 +1,162 @@
+"""Reference features computed once and kept on disk, content-addressed (FID reference features,
+source-portrait embeddings for CSIM).
+
+An entry's key is the sha256 of everything its value depends on: the reference's own bytes (so a
+changed dataset is another key, wherever it lies), the feature extractor's identity (its weights'
+pinned sha256, or an injected model's ``cache_key``), and the preprocessing version of the feature
+(:data:`FEATURE_VERSIONS`: bumped when the code that computes it changes). Each entry is an ``.npz``
+with a JSON side file holding the key's parts and the sha256 of the ``.npz``; an entry whose bytes
+no longer match is reported in one line on stderr and recomputed. Files are written to a temporary
+name and renamed, so processes and Ray workers sharing the folder never read half an entry.
+
+The folder is ``$HUGVIS_CACHE_DIR/features`` (default ``~/.cache/hugvis/features``);
+``hugvis cache list`` and ``hugvis cache clear`` show and empty it.
+
+Example:
+    >>> import tempfile, numpy as np
+    >>> cache = FeatureCache(tempfile.mkdtemp())
+    >>> calls = []
+    >>> def compute():
+    ...     calls.append(1)
+    ...     return {"x": np.arange(3.0)}
+    >>> parts = {"reference": "ab12", "extractor": "toy", "version": 1}
+    >>> cache.get_or_compute("toy", parts, compute)["x"].tolist()
+    [0.0, 1.0, 2.0]
+    >>> cache.get_or_compute("toy", parts, compute)["x"].tolist(), len(calls)
+    ([0.0, 1.0, 2.0], 1)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from .hashing import DigestCache, sha256_file
+
+#: Preprocessing version per feature kind: part of every key, bumped when the computation changes.
+FEATURE_VERSIONS = {"fid_reference": 1, "portrait_embedding": 1}
+ENV_DISABLE = "HUGVIS_NO_FEATURE_CACHE"
+_DIGESTS = DigestCache()  # reference file digests by path, size and mtime, per process
+
+
+def cache_folder() -> Path:
+    """``$HUGVIS_CACHE_DIR/features`` (or ``~/.cache/hugvis/features``)."""
+    from .weights.registry import cache_root
+
+    return cache_root() / "features"
+
+
+def reference_digest(ref: "str | Path") -> str:
+    """sha256 of a reference's bytes: a file (remembered by path, size and mtime) or a repo cell."""
+    from .references import is_row_locator
+    from .references.locators import RowLocator, read_cell_bytes
+
+    if is_row_locator(ref):
+        return hashlib.sha256(read_cell_bytes(RowLocator.parse(str(ref)))).hexdigest()
+    return _DIGESTS.sha256(ref)
+
+
+class FeatureCache:
+    """Content-addressed feature arrays in one folder (see the module docstring).
+
+    Attributes:
+        computed: entries computed by this object (a miss, or a corrupt entry).
+        reused: entries read back.
+    """
+
+    def __init__(self, folder: "str | Path | None" = None) -> None:
+        self.folder = Path(folder) if folder is not None else cache_folder()
+        self.computed = 0
+        self.reused = 0
+
+    @staticmethod
+    def key(parts: Mapping[str, Any]) -> str:
+        return hashlib.sha256(json.dumps(dict(parts), sort_keys=True, default=str).encode("utf-8")).hexdigest()
+
+    def _paths(self, kind: str, key: str) -> tuple[Path, Path]:
+        return self.folder / kind / f"{key}.npz", self.folder / kind / f"{key}.json"
+
+    def load(self, kind: str, parts: Mapping[str, Any]) -> "dict[str, np.ndarray] | None":
+        """The stored arrays, or None when absent or corrupt (a corrupt entry is named on stderr)."""
+        data, meta = self._paths(kind, self.key(parts))
+        if not data.is_file() or not meta.is_file():
+            return None
+        try:
+            record = json.loads(meta.read_text(encoding="utf-8"))
+            if record.get("sha256") != sha256_file(data):
+                raise ValueError("sha256 mismatch")
+            with np.load(data, allow_pickle=False) as z:
+                return {name: z[name].copy() for name in z.files}
+        except (OSError, ValueError, KeyError, AttributeError) as err:
+            print(f"feature cache: entry {data} is corrupt ({err}); recomputing it", file=sys.stderr)
+            return None
+
+    def store(self, kind: str, parts: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
+        """Write an entry atomically (the ``.npz`` first, then its side file naming its sha256)."""
+        key = self.key(parts)
+        data, meta = self._paths(kind, key)
+        data.parent.mkdir(parents=True, exist_ok=True)
+        tmp = data.with_name(f".{key}.{os.getpid()}.npz")
+        with open(tmp, "wb") as handle:
+            np.savez(handle, **{k: np.asarray(v) for k, v in arrays.items()})
+        os.replace(tmp, data)
+        record = {"kind": kind, "parts": dict(parts), "sha256": sha256_file(data), "created": time.time()}
+        tmp_meta = meta.with_name(f".{key}.{os.getpid()}.json")
+        tmp_meta.write_text(json.dumps(record, sort_keys=True, default=str), encoding="utf-8")
+        os.replace(tmp_meta, meta)
+
+    def get_or_compute(self, kind: str, parts: Mapping[str, Any],
+                       compute: Callable[[], Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
+        """The entry of ``parts``: read back when present and intact, else computed and stored."""
+        found = self.load(kind, parts)
+        if found is not None:
+            self.reused += 1
+            return found
+        arrays = {k: np.asarray(v) for k, v in compute().items()}
+        self.computed += 1
+        try:
+            self.store(kind, parts, arrays)
+        except OSError as err:  # a read-only or full cache only costs recomputing next time
+            print(f"feature cache: cannot write {self.folder} ({err}); values are unchanged", file=sys.stderr)
+        return arrays
+
+    def entries(self) -> list[dict]:
+        """Every intact-looking entry: kind, key, bytes, creation time and the key's parts."""
+        out = []
+        for meta in sorted(self.folder.glob("*/*.json")) if self.folder.is_dir() else []:
+            data = meta.with_suffix(".npz")
+            try:
+                record = json.loads(meta.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                record = {}
+            size = (data.stat().st_size if data.is_file() else 0) + meta.stat().st_size
+            out.append({"kind": meta.parent.name, "key": meta.stem, "bytes": size,
+                        "created": record.get("created"), "parts": record.get("parts", {})})
+        return out
+
+    def clear(self, kind: "str | None" = None) -> tuple[int, int]:
+        """Delete every entry (or those of ``kind``); returns (entries, bytes) removed."""
+        entries = [e for e in self.entries() if kind is None or e["kind"] == kind]
+        targets = [self.folder / kind] if kind else [p for p in self.folder.iterdir() if p.is_dir()] \
+            if self.folder.is_dir() else []
+        for folder in targets:
+            shutil.rmtree(folder, ignore_errors=True)
+        return len(entries), sum(e["bytes"] for e in entries)
+
+
+def shared_cache() -> "FeatureCache | None":
+    """The process's cache, or None when ``$HUGVIS_NO_FEATURE_CACHE`` is set."""
+    if os.environ.get(ENV_DISABLE):
+        return None
+    return FeatureCache()
+
+
+__all__ = ["ENV_DISABLE", "FEATURE_VERSIONS", "FeatureCache", "cache_folder", "reference_digest", "shared_cache"]
