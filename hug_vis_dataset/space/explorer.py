@@ -43,6 +43,8 @@ ANALYSES = ("Emotion difficulty (Fig. 8)", "Difficulty agreement (Fig. 9)", "Sou
 ANALYSIS_FILTERS: dict[str, tuple[str, ...]] = {
     ANALYSES[0]: ("emotion", "metric"), ANALYSES[1]: (), ANALYSES[2]: ("emotion",), ANALYSES[3]: ()}
 SIMULATED_RATERS = " (simulated raters)"
+VIEWER_HINT = ("Choose a stored run: its clips are listed worst first by the chosen metric; pick one to see the "
+               "model's output beside the reference at the frame of the slider.")
 
 
 def _table_label(info: dict) -> str:
@@ -292,6 +294,45 @@ class Explorer:
             return str(record.video_path), None, None, str(record.audio_path), f"{clip_text(record)}\n\n**Error:** {err}"
         return (str(record.video_path), alpha, overlay, str(record.audio_path),
                 clip_text(record) + f"\n\nShowing frame {index} of {n_frames}.")
+
+    # ------------------------------------------------------------------ per-clip viewer
+    def viewer_runs(self) -> list[str]:
+        """``task / model`` of every valid stored run with per-clip rows (read fresh)."""
+        from .viewer import run_label, run_metrics
+
+        return [run_label(r) for r in self.store.runs() if run_metrics(r)]
+
+    def viewer_clips(self, label: "str | None", metric: "str | None" = None):
+        """(worst-first table, metric choices, chosen metric, clip ids worst-first, message) of one run."""
+        import pandas as pd
+
+        from .viewer import find_run, run_metrics, worst_first
+
+        try:
+            run = find_run(self.store.runs(), label or "")
+        except KeyError:
+            return pd.DataFrame(), [], None, [], VIEWER_HINT
+        metrics = run_metrics(run)
+        metric = metric if metric in metrics else metrics[0]
+        table = worst_first(run, metric)
+        return (table, metrics, metric, table["Clip"].tolist(),
+                f"{len(table)} clip(s) of `{markdown_text(label)}`, worst first by {catalog.spec(metric).header}.")
+
+    def viewer_view(self, label: "str | None", clip: "str | None", frame: Any = 0, metric: "str | None" = None):
+        """:class:`~hug_vis_dataset.space.viewer.ClipView` of one clip of one run (None with a message
+        when nothing is chosen yet)."""
+        from .viewer import ClipView, clip_view, find_run
+
+        try:
+            run = find_run(self.store.runs(), label or "")
+        except KeyError:
+            return ClipView(text=VIEWER_HINT)
+        if not clip:
+            return ClipView(text="Choose a clip of the list (worst first).")
+        try:
+            return clip_view(self.release, run, clip, frame, metric)
+        except KeyError as err:
+            return ClipView(text=f"**No such clip:** {markdown_text(err)}")
 
     # ------------------------------------------------------------------ scoring
     def check_model(self, task: str, model: str) -> "tuple[bool, str]":

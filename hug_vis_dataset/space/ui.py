@@ -230,11 +230,69 @@ def _inspector_tab(gr, explorer: Explorer):
         matte = gr.Image(label="Alpha matte", type="numpy", elem_id="inspector-matte")
         overlay = gr.Image(label="Matte overlay", type="numpy", elem_id="inspector-overlay")
     audio = gr.Audio(label="Audio", type="filepath")
-    text = gr.Markdown(elem_id="inspector-text")
+    text = gr.Markdown("Choose a clip and press **Show clip**; the panels then follow the Frame slider.",
+                       elem_id="inspector-text")
     keys = [actor, emotion, action, script]
     for control in keys:
         control.change(lambda *k: gr.update(maximum=explorer.frame_count(*k) - 1, value=0), keys, frame)
-    show.click(explorer.inspect, keys + [frame], [video, matte, overlay, audio, text])
+    outputs = [video, matte, overlay, audio, text]
+    show.click(explorer.inspect, keys + [frame], outputs)
+    # The frame panels follow the slider (the video and audio stay the clip's).
+    frame.release(explorer.inspect, keys + [frame], outputs)
+    frame.input(explorer.inspect, keys + [frame], outputs)
+
+
+def _viewer_tab(gr, explorer: Explorer, tab):
+    """Per-clip viewer: a stored run's clips worst-first, one clip's output beside its reference,
+    following the Frame slider; the per-frame curve of matting metrics."""
+    from .explorer import VIEWER_HINT
+
+    runs = explorer.viewer_runs()
+    with gr.Row():
+        run = gr.Dropdown(runs, value=None, label="Stored run", elem_id="viewer-run")
+        metric = gr.Dropdown([], value=None, label="Order by (worst first)", elem_id="viewer-metric")
+        clip = gr.Dropdown([], value=None, label="Clip", elem_id="viewer-clip")
+        frame = gr.Slider(0, 1, value=0, step=1, label="Frame", elem_id="viewer-frame")
+    message = gr.Markdown(VIEWER_HINT, elem_id="viewer-message")
+    clips = gr.Dataframe(interactive=False, label="Clips, worst first", visible=False, max_height=260,
+                         elem_id="viewer-clips")
+    with gr.Row():
+        reference = gr.Image(label="Reference", type="numpy", elem_id="viewer-reference")
+        output = gr.Image(label="Model output", type="numpy", elem_id="viewer-output")
+        error = gr.Image(label="Error map |output - reference|", type="numpy", visible=False, elem_id="viewer-error")
+    with gr.Row():
+        ref_audio = gr.Audio(label="Reference recording", type="filepath", visible=False)
+        out_audio = gr.Audio(label="Generated recording", type="filepath", visible=False)
+    text = gr.Markdown(elem_id="viewer-text")
+    curve = gr.LinePlot(x="frame", y="value", label="Per-frame value", visible=False, elem_id="viewer-curve")
+
+    def show(label, chosen, at, by):
+        view = explorer.viewer_view(label, chosen, at, by)
+        has_curve = view.curve is not None and len(view.curve) > 0
+        return (view.reference, view.output, gr.update(value=view.error, visible=view.error is not None),
+                gr.update(value=view.reference_audio, visible=view.reference_audio is not None),
+                gr.update(value=view.output_audio, visible=view.output_audio is not None), view.text,
+                gr.update(value=view.curve if has_curve else None, visible=has_curve))
+
+    panels = [reference, output, error, ref_audio, out_audio, text, curve]
+
+    def on_run(label, by):
+        table, metrics, chosen_metric, ids, note = explorer.viewer_clips(label, by)
+        first = ids[0] if ids else None
+        n = explorer.viewer_view(label, first, 0, chosen_metric).n_frames
+        return (note, gr.update(value=table, visible=len(table) > 0), gr.update(choices=metrics, value=chosen_metric),
+                gr.update(choices=ids, value=first), gr.update(maximum=max(1, n - 1), value=0),
+                *show(label, first, 0, chosen_metric))
+
+    def on_clip(label, chosen, by):
+        n = explorer.viewer_view(label, chosen, 0, by).n_frames
+        return (gr.update(maximum=max(1, n - 1), value=0), *show(label, chosen, 0, by))
+
+    run.change(on_run, [run, metric], [message, clips, metric, clip, frame, *panels])
+    metric.input(on_run, [run, metric], [message, clips, metric, clip, frame, *panels])
+    clip.input(on_clip, [run, clip, metric], [frame, *panels])
+    frame.change(show, [run, clip, frame, metric], panels)
+    tab.select(lambda: gr.update(choices=explorer.viewer_runs()), None, run)
 
 
 def _score_tab(gr, explorer: Explorer, stored_runs):
@@ -277,7 +335,7 @@ def _score_tab(gr, explorer: Explorer, stored_runs):
 
 
 def build_blocks(explorer: Explorer):
-    """The explorer's ``gr.Blocks``: six tabs over ``explorer``."""
+    """The explorer's ``gr.Blocks``: seven tabs over ``explorer``."""
     import gradio as gr
 
     with gr.Blocks(title="HUG-VIS explorer") as demo:
@@ -292,6 +350,8 @@ def build_blocks(explorer: Explorer):
             _findings_tab(gr, explorer)
         with gr.Tab("Clip inspector", id="inspector"):
             _inspector_tab(gr, explorer)
+        with gr.Tab("Per-clip viewer", id="viewer") as viewer_tab:
+            _viewer_tab(gr, explorer, viewer_tab)
         with gr.Tab("Score a submission", id="score"):
             _score_tab(gr, explorer, stored_runs)
         with gr.Tab("MOS study", id="mos"):

@@ -1,0 +1,81 @@
+"""The per-clip viewer: worst-first order from the stored rows, the model's output beside the
+reference at the chosen frame, the per-frame curve (checked against independent reads)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hug_vis_dataset import catalog
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory):
+    from hug_vis_dataset.leaderboard import LocalResultsStore
+    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.scoring.runner import evaluate_submission
+    from hug_vis_dataset.synth import synthesize
+
+    root = tmp_path_factory.mktemp("viewer")
+    release = root / "rel"
+    synthesize(release, actors=1, emotions=["Happy", "Sad"], actions=1, scripts=2, seconds=0.3, size=(32, 18))
+    systems = release / "simulated_systems"
+    evaluate_submission("matting", systems / "matting" / "matte_poor", "matte_poor", release, root / "res",
+                        progress=False)
+    vd = sorted(p for p in (systems / "vision_driven").iterdir() if p.is_dir())[0]
+    evaluate_submission("vision_driven", vd, vd.name, release, root / "res", progress=False)
+    return Release(release), LocalResultsStore(root / "res").runs(), systems, vd
+
+
+def test_worst_first_is_the_stored_rows_sorted_by_the_metrics_direction(stored):
+    from hug_vis_dataset.space.viewer import find_run, run_metrics, worst_first
+
+    _, runs, _, vd = stored
+    run = find_run(runs, "matting / matte_poor")
+    assert run_metrics(run)[:5] == list(catalog.table_metrics("matting"))
+    table = worst_first(run, "mad")
+    mine = run.rows[(run.rows.metric == "mad") & (run.rows.status == "ok")]
+    by_hand = sorted(zip(mine.value, mine.clip_id), key=lambda p: (-p[0], p[1]))  # lower is better: largest first
+    assert table["Clip"].tolist() == [c for _, c in by_hand]
+    assert table[catalog.spec("mad").header].tolist() == [catalog.spec("mad").printed(v) for v, _ in by_hand]
+    psnr = worst_first(find_run(runs, f"vision_driven / {vd.name}"), "psnr")  # higher is better: smallest first
+    values = [float(v) for v in psnr[catalog.spec("psnr").header]]
+    assert values == sorted(values) and len(values) == 4
+    with pytest.raises(KeyError, match="no stored run"):
+        find_run(runs, "matting / nobody")
+
+
+def test_matting_view_shows_output_reference_error_and_the_per_frame_curve(stored):
+    from hug_vis_dataset.media import alpha_frame_files, iter_video_frames, read_png_gray
+    from hug_vis_dataset.space.inspector import matte_overlay
+    from hug_vis_dataset.space.viewer import clip_view, find_run
+
+    release, runs, systems, _ = stored
+    run = find_run(runs, "matting / matte_poor")
+    clip = "actor_0001_sad_action_01_script_002"
+    record = release.record(clip)
+    rgb = np.concatenate(list(iter_video_frames(record.video_path)))[3]
+    ref = read_png_gray(alpha_frame_files(record.alpha_matte_path)[3])
+    pred = read_png_gray(alpha_frame_files(systems / "matting" / "matte_poor" / clip)[3])
+    view = clip_view(release, run, clip, 3, "mad")
+    assert view.frame == 3 and (view.reference == matte_overlay(rgb, ref)).all()
+    assert (view.output == matte_overlay(rgb, pred)).all() and not (view.output == view.reference).all()
+    assert (view.error[..., 0] == np.abs(pred.astype(int) - ref.astype(int))).all()
+    frames = run.frames[(run.frames.clip_id == clip) & (run.frames.metric == "mad")].sort_values("frame")
+    assert view.curve["value"].tolist() == frames["value"].tolist()
+    assert f"frame 3 of {view.n_frames}" in view.text and catalog.spec("mad").header in view.text
+    assert clip_view(release, run, clip, 999).frame == view.n_frames - 1  # clamped
+
+
+def test_generation_view_shows_the_generated_frame_beside_the_reference(stored):
+    from hug_vis_dataset.media import iter_video_frames
+    from hug_vis_dataset.space.viewer import NO_OUTPUTS, clip_view, find_run
+
+    release, runs, _, vd = stored
+    run = find_run(runs, f"vision_driven / {vd.name}")
+    clip = "actor_0001_happy_action_01_script_001"
+    view = clip_view(release, run, clip, 2)
+    want_ref = np.concatenate(list(iter_video_frames(release.record(clip).video_path)))[2]
+    want_out = np.concatenate(list(iter_video_frames(vd / f"{clip}.mp4")))[2]
+    assert (view.reference == want_ref).all() and (view.output == want_out).all()
+    assert NO_OUTPUTS not in view.text
