@@ -9,6 +9,10 @@ folder differs from what the catalog generates.
 Example:
     >>> sorted(module_files("dtssd"))
     ['README.md', 'app.py', 'dtssd.py', 'requirements.txt']
+    >>> print(APP_SOURCE, end="")
+    from hug_vis_dataset.space.metric_app import launch
+    <BLANKLINE>
+    launch(__file__)
 """
 
 from __future__ import annotations
@@ -16,22 +20,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import catalog
-from .citation import CITATION
-from .modules import reference_urls, description, inputs_description
+from .modules import description
+
+#: This repository's module folders (where the bundled examples and their outputs are committed).
+REPO_METRICS = Path(__file__).resolve().parents[1] / "metrics"
 
 
 def _class_name(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
-
-
-def _weights_line(name: str) -> str:
-    weights = catalog.weights_of(catalog.suite_or_metric(name))
-    from .weights import download_command, get_spec
-
-    downloadable = [w for w in weights if get_spec(w).source != "package"]
-    return (f"Needs pretrained files: `{download_command(downloadable)}` (or point "
-            "`HUGVIS_WEIGHTS_DIR` at a folder holding them)." if downloadable else
-            "Runs offline: its model files ship inside pip packages." if weights else "Needs no model file.")
 
 
 def module_source(name: str) -> str:
@@ -60,37 +56,20 @@ class {_class_name(name)}(evaluate.Metric):
 '''
 
 
-def _notes(name: str) -> str:
-    """Implementation notes that belong in a module's card, kept as constants next to the code they
-    describe; each concerns the metrics computed through one model (from the catalog)."""
-    from .metrics.sync_timeline import SYNC_FRONT_END_NOTE
-    from .metrics.voice import DNSMOS_RESAMPLER_NOTE
-
-    card_notes = ((catalog.metrics_needing("dnsmos_sig_bak_ovr"), DNSMOS_RESAMPLER_NOTE),
-                  (catalog.metrics_needing("syncnet_v2"), SYNC_FRONT_END_NOTE))
-    members = set(catalog.suite_or_metric(name))
-    notes = [note for metrics, note in card_notes if members & set(metrics)]
-    return "".join(f"\n**Implementation note.** {n}\n" for n in notes)
-
-
-def card(name: str) -> str:
-    """The text of ``metrics/<name>/README.md``: Space front matter and the metric card."""
-    names = catalog.suite_or_metric(name)
-    specs = [catalog.spec(m) for m in names]
-    title = " / ".join(s.label for s in specs)
-    rows = "\n".join(f"| `{s.name}` | {s.label} | {', '.join(s.tasks) or 'cross-task'} | {s.arrow} | "
-                     f"{s.unit} | x{s.paper_scale:g} | {s.paper_table or '-'} |" for s in specs)
-    definitions = "\n\n".join(f"**{s.label}.** {s.definition or s.description}" for s in specs)
-    references = "\n".join(f"- {u}" for u in reference_urls(name)) or "- the HUG-VIS paper (section 4)"
-    from .release_info import install_command, space_extras
+def card(name: str, output: "dict | None" = None) -> str:
+    """The text of ``metrics/<name>/README.md``: the Space's front matter (what the Hub builds: sdk,
+    sdk_version, python_version, app_file) and the metric card (:mod:`hug_vis_dataset.module_cards`);
+    ``output`` is what the card's example printed (``examples/output.json``)."""
+    from .module_cards import card_body, title
 
     return f"""---
-title: HUG-VIS {title}
+title: HUG-VIS {title(name)[:40]}
 emoji: 📏
 colorFrom: blue
 colorTo: green
 sdk: gradio
 sdk_version: {GRADIO_VERSION}
+python_version: "{PYTHON_VERSION}"
 app_file: app.py
 pinned: false
 tags:
@@ -101,78 +80,62 @@ description: >-
   {description(name)}
 ---
 
-# {title}
-
-{description(name)}
-
-## Definition
-
-{definitions}
-{_notes(name)}
-| name (= stored rows) | label | tasks | direction | stored unit | to paper unit | paper |
-| --- | --- | --- | --- | --- | --- | --- |
-{rows}
-
-## How to use
-
-```bash
-{install_command(space_extras("metric", catalog.extras_of([name])))}
-```
-
-```python
-import evaluate
-module = evaluate.load("hugvis/{name}")
-```
-{inputs_description(name)}
-{_weights_line(name)} The module, `hugvis evaluate` and the explorer Space call the same per-clip
-scorer (`hug_vis_dataset.tasks`) and the same aggregation, so they give the same number.
-
-## References
-
-{references}
-
-## Citation
-
-```bibtex
-{CITATION}
-```
-"""
+{card_body(name, output)}"""
 
 
 #: The Gradio version of the published Spaces (the ``space`` extra's pin).
 GRADIO_VERSION = "6.31.0"
-APP_SOURCE = '''import os
+#: The Python of the published Spaces (the cards' ``python_version``; the stack is measured on 3.11).
+PYTHON_VERSION = "3.11"
+#: Every Space's ``app.py``: the shared app of :mod:`hug_vis_dataset.space.metric_app` on this folder.
+APP_SOURCE = '''from hug_vis_dataset.space.metric_app import launch
 
-import evaluate
-from evaluate.utils import launch_gradio_widget
-
-module = evaluate.load(os.path.dirname(os.path.abspath(__file__)))
-launch_gradio_widget(module)
+launch(__file__)
 '''
 
 
-def module_files(name: str) -> dict[str, str]:
-    """File name -> text of one generated module folder."""
+def module_files(name: str, examples_root: "str | Path | None" = REPO_METRICS) -> dict[str, str]:
+    """File name -> text of one generated module folder (the card's example output is read from
+    ``<examples_root>/<name>/examples/output.json``, written by :func:`write_examples`)."""
     from .release_info import requirements_lines
+    from .space.example_data import recorded_output
 
-    return {f"{name}.py": module_source(name), "README.md": card(name), "app.py": APP_SOURCE,
+    output = recorded_output(Path(examples_root) / name) if examples_root is not None else None
+    return {f"{name}.py": module_source(name), "README.md": card(name, output), "app.py": APP_SOURCE,
             "requirements.txt": "\n".join(requirements_lines("metric", catalog.extras_of([name]))) + "\n"}
 
 
-def write_module_folders(root: "str | Path") -> list[Path]:
-    """Write every module folder of the catalog under ``root``; returns the files written."""
+def write_module_folders(root: "str | Path", examples_root: "str | Path | None" = REPO_METRICS) -> list[Path]:
+    """Write every module folder of the catalog under ``root``; returns the files written. The bundled
+    ``examples/`` are copied from ``examples_root`` (this repository's ``metrics/``) when it holds them."""
+    import shutil
+
     written = []
     for name in catalog.module_names():
         folder = Path(root) / name
         folder.mkdir(parents=True, exist_ok=True)
-        for filename, text in module_files(name).items():
+        for filename, text in module_files(name, examples_root).items():
             (folder / filename).write_text(text, encoding="utf-8")
             written.append(folder / filename)
+        source = Path(examples_root) / name / "examples" if examples_root is not None else None
+        if source is not None and source.is_dir() and source.resolve() != (folder / "examples").resolve():
+            shutil.copytree(source, folder / "examples", dirs_exist_ok=True)
+            written += sorted((folder / "examples").iterdir())
     return written
+
+
+def regenerate(root: "str | Path") -> list[Path]:
+    """What ``python -m hug_vis_dataset.module_folders ROOT`` does: write the module files, the
+    bundled examples and their recorded outputs (each module run on them), then the cards with them."""
+    from .space.example_data import write_examples
+
+    write_module_folders(root, examples_root=None)
+    written = write_examples(root)
+    return written + write_module_folders(root, examples_root=root)
 
 
 if __name__ == "__main__":  # pragma: no cover - maintenance entry point
     import sys
 
-    for path in write_module_folders(sys.argv[1] if len(sys.argv) > 1 else "metrics"):
+    for path in regenerate(sys.argv[1] if len(sys.argv) > 1 else "metrics"):
         print(path)

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from . import catalog
+from .analysis_fields import ANALYSIS_FIELDS
 from .citation import CITATION, CODEBASE, HOMEPAGE
 from .scoring.store import STORED_COLUMNS
 
@@ -414,9 +415,8 @@ def inputs_description(name: str) -> str:
                 "`rows.parquet` (status, error, actor_id ...) may be passed too, so `compute(**rows)` with "
                 "`rows = pd.read_parquet(...).to_dict('list')` of every task works; failed rows and reference "
                 "rows (Real audio, motion statistics) are left out.\n"
-                f"{extra}Returns:\n    the analysis as the report computes it.\nExamples:\n"
-                f"    >>> module = evaluate.load(\"hugvis/{name}\")\n"
-                "    >>> module.compute(**rows)  # doctest: +SKIP\n")
+                f"{extra}Returns:\n" + "".join(f"    {key}: {text}.\n" for key, text in ANALYSIS_FIELDS[name])
+                + "Examples:\n    see the module card (its example runs on the Space's bundled rows).\n")
     task = spec.tasks[0]
     pred, ref = _INPUTS[task]
     if names == ("csim",):
@@ -434,7 +434,5 @@ def inputs_description(name: str) -> str:
         lines.append('    protocol (str, optional): "rvm" (paper default) or "clip" (mean of per-clip means).')
     lines += ["Returns:", f"    {', '.join(names)} (paper units), per_clip (stored per-clip values, input order), "
               "clip_ids, n_ok, n_failed, errors (one per failed clip), protocol.",
-              "Examples:", f"    >>> module = evaluate.load(\"hugvis/{name}\")",
-              "    >>> module.compute(predictions=[...]" + ("" if spec.mode == catalog.REFERENCE_FREE
-                                                            else ", references=[...]") + ")  # doctest: +SKIP", ""]
+              "Examples:", "    see the module card (its example runs on the Space's bundled files).", ""]
     return "\n".join(lines)

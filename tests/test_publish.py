@@ -41,8 +41,8 @@ def test_targets_cover_dataset_metric_spaces_and_explorer(materialised):
     assert card.data.to_dict()["extra_gated_prompt"]
     for name in modules:
         for rel in pub.local_files(REPO / "metrics" / name):
-            published = (out / "spaces" / name / rel).read_text()
-            source = (REPO / "metrics" / name / rel).read_text()
+            published = (out / "spaces" / name / rel).read_bytes().decode("utf-8", "surrogateescape")
+            source = (REPO / "metrics" / name / rel).read_bytes().decode("utf-8", "surrogateescape")
             if rel == "requirements.txt":
                 # the library line carries the metric's own extras from the catalog, plus the kind's (hub)
                 from hug_vis_dataset.catalog import extras_of

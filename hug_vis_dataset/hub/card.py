@@ -15,10 +15,11 @@ Example:
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from .. import catalog
-from ..citation import CITATION
+from ..citation import CITATION, HOMEPAGE, links_markdown
 from ..grid import EMOTION_NAMES, TABLE1
 from .alpha import ALPHA_CODECS
 from .build_info import VIEWER_ROW_GROUP_BYTES, BuildOptions, BuildReport
@@ -29,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 PRETTY_NAME = "HUG-VIS: Human-centered Understanding and Generation in VISual intelligence"
 REPO_ID = "hugvis/hug-vis"
-PROJECT_URL = "https://github.com/GML-MMGroup/HUG-VIS"
+PROJECT_URL = HOMEPAGE  # the paper's project page (one set of links: citation.py)
 
 TASK_CATEGORIES = ["video-classification", "audio-classification", "image-to-video", "text-to-speech",
                    "image-segmentation"]
@@ -71,8 +72,25 @@ def _size_category(n: int) -> str:
     return "100K<n<1M"
 
 
-def card_front_matter(rows: dict[str, int], num_bytes: dict[str, int]) -> dict:
-    """The YAML front matter as a dict (configs in the given order; ``clips`` is the default)."""
+def uncompressed_bytes(repo_dir: "str | Path", shards: "Sequence") -> int:
+    """Size of the shards' data once decoded from Parquet (the row groups' uncompressed size, as the
+    Parquet footers record it): the card's ``dataset_size``; the shard files' size is ``download_size``."""
+    import pyarrow.parquet as pq
+
+    total = 0
+    for shard in shards:
+        meta = pq.ParquetFile(Path(repo_dir) / shard.file).metadata
+        total += sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    return total
+
+
+def card_front_matter(rows: dict[str, int], num_bytes: dict[str, int],
+                      data_bytes: "dict[str, int] | None" = None) -> dict:
+    """The YAML front matter as a dict (configs in the given order; ``clips`` is the default).
+
+    ``num_bytes`` is each config's compressed shard size (what a download fetches); ``data_bytes``
+    its uncompressed size (default: the same, when unknown)."""
+    data_bytes = data_bytes or num_bytes
     configs = []
     infos = []
     for name in rows:
@@ -83,16 +101,16 @@ def card_front_matter(rows: dict[str, int], num_bytes: dict[str, int]) -> dict:
         infos.append({
             "config_name": name,
             "features": features(name)._to_yaml_list(),
-            "splits": [{"name": "test", "num_bytes": int(num_bytes[name]), "num_examples": int(rows[name])}],
+            "splits": [{"name": "test", "num_bytes": int(data_bytes[name]), "num_examples": int(rows[name])}],
             "download_size": int(num_bytes[name]),
-            "dataset_size": int(num_bytes[name]),
+            "dataset_size": int(data_bytes[name]),
         })
     return {
         "pretty_name": PRETTY_NAME,
         "language": ["zh"],
         "license": "other",
         "license_name": "hug-vis-research-license",
-        "license_link": PROJECT_URL,
+        "license_link": HOMEPAGE,
         "task_categories": TASK_CATEGORIES,
         "tags": ["emotion-recognition", "talking-head", "video-generation", "voice-cloning", "video-matting",
                  "benchmark", "zero-shot"],
@@ -181,13 +199,77 @@ one chunk at each edge of a media column chunk, which larger row groups make rar
 """
 
 
+# Quoted from the paper (shared/reference): sections 3.3-3.4 and the Statements and Declarations.
+CREATION_AND_CONSIDERATIONS = """
+## Dataset Creation
+
+### Curation rationale
+
+The paper: "This design deliberately trades environmental diversity for controlled correspondence:
+because the same assignment recurs for every actor, any difference we observe downstream can be
+attributed to the actor, the model, or the evaluation metric rather than to a mismatch in the
+underlying material."
+
+### Source data
+
+Recorded in a studio (paper section 3.3): "Every performance is captured with a fixed frontal
+green-screen setup under controlled lighting and a seated half-body framing", "Video is recorded at
+1920 × 1080 and 240 FPS (released at 30 FPS), and accompanied by synchronized denoised audio."
+"30 professional actors completed the full grid and passed the retention criteria. This cohort is
+gender balanced, has a mean age of roughly 20 years, and contributed about four hours of recording
+per actor." Each performance starts at rest, delivers the assigned Mandarin prompt with its action
+template, and returns to the resting pose.
+
+### Annotations
+
+Alpha mattes (paper section 3.4): "The mattes are produced using the professional software Adobe
+Premiere Pro through a two-stage process: chroma-key initialization followed by sequence-level
+refinement. During refinement, particular attention is paid to hair, fingers, and clothing, as
+well as to regions affected by self-occlusion and motion blur."
+
+Text: each clip carries the assigned Mandarin prompt and its verified verbatim transcript (paper
+Table 2). Quality assurance: "eight professional volunteers conduct a quality assessment. Each
+video clip is reviewed to verify strict alignment among the RGB, audio, text, and alpha mattes",
+including audio-visual synchronization and "the accuracy of the textual descriptions"; a clip that
+fails "is either discarded or returned for reprocessing". The paper does not say how the transcripts
+were first produced.
+
+## Considerations for Using the Data
+
+### Personal and sensitive information
+
+Every clip shows an identifiable person's face, body and voice. The paper: "Before recording, all
+actors provided written informed consent for research capture and for the authorized use of their
+identifiable likeness, voice, and performed behavior." and "Publication and demonstration of
+identifiable examples are allowed for research purposes covered by the participating actors'
+written authorizations." Nothing beyond the research use those authorizations cover is granted.
+
+### Risks: voice cloning and face reenactment
+
+Two of the benchmark's tasks, voice cloning and human video generation, are exactly the techniques
+that impersonate a person. Outputs of systems evaluated on HUG-VIS reproduce the actors' voices and
+likenesses: keep them within the benchmark protocol, do not publish them as the actors' own speech
+or behaviour, and never use the recordings to clone or reenact an actor outside it (the access
+terms forbid it).
+
+### Bias and limitations
+
+The cohort is 30 gender-balanced professional actors with a mean age of roughly 20 years, speaking
+Mandarin in one studio with one frontal green-screen setup: results do not transfer to other ages,
+languages, viewpoints, lighting or backgrounds. Emotions are instructed and acted (seven categories),
+not spontaneous.
+"""
+
+
 def render_card(records: "Sequence[ClipRecord]", report: "BuildReport", options: "BuildOptions") -> str:
     """The full ``README.md`` text for a finished build."""
     import yaml
 
     rows = dict(report.rows)
     num_bytes = {c: sum(s.bytes for s in report.shards[c]) for c in rows}
-    front = yaml.safe_dump(card_front_matter(rows, num_bytes), sort_keys=False, allow_unicode=True, width=100)
+    data_bytes = {c: uncompressed_bytes(report.repo_dir, report.shards[c]) for c in rows}
+    front = yaml.safe_dump(card_front_matter(rows, num_bytes, data_bytes), sort_keys=False, allow_unicode=True,
+                           width=100)
 
     alpha_config = "matting" if "matting" in report.shards else ("clips" if "clips" in report.shards else None)
     png_bytes = 0
@@ -234,7 +316,7 @@ generation (audio-driven and vision-driven), voice cloning and human video matti
 Emotion labels are a `ClassLabel` with the names {', '.join(EMOTION_NAMES)} (ids 0-6 in this
 order). The release spells Afraid as `fearful` in clip ids.
 
-## Configs
+## Dataset Structure
 
 Load one config per task; all share the split `test`.
 
@@ -293,15 +375,20 @@ under the dataset viewer's {VIEWER_ROW_GROUP_BYTES / 2**20:.0f} MiB row-group li
 `checksums.sha256` checks with `sha256sum -c checksums.sha256`. Built by
 `hugvis build RELEASE_DIR REPO_DIR` (hug-vis).
 {storage_section(report)}
-## License and access
+{CREATION_AND_CONSIDERATIONS}
+## Licensing and access
 
 Access is gated: the recordings show identifiable actors and are released for non-commercial
-research only, under the HUG-VIS research license ({PROJECT_URL}). Requests are reviewed
-against the terms in the access form.
+research only, under the HUG-VIS research license ({PROJECT_URL}). The paper: "Access is granted
+after application review and is limited to non-commercial academic research under the recipient
+data-use agreement." On the Hub, the access form below asks for the terms to be accepted; requests
+are reviewed against them.
 
 ## Citation
 
 ```bibtex
 {CITATION}
 ```
+
+{links_markdown()}
 """

@@ -1,7 +1,3 @@
-import os
+from hug_vis_dataset.space.metric_app import launch
 
-import evaluate
-from evaluate.utils import launch_gradio_widget
-
-module = evaluate.load(os.path.dirname(os.path.abspath(__file__)))
-launch_gradio_widget(module)
+launch(__file__)
