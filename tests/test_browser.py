@@ -36,11 +36,12 @@ def _free_port() -> int:
 
 
 def _serve(release: Path, results: Path, work: Path):
-    from hug_vis_dataset.space.app import Explorer, build_app
+    from hug_vis_dataset.space.app import Explorer, app_kwargs, build_app
 
-    demo = build_app(Explorer(release, results, work_dir=work))
+    explorer = Explorer(release, results, work_dir=work)
+    demo = build_app(explorer)
     _, url, _ = demo.launch(server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True,
-                            allowed_paths=[str(release), str(work), str(results)])
+                            allowed_paths=[str(release), str(work), str(results)], app_kwargs=app_kwargs(explorer))
     return demo, url
 
 
@@ -118,7 +119,8 @@ def test_paper_rows_synthetic_rows_and_filters(site, browser):
     board = page.locator("#leaderboard")
     expect(board.get_by_text("Former-DFER").first).to_be_visible()  # Table 4 first
     # Table 4 ranks within each input setting (the report's rule): both settings have a best.
-    expect(_row(page, "MMA-DFER")).to_contain_text("37.05 (best)")
+    expect(_row(page, "MMA-DFER").locator("b", has_text="37.05")).to_be_visible()
+    expect(board).not_to_contain_text("(best)")  # one winning style: bold / underline, no words on top
     expect(page.locator("#board-setting")).to_be_visible()
     expect(page.locator("#board-source")).to_be_hidden()   # Table 4 is not split by source
 
@@ -130,34 +132,46 @@ def test_paper_rows_synthetic_rows_and_filters(site, browser):
     expect(_row(page, "BiRefNet")).to_be_visible()  # the Table 4 filter does not carry over
     expect(board).to_contain_text("Conn ↓ (÷1e3)")
     expect(page.locator("#board-setting")).to_be_hidden()  # filters of Table 4 are gone, not silently ignored
-    expect(_row(page, "BiRefNet")).to_contain_text("2.30 (best)")
+    expect(_row(page, "BiRefNet").locator("b", has_text="2.30")).to_be_visible()
     expect(board).not_to_contain_text("matte_good")  # synthetic runs only on request
     expect(page.locator("#leaderboard-notes")).to_contain_text("2 synthetic demo row(s) hidden: tick 'synthetic demo' under Show")
     # A header sorts the rows: MAD ascending puts the paper's best first, a second click reverses.
     mad = board.locator("th", has_text="MAD ↓")
+    expect(mad).not_to_contain_text("▲")
     mad.click()
     expect(mad).to_have_attribute("aria-sort", "ascending")
+    expect(mad).to_contain_text("▲")  # the direction is shown, not only the metric's arrow
     expect(board.locator("tbody tr").first).to_contain_text("BiRefNet")
     expect(board.locator("tbody tr").last).to_contain_text("VideoMaMa")
     mad.click()
     expect(mad).to_have_attribute("aria-sort", "descending")
+    expect(mad).to_contain_text("▼")
     expect(board.locator("tbody tr").first).to_contain_text("VideoMaMa")
     board.locator("th", has_text="Model").click()  # text columns sort as text
     expect(board.locator("tbody tr").first).to_contain_text("BiRefNet")
     expect(board.locator("tbody tr").last).to_contain_text("VideoMaMa")
     expect(mad).not_to_have_attribute("aria-sort", "descending")
+    expect(mad).not_to_contain_text("▼")  # only the sorted column carries the indicator
 
     _tick(page, "board-show", "synthetic demo")
     expect(_row(page, "matte_good")).to_contain_text("synthetic demo")
     # Never ranked with the paper: BiRefNet stays best, the synthetic pool has its own best.
-    expect(_row(page, "BiRefNet")).to_contain_text("2.30 (best)")
-    expect(_row(page, "matte_good")).to_contain_text("(best)")
-    expect(_row(page, "matte_poor")).to_contain_text("(second)")
+    expect(_row(page, "BiRefNet").locator("b", has_text="2.30")).to_be_visible()
+    expect(_row(page, "matte_good").locator("b").first).to_be_visible()
+    expect(_row(page, "matte_poor").locator("u").first).to_be_visible()
+    # Sorting keeps the groups: paper rows first, synthetic rows after them, whatever the column.
+    for _ in range(2):
+        mad.click()
+        origins = board.locator("tbody tr td:nth-child(2)").all_inner_texts()
+        assert origins == sorted(origins, key=lambda o: o != "paper"), origins
     expect(_row(page, "matte_good")).to_contain_text("100.0%")  # coverage, with n_ok / n_failed beside it
     # Provenance: the stored summary.json, served by the app.
     summary = _row(page, "matte_good").get_by_role("link", name="summary.json")
-    expect(_row(page, "BiRefNet").locator("b").first).to_have_text("2.30 (best)")  # bold, as in the report
-    assert page.request.get(urljoin(page.url, summary.get_attribute("href"))).json()["provenance"]["dataset"]["synthetic"] is True
+    expect(_row(page, "BiRefNet").locator("b").first).to_have_text("2.30")  # bold, as in the report
+    href = summary.get_attribute("href")
+    assert href == "provenance/matting/matte_good/summary.json"  # relative: no server path on the page
+    assert page.request.get(urljoin(page.url, href)).json()["provenance"]["dataset"]["synthetic"] is True
+    assert page.request.get(urljoin(page.url, "provenance/matting/..%2F..%2Fetc/summary.json")).status == 404
 
     # Table 7: source and paradigm filters appear; LPIPS/CSIM/FID cells say why they are empty.
     _choose(page, "board-table", "Table 7: Objective results of vision-driven video generation")
@@ -192,9 +206,14 @@ def test_empty_states_and_inspector(site, browser):
 
     page.get_by_role("tab", name="Clip inspector").click()
     expect(page.locator("#inspector-frame input[type=number]")).to_have_attribute("max", "14")  # 15 frames
+    expect(page.locator("#inspector-text")).to_contain_text("press Show clip")  # a hint, not empty panels
     page.get_by_role("button", name="Show clip").click()
     expect(page.locator("#inspector-text")).to_contain_text("actor_0001_happy_action_01_script_001")
     expect(page.locator("#inspector-text")).to_contain_text("Showing frame 0 of 15")
+    number = page.locator("#inspector-frame input[type=number]")
+    number.fill("6")
+    number.press("Enter")
+    expect(page.locator("#inspector-text")).to_contain_text("Showing frame 6 of 15")  # follows the slider
     expect(page.locator("#inspector-matte img").first).to_be_visible()
     expect(page.locator("#inspector-overlay img").first).to_be_visible()
     page.close()
@@ -228,6 +247,9 @@ def test_upload_reaches_the_leaderboard_and_survives_a_restart(site, browser, tm
     expect(page.locator("#score-message")).to_contain_text("2 clip(s) ok of 2", timeout=90_000)
     expect(page.locator("#score-message")).to_contain_text("Added to the Table 11 leaderboard")
     expect(page.locator("#score-table")).to_contain_text("uploaded_matte")
+    expect(page.locator("#score-table")).to_contain_text("MAD ↓ (×1e3)")  # the board's headers, not raw keys
+    expect(page.locator("#score-message")).to_contain_text("provenance/matting/uploaded_matte/summary.json")
+    expect(page.locator("#score-message")).not_to_contain_text(str(site["root"]))  # no server path
 
     # At once on the leaderboard (synthetic release: under "synthetic demo").
     page.get_by_role("tab", name="Leaderboards").click()

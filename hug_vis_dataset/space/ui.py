@@ -201,7 +201,7 @@ def _crosstask_tab(gr, explorer: Explorer):
 
 def _findings_tab(gr, explorer: Explorer):
     with gr.Row():
-        finding = gr.Dropdown(list(FINDINGS), value=FINDINGS[0], label="Finding")
+        finding = gr.Dropdown(list(FINDINGS), value=FINDINGS[0], label="Finding", elem_id="findings-finding")
         task = gr.Dropdown(list(SCORED_TASKS), value="matting", label="Task")
     run = gr.Button("Measure", elem_id="findings-run")
     message = gr.Markdown(elem_id="findings-message")
@@ -238,8 +238,7 @@ def _inspector_tab(gr, explorer: Explorer):
     outputs = [video, matte, overlay, audio, text]
     show.click(explorer.inspect, keys + [frame], outputs)
     # The frame panels follow the slider (the video and audio stay the clip's).
-    frame.release(explorer.inspect, keys + [frame], outputs)
-    frame.input(explorer.inspect, keys + [frame], outputs)
+    frame.change(explorer.inspect, keys + [frame], outputs)
 
 
 def _viewer_tab(gr, explorer: Explorer, tab):
