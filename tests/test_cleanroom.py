@@ -1,10 +1,16 @@
-"""Clean room: build the release artifacts, publish the Spaces (dry run, wheel bundled) and install
-each of two Spaces into its own fresh virtual environment from its requirements.txt alone, as the
-Hub's build does: the metric Space `mad` and the explorer. Neither needs torch. Dependencies come
-from the package index (pip as configured on the machine), with no constraints file: the Hub's
-build has none either, so a new upstream release that breaks our ranges shows up here first.
-Measured on this 2-core machine: 85 s when quiet (each install about 20 s: the pip cache and the
-machine's local package index serve most wheels), up to about 3 minutes with other tests running.
+"""Clean room: build the release artifacts, publish the Spaces (dry run, wheel bundled) and run them
+as the Hub does, from each Space's own files alone, in fresh virtual environments (no stub anywhere):
+
+* three metric Spaces, a frame metric (`mad`, PNG-sequence zips), a voice metric (`dnsmos`, WAV) and an
+  analysis (`variance_decomposition`, result rows), each installed as the Hub builds it (`gradio` at the
+  card's `sdk_version`, then `requirements.txt`), started with `python app.py` on 127.0.0.1 and driven
+  in headless Chromium: upload the bundled example, Compute, read the result table, compare with
+  `evaluate.load(<folder>).compute(...)` on the same files;
+* the explorer, installed the same way, its Gradio Blocks built.
+
+Dependencies come from the package index (pip as configured on the machine), with no constraints file
+(the Hub's build has none either, so a new upstream release that breaks our ranges shows up here first),
+except the CPU torch wheel standing in for PyPI's CUDA build (see TORCH_STAND_IN).
 """
 
 from __future__ import annotations

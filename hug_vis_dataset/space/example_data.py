@@ -46,7 +46,7 @@ def headline(name: str, result: dict) -> dict:
     """What a card's example prints: a metric's values in paper units with the clip counts; an
     analysis's result with floats rounded to 4 decimals (``None`` where not finite)."""
     if catalog.spec(catalog.suite_or_metric(name)[0]).mode == catalog.ANALYSIS:
-        return _round(dict(result))
+        return _round(json.loads(json.dumps(result, default=str)))  # as output.json holds it: keys are strings
     keys = [*catalog.suite_or_metric(name), "n_ok", "n_failed", "n_clips"]
     return {k: _round(result[k]) for k in keys if k in result}
 
