@@ -85,11 +85,19 @@ def test_every_metric_space_loads_offline_with_evaluate(materialised, monkeypatc
             assert module.info.features is not None
 
 
+GRADIO_FRONT = '---\ntitle: {title}\nsdk: gradio\nsdk_version: 6.31.0\npython_version: "3.11"\napp_file: app.py\n---\n'
+
+
 def test_card_validation_reports_problems(tmp_path):
     space = tmp_path / "space"
     space.mkdir()
     (space / "README.md").write_text("---\ntitle: x\nsdk: gradio\napp_file: app.py\n---\n\n# x\n")
-    assert any("app_file 'app.py' does not exist" in p for p in pub.validate_card(space, "space"))
+    problems = pub.validate_card(space, "space")
+    assert any("app_file 'app.py' does not exist" in p for p in problems)
+    # what the Hub builds from the front matter: the Gradio the apps are written for, on the measured Python
+    assert any("sdk_version None is not the Gradio the apps are written for (6.31.0)" in p for p in problems)
+    assert any("python_version None is not '3.11'" in p for p in problems)
+    (space / "README.md").write_text(GRADIO_FRONT.format(title="x") + "\n# x\n")
     (space / "app.py").write_text("print(1)\n")
     assert pub.validate_card(space, "space") == []
     (space / "README.md").write_text("---\ntitle: x\nsdk: flask\n---\n\n# x\n")
@@ -215,7 +223,7 @@ def test_materialise_refuses_unfit_folders(tmp_path):
     metrics.mkdir(parents=True)
     (metrics / "m1.py").write_text("x = 1\n")
     (metrics / "app.py").write_text("x = 1\n")
-    (metrics / "README.md").write_text("---\ntitle: m1\nsdk: gradio\napp_file: app.py\n---\n\n# m1\n")
+    (metrics / "README.md").write_text(GRADIO_FRONT.format(title="m1") + "\n# m1\n")
     (metrics / "requirements.txt").write_text("hug-vis>=0.1\n")
     with pytest.raises(pub.PublishError, match=f"does not pin hug-vis=={__version__}"):
         pub.materialise(tmp_path / "out", metrics_root=tmp_path / "metrics", explorer_dir=tmp_path / "none",

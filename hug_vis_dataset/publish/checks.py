@@ -96,6 +96,16 @@ def validate_card(folder: "str | Path", repo_type: str) -> list[str]:
             problems.append(f"{readme}: app_file {app_file!r} does not exist")
         if not data.get("title"):
             problems.append(f"{readme}: no title")
+        if data.get("sdk") == "gradio":
+            # What the Hub builds: gradio==sdk_version on python_version, then requirements.txt.
+            from ..module_folders import GRADIO_VERSION, PYTHON_VERSION
+
+            if str(data.get("sdk_version")) != GRADIO_VERSION:
+                problems.append(f"{readme}: sdk_version {data.get('sdk_version')!r} is not the Gradio the apps are "
+                                f"written for ({GRADIO_VERSION})")
+            if str(data.get("python_version")) != PYTHON_VERSION:
+                problems.append(f"{readme}: python_version {data.get('python_version')!r} is not {PYTHON_VERSION!r} "
+                                "(the stack is measured on it)")
     else:
         configs = data.get("configs") or []
         if not configs:
