@@ -59,6 +59,18 @@ def _notes(name: str) -> str:
     return "".join(f"\n**Implementation note.** {n}\n" for n in notes)
 
 
+def _label(label: str) -> str:
+    """A label as Markdown: the paper's ``D_{e,k}`` becomes D<sub>e,k</sub> (no raw TeX on a card).
+
+    Example:
+        >>> _label("D_{e,k}")
+        'D<sub>e,k</sub>'
+    """
+    import re
+
+    return re.sub(r"_\{([^}]*)\}", r"<sub>\1</sub>", label)
+
+
 def _cell(text: str) -> str:
     """Text for a Markdown table cell (a ``|`` would end the cell)."""
     return str(text).replace("|", "\\|")
@@ -196,7 +208,8 @@ def card_body(name: str, output: "dict | None") -> str:
     names = catalog.suite_or_metric(name)
     specs = [catalog.spec(m) for m in names]
     kind = input_kind(name)
-    definitions = "\n\n".join(f"**{s.label}** (`{s.name}`). {s.definition or s.description}" for s in specs[:6])
+    definitions = "\n\n".join(f"**{_label(s.label)}** (`{s.name}`). {s.definition or s.description}"
+                               for s in specs[:6])
     if len(specs) > 6:
         definitions += "\n\n" + "\n".join(f"- `{s.name}`: {s.description}" for s in specs[6:])
     further = links_markdown() + "".join(f"\n- Reference implementation: {u}" for u in reference_urls(name))

@@ -45,10 +45,10 @@ def _paragraphs(tokens) -> list[str]:
 def _source_paragraph_bound(name: str) -> int:
     """The longest paragraph the card is written from: a catalog definition with its bold lead, or
     the longest fixed paragraph of the card template (measured on a card with short catalog text)."""
-    from hug_vis_dataset.module_cards import _notes
+    from hug_vis_dataset.module_cards import _label, _notes
 
     specs = [catalog.spec(m) for m in catalog.suite_or_metric(name)]
-    sources = [f"**{s.label}** (`{s.name}`). {s.definition or s.description}" for s in specs]
+    sources = [f"**{_label(s.label)}** (`{s.name}`). {s.definition or s.description}" for s in specs]
     sources += [p.strip() for p in _notes(name).split("\n\n")]  # implementation notes: one paragraph each
     return max(max(len(p) for p in sources), 700)
 
