@@ -192,6 +192,25 @@ class _GenerationTask(TaskScorer):
     def _pass(self, prediction, reference, metrics, models, options) -> ClipScores:
         return video_pass(prediction, reference, metrics, models, options)
 
+    def score_groups(self, prediction, reference, metrics, models, options=None, reraise=()):
+        """As the base, but the networks of the one-decode pass load first, one metric at a time: a
+        missing or broken LPIPS or face model fails (or, in ``reraise``, stops) its own metric only,
+        as when each metric had its own pass."""
+        errors, usable = {}, list(metrics)
+        for metric, kinds in (("lpips", ("lpips",)), ("csim", ("face_detector", "face_embedder"))):
+            if metric not in usable:
+                continue
+            try:
+                for kind in kinds:
+                    models.get(kind)
+            except reraise:
+                raise
+            except Exception as err:  # noqa: BLE001 - recorded for its metric, never dropped
+                errors[metric] = f"{type(err).__name__}: {err}"
+                usable.remove(metric)
+        scores, more = super().score_groups(prediction, reference, usable, models, options, reraise)
+        return scores, {**errors, **more}
+
     def reference(self, record) -> dict[str, str]:
         # The source portrait is the reference video's first frame (the repo's `source_frame`).
         return {"video": str(record.video_path), "audio": str(record.audio_path), "portrait": str(record.video_path)}
