@@ -45,7 +45,7 @@ def test_module_card_front_matter():
                     "app_file: app.py", "pinned: false", "- evaluate", "- metric", "description:"):
             assert key in head, (name, key)
         assert (folder / "requirements.txt").read_text().split() == requirements_lines("metric", extras_of([name]))
-        assert "launch_gradio_widget" in (folder / "app.py").read_text()
+        assert "from hug_vis_dataset.space.metric_app import launch" in (folder / "app.py").read_text()
         # evaluate scans import lines: one import per line
         for line in (folder / f"{name}.py").read_text().splitlines():
             if line.startswith("import "):

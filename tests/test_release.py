@@ -179,7 +179,8 @@ def _metric_source(root: Path, name: str, requirement: str, card_extra: str = ""
     folder.mkdir(parents=True)
     (folder / f"{name}.py").write_text("x = 1\n")
     (folder / "app.py").write_text("x = 1\n")
-    (folder / "README.md").write_text(f"---\ntitle: {name}\nsdk: gradio\napp_file: app.py\n---\n\n# {name}\n"
+    (folder / "README.md").write_text(f"---\ntitle: {name}\nsdk: gradio\nsdk_version: 6.31.0\n"
+                                      f"python_version: \"3.11\"\napp_file: app.py\n---\n\n# {name}\n"
                                       f"{card_extra}")
     (folder / "requirements.txt").write_text(f"{requirement}\nevaluate==0.4.6\n")
     return folder
