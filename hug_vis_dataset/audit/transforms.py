@@ -268,24 +268,20 @@ def process_alpha(frames: np.ndarray, name: str, rate: float) -> np.ndarray:
     """A matte clip ``(n, H, W)`` after video transform ``name`` (see the module doc)."""
     if name == IDENTITY:
         return frames.copy()
-    if name == "fps_30_25_30":
-        return fps_roundtrip(frames, rate)
-    if name == "scale_720p_roundtrip":
-        return scale_roundtrip(frames)
-    if name == "shift_1frame":
-        return shift_frames(frames)
+    if name in _FRAME_LEVEL:
+        return process_video_frames(frames, name, rate)
     return decode_frames(encode_frames(frames, name, rate, gray=True), gray=True)
 
 
+#: The transforms applied to decoded frames (the codec transforms encode instead).
+_FRAME_LEVEL = {"fps_30_25_30": lambda frames, rate: fps_roundtrip(frames, rate),
+                "scale_720p_roundtrip": lambda frames, rate: scale_roundtrip(frames),
+                "shift_1frame": lambda frames, rate: shift_frames(frames)}
+
+
 def process_video_frames(frames: np.ndarray, name: str, rate: float) -> np.ndarray:
-    """RGB frames after a frame-level video transform (the codec transforms encode instead)."""
-    if name == "fps_30_25_30":
-        return fps_roundtrip(frames, rate)
-    if name == "scale_720p_roundtrip":
-        return scale_roundtrip(frames)
-    if name == "shift_1frame":
-        return shift_frames(frames)
-    return frames
+    """RGB (or matte) frames after a frame-level video transform; other names leave them as they are."""
+    return _FRAME_LEVEL[name](frames, rate) if name in _FRAME_LEVEL else frames
 
 
 def process_audio(audio: np.ndarray, sample_rate: int, name: str) -> np.ndarray:

@@ -169,12 +169,13 @@ class LocalResultsStore:
         return self._stored(task, model)
 
     def _stored(self, task: str, model: str) -> StoredRun:
-        """The run just added, read back through validation."""
-        for run in self.scan().runs:
-            if (run.task, run.model) == (task, model):
-                return run
-        damaged = [d for d in self.scan().damaged if (d.task, d.model) == (task, model)]
-        raise StoreError(damaged[0].message() if damaged else f"{task}/{model} is not in the store after adding it")
+        """The run just added, read back through validation (that folder alone, not the whole store)."""
+        from ..scoring.runs import read_run
+
+        run = read_run(self.root / task / model, self.link(task, model))
+        if isinstance(run, DamagedRun):
+            raise StoreError(run.message())
+        return run
 
     def save_ratings(self) -> None:
         """Ratings are written in place by the rating store; nothing to push for a folder."""
