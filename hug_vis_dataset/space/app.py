@@ -60,11 +60,14 @@ def app_kwargs(explorer: Explorer) -> dict:
 
 def launch(release_dir: "str | Path | None" = None, results_dir: "str | Path | None" = None,
            port: "int | None" = None, work_dir: "str | Path | None" = None, block: bool = True,
-           results_repo: "str | None" = None):
+           results_repo: "str | None" = None, rater: bool = False, study: "str | Path | None" = None):
     """Start the explorer on 127.0.0.1 (analytics off); returns ``(demo, url)`` when ``block`` is False.
 
     ``results_repo`` (a Hub dataset id) makes the Hub repo the results store, mirrored into
-    ``results_dir`` (or the work folder); otherwise ``results_dir`` is the store.
+    ``results_dir`` (or the work folder); otherwise ``results_dir`` is the store. ``rater`` starts
+    the rater page instead (the blind study alone: no leaderboard, no system names;
+    :func:`~hug_vis_dataset.space.mos_study.build_rater_app`), its answers stored in the same
+    store; ``study`` is the study file (default ``$HUGVIS_STUDY``, else the default study).
     """
     from ..leaderboard import open_store
 
@@ -73,7 +76,15 @@ def launch(release_dir: "str | Path | None" = None, results_dir: "str | Path | N
     release = Path(release_dir) if release_dir else default_release(work)
     store = open_store(results_dir or work / "results", repo_id=results_repo, mirror=results_dir or work / "results")
     explorer = Explorer(release, work_dir=work, store=store)
-    demo = build_app(explorer)
+    if study is not None:
+        explorer.mos.study_path = str(study)
+    if rater:
+        from .mos_study import build_rater_app
+
+        explorer.mos.spec  # noqa: B018 - read the study file now: a bad one fails here, in one line
+        demo = build_rater_app(explorer.mos)
+    else:
+        demo = build_app(explorer)
     allowed = [str(release.resolve()), str(work.resolve()), str(store.root.resolve())]
     _, url, _ = demo.launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"), server_port=port,
                             allowed_paths=allowed, prevent_thread_lock=not block, quiet=not block,

@@ -11,6 +11,11 @@
   refused naming it, and nothing is stored.
 * **Gold items** are served like the others: the clip's real recording (``gold_reference``) and a
   degraded copy (``gold_degraded``, heavy blur and noise; :func:`degrade_video`, :func:`degrade_speech`).
+* **Pairwise items** (a study with ``"protocol": "pairwise"``): two systems' outputs of the same
+  clip side by side as "A" and "B", the side drawn per rater and item from the session seed
+  (:func:`~hug_vis_dataset.studies.schedule.pair_sides`) and stored with the answer (``left``);
+  media ``<code>-a`` / ``<code>-b``; each criterion is answered A, B or Tie and stored by
+  :class:`~hug_vis_dataset.space.preferences.PreferenceStore` in the same ratings log.
 * **Timing.** The server notes when an item was shown; the answer is stored with ``elapsed`` and
   the media's ``duration`` (seconds), so raters answering faster than the media are flagged
   (:mod:`hug_vis_dataset.metrics.rater_qc`).
@@ -30,9 +35,11 @@ import numpy as np
 
 from ..escaping import markdown_text
 from ..metrics.rater_qc import GOLD_HIGH, GOLD_LOW
-from ..studies.anchors import ANCHORS, anchor_markdown
-from ..studies.sessions import SESSIONS_FILE, SessionLog, coverage, coverage_markdown
-from ..studies.spec import StudyItem, StudySpec
+from ..studies.anchors import ANCHORS, anchor_markdown, pairwise_markdown
+from ..studies.schedule import pair_sides
+from ..studies.sessions import SESSIONS_FILE, Session, SessionLog, coverage, coverage_markdown
+from ..studies.spec import PAIRWISE, StudyItem, StudySpec
+from .preferences import PreferenceStore
 from .ratings import RatingError, RatingStore
 
 VOICE_TASK = "voice_cloning"
@@ -52,6 +59,9 @@ class ItemView:
     progress: str = ""
     done: bool = False
     anchors: list[str] = field(default_factory=list)
+    #: Pairwise items: the media shown as "B" (``video`` / ``speech`` are "A").
+    video_b: "str | None" = None
+    speech_b: "str | None" = None
 
 
 class BlindStudy:
@@ -71,14 +81,20 @@ class BlindStudy:
         self.log = SessionLog(self.folder / SESSIONS_FILE, spec)
         self.media_dir = self.folder / "blind_media" / spec.name
         self._shown: dict[tuple[str, str], float] = {}  # (rater, code) -> when it was shown
+        # Pairwise answers share the ratings log (and its lock); the same check decides what is presented.
+        self.preferences = PreferenceStore(self.ratings.path, allowed=study.offer_problem)
 
     @property
     def ratings(self) -> RatingStore:
         return self.study.ratings
 
+    @property
+    def pairwise(self) -> bool:
+        return self.spec.protocol == PAIRWISE
+
     def answered(self, rater: "str | None" = None) -> dict[str, set[str]]:
         """rater -> the item codes they answered (in this study)."""
-        frame = self.ratings.frame()
+        frame = self.preferences.frame() if self.pairwise else self.ratings.frame()
         if not len(frame):
             return {}
         frame = frame[(frame["study"] == self.spec.name) & frame["item"].notna()]
@@ -111,7 +127,7 @@ class BlindStudy:
                                          "in this study.")
         code, item = left[0]
         position = session.codes().index(code) + 1
-        view = self._view(code, item)
+        view = self._view(code, item, session)
         view.progress = f"Session {session.number}, item {position} of {len(session.entries)} (code `{code}`)"
         self._shown[(rater, code)] = time.monotonic()
         return view, ""
@@ -122,20 +138,25 @@ class BlindStudy:
         ``answers`` are the radio values in the item's criteria order (None = unanswered).
         """
         rater = rater.strip() if isinstance(rater, str) else rater
-        entry = self.log.lookup().get(code) if isinstance(code, str) else None
-        if entry is None or entry[0] != rater:
+        session = self._session_of(rater, code) if isinstance(code, str) else None
+        if session is None:
             return "**Not stored:** this item is not in your session; press *Start / resume*.", False
-        _, item = entry
+        item = dict(session.entries)[code]
         values = dict(zip(item.criteria, answers))
         missing = [ANCHORS[c][0] for c in item.criteria if values.get(c) in (None, "")]
         if missing:
-            return f"**Not stored:** please answer {', '.join(missing)} (every criterion needs a score).", False
-        scores = {c: _as_score(v) for c, v in values.items()}
+            need = "an answer: A, B or Tie" if self.pairwise else "a score"
+            return f"**Not stored:** please answer {', '.join(missing)} (every criterion needs {need}).", False
         shown = self._shown.get((rater, code))
         extra = {"study": self.spec.name, "item": code, "duration": self._duration(code, item),
                  "elapsed": None if shown is None else round(time.monotonic() - shown, 3)}
         try:
-            self.ratings.add(rater, item.task, item.clip_id, item.systems[0], scores, extra=extra)
+            if self.pairwise:
+                left = pair_sides(session.seed, code, item.systems)[0]
+                self.preferences.add(rater, item.task, item.clip_id, item.systems, values, left, extra=extra)
+            else:
+                scores = {c: _as_score(v) for c, v in values.items()}
+                self.ratings.add(rater, item.task, item.clip_id, item.systems[0], scores, extra=extra)
         except RatingError as err:
             return f"**Not stored:** {markdown_text(err)}", False
         problem = self.study.on_stored() if self.study.on_stored is not None else None
@@ -149,26 +170,42 @@ class BlindStudy:
     def coverage_markdown(self) -> str:
         return coverage_markdown(self.coverage())
 
+    def _session_of(self, rater: Any, code: str) -> "Session | None":
+        """The rater's session that holds ``code`` (None: not theirs, or no such code)."""
+        for session in self.log.sessions():
+            if session.rater == rater and code in session.codes():
+                return session
+        return None
+
     # ------------------------------------------------------------------ media
-    def _view(self, code: str, item: StudyItem) -> ItemView:
+    def _view(self, code: str, item: StudyItem, session: Session) -> ItemView:
         from ..references import read_reference_portrait
 
         refs = self.study.references(item.task, item.clip_id)
-        source = self._source(item, refs)
-        blind = self._blind_copy(code, source) if source else None
-        anchors = [anchor_markdown(c, item.task) for c in item.criteria]
+        if self.pairwise:
+            # "A" and "B" in the session's seeded order; the files carry the code and the side only.
+            sides = pair_sides(session.seed, code, item.systems)
+            shown = [self._blind_copy(f"{code}-{tag}", source) if source else None
+                     for tag, source in zip("ab", (self._source(item, refs, s) for s in sides))]
+            anchors = [pairwise_markdown(c, item.task) for c in item.criteria]
+        else:
+            source = self._source(item, refs)
+            shown = [self._blind_copy(code, source) if source else None, None]
+            anchors = [anchor_markdown(c, item.task) for c in item.criteria]
         if item.task == VOICE_TASK:
-            return ItemView(code, item.task, item.criteria, speech=blind, reference_speech=refs.get("audio"),
-                            anchors=anchors)
+            return ItemView(code, item.task, item.criteria, speech=shown[0], speech_b=shown[1],
+                            reference_speech=refs.get("audio"), anchors=anchors)
         try:
             portrait = read_reference_portrait(refs["portrait"])
         except Exception:  # noqa: BLE001 - a broken portrait must not stop the session; the video still plays
             portrait = None
-        return ItemView(code, item.task, item.criteria, video=blind, portrait=portrait, anchors=anchors)
+        return ItemView(code, item.task, item.criteria, video=shown[0], video_b=shown[1], portrait=portrait,
+                        anchors=anchors)
 
-    def _source(self, item: StudyItem, refs: dict) -> "str | None":
-        """The file behind an item: the system's output, the reference, or its degraded copy."""
-        system = item.systems[0]
+    def _source(self, item: StudyItem, refs: dict, system: "str | None" = None) -> "str | None":
+        """The file behind an item (or one ``system`` of a pair): the system's output, the
+        reference, or its degraded copy."""
+        system = system or item.systems[0]
         voice = item.task == VOICE_TASK
         reference = refs.get("audio" if voice else "video")
         if system == GOLD_HIGH:
@@ -198,14 +235,19 @@ class BlindStudy:
         from ..media import MediaError, audio_info, video_info
 
         suffix = ".wav" if item.task == VOICE_TASK else ".mp4"
-        path = self.media_dir / f"{code}{suffix}"
-        try:
-            if item.task == VOICE_TASK:
-                frames, rate, _ = audio_info(path)
-                return round(frames / rate, 3)
-            return round(float(video_info(path, count_frames=False).duration), 3)
-        except (MediaError, OSError, ValueError, ZeroDivisionError):
-            return None
+        names = [f"{code}-a", f"{code}-b"] if self.pairwise else [code]
+        durations = []
+        for name in names:  # a pair: the longer of the two (the rater has to watch both)
+            path = self.media_dir / f"{name}{suffix}"
+            try:
+                if item.task == VOICE_TASK:
+                    frames, rate, _ = audio_info(path)
+                    durations.append(round(frames / rate, 3))
+                else:
+                    durations.append(round(float(video_info(path, count_frames=False).duration), 3))
+            except (MediaError, OSError, ValueError, ZeroDivisionError):
+                return None
+        return max(durations)
 
 
 def _as_score(value: Any) -> Any:

@@ -345,6 +345,10 @@ def build_mos_tab(study: MosStudy, demo=None) -> None:
         gr.Markdown("No MOS study is configured for this release: start the Space with `HUGVIS_STUDY=study.json` "
                     "(a study file naming the systems and clips to rate; see docs/MOS.md).", elem_id="mos-no-study")
         return
+    if study.spec.protocol == "pairwise":  # the second protocol: two systems side by side
+        from .pairwise_form import build_pairwise_tab
+
+        return build_pairwise_tab(study, demo)
     blind = study.blind
     with gr.Row():
         rater = gr.Textbox(label="Rater id", placeholder="rater_01", elem_id="mos-rater")

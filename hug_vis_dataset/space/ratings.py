@@ -83,6 +83,9 @@ RATING_KEY: tuple[str, ...] = ("rater", "task", "clip_id", "model", "criterion")
 SCORE_RANGE = MOS_SCALE
 #: What to do about a skipped line, the end of every :meth:`RatingStore.problems` entry.
 LINE_FIX = "skipped: correct or delete this line (the ratings in force and the MOS leave it out)"
+#: The ``kind`` of a pairwise-preference line in the same log (:mod:`hug_vis_dataset.space.preferences`):
+#: not a rating, never a problem; its ``seq`` still counts, so both kinds share one sequence.
+PREFERENCE_KIND = "preference"
 #: ``allowed(task, model, clip_id)``: why the study does not present that item, or None when it does.
 AllowedCheck = Callable[[str, str, str], "str | None"]
 
@@ -298,7 +301,7 @@ class _Line(NamedTuple):
     """One non-blank line of the log: the clean record, or why it is skipped."""
 
     number: int
-    record: "dict | None"
+    record: "dict | None"  # None: skipped (``problem`` says why) or another kind's line (``problem`` None)
     problem: "str | None"
     seq: int  # the seq written on the line, valid or not (0 when none can be read)
 
@@ -314,6 +317,10 @@ def _lines(path: Path, allowed: "AllowedCheck | None") -> Iterator[_Line]:
             if not raw.strip():
                 continue
             record, problem = _parse_line(raw)
+            if problem == PREFERENCE_KIND:
+                written = _SEQ_RE.search(raw)
+                yield _Line(number, None, None, int(written.group(1)) if written else 0)
+                continue
             if record is not None and allowed is not None:
                 item = (record["task"], record["model"], record["clip_id"])
                 if item not in verdicts:
@@ -339,6 +346,8 @@ def _parse_line(raw: bytes) -> "tuple[dict | None, str | None]":
         return None, f"not JSON ({err.msg} at column {err.colno})"
     if not isinstance(record, dict):
         return None, f"not a JSON object (a {type(record).__name__})"
+    if record.get("kind") == PREFERENCE_KIND:
+        return None, PREFERENCE_KIND  # a pairwise answer: read by the preference store, not here
     missing = [c for c in RATING_COLUMNS if c != "time" and c not in record]
     if missing:
         return None, f"missing field(s) {missing}"
@@ -377,7 +386,7 @@ def _scan(path: Path, item: tuple[str, str, str, str],
     for line in _lines(path, allowed):
         last_seq = max(last_seq, line.seq)
         if line.record is None:
-            skipped += 1
+            skipped += line.problem is not None
             continue
         record, seq = line.record, line.seq
         if (record["rater"], record["task"], record["clip_id"], record["model"]) == item \
@@ -425,9 +434,9 @@ def read_log(path: "str | Path", allowed: "AllowedCheck | None" = None):
 
     records, problems = [], []
     for line in _lines(Path(path), allowed):
-        if line.record is None:
+        if line.problem is not None:
             problems.append(line.problem)
-        else:
+        elif line.record is not None:
             records.append(line.record)
     return pd.DataFrame(records, columns=list(FRAME_COLUMNS)), problems
 

@@ -41,3 +41,15 @@ def anchor_markdown(criterion: str, task: str) -> str:
     label, question, (one, three, five) = ANCHORS[criterion]
     return (f"**{label}**: {question.format(ref=reference_name(task))}\n"
             f"1 = {one} · 3 = {three} · 5 = {five}")
+
+
+def pairwise_markdown(criterion: str, task: str) -> str:
+    """The pairwise question of a criterion, as Markdown: which of A and B is better on it.
+
+    Example:
+        >>> print(pairwise_markdown("lip_sync", "audio_driven"))
+        **Which is better on Lip synchronisation?** (do the lip movements match the speech?) Choose A, B or Tie.
+    """
+    label, question, _ = ANCHORS[criterion]
+    return (f"**Which is better on {label}?** ({question.format(ref=reference_name(task))}) "
+            "Choose A, B or Tie.")

@@ -152,3 +152,21 @@ def plan_session(study_items: Sequence[StudyItem], gold: Sequence[StudyItem], co
     if not regular:
         return []
     return presentation_order(regular + choose_gold(gold, n_gold, rng), rng)
+
+
+def pair_sides(seed: int, code: str, systems: Sequence[str]) -> tuple[str, str]:
+    """Which system of a pairwise item a rater sees as "A" (left) and which as "B" (right).
+
+    Seeded by the session's recorded seed and the item's opaque code, so the side is random per rater
+    and per item, reproducible from the session log, and stored with every answer (``left``).
+
+    Example:
+        >>> sides = {pair_sides(s, "i0123456789", ("x", "y")) for s in range(16)}
+        >>> sorted(sides)
+        [('x', 'y'), ('y', 'x')]
+        >>> pair_sides(3, "i0123456789", ("x", "y")) == pair_sides(3, "i0123456789", ("x", "y"))
+        True
+    """
+    first, second = systems
+    digest = hashlib.sha256(f"{int(seed)}\0{code}\0sides".encode()).digest()
+    return (second, first) if digest[0] & 1 else (first, second)

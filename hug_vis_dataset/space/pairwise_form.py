@@ -1,0 +1,98 @@
+"""The Space's pairwise-preference form: two systems on the same clip, side by side, blind.
+
+Wired by :func:`hug_vis_dataset.space.mos_study.build_mos_tab` when the study file says
+``"protocol": "pairwise"``; the callbacks are :class:`~hug_vis_dataset.space.blind_study.BlindStudy`'s
+(the same sessions, codes, resume and coverage as the MOS form). What a rater sees for one item:
+
+* video tasks: the **source portrait**, then "Video A" and "Video B" side by side; voice cloning:
+  the actor's **reference speech**, then "Speech A" and "Speech B". Which system is A is drawn per
+  rater and item from the session seed and stored with the answer; the media files are named
+  ``<code>-a`` / ``<code>-b``, so nothing on the page or in a URL names a system;
+* per criterion "Which is better on <criterion>?" with its question, answered A, Tie or B; every
+  choice starts unset and the answer is stored only when each criterion has one (the message
+  names the missing one).
+"""
+
+from __future__ import annotations
+
+from ..escaping import markdown_text
+from .ratings import CRITERIA
+from .preferences import CHOICES
+
+VOICE_TASK = "voice_cloning"
+MAX_CRITERIA = max(len(c) for c in CRITERIA.values())
+MEDIA_HEIGHT = 280
+
+
+def build_pairwise_tab(study, demo=None) -> None:
+    """The pairwise form's components and events; call inside a ``gr.Tab`` (or ``gr.Blocks``).
+
+    Args:
+        study: the :class:`~hug_vis_dataset.space.mos_study.MosStudy` whose study is pairwise.
+        demo: the enclosing ``gr.Blocks``; when given, the coverage is read fresh on page load.
+    """
+    import gradio as gr
+
+    blind = study.blind
+    with gr.Row():
+        rater = gr.Textbox(label="Rater id", placeholder="rater_01", elem_id="mos-rater")
+        start = gr.Button("Start / resume", elem_id="mos-start")
+    progress = gr.Markdown(elem_id="mos-progress")
+    with gr.Row():
+        portrait = gr.Image(label="Source portrait (judge ID similarity against it)", type="numpy",
+                            height=MEDIA_HEIGHT, interactive=False, elem_id="mos-portrait", visible=False)
+        reference_speech = gr.Audio(label="Actor's reference speech (judge ID similarity against it)",
+                                    type="filepath", visible=False, elem_id="mos-reference-speech")
+    with gr.Row():
+        video_a = gr.Video(label="Video A", height=MEDIA_HEIGHT, elem_id="mos-video-a", visible=False)
+        video_b = gr.Video(label="Video B", height=MEDIA_HEIGHT, elem_id="mos-video-b", visible=False)
+        speech_a = gr.Audio(label="Speech A", type="filepath", visible=False, elem_id="mos-speech-a")
+        speech_b = gr.Audio(label="Speech B", type="filepath", visible=False, elem_id="mos-speech-b")
+    questions, choices = [], []
+    for i in range(MAX_CRITERIA):
+        questions.append(gr.Markdown(visible=False, elem_id=f"mos-question-{i}"))
+        choices.append(gr.Radio(list(CHOICES), value=None, label="Better", visible=False,
+                                elem_id=f"mos-choice-{i}"))
+    submit = gr.Button("Submit answer", elem_id="mos-submit", visible=False)
+    message = gr.Markdown(elem_id="mos-message")
+    code = gr.State("")
+    with gr.Accordion("Study coverage", open=False):
+        coverage = gr.Markdown(blind.coverage_markdown(), elem_id="mos-coverage")
+        refresh = gr.Button("Refresh coverage", elem_id="mos-coverage-refresh")
+    item_outputs = [code, progress, portrait, reference_speech, video_a, video_b, speech_a, speech_b]
+    item_outputs += questions + choices + [submit]
+
+    def render(view):
+        voice = view.task == VOICE_TASK
+        shown = bool(view.code)
+        out = [view.code, view.progress,
+               gr.update(value=view.portrait, visible=shown and not voice),
+               gr.update(value=view.reference_speech, visible=shown and voice),
+               gr.update(value=view.video, visible=shown and not voice),
+               gr.update(value=view.video_b, visible=shown and not voice),
+               gr.update(value=view.speech, visible=shown and voice),
+               gr.update(value=view.speech_b, visible=shown and voice)]
+        out += [gr.update(value=view.anchors[i] if i < len(view.anchors) else "", visible=i < len(view.criteria))
+                for i in range(MAX_CRITERIA)]
+        # Unset for every item: an answer is never carried over to the next pair.
+        out += [gr.update(value=None, visible=i < len(view.criteria)) for i in range(MAX_CRITERIA)]
+        return out + [gr.update(visible=shown)]
+
+    def on_start(rater_id):
+        view, note = blind.current(rater_id)
+        note = note or (f"Rating as {markdown_text(str(rater_id).strip())}. For each criterion choose the better "
+                        "of A and B, or Tie.")
+        return render(view) + [note, blind.coverage_markdown()]
+
+    def on_submit(rater_id, item_code, *answers):
+        text, stored = blind.submit(rater_id, item_code, *answers)
+        if not stored:
+            return [gr.update()] * len(item_outputs) + [text, blind.coverage_markdown()]
+        view, note = blind.current(rater_id, new_session=False)
+        return render(view) + [f"{text} {note}".strip(), blind.coverage_markdown()]
+
+    start.click(on_start, [rater], item_outputs + [message, coverage])
+    submit.click(on_submit, [rater, code] + choices, item_outputs + [message, coverage])
+    refresh.click(blind.coverage_markdown, [], [coverage])
+    if demo is not None:
+        demo.load(blind.coverage_markdown, [], [coverage])

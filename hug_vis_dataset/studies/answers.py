@@ -1,0 +1,74 @@
+"""Exported pairwise answers: the CSV a study's preference answers are written to and read from.
+
+The Space stores answers in the ratings log (:mod:`hug_vis_dataset.space.preferences`); the report,
+``hugvis report --preferences`` and the ``metric_mos_agreement`` module read the exported CSV
+(``PreferenceStore.to_csv``, or the synthetic release's ``simulated_systems/pairwise_ratings.csv``)
+through :func:`read_preferences`, one row per (rater, clip, pair, criterion):
+
+    rater,task,clip_id,system_a,system_b,criterion,outcome,left,study,item,elapsed,duration
+
+``outcome`` is 1 when ``system_a`` was judged better, 0 when ``system_b`` was, 0.5 for a tie; the
+columns after ``outcome`` are optional.
+
+Example:
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "pairwise.csv")
+    >>> _ = open(path, "w").write("rater,task,clip_id,system_a,system_b,criterion,outcome\\n"
+    ...                           "r1,voice_cloning,actor_0001_sad_action_01_script_001,a,b,id_similarity,1\\n")
+    >>> read_preferences(path)[["system_a", "outcome"]].values.tolist()
+    [['a', 1.0]]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import HugvisError
+from ..grid import ClipId, ClipIdError
+from ..metrics.preference import LOSS, PREFERENCE_COLUMNS, TIE, WIN
+
+#: Columns a pairwise CSV must have (the task names which study table a pair belongs to).
+PAIRWISE_CSV_COLUMNS: tuple[str, ...] = ("rater", "task") + tuple(c for c in PREFERENCE_COLUMNS if c != "rater")
+
+
+class PreferencesFileError(HugvisError, ValueError):
+    """A pairwise CSV that cannot be read (missing, lacking columns, a bad outcome or clip): one line."""
+
+
+def read_preferences(path: "str | Path"):
+    """A pairwise CSV as a frame for :func:`hug_vis_dataset.metrics.preference.strengths_table`.
+
+    Raises:
+        PreferencesFileError: a missing file or column, an outcome not in {0, 0.5, 1}, a system
+            compared with itself or a bad clip id (the message names the line).
+    """
+    import pandas as pd
+
+    path = Path(path)
+    if not path.is_file():
+        raise PreferencesFileError(f"pairwise answers {path} do not exist")
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        raise PreferencesFileError(f"{path} is not a readable CSV ({type(err).__name__}); write it with the "
+                                   f"header {','.join(PAIRWISE_CSV_COLUMNS)}") from None
+    missing = [c for c in PAIRWISE_CSV_COLUMNS if c not in frame.columns]
+    if missing:
+        raise PreferencesFileError(f"{path} lacks columns {missing}; its header needs {list(PAIRWISE_CSV_COLUMNS)}")
+    outcome = pd.to_numeric(frame["outcome"], errors="coerce")
+    for number, row in enumerate(frame.itertuples(index=False), start=2):
+        value = outcome.iloc[number - 2]
+        if value not in (WIN, TIE, LOSS):
+            raise PreferencesFileError(f"{path}:{number}: outcome {row.outcome!r} must be 1, 0.5 or 0")
+        if row.system_a == row.system_b or not row.system_a:
+            raise PreferencesFileError(f"{path}:{number}: a pair needs two different systems, got "
+                                       f"{row.system_a!r} and {row.system_b!r}")
+        try:
+            ClipId.parse(row.clip_id)
+        except ClipIdError as err:
+            raise PreferencesFileError(f"{path}:{number}: {err}") from None
+    frame["outcome"] = outcome.astype(float)
+    for column in ("elapsed", "duration"):
+        if column in frame.columns:
+            frame[column] = pd.to_numeric(frame[column], errors="coerce")
+    return frame
