@@ -34,6 +34,9 @@ from .errors import HugvisError
 
 #: The dataset's id on the Hub; the evaluate modules are ``hugvis/<name>``.
 HUB_DATASET_ID = "hugvis/hug-vis"
+#: The leaderboard's results repo (every scored run) and requests repo (the scoring queue).
+HUB_RESULTS_ID = "hugvis/hug-vis-results"
+HUB_REQUESTS_ID = "hugvis/hug-vis-requests"
 #: Where ``make demo`` (``hugvis demo --out demo_out``) writes the built dataset repo and the
 #: evaluate module folders, named as on the Hub so ``load_dataset("hug-vis", ...)`` and
 #: ``evaluate.load("hugvis/<name>")`` find them when run from ``demo_out/``.

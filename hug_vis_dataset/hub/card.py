@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Sequence
 from .. import catalog
 from ..citation import CITATION, HOMEPAGE, links_markdown
 from ..grid import EMOTION_NAMES, TABLE1
+from ..hub_access import HUB_DATASET_ID
 from .alpha import ALPHA_CODECS
 from .build_info import VIEWER_ROW_GROUP_BYTES, BuildOptions, BuildReport
 from .schema import COLUMN_SPECS, CONFIG_COLUMNS, CONFIG_PURPOSE, DEFAULT_CONFIG, features
@@ -29,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..release import ClipRecord
 
 PRETTY_NAME = "HUG-VIS: Human-centered Understanding and Generation in VISual intelligence"
-REPO_ID = "hugvis/hug-vis"
+REPO_ID = HUB_DATASET_ID
 PROJECT_URL = HOMEPAGE  # the paper's project page (one set of links: citation.py)
 
 TASK_CATEGORIES = ["video-classification", "audio-classification", "image-to-video", "text-to-speech",

@@ -1,8 +1,10 @@
-"""``hugvis leaderboard show|push``: the leaderboard from the command line.
+"""``hugvis leaderboard show|push|submit|status|worker``: the leaderboard from the command line.
 
 ``show`` prints one paper table beside the stored runs of a results folder (the Space's board,
 as Markdown); ``push`` appends the runs of a local results folder to a Hub results repo (one
 commit per run, refused when the name is taken), so CLI runs reach the Space's leaderboard.
+``submit`` queues a predictions repo for scoring, ``status`` shows the queue and ``worker`` scores
+it (``docs/LEADERBOARD.md``).
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import argparse
 import tempfile
 from typing import Any
+
+from ..hub_access import HUB_REQUESTS_ID as DEFAULT_REQUESTS_REPO, HUB_RESULTS_ID as DEFAULT_RESULTS_REPO
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -52,9 +56,97 @@ def _push(args: argparse.Namespace) -> int:
     return 1 if refused and not pushed else 0
 
 
+def _submit(args: argparse.Namespace) -> int:
+    from .requests import QueueLimits, RequestsRepo
+    from .store import open_store
+    from .submit import submit_request, whoami
+
+    queue = RequestsRepo(args.requests_repo)
+    results = open_store(repo_id=args.results_repo) if args.results_repo else None
+    request = submit_request(queue, args.task, args.predictions_repo, args.revision, args.model, whoami(queue.api),
+                             repo_type=args.repo_type, subfolder=args.subfolder or "", limits=QueueLimits(),
+                             results=results)
+    print(f"queued {request.task}/{request.model}: {request.predictions_repo}@{request.revision} "
+          f"({request.clips} clip(s), {request.files} file(s), {request.total_bytes / 1024**2:.1f} MiB); "
+          f"follow it with: hugvis leaderboard status {request.model} --requests-repo {args.requests_repo}")
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    from .queue_view import status_lines
+    from .requests import RequestsRepo
+
+    state = RequestsRepo(args.requests_repo).read()
+    for line in status_lines(state, model=args.model, task=args.task):
+        print(line)
+    return 0
+
+
+def _worker(args: argparse.Namespace) -> int:
+    from .requests import RequestsRepo
+    from .store import open_store
+    from .worker import QueueWorker
+
+    options = {"backend": args.backend, "ray_address": args.ray_address, "num_proc": args.num_proc,
+               "device": args.device, "gpus_per_worker": args.gpus_per_worker, "flush_every": args.flush_every}
+    worker = QueueWorker(RequestsRepo(args.requests_repo), open_store(args.results, args.results_repo),
+                         args.dataset, args.work_dir, worker_id=args.worker_id, dataset_revision=args.dataset_revision,
+                         heartbeat_s=args.heartbeat, stale_after_s=args.stale_after, poll_s=args.poll,
+                         evaluate_options={k: v for k, v in options.items() if v is not None})
+    taken = worker.run(exit_when_idle=args.exit_when_idle, max_requests=args.max_requests)
+    print(f"{worker.worker_id}: {taken} request(s) taken")
+    return 0
+
+
+def _register_queue(sub: Any) -> None:
+    from ..cli import positive_int
+    from .. import catalog
+
+    submit = sub.add_parser("submit", help="queue a predictions repo on the Hub for scoring by the leaderboard")
+    submit.add_argument("task", choices=catalog.task_names(with_paper_table=True))
+    submit.add_argument("--predictions-repo", required=True, help="Hub repo holding the predictions (docs/SCORING.md layout)")
+    submit.add_argument("--revision", required=True, help="branch, tag or commit; pinned to its commit now")
+    submit.add_argument("--model", required=True, help="model name on the board")
+    submit.add_argument("--repo-type", choices=("dataset", "model"), default="dataset")
+    submit.add_argument("--subfolder", default="", help="folder of the predictions inside the repo (default: its root)")
+    submit.add_argument("--requests-repo", default=DEFAULT_REQUESTS_REPO, help=f"default {DEFAULT_REQUESTS_REPO}")
+    submit.add_argument("--results-repo", default=DEFAULT_RESULTS_REPO,
+                        help=f"results repo whose board names are taken (default {DEFAULT_RESULTS_REPO})")
+    submit.set_defaults(func=_submit)
+    status = sub.add_parser("status", help="the request queue: states, queue positions, progress, failures")
+    status.add_argument("model", nargs="?", help="only this model's requests")
+    status.add_argument("--task", help="only this task's requests")
+    status.add_argument("--requests-repo", default=DEFAULT_REQUESTS_REPO, help=f"default {DEFAULT_REQUESTS_REPO}")
+    status.set_defaults(func=_status)
+    worker = sub.add_parser("worker", help="score queued requests (on a GPU machine or a Ray cluster)")
+    worker.add_argument("--requests-repo", default=DEFAULT_REQUESTS_REPO, help=f"default {DEFAULT_REQUESTS_REPO}")
+    target = worker.add_mutually_exclusive_group(required=True)
+    target.add_argument("--results-repo", help="Hub results repo the runs are added to")
+    target.add_argument("--results", help="local results folder the runs are added to")
+    worker.add_argument("--dataset", required=True, help="the reference release (folder, built repo or Hub id)")
+    worker.add_argument("--dataset-revision", default=None, help="Hub revision of --dataset")
+    worker.add_argument("--work-dir", required=True,
+                        help="downloads and partial runs; workers sharing it resume each other's requests")
+    worker.add_argument("--worker-id", default=None, help="name in heartbeats (default host:pid)")
+    worker.add_argument("--backend", choices=("local", "ray"), default="ray")
+    worker.add_argument("--ray-address", default=None, help="join this Ray cluster (else a local Ray per request)")
+    worker.add_argument("--num-proc", type=positive_int, default=1, help="Ray workers (or local processes)")
+    worker.add_argument("--device", choices=("cpu", "cuda", "auto"), default="auto")
+    worker.add_argument("--gpus-per-worker", type=float, default=None)
+    worker.add_argument("--flush-every", type=positive_int, default=None, help="clips per persisted part")
+    worker.add_argument("--heartbeat", type=float, default=60.0, help="seconds between heartbeats (default 60)")
+    worker.add_argument("--stale-after", type=float, default=600.0,
+                        help="take over a RUNNING request silent this many seconds (default 600)")
+    worker.add_argument("--poll", type=float, default=30.0, help="seconds between looks at an empty queue")
+    worker.add_argument("--exit-when-idle", action="store_true", help="stop once nothing is pending or running")
+    worker.add_argument("--max-requests", type=positive_int, default=None, help="stop after this many requests")
+    worker.set_defaults(func=_worker)
+
+
 def register(subparsers: Any) -> None:
-    """Add ``hugvis leaderboard show`` and ``hugvis leaderboard push``."""
-    parser = subparsers.add_parser("leaderboard", help="show a paper table beside stored runs, or push runs to the Hub")
+    """Add ``hugvis leaderboard show|push|submit|status|worker``."""
+    parser = subparsers.add_parser("leaderboard", help="show a paper table beside stored runs, push runs to the Hub, "
+                                                       "or submit predictions to the scoring queue")
     sub = parser.add_subparsers(dest="action", required=True)
     show = sub.add_parser("show", help="print a paper table beside the runs of a results folder (Markdown)")
     show.add_argument("results", help="results folder (hugvis evaluate --out)")
@@ -68,3 +160,4 @@ def register(subparsers: Any) -> None:
     push.add_argument("--task", help="only this task's runs")
     push.add_argument("--model", help="only this model's runs")
     push.set_defaults(func=_push)
+    _register_queue(sub)

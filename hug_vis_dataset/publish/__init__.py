@@ -33,14 +33,14 @@ from typing import Any, Iterable
 
 from .. import release_info
 from ..hashing import digest_file
-from ..hub_access import require_reachable
+from ..hub_access import HUB_DATASET_ID, require_reachable
 from .checks import (GATED_FIELDS, PYPI_JSON_URL, SPACE_SDKS, IndexLookup, IndexLookupError, PublishError, RepoTarget,
                      check_installable, check_requirements, check_source_requirements, check_wheel, ensure_gated,
                      library_requirement, pypi_versions, validate_card, wheel_mismatches, write_space_requirements)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_ORG = "hugvis"
-DEFAULT_DATASET_REPO = "hugvis/hug-vis"
+DEFAULT_DATASET_REPO = HUB_DATASET_ID
 EXPLORER_NAME = "hug-vis-explorer"
 # Written by git/the Hub itself; never uploaded from a local folder.
 #: What to do instead of uploading when the Hub cannot be reached.
