@@ -9,6 +9,11 @@ one gold item), then, as raters would:
 * each session serves exactly its one gold item (rate 0.25 of 4);
 * a rater who stops (closes the page) and comes back with the same id continues where they left off;
 * after two raters the coverage view shows every item with one rating, two raters, 100% complete.
+
+A second test runs a pairwise study (three systems, so three pairs per clip, sessions of three): two
+videos side by side as "A" and "B" (``<code>-a.mp4`` / ``<code>-b.mp4``), no system name in the page
+or a URL, an unanswered criterion refused naming it, and each stored answer's recorded side matching
+the session seed's draw.
 """
 
 from __future__ import annotations
@@ -152,3 +157,78 @@ def test_blind_scheduled_study_in_chromium(setup):
     frame = study.ratings.frame()
     assert len(frame) == 8 * 3 and frame["item"].nunique() == 8 and frame["elapsed"].notna().all()
     assert set(frame.loc[frame["model"].str.startswith("gold"), "model"]) <= {"gold_reference", "gold_degraded"}
+
+
+def test_blind_pairwise_session_in_chromium(setup):
+    """The pairwise form: two systems side by side as A and B, no name in the page or a URL, every
+    criterion required, the side recorded with the answer."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.space.mos_study import MosStudy, build_rater_app
+    from hug_vis_dataset.studies.schedule import pair_sides
+
+    release, root, _, systems = setup
+    study_file = root / "pairwise.json"
+    study_file.write_text(json.dumps({"name": "browser-pairwise", "protocol": "pairwise",
+                                      "tasks": {TASK: {"systems": systems}}, "clips": "all", "ratings_per_item": 1,
+                                      "items_per_session": 3, "seed": 2}))
+    ratings = root / "pairwise_ratings" / "ratings.jsonl"
+    study = MosStudy(Release(release), release, ratings, study_path=study_file)
+    names = systems + ["simulated_systems"]
+    demo = build_rater_app(study)
+    _, url, _ = demo.launch(server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True,
+                            allowed_paths=[str(release), str(root)])
+    requested: list[str] = []
+    codes: list[str] = []
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.on("request", lambda request: requested.append(request.url))
+            page.set_default_timeout(30_000)
+            expect.set_options(timeout=30_000)
+            page.goto(url)
+            page.locator("#mos-rater textarea").fill("rater_pw")
+            page.get_by_role("button", name="Start / resume").click()
+            expect(page.locator("#mos-message")).to_contain_text("Rating as rater_pw")
+            for n in range(3):
+                expect(page.locator("#mos-progress")).to_contain_text(f"item {n + 1} of 3")
+                code = re.search(r"code (i[0-9a-f]{10})", page.locator("#mos-progress").inner_text()).group(1)
+                codes.append(code)
+                for side in ("a", "b"):
+                    video = page.locator(f"#mos-video-{side} video")
+                    expect(video).to_be_attached()
+                    assert video.get_attribute("src").endswith(f"/{code}-{side}.mp4")
+                expect(page.locator("#mos-portrait img")).to_be_attached()
+                assert not any(name in page.content() for name in names), "a system name is in the page"
+                expect(page.locator("#mos-question-2")).to_contain_text("Which is better on Lip synchronisation?")
+                for i in range(3):
+                    expect(page.locator(f"#mos-choice-{i} input:checked")).to_have_count(0)
+                page.locator('#mos-choice-0 input[value="A"]').check()
+                page.locator('#mos-choice-1 input[value="Tie"]').check()
+                page.get_by_role("button", name="Submit answer").click()
+                expect(page.locator("#mos-message")).to_have_text(
+                    "Not stored: please answer Lip synchronisation (every criterion needs an answer: A, B or Tie).")
+                page.locator('#mos-choice-2 input[value="B"]').check()
+                page.get_by_role("button", name="Submit answer").click()
+                expect(page.locator("#mos-message")).to_contain_text(f"Stored your answer to item {code}.")
+            expect(page.locator("#mos-message")).to_contain_text("Session 1 is complete")
+            browser.close()
+    finally:
+        demo.close()
+    assert not [u for u in requested if any(name in u for name in names)], "a requested URL names a system"
+    # Server side: one answer per criterion of each pair, "A" = the recorded left system.
+    frame = study.blind.preferences.frame()
+    session = study.blind.log.latest("rater_pw")
+    assert session.codes() == codes and len(frame) == 3 * 3
+    for code, item in session.entries:
+        mine = frame[frame["item"] == code].set_index("criterion")
+        left = pair_sides(session.seed, code, item.systems)[0]
+        right = next(s for s in item.systems if s != left)
+        assert set(mine["left"]) == {left}
+        won = {c: (item.systems[0] if o == 1.0 else item.systems[1] if o == 0.0 else "tie")
+               for c, o in mine["outcome"].items()}
+        assert won == {"id_similarity": left, "emotion_naturalness": "tie", "lip_sync": right}
+    assert len(study.ratings.frame()) == 0  # pairwise answers are not MOS ratings
