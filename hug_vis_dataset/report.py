@@ -49,8 +49,12 @@ class ResultsFolderError(HugvisError, ValueError):
     """A results root given to the report does not exist or holds no results at all."""
 
 
-def load_results(roots: "Sequence[str | Path]", skipped: "list[str] | None" = None):
+def load_results(roots: "Sequence[str | Path]", skipped: "list[str] | None" = None,
+                 origins: "dict[tuple[str, str], str] | None" = None):
     """All stored rows, frames, set rows and summaries under the results roots.
+
+    ``origins`` (when given) is filled with ``(task, model) -> origin`` of every valid run
+    (``synthetic``, ``submitted`` or ``subset``: :attr:`~hug_vis_dataset.scoring.runs.StoredRun.origin`).
 
     Runs are read through the one validated schema (:func:`hug_vis_dataset.scoring.runs.scan_runs`):
     a ``<task>/<model>`` folder that fails it (truncated Parquet, broken or disagreeing summary,
@@ -78,6 +82,8 @@ def load_results(roots: "Sequence[str | Path]", skipped: "list[str] | None" = No
         skipped.extend(d.message() for d in damaged)
         for run in runs:
             summaries.append(run.summary)
+            if origins is not None:
+                origins[(run.task, run.model)] = run.origin
             for table, bucket in ((run.rows, rows), (run.frames, frames), (run.set_rows, set_rows)):
                 if table is not None:
                     bucket.append(table)
@@ -134,22 +140,70 @@ SYNTHETIC_CAPTION = ("Rows scored on the toolkit's synthetic mini-grid (small fr
                      "resolution, e.g. Grad 0.044 here against 10.43 in the paper); read their order, not their size.")
 
 
-def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bool = False) -> str:
-    """One task's paper-shaped table: the board's headers (label, arrow, unit), each metric's
-    printed precision from the catalog, the interval beside each value that has one."""
+PAPER_CAPTION = ("Rows of origin 'paper' are the published numbers of {table}, as printed; they are ranked only "
+                 "with full-grid (submitted) runs, never with synthetic-grid or grid-subset runs, which are ranked "
+                 "among themselves.")
+
+
+def paper_rows(task: str):
+    """The paper's published rows of ``task``'s objective table, one row per system (and input
+    setting, Table 4): ``model``, ``input``, ``source``, one column per metric (paper units) and
+    ``text:<metric>``, the digits as printed.
+
+    Example:
+        >>> rows = paper_rows("matting")
+        >>> rows.loc[rows.model == "BiRefNet", ["mse", "text:mse"]].values.tolist()
+        [[0.82, '0.82']]
+    """
     import pandas as pd
 
+    from .paper_tables import TASK_TABLES, paper_frame
+
+    frame = paper_frame()
+    frame = frame[frame["table"] == TASK_TABLES[task]]
+    keys = ["model", "input_setting", "source"]
+    index = pd.MultiIndex.from_frame(frame[keys].drop_duplicates())
+    parts = []
+    for column, prefix in (("value", ""), ("text", "text:")):
+        part = frame.pivot_table(index=keys, columns="metric", values=column, aggfunc="first", sort=False)
+        parts.append(part.reindex(index).add_prefix(prefix))
+    wide = pd.concat(parts, axis=1).reset_index()
+    wide.columns.name = None
+    return wide.rename(columns={"input_setting": "input"})
+
+
+def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bool = False,
+            origins: "dict[str, str] | None" = None, paper=None) -> str:
+    """One task's paper-shaped table: the board's headers (label, arrow, unit), each metric's
+    printed precision from the catalog, the interval beside each value that has one.
+
+    Args:
+        origins: stored model (run folder name) -> origin (default: ``synthetic`` when
+            ``synthetic``, else ``subset``).
+        paper: :func:`paper_rows` of the task, printed beside the stored rows with origin
+            ``paper`` and ranked in the board's pools (paper with submitted runs; synthetic and
+            subset runs each among themselves); ``None``: stored rows only.
+    """
+    import pandas as pd
+
+    from .leaderboard.board import ORIGIN_LABELS, PAPER, RANK_POOLS, row_group
+    from .paper_tables import UNRANKED_SOURCES
     from .tables import render_table
     from .tasks import split_emotion_model
 
-    metrics = [m for m in catalog.table_metrics(task) if m in table.columns and table[m].notna().any()]
+    stored_metrics = {m for m in table.columns if table[m].notna().any()}
+    paper_metrics = {m for m in (paper.columns if paper is not None else ()) if paper[m].notna().any()}
+    metrics = [m for m in catalog.table_metrics(task) if m in stored_metrics | paper_metrics]
     frame = table.reset_index().rename(columns={"index": "model"})
+    for m in metrics:
+        if m not in frame.columns:
+            frame[m] = float("nan")
     frame["_label"] = frame["model"]  # the stored label, the intervals' key
     extra = ["n_ok", "n_failed"]
     group = None
-    if task == "emotion":
-        from .metrics.emotion import input_setting_sort_key
+    from .metrics.emotion import input_setting_sort_key
 
+    if task == "emotion":
         split = frame["model"].map(split_emotion_model)
         frame["model"], frame["input"] = split.str[0], split.str[1]
         frame = frame.iloc[sorted(range(len(frame)), key=lambda i: (input_setting_sort_key(frame["input"].iat[i]),
@@ -159,29 +213,59 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
         # Table 9's reference row: real recordings, printed first and never ranked against models.
         is_real = frame["model"] == REAL_AUDIO_MODEL
         frame = pd.concat([frame[is_real], frame[~is_real]], ignore_index=True)
-    frame = frame.reset_index(drop=True)
+    default = "synthetic" if synthetic else "subset"
+    frame["_origin"] = [(origins or {}).get(m, default) for m in frame["model"]]
+    frame["source"] = ["reference" if m == REAL_AUDIO_MODEL else "" for m in frame["model"]]
+    if paper is not None and len(paper):
+        shown = paper.assign(_origin=PAPER, _label=None, n_ok=None, n_failed=None)
+        if group is None:
+            shown = shown.drop(columns=["input"])
+        keep = [c for c in shown.columns if c in frame.columns or c in metrics or c.startswith("text:")]
+        frame = pd.concat([frame, shown[keep]], ignore_index=True)
+    # Rows in the board's groups (reference first, paper, submitted, synthetic, subset, baselines
+    # last), within each input setting for Table 4; stable, so each group keeps its order.
+    order = sorted(range(len(frame)), key=lambda i: (
+        input_setting_sort_key(frame["input"].iat[i]) if group else (),
+        row_group(frame["model"].iat[i], frame["_origin"].iat[i], frame["source"].iat[i])))
+    frame = frame.iloc[order].reset_index(drop=True)
+    for column in ("n_ok", "n_failed"):
+        frame[column] = ["" if pd.isna(v) else str(int(v)) for v in frame[column]]
+    frame["_pool"] = frame["_origin"].map(RANK_POOLS)
+    with_origin = frame["_origin"].nunique() > 1
+    if with_origin:
+        frame["origin"] = frame["_origin"].map(ORIGIN_LABELS)
+        extra = ["origin", *extra]
     # The reserved rows (real audio; the built-in baselines, floors to read the systems against) are
-    # printed under their labels and never ranked.
+    # printed under their labels and never ranked; so are the paper's reference rows (Real audio).
     frame["model"] = frame["model"].replace(RESERVED_LABELS)
-    unranked = list(RESERVED_LABELS.values())
+    unranked = list(RESERVED_LABELS.values()) + [str(m) for m, src in zip(frame["model"], frame["source"])
+                                                 if src in UNRANKED_SOURCES]
     if not metrics:
         return "(no metric could be computed)"
     intervals = {(i, m): (ci.low, ci.high) for i, label in enumerate(frame["_label"]) for m in metrics
                  for ci in [(cis or {}).get((label, m))] if ci is not None}
+    # The paper's cells print its digits as published (Table 11's MSE 0.82, not 0.820).
+    texts = {(i, m): text for m in metrics if f"text:{m}" in frame.columns
+             for i, text in enumerate(frame[f"text:{m}"]) if isinstance(text, str) and text}
     caption = f"{catalog.paper_table_of(task)} ({task}), stored results; {CELL_CONVENTION}."
+    if paper is not None and len(paper):
+        caption += " " + PAPER_CAPTION.format(table=catalog.paper_table_of(task))
     if synthetic:
         caption += " " + SYNTHETIC_CAPTION
-    return render_table(frame[["model", *([group] if group else []), *metrics, *extra]], metrics=metrics,
+    return render_table(frame[["model", *([group] if group else []), *metrics, *extra, "_pool"]], metrics=metrics,
                         group=group, fmt=fmt, extra_columns=extra, scales={m: 1.0 for m in metrics},
-                        caption=caption, unranked=unranked, intervals=intervals, precision="catalog")
+                        caption=caption, unranked=unranked, intervals=intervals, precision="catalog",
+                        pool="_pool", texts=texts)
 
 
 def build_report(results: "Sequence[str | Path]", out: "str | Path | None", formats: Sequence[str] = ("md", "tex", "html"),
                  mos: "str | Path | None" = None, n_boot: int = 1000, figures: bool = True,
-                 audit: "str | Path | None" = None) -> Report:
+                 audit: "str | Path | None" = None, paper: bool = True) -> Report:
     """Write tables (md/tex/html), ``intervals.csv``, analyses and figures; return the Markdown.
 
     ``audit``: a ``hugvis audit robustness`` folder; its noise floors follow the Findings section.
+    ``paper``: print the paper's published rows (:func:`paper_rows`, origin ``paper``) in each
+    task table beside the stored rows, ranked only with full-grid runs.
     """
     import pandas as pd
 
@@ -189,7 +273,8 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
         if f not in FORMATS:
             raise ValueError(f"unknown format {f!r}; choose from {sorted(FORMATS)}")
     skipped_folders: list[str] = []
-    rows, frames, set_rows, summaries = load_results(results, skipped_folders)
+    origins: dict[tuple[str, str], str] = {}
+    rows, frames, set_rows, summaries = load_results(results, skipped_folders, origins)
     out_dir = Path(out) if out is not None else None
     if out_dir:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -202,8 +287,10 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
     synthetic = {s["task"] for s in summaries if s.get("provenance", {}).get("dataset", {}).get("synthetic") is True}
     for task, (table, cis, skipped, protocol) in tables.items():
         cis = cis if isinstance(cis, dict) else {}
+        mine = {model: origin for (t, model), origin in origins.items() if t == task}
+        published = paper_rows(task) if paper else None
         md += [f"## {task} ({catalog.paper_table_of(task)}, aggregation: {protocol})", "",
-               _render(task, table, "markdown", cis, task in synthetic), ""]
+               _render(task, table, "markdown", cis, task in synthetic, mine, published), ""]
         for metric, why in sorted(skipped.items()):
             md.append(f"- {metric}: {why}")
         failed = int(table["n_failed"].sum())
@@ -216,7 +303,8 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
         if out_dir:
             for f in formats:
                 path = out_dir / f"{task}.{f}"
-                path.write_text(_render(task, table, FORMATS[f], cis, task in synthetic), encoding="utf-8")
+                path.write_text(_render(task, table, FORMATS[f], cis, task in synthetic, mine, published),
+                                encoding="utf-8")
                 files.append(path)
     for task in TASK_ORDER:
         skipped_only = {m: w for s in summaries if s["task"] == task and task not in tables

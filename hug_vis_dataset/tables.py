@@ -100,6 +100,8 @@ def render_table(
     unranked: Sequence[str] = (),
     intervals: "Mapping[tuple[int, str], tuple[float, float]] | None" = None,
     precision: str = "fixed",
+    pool: "str | None" = None,
+    texts: "Mapping[tuple[int, str], str] | None" = None,
 ) -> str:
     """Render a results table with best (bold) and second-best (underlined) values per metric.
 
@@ -131,6 +133,12 @@ def render_table(
         precision: ``"fixed"`` (``decimals``) or ``"catalog"`` (each catalog metric's
             :meth:`~hug_vis_dataset.catalog.MetricSpec.printed`: its decimals, one more below 1,
             e.g. ``0.044`` beside ``10.43``); ranking uses the printed values either way.
+        pool: optional column splitting the ranking further without printing anything (rows
+            ranked only against rows of the same pool value, within the group): the board's
+            comparable groups, e.g. the paper's rows pooled with full-grid runs, synthetic-grid
+            runs among themselves.
+        texts: ``(row position, metric) -> text``: a cell printed exactly so (the paper's digits as
+            published) instead of by ``precision``; it is ranked on ``float(text)``.
 
     Returns:
         The table as a string.
@@ -145,8 +153,9 @@ def render_table(
     if rank_within not in ("group", "all"):
         raise ValueError(f"rank_within must be 'group' or 'all', got {rank_within!r}")
     labels = [row_label] + [c for c in extra_columns if c != row_label]
-    if group is not None and group not in labels:
-        labels.append(group)
+    for column in (group, pool):
+        if column is not None and column not in labels:
+            labels.append(column)
     missing = [c for c in labels if c not in frame.columns]
     if missing:
         raise ValueError(f"table frame lacks column(s) {missing}; has {list(frame.columns)}")
@@ -192,19 +201,23 @@ def render_table(
     if precision not in ("fixed", "catalog"):
         raise ValueError(f"precision must be 'fixed' or 'catalog', got {precision!r}")
 
-    def printed(m: str, v: float) -> str:
+    def printed(m: str, v: float, i: "int | None" = None) -> str:
+        if i is not None and (i, m) in (texts or {}):
+            return str(texts[(i, m)])
         if precision == "catalog" and infos[m] is not None:
             return infos[m].printed(v)
         return f"{v:.{places[m]}f}"
 
     values = {m: [float(v) * scale[m] if pd.notna(v) else float("nan") for v in wide[m]] for m in metrics}
     groups = list(wide[group]) if group is not None else [None] * len(wide)
+    pools = list(wide[pool]) if pool is not None else [None] * len(wide)
+    ranked_in = [(gi if rank_within == "group" else None, pi) for gi, pi in zip(groups, pools)]
     marks = {m: [None] * len(wide) for m in metrics}
     excluded = {i for i, label in enumerate(wide[row_label]) if label in set(unranked)}
-    for g in dict.fromkeys(groups if rank_within == "group" else [None]):
-        idx = [i for i, gi in enumerate(groups) if (rank_within == "all" or gi == g) and i not in excluded]
+    for key in dict.fromkeys(ranked_in):
+        idx = [i for i, ki in enumerate(ranked_in) if ki == key and i not in excluded]
         for m in metrics:
-            shown = [float(printed(m, values[m][i])) if math.isfinite(values[m][i]) else math.nan for i in idx]
+            shown = [float(printed(m, values[m][i], i)) if math.isfinite(values[m][i]) else math.nan for i in idx]
             for i, mark in zip(idx, mark_ranks(shown, direction[m], None)):
                 marks[m][i] = mark
 
@@ -215,7 +228,7 @@ def render_table(
         v = values[m][i]
         if math.isnan(v):
             return "–"
-        text = printed(m, v)
+        text = printed(m, v, i)
         mark = marks[m][i]
         interval = (intervals or {}).get((i, m))
         tail = ""

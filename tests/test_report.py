@@ -118,3 +118,99 @@ def test_report_table_headers_precision_and_intervals_from_hand_made_rows():
     latex = _render("matting", table, "latex", cis)
     assert r"MAD $\downarrow$ ($\times$1e3)" in latex and r"\textbf{11.39} [10.59, 12.20]" in latex
     assert "synthetic mini-grid" not in latex  # only said when the rows are synthetic
+
+
+def _line(lines, start):
+    return next(line for line in lines if line.startswith(start))
+
+
+def test_report_prints_the_papers_rows_beside_stored_rows_in_the_boards_pools():
+    """Table 11's published rows (paper_tables.json) beside stored rows: marked 'paper', printed as
+    published, ranked with full-grid (submitted) runs only; synthetic runs are ranked among themselves."""
+    import pandas as pd
+
+    from hug_vis_dataset import catalog
+    from hug_vis_dataset.paper_tables import paper_frame
+    from hug_vis_dataset.report import PAPER_CAPTION, _render, paper_rows
+
+    published = paper_frame()
+    published = published[published.table == 11]
+    paper = paper_rows("matting")
+    assert len(paper) == published.model.nunique()
+    table = pd.DataFrame({"mad": [1.0, 50.0], "mse": [0.5, 30.0], "dtssd": [1.5, 9.0], "grad": [1.0, 40.0],
+                          "conn": [1.0, 90.0], "n_ok": [4, 4], "n_failed": [0, 0]}, index=["mine", "other"])
+
+    # Synthetic runs: their own pool. The paper's best stays bold, the synthetic best is bold too.
+    md = _render("matting", table, "markdown", {}, synthetic=True,
+                 origins={"mine": "synthetic", "other": "synthetic"}, paper=paper)
+    lines = md.splitlines()
+    assert lines[2].startswith("| Model | ") and "| Origin |" in lines[2]
+    assert PAPER_CAPTION.format(table="Table 11") in lines[0]
+    dtssd = published[published.metric == "dtssd"].sort_values("value")
+    best, second = dtssd.iloc[0], dtssd.iloc[1]
+    assert (best.model, best.text) == ("BiRefNet", "2.04")  # the paper's own best dtSSD
+    assert f"| **{best.text}** |" in _line(lines, f"| {best.model} | paper |")
+    assert f"| <u>{second.text}</u> |" in _line(lines, f"| {second.model} | paper |")
+    mine = _line(lines, "| mine | synthetic demo |")
+    assert "| **1.50** |" in mine and "| **1.00** |" in mine  # best of the synthetic pool
+    assert "| <u>9.00</u> |" in _line(lines, "| other | synthetic demo |")
+    # Every published value is printed exactly as in the paper (MSE 0.82, not 0.820).
+    import re
+
+    def plain(line: str) -> list[str]:
+        return [cell.strip() for cell in re.sub(r"\*\*|</?u>", "", line).split("|")]
+
+    columns = plain(lines[2])
+    for row in published.itertuples():
+        cells = plain(_line(lines, f"| {row.model} | paper |"))
+        assert cells[columns.index(catalog.spec(row.metric).header)] == row.text
+    assert "0.82" in plain(_line(lines, "| BiRefNet | paper |"))
+    # Paper rows come before stored ones, in the paper's order.
+    order = [line.split(" | ")[0][2:] for line in lines[4:]]
+    assert order[:len(paper)] == list(dict.fromkeys(published.model)) and order[len(paper):] == ["mine", "other"]
+
+    # A full-grid run is pooled with the paper: it takes the bold, the paper's best moves to second.
+    md = _render("matting", table, "markdown", {}, origins={"mine": "submitted", "other": "submitted"}, paper=paper)
+    lines = md.splitlines()
+    assert "| **1.50** |" in _line(lines, "| mine | submitted |")
+    assert f"| <u>{best.text}</u> |" in _line(lines, f"| {best.model} | paper |")
+    assert f"| {second.text} |" in _line(lines, f"| {second.model} | paper |")
+    assert "| 9.00 |" in _line(lines, "| other | submitted |")  # neither best nor second of the pool
+
+
+def test_report_paper_rows_of_table_9_and_table_4():
+    """Table 9's 'Real audio' (the paper's and the stored one) first and never ranked; Table 4's paper
+    rows sit in their input-setting groups, ranked per setting with the submitted rows."""
+    import pandas as pd
+
+    from hug_vis_dataset.paper_tables import paper_frame
+    from hug_vis_dataset.report import _render, paper_rows
+    from hug_vis_dataset.results import REAL_AUDIO_LABEL
+
+    published = paper_frame()
+    table = pd.DataFrame({"utmos": [4.9, 1.0], "dnsmos": [4.9, 1.0], "speaker_similarity": [0.999, 0.1],
+                          "n_ok": [4, 4], "n_failed": [0, 0]}, index=["real-audio", "clone"])
+    lines = _render("voice_cloning", table, "markdown", {}, origins={"real-audio": "submitted", "clone": "submitted"},
+                    paper=paper_rows("voice_cloning")).splitlines()
+    rows = [line.split(" | ")[0][2:] for line in lines[4:]]
+    assert set(rows[:2]) == {"Real audio", REAL_AUDIO_LABEL}
+    assert "**" not in _line(lines, "| Real audio | paper |")
+    assert "**" not in _line(lines, f"| {REAL_AUDIO_LABEL} | submitted |")
+    utmos = published[(published.table == 9) & (published.metric == "utmos") & (published.source != "reference")]
+    top = utmos.sort_values("value").iloc[-1]
+    assert f"**{top.text}**" in _line(lines, f"| {top.model} | paper |")  # 2.69, not the reference's values
+
+    table = pd.DataFrame({"emotion_accuracy": [99.0, 1.0], "n_ok": [4, 4], "n_failed": [0, 0]},
+                         index=["sys | Video", "sys | Text"])
+    lines = _render("emotion", table, "markdown", {}, origins={"sys": "submitted"},
+                    paper=paper_rows("emotion")).splitlines()
+    video = published[(published.table == 4) & (published.input_setting == "Video")]
+    text = published[(published.table == 4) & (published.input_setting == "Text")].sort_values("value")
+    start = lines.index(next(line for line in lines if line.startswith("| *Video*")))
+    block = lines[start + 1:start + 2 + len(video)]
+    assert {line.split(" | ")[0][2:] for line in block} == set(video.model) | {"sys"}
+    assert "**99.00**" in _line(block, "| sys |")  # best of the Video setting, above every paper row there
+    start = lines.index(next(line for line in lines if line.startswith("| *Text*")))
+    block = lines[start + 1:start + 2 + len(text)]
+    assert f"**{text.iloc[-1].text}**" in _line(block, f"| {text.iloc[-1].model} |")
+    assert "**" not in _line(block, "| sys |")  # 1.00 is the Text setting's worst

@@ -20,7 +20,7 @@ def _report(args) -> int:
 
     formats = tuple(f.strip() for f in args.format.split(",") if f.strip())
     report = build_report(args.results, args.out, formats=formats, mos=args.mos, n_boot=args.n_boot,
-                          figures=not args.no_figures, audit=args.audit)
+                          figures=not args.no_figures, audit=args.audit, paper=not args.no_paper)
     print(report.markdown)
     print(f"\nreport written to {args.out}")
     for folder in report.skipped:
@@ -69,6 +69,8 @@ def register(subparsers) -> None:
     r.add_argument("--mos", type=Path, default=None, help="ratings CSV for the MOS tables and MOS-metric agreement")
     r.add_argument("--n-boot", type=nonnegative_int, default=1000, help="bootstrap replicates (actor-clustered)")
     r.add_argument("--no-figures", action="store_true")
+    r.add_argument("--no-paper", action="store_true",
+                   help="leave the paper's published rows out of the task tables (shown by default, origin 'paper')")
     r.add_argument("--audit", type=Path, default=None,
                    help="audit folder of hugvis audit robustness: its noise floors after the Findings section")
     r.set_defaults(func=_report)
