@@ -52,3 +52,26 @@ def test_required_options_are_marked_in_help(capsys):
     board = next(a for a in parser._actions if a.dest == "command").choices["leaderboard"]
     show = next(a for a in board._actions if a.dest == "action").choices["show"]
     assert show.format_help().count("(required)") == 1  # --table only, once
+
+
+def test_evaluate_usage_shows_predictions_and_model_as_required(capsys, tmp_path):
+    """--model is required for a submission (not for motion or --real-audio): the usage says so, without
+    brackets, and a missing one is named in a one-line error."""
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--help"])
+    out = capsys.readouterr().out
+    usage = out.split("\n\n")[0]
+    assert usage.startswith("usage: hugvis evaluate TASK --predictions DIR --model NAME --dataset D")
+    assert "[--model" not in usage and "[--predictions" not in usage
+    assert "hugvis evaluate voice_cloning --real-audio" in usage and "hugvis evaluate motion --dataset D" in usage
+    model_help = " ".join(out.split("  --model MODEL")[1].split("  --real-audio")[0].split())
+    assert model_help.endswith("(required, except for motion and --real-audio)")
+    assert main(["evaluate", "matting", "--predictions", str(tmp_path), "--dataset", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == ("error: matting needs --model NAME (usage: hugvis evaluate matting --predictions DIR "
+                           "--model NAME --dataset D)")
+    assert main(["evaluate", "matting", "--dataset", str(tmp_path)]) == 2
+    assert "needs --predictions DIR and --model NAME" in capsys.readouterr().err
+    # motion names its own model: no --model error (it fails later, on the empty dataset folder)
+    main(["evaluate", "motion", "--dataset", str(tmp_path / "none")])
+    assert "needs" not in capsys.readouterr().err

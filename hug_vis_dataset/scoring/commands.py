@@ -32,7 +32,9 @@ def _evaluate(args) -> int:
     elif args.check_only and predictions is not None:
         return _check_only(args)
     elif predictions is None or model is None:
-        print(f"error: {args.task} needs --predictions and --model", file=sys.stderr)
+        missing = " and ".join(o for o, v in (("--predictions DIR", predictions), ("--model NAME", model)) if v is None)
+        print(f"error: {args.task} needs {missing} (usage: hugvis evaluate {args.task} --predictions DIR "
+              f"--model NAME --dataset D)", file=sys.stderr)
         return 2
     try:
         result = evaluate_submission(
@@ -125,17 +127,28 @@ pass --require-all-metrics to make this an error"
             f"an error")
 
 
+#: ``hugvis evaluate``'s usage line: ``--predictions`` and ``--model`` are required for every submission
+#: (argparse cannot say "required unless", so the usage is written out; the handler enforces it).
+EVALUATE_USAGE = ("%(prog)s TASK --predictions DIR --model NAME --dataset D [options]\n"
+                  "       %(prog)s voice_cloning --real-audio --dataset D [options]\n"
+                  "       %(prog)s motion --dataset D [options]")
+
+
 def register(subparsers) -> None:
     """Add ``evaluate`` to the ``hugvis`` command line."""
     from ..cli import positive_int
     from ..tasks import TASKS
 
     p = subparsers.add_parser("evaluate", help="score a submission folder on one task (per-clip rows, summary)",
-                              description="Score a submission; see docs/SCORING.md for the layout per task.")
+                              description="Score a submission; see docs/SCORING.md for the layout per task.",
+                              usage=EVALUATE_USAGE)
     p.add_argument("task", choices=sorted(TASKS))
     p.add_argument("--predictions", type=Path, default=None,
-                   help="submission folder (files named by clip id); not used by the reference-only task 'motion'")
-    p.add_argument("--model", default=None, help="model name (one folder name)")
+                   help="submission folder (files named by clip id); not used by the reference-only task 'motion' "
+                        "(required with --model, except for motion and --real-audio)")
+    # Not argparse-required: motion and --real-audio name their own model. The usage says when it is.
+    p.add_argument("--model", default=None,
+                   help="model name (one folder name) (required, except for motion and --real-audio)")
     p.add_argument("--real-audio", action="store_true",
                    help="voice_cloning: score the release's own recordings against another recording of the same "
                         "actor (the paper's 'Real audio' row of Table 9; model name 'Real audio')")
