@@ -158,3 +158,57 @@ def test_detectable_difference_module_equals_library_function():
     assert out["pooled"]["mdd"] == pytest.approx(ref["pooled"]["mdd"], rel=1e-12)
     assert [p["mdd"] for p in out["pairs"]] == pytest.approx([p["mdd"] for p in ref["pairs"]], rel=1e-12)
     assert out["by_actors"] == pytest.approx(ref["by_actors"])
+
+
+def test_cli_audit_of_a_submission_equals_the_shift_computed_by_hand(release, tmp_path, capsys):
+    """``hugvis audit robustness matting --predictions DIR`` end to end through the real command line:
+    the transforms act on the submission, each shift is against the submission as submitted
+    (``audit@pred-identity``), and equals MAD worked by hand on the files the audit wrote."""
+    import json
+
+    from hug_vis_dataset.cli import main
+    from hug_vis_dataset.media import write_alpha_pngs
+    from hug_vis_dataset.references import open_reference_source
+    from hug_vis_dataset.references.readers import iter_reference_alpha
+
+    refs = open_reference_source(release, "matting")
+    truth, submitted = {}, {}
+    for cid in refs.clip_ids():
+        clip_id = refs.record(cid).clip_id
+        alpha = np.concatenate(list(iter_reference_alpha(refs.reference(cid)["alpha"])))
+        # A submission that is off by a blur-like offset: every shift below is measured from it.
+        pred = np.clip(alpha.astype(np.int16) + np.where(alpha > 127, -20, 15), 0, 255).astype(np.uint8)
+        write_alpha_pngs(tmp_path / "pred" / clip_id, [pred])
+        truth[clip_id], submitted[clip_id] = alpha.astype(np.float64) / 255, pred.astype(np.float64) / 255
+    out = tmp_path / "audit"
+    assert main(["audit", "robustness", "matting", "--dataset", str(release), "--out", str(out), "--predictions",
+                 str(tmp_path / "pred"), "--transforms", "shift_1frame,h264_crf23", "--n-boot", "50",
+                 "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "processed submission vs the submission as submitted" in printed
+    saved = json.loads((out / "robustness_matting_predictions.json").read_text())
+    assert saved["source"] == "predictions" and saved["task"] == "matting"
+    rows = {(r["metric"], r["transform"]): r for r in saved["rows"]}
+
+    def mad(a, b):
+        return float(np.abs(a - b).mean() * 1e3)
+
+    base = {c: mad(submitted[c], truth[c]) for c in truth}
+    by_hand = {"identity": [0.0 for c in truth],
+               "shift_1frame": [mad(np.concatenate([submitted[c][:1], submitted[c][:-1]]), truth[c]) - base[c]
+                                for c in truth],
+               "h264_crf23": [mad(np.concatenate(list(iter_alpha_frames(
+                   out / "variants" / "matting" / "predictions" / "h264_crf23" / c))).astype(np.float64) / 255,
+                   truth[c]) - base[c] for c in truth]}
+    for name, shifts in by_hand.items():
+        row = rows[("mad", name)]
+        assert row["shift"] == pytest.approx(np.mean(shifts), rel=1e-9, abs=1e-12)
+        assert row["n_clips"] == len(truth)
+        assert f"| MAD | {name} | " in printed
+    assert rows[("mad", "identity")]["value"] == pytest.approx(np.mean(list(base.values())), rel=1e-9)
+    assert rows[("mad", "shift_1frame")]["shift"] > 0 and rows[("mad", "h264_crf23")]["shift"] != 0
+    assert rows[("mad", "shift_1frame")]["ci_low"] <= rows[("mad", "shift_1frame")]["shift"] <= \
+        rows[("mad", "shift_1frame")]["ci_high"]
+    # The submission's pseudo-systems are stored under reserved names in the audit's own root.
+    assert sorted(p.name for p in (out / "results" / "matting").iterdir()) == [
+        "audit@pred-h264_crf23", "audit@pred-identity", "audit@pred-shift_1frame"]
