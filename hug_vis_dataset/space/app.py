@@ -60,7 +60,8 @@ def app_kwargs(explorer: Explorer) -> dict:
 
 def launch(release_dir: "str | Path | None" = None, results_dir: "str | Path | None" = None,
            port: "int | None" = None, work_dir: "str | Path | None" = None, block: bool = True,
-           results_repo: "str | None" = None, rater: bool = False, study: "str | Path | None" = None):
+           results_repo: "str | None" = None, rater: bool = False, study: "str | Path | None" = None,
+           requests_repo: "str | None" = None):
     """Start the explorer on 127.0.0.1 (analytics off); returns ``(demo, url)`` when ``block`` is False.
 
     ``results_repo`` (a Hub dataset id) makes the Hub repo the results store, mirrored into
@@ -68,6 +69,8 @@ def launch(release_dir: "str | Path | None" = None, results_dir: "str | Path | N
     the rater page instead (the blind study alone: no leaderboard, no system names;
     :func:`~hug_vis_dataset.space.mos_study.build_rater_app`), its answers stored in the same
     store; ``study`` is the study file (default ``$HUGVIS_STUDY``, else the default study).
+    ``requests_repo`` (a Hub dataset id) adds the Submit tab: requests for the leaderboard's workers
+    (docs/LEADERBOARD.md).
     """
     from ..leaderboard import open_store
 
@@ -78,6 +81,11 @@ def launch(release_dir: "str | Path | None" = None, results_dir: "str | Path | N
     explorer = Explorer(release, work_dir=work, store=store)
     if study is not None:
         explorer.mos.study_path = str(study)
+    if requests_repo:
+        from ..leaderboard.requests import RequestsRepo
+        from .submit_tab import SubmitDesk
+
+        explorer.desk = SubmitDesk(RequestsRepo(requests_repo, mirror=work / "requests"), results=store)
     if rater:
         from .mos_study import build_rater_app
 

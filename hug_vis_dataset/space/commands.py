@@ -11,7 +11,7 @@ def _run(args: argparse.Namespace) -> int:
     from .app import launch
 
     launch(args.release, args.results, port=args.port, work_dir=args.work_dir, block=True,
-           results_repo=args.results_repo, rater=args.rater, study=args.study)
+           results_repo=args.results_repo, rater=args.rater, study=args.study, requests_repo=args.requests_repo)
     return 0
 
 
@@ -22,6 +22,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--results", help="results folder: the leaderboard's store (hugvis evaluate --out writes it; "
                         "uploads and MOS ratings are stored there too)")
     parser.add_argument("--results-repo", help="a Hub dataset repo as the store instead (mirrored into --results)")
+    parser.add_argument("--requests-repo", help="a Hub dataset repo of scoring requests: adds the Submit tab "
+                        "(docs/LEADERBOARD.md)")
     parser.add_argument("--port", type=int, default=None, help="port (default: Gradio's, 7860 or the next free)")
     parser.add_argument("--work-dir", help="folder for uploads, figures and MOS ratings (default: a temp folder)")
     parser.add_argument("--rater", action="store_true",

@@ -94,6 +94,7 @@ class Explorer:
                             on_stored=self.push_ratings)
         self.limits = limits
         self.paper = pt.paper_frame()
+        self.desk = None  # the Submit tab's requests queue (space.submit_tab.SubmitDesk), when one is configured
 
     def store_summary(self) -> str:
         """The results store in words for the page header (a Hub repo id, or a local folder's

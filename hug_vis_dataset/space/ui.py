@@ -334,7 +334,7 @@ def _score_tab(gr, explorer: Explorer, stored_runs):
 
 
 def build_blocks(explorer: Explorer):
-    """The explorer's ``gr.Blocks``: seven tabs over ``explorer``."""
+    """The explorer's ``gr.Blocks``: seven tabs over ``explorer``, and the Submit tab when it has a queue."""
     import gradio as gr
 
     with gr.Blocks(title="HUG-VIS explorer") as demo:
@@ -355,6 +355,11 @@ def build_blocks(explorer: Explorer):
             _score_tab(gr, explorer, stored_runs)
         with gr.Tab("MOS study", id="mos"):
             build_mos_tab(explorer.mos, demo)
+        if explorer.desk is not None:
+            from .submit_tab import submit_tab
+
+            with gr.Tab("Submit to the leaderboard", id="submit"):
+                submit_tab(gr, explorer.desk, demo)
         ct_tab.select(models_now, model_pick, model_outputs)
     return demo
 
