@@ -163,6 +163,28 @@ def test_hub_store_appends_by_commit_and_a_restart_reads_it(release, tmp_path):
     assert isinstance(ConflictError("x"), RuntimeError)
 
 
+def test_a_running_board_sees_runs_added_elsewhere(release, tmp_path):
+    """The Space's board refreshes its mirror: a run a worker adds appears without a restart; a
+    failed refresh keeps the mirror and says why."""
+    hub = LocalHub()
+    hub.create_repo("hugvis/results", repo_type="dataset")
+    space = HubResultsStore("hugvis/results", tmp_path / "space", api=hub, refresh_s=0)
+    space.pull()
+    assert space.runs() == []
+    worker = HubResultsStore("hugvis/results", tmp_path / "worker", api=hub)
+    worker.pull()
+    with worker.staging() as stage:
+        _score(release, stage, model="from_worker")
+        worker.add(stage, "matting", "from_worker")
+    assert [(r.task, r.model) for r in space.runs()] == [("matting", "from_worker")]
+    del hub.repos["hugvis/results"]  # the Hub goes away
+    assert [r.model for r in space.runs()] == ["from_worker"]
+    assert "hugvis/results cannot be read" in space.refresh_error
+    calls = len(hub.calls)
+    never = HubResultsStore("hugvis/results", tmp_path / "never", api=hub, refresh_s=None)
+    assert never.scan().runs == [] and len(hub.calls) == calls  # refresh off: no call to the Hub
+
+
 def test_hub_store_unreachable_repo_names_the_fix(tmp_path):
     with pytest.raises(StoreError, match="cannot be read .*use a local results folder instead"):
         HubResultsStore("hugvis/missing", tmp_path, api=LocalHub()).pull()

@@ -44,6 +44,7 @@ import contextlib
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -207,10 +208,16 @@ class HubResultsStore(LocalResultsStore):
         api: an ``huggingface_hub.HfApi`` (or an object with the same methods: ``snapshot_download``,
             ``create_commit``, ``repo_info``); default ``HfApi()``.
         revision: the branch appended to.
+        refresh_s: :meth:`scan` pulls again when the mirror is older than this, so runs that the
+            leaderboard's workers add elsewhere appear on a running Space's board (None: never).
     """
 
-    def __init__(self, repo_id: str, mirror: "str | Path", api: Any = None, revision: str = "main"):
+    def __init__(self, repo_id: str, mirror: "str | Path", api: Any = None, revision: str = "main",
+                 refresh_s: "float | None" = 30.0):
         super().__init__(mirror)
+        self.refresh_s = refresh_s
+        self.pulled_at: "float | None" = None
+        self.refresh_error: "str | None" = None  # why the last refresh failed (the board shows the mirror)
         self.repo_id = repo_id
         self.revision = revision
         # The real Hub is probed first (fail fast offline, naming the local alternative); an
@@ -243,6 +250,21 @@ class HubResultsStore(LocalResultsStore):
             raise StoreError(f"results repo {self.repo_id} cannot be read ({type(err).__name__}: {err}); check the "
                              f"repo id and HF_TOKEN, or {LOCAL_ALTERNATIVE}") from None
         self.base_commit = info.sha
+        self.pulled_at = time.monotonic()
+
+    def scan(self) -> RunScan:
+        """The runs of the mirror, pulled again first when it is older than ``refresh_s``; a failed
+        refresh keeps the mirror (``refresh_error`` says why) rather than an empty board."""
+        stale = self.pulled_at is None or (self.refresh_s is not None
+                                           and time.monotonic() - self.pulled_at >= self.refresh_s)
+        if stale and self.pulled_at is not None:
+            try:
+                self.pull()
+                self.refresh_error = None
+            except (StoreError, HugvisError) as err:
+                self.refresh_error = str(err)
+                self.pulled_at = time.monotonic()  # retried after the next interval, not on every read
+        return super().scan()
 
     def add(self, stage: "str | Path", task: str, model: str, verified: bool = False) -> StoredRun:
         """Commit the run's files to the repo (based on the last pulled revision), then pull.
