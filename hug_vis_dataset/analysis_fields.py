@@ -53,5 +53,7 @@ ANALYSIS_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
         ("pooled", "the pooled between/within variance, ICC and mdd")),
     "metric_mos_agreement": (
         ("<task>", "one list per generation task with ratings: per metric and MOS criterion, n_systems, Spearman and "
-                   "Kendall correlations with bootstrap intervals, the top-1 system of each and top-k agreement"),),
+                   "Kendall correlations with bootstrap intervals, the top-1 system of each and top-k agreement"),
+        ("pairwise", "with preferences: per task, per criterion the Bradley-Terry strengths against the MOS and "
+                     "against each automatic metric (Spearman, Kendall, top-1 of each, top-k agreement)"),),
 }

@@ -292,20 +292,27 @@ def _per_metric_analysis(name: str, frame, metric_name: str = "", task: "str | N
             "ties": [(t["model"], t["next_model"]) for t in tests if t["distinguishable"] is False]}
 
 
-def mos_agreement_by_task(frame, ratings: Any = None, top_k: int = 3, n_boot: int = 1000, seed: int = 0) -> dict:
-    """Metric-MOS agreement per generation task from stored rows and a ratings CSV (or its rows)."""
+def mos_agreement_by_task(frame, ratings: Any = None, top_k: int = 3, n_boot: int = 1000, seed: int = 0,
+                          preferences: Any = None) -> dict:
+    """Metric-MOS agreement per generation task from stored rows and a ratings CSV (or its rows); with
+    ``preferences`` (a pairwise CSV or its rows) also the pairwise source under ``"pairwise"``: per
+    task, the Bradley-Terry strengths against the MOS and against each automatic metric
+    (:func:`hug_vis_dataset.metrics.mos_agreement.strength_agreement_rows`)."""
     import pandas as pd
 
-    from .metrics.mos_agreement import metric_mos_agreement_rows
+    from .metrics.mos_agreement import metric_mos_agreement_rows, strength_agreement_rows
     from .mos import clip_means, read_ratings
 
-    if ratings is None:
+    if ratings is None and preferences is None:
         raise ModuleInputError("metric_mos_agreement needs ratings=<ratings CSV path> (rater, clip_id, model, "
-                               "criterion, score)")
-    valid = read_ratings(ratings)[0] if isinstance(ratings, (str, Path)) else pd.DataFrame(ratings)
-    human = clip_means(valid)
-    out = {}
-    for task in (t.name for t in catalog.TASKS if t.mos_table):
+                               "criterion, score) and/or preferences=<pairwise CSV path>")
+    human = None
+    if ratings is not None:
+        valid = read_ratings(ratings)[0] if isinstance(ratings, (str, Path)) else pd.DataFrame(ratings)
+        human = clip_means(valid)
+    out: dict = {}
+    tasks = [t.name for t in catalog.TASKS if t.mos_table]
+    for task in tasks if human is not None else ():
         models = set(frame.loc[frame["task"] == task, "model"])
         rows = frame[(frame["task"] == task) & frame["metric"].isin(catalog.table_metrics(task))]
         mos_rows = human[human["model"].isin(models)]
@@ -313,8 +320,25 @@ def mos_agreement_by_task(frame, ratings: Any = None, top_k: int = 3, n_boot: in
             continue
         table = metric_mos_agreement_rows(rows, mos_rows, top_k=top_k, task=task, n_boot=n_boot, seed=seed)
         out[task] = table.to_dict("records")
+    if preferences is not None:
+        from .studies.answers import read_preferences
+
+        prefs = read_preferences(preferences) if isinstance(preferences, (str, Path)) else pd.DataFrame(preferences)
+        pairwise = {}
+        for task in tasks:
+            mine = prefs[prefs["task"] == task] if "task" in prefs.columns else prefs.iloc[0:0]
+            rows = frame[(frame["task"] == task) & frame["metric"].isin(catalog.table_metrics(task))]
+            if mine.empty or rows.empty:
+                continue
+            systems = set(mine["system_a"]) | set(mine["system_b"])
+            mos_rows = human[human["model"].isin(systems)] if human is not None else None
+            table = strength_agreement_rows(mine, mos_rows, rows[rows["model"].isin(systems)], top_k=top_k, task=task)
+            pairwise[task] = table.to_dict("records")
+        if pairwise:
+            out["pairwise"] = pairwise
     if not out:
-        raise ModuleInputError("no generation task has both stored rows and ratings of the same models")
+        raise ModuleInputError("no generation task has both stored rows and ratings (or pairwise answers) of the "
+                               "same models")
     return out
 
 
@@ -408,8 +432,9 @@ def inputs_description(name: str) -> str:
                                       "(optional).\n",
             "detectable_difference": "    metric_name (str), task (str, optional); actor_counts (list of int), alpha, power "
                                      "(optional).\n",
-            "metric_mos_agreement": "    ratings (str): the ratings CSV (rater, clip_id, model, criterion, score); top_k, n_boot, "
-                                    "seed (optional).\n",
+            "metric_mos_agreement": "    ratings (str): the ratings CSV (rater, clip_id, model, criterion, score); "
+                                    "preferences (str, optional): a pairwise CSV (rater, task, clip_id, system_a, "
+                                    "system_b, criterion, outcome); top_k, n_boot, seed (optional).\n",
         }[name]
         return ("\nArgs:\n    model, task, clip_id, metric, value (lists): stored result rows; the other columns of "
                 "`rows.parquet` (status, error, actor_id ...) may be passed too, so `compute(**rows)` with "

@@ -260,10 +260,13 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
 
 def build_report(results: "Sequence[str | Path]", out: "str | Path | None", formats: Sequence[str] = ("md", "tex", "html"),
                  mos: "str | Path | None" = None, n_boot: int = 1000, figures: bool = True,
-                 audit: "str | Path | None" = None, paper: bool = True) -> Report:
+                 audit: "str | Path | None" = None, paper: bool = True,
+                 preferences: "str | Path | None" = None) -> Report:
     """Write tables (md/tex/html), ``intervals.csv``, analyses and figures; return the Markdown.
 
     ``audit``: a ``hugvis audit robustness`` folder; its noise floors follow the Findings section.
+    ``preferences``: a pairwise CSV; its Bradley-Terry strengths and their agreement with the MOS and
+    the metrics join the Findings (:mod:`hug_vis_dataset.report_pairwise`).
     ``paper``: print the paper's published rows (:func:`paper_rows`, origin ``paper``) in each
     task table beside the stored rows, ranked only with full-grid runs.
     """
@@ -320,7 +323,7 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
     if rows is not None and len(rows):
         from .report_findings import findings_markdown
 
-        md += findings_markdown(rows, out_dir, figures, files, mos)
+        md += findings_markdown(rows, out_dir, figures, files, mos, preferences)
     if audit is not None:
         from .report_findings import noise_floor_markdown
 

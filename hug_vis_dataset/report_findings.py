@@ -5,7 +5,8 @@
 * :func:`significance_frame` -- paired tests between leaderboard neighbours (ties at 95%);
 * :func:`boundary_frame` -- boundary, thin-structure and moving-region matting errors (finding iii),
   from the rows of ``hugvis evaluate matting_boundary``;
-* :func:`mos_agreement_frame` -- automatic metric vs MOS at the top (finding ii), with ratings;
+* :func:`mos_agreement_frame` -- automatic metric vs MOS at the top (finding ii), with ratings; with
+  pairwise answers also the Bradley-Terry strengths against both (:mod:`hug_vis_dataset.report_pairwise`);
 * :func:`detectable_frame` -- the minimum detectable difference per table metric (80% power at 0.05,
   actors as clusters) at the rows' actor count and at the grid's 30, and the neighbours closer than it;
   :func:`noise_floor_markdown` -- the noise floors an audit measured (``hugvis audit robustness``).
@@ -238,8 +239,10 @@ def methods_text(decompositions: "dict[str, Any]") -> str:
     return "method: " + "; ".join(f"{m} ({', '.join(names)})" for m, names in by_method.items())
 
 
-def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, mos: Any = None) -> list[str]:
-    """The report's "Findings" section (every table computed from the stored rows)."""
+def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, mos: Any = None,
+                      preferences: Any = None) -> list[str]:
+    """The report's "Findings" section (every table computed from the stored rows); ``preferences``
+    (a pairwise CSV) adds the pairwise source (:mod:`hug_vis_dataset.report_pairwise`)."""
     md = ["## Findings (measured from the stored rows)", ""]
     tasks = [t for t in catalog.task_names(with_paper_table=True) if rows is not None and (rows["task"] == t).any()]
     md += ["### Significance between leaderboard neighbours", "",
@@ -285,4 +288,10 @@ def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, 
         md += ["### Automatic metrics vs MOS at the top (finding ii)", ""]
         frame, why = mos_agreement_frame(rows, mos)
         md += [why if frame.empty else markdown_table(frame, 3), ""]
+    if preferences is not None:
+        from .report_pairwise import INTRO, TITLE, pairwise_frames
+
+        md += [TITLE, "", INTRO, ""]
+        for frame, why in pairwise_frames(rows, preferences, mos):
+            md += [why if frame.empty else markdown_table(frame, 3), ""]
     return md

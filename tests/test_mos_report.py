@@ -85,7 +85,8 @@ def test_simulated_ratings_file_is_valid_and_covers_systems_and_criteria(grid):
     systems_root = root / "grid" / "simulated_systems"
     path = systems_root / "mos_ratings.csv"
     with path.open(encoding="utf-8", newline="") as handle:
-        assert tuple(next(csv.reader(handle))) == RATING_COLUMNS
+        # the ratings columns first (what hugvis mos needs), then the study's fields
+        assert tuple(next(csv.reader(handle))) == RATING_COLUMNS + ("study", "item", "elapsed", "duration")
     valid, invalid = read_ratings(path)
     assert len(invalid) == 0 and len(valid) == len(_read_csv(path))
     manifest = json.loads((systems_root / "manifest.json").read_text())
@@ -97,7 +98,7 @@ def test_simulated_ratings_file_is_valid_and_covers_systems_and_criteria(grid):
     for task in MOS_TASKS:
         names = set(manifest["tasks"][task]["systems"])
         mine = [r for r in rows if r["model"] in names]
-        # every system x criterion x chosen clip x 3 raters, nothing else
+        # every system x criterion x chosen clip x 3 raters (the schedule's k), nothing else
         assert len(mine) == len(names) * len(TASK_CRITERIA[task]) * len(chosen) * 3
         assert {(r["model"], r["criterion"]) for r in mine} == {(m, c) for m in names for c in TASK_CRITERIA[task]}
     assert {r["model"] for r in rows} == {n for t in MOS_TASKS for n in manifest["tasks"][t]["systems"]}
@@ -106,7 +107,8 @@ def test_simulated_ratings_file_is_valid_and_covers_systems_and_criteria(grid):
         per_clip[(r["clip_id"], r["model"], r["criterion"])].add(r["rater"])
         assert r["score"] in {"1", "2", "3", "4", "5"}
     assert {len(v) for v in per_clip.values()} == {3}
-    assert len({r["rater"] for r in rows}) <= 5
+    assert len({r["rater"] for r in rows}) <= 6
+    assert not [r for r in rows if r["model"].startswith("gold")]  # gold answers are QC: in the study log only
 
 
 def test_simulated_ratings_are_deterministic_and_seeded(grid, tmp_path):
@@ -117,8 +119,11 @@ def test_simulated_ratings_are_deterministic_and_seeded(grid, tmp_path):
     copy.mkdir()
     (copy / "manifest.json").write_bytes((systems_root / "manifest.json").read_bytes())
     # same seed: same bytes, whatever the order the clip ids come in
-    assert write_simulated_ratings(copy, summary.clip_ids[::-1], seed=5).read_bytes() == written
-    assert write_simulated_ratings(copy, summary.clip_ids, seed=6).read_bytes() != written
+    seconds = summary.n_frames / summary.fps  # what synthesize passes: the media's duration
+    assert write_simulated_ratings(copy, summary.clip_ids[::-1], seed=5, duration=seconds).read_bytes() == written
+    for name in ("pairwise_ratings.csv", "study/ratings.jsonl", "study/sessions.jsonl", "study/mos_study.json"):
+        assert (copy / name).read_bytes() == (systems_root / name).read_bytes(), name
+    assert write_simulated_ratings(copy, summary.clip_ids, seed=6, duration=seconds).read_bytes() != written
     systems = {t: {s.name: s.strength for s in SYSTEMS[t]} for t in MOS_TASKS}
     reordered = {t: dict(reversed(list(systems[t].items()))) for t in reversed(MOS_TASKS)}
     assert simulate_ratings(summary.clip_ids, systems, 3) == simulate_ratings(summary.clip_ids, reordered, 3)
@@ -126,8 +131,10 @@ def test_simulated_ratings_are_deterministic_and_seeded(grid, tmp_path):
 
 def test_simulated_ratings_reject_bad_options():
     clips = ["actor_0001_happy_action_01_script_001"]
-    with pytest.raises(ValueError, match="raters_per_clip"):
-        simulate_ratings(clips, {"voice_cloning": {"a": 0.1}}, raters_per_clip=1)
+    with pytest.raises(ValueError, match="careless"):
+        simulate_ratings(clips, {"voice_cloning": {"a": 0.1}}, n_raters=2, careless=2)
+    with pytest.raises(ValueError, match="ratings_per_item"):
+        simulate_ratings(clips, {"voice_cloning": {"a": 0.1}}, ratings_per_item=1)
     with pytest.raises(ValueError, match="strength"):
         simulate_ratings(clips, {"voice_cloning": {"a": 1.5}})
     with pytest.raises(ValueError, match="fraction"):
@@ -316,3 +323,99 @@ def test_unassigned_model_is_reported_not_dropped(grid, tmp_path):
     assert "ratings of model x not tabulated: rated on both lip_sync and motion_naturalness" in text
     valid, invalid = validate_ratings(pd.read_csv(path, dtype=str))
     assert len(valid) == 2 and len(invalid) == 0
+
+
+# ----------------------------------------------------------------------------- the simulated study
+def test_simulated_study_follows_the_schedule(grid):
+    from hug_vis_dataset.metrics.rater_qc import flag_raters
+    from hug_vis_dataset.space.preferences import PreferenceStore
+    from hug_vis_dataset.space.ratings import read_log
+    from hug_vis_dataset.studies.schedule import pair_sides
+    from hug_vis_dataset.studies.sessions import SessionLog, coverage
+    from hug_vis_dataset.studies.spec import load_study
+
+    root, summary = grid
+    folder = root / "grid" / "simulated_systems" / "study"
+    mos_spec, pw_spec = load_study(folder / "mos_study.json"), load_study(folder / "pairwise_study.json")
+    chosen = choose_clips(summary.clip_ids, seed=5)
+    assert mos_spec.clips == tuple(chosen) and pw_spec.protocol == "pairwise"
+    ratings, problems = read_log(folder / "ratings.jsonl")
+    prefs = PreferenceStore(folder / "ratings.jsonl").frame()
+    assert problems == [] and PreferenceStore(folder / "ratings.jsonl").problems() == []
+    for spec, answers, k in ((mos_spec, ratings, 3), (pw_spec, prefs, 2)):
+        sessions = SessionLog(folder / "sessions.jsonl", spec).sessions()
+        answered = {r: set(g["item"]) for r, g in answers[answers["study"] == spec.name].groupby("rater")}
+        cov = coverage(spec, sessions, answered)
+        # Balanced and complete: every item has exactly k ratings; 9 systems (3 pairs per task) x 4 clips.
+        assert cov["by_ratings"] == {k: len(spec.items())} and cov["completion"] == 1.0
+        assert len(spec.items()) == 9 * 4
+        for rater in {s.rater for s in sessions}:
+            keys = [i.key for s in sessions if s.rater == rater for _, i in s.entries if i.kind == "system"]
+            assert len(keys) == len(set(keys)), rater  # never the same item twice (gold may come back)
+        if spec is mos_spec:
+            assert {sum(i.kind == "gold" for _, i in s.entries) for s in sessions} == {2}  # 0.25 x 8
+            assert cov["gold_answers"] == 2 * len(sessions)
+        else:
+            sides = {(s.seed, c): pair_sides(s.seed, c, i.systems)[0] for s in sessions for c, i in s.entries}
+            by_code = {c: s.seed for s in sessions for c, _ in s.entries}
+            assert all(left == sides[(by_code[code], code)] for code, left in zip(prefs["item"], prefs["left"]))
+            assert 0 < (prefs["left"] == prefs["system_a"]).mean() < 1  # both sides came up
+    # The careless rater (the last) is flagged, by gold answers and by speed; the others are not.
+    flags = flag_raters(ratings, mos_spec.qc).set_index("rater")
+    assert flags["flagged"].to_dict() == {f"sim_rater_0{i}": i == 6 for i in range(1, 7)}
+    assert flags.loc["sim_rater_06", "fast_answers"] == flags.loc["sim_rater_06", "answers"]
+    assert flags.drop("sim_rater_06")["fast_answers"].sum() == 0
+    # The CSV is the log's ratings of the systems (gold left out), the same scores.
+    csv_rows = pd.read_csv(root / "grid" / "simulated_systems" / "mos_ratings.csv")
+    log_rows = ratings[~ratings["model"].str.startswith("gold")]
+    key = ["rater", "clip_id", "model", "criterion"]
+    merged = csv_rows.merge(log_rows, on=key, suffixes=("", "_log"))
+    assert len(merged) == len(csv_rows) == len(log_rows) and (merged["score"] == merged["score_log"]).all()
+
+
+def test_report_pairwise_findings_and_study_section(grid, tmp_path):
+    from hug_vis_dataset.metrics.preference import bradley_terry
+    from hug_vis_dataset.report import build_report
+    from hug_vis_dataset.space.mos_study import aggregate_ratings
+    from hug_vis_dataset.space.ratings import latest_ratings, read_log
+    from hug_vis_dataset.space.study_status import study_markdown
+
+    root, _ = grid
+    systems_root = root / "grid" / "simulated_systems"
+    pairwise = pd.read_csv(systems_root / "pairwise_ratings.csv")
+    text = build_report([root / "res"], None, n_boot=0, figures=False, mos=systems_root / "mos_ratings.csv",
+                        preferences=systems_root / "pairwise_ratings.csv").markdown
+    block = text.split("### Pairwise preference (Bradley-Terry)")[1]
+    # The strengths: Bradley-Terry with 0.5 virtual ties per pair, per task and criterion.
+    vis = pairwise[(pairwise["task"] == "vision_driven") & (pairwise["criterion"] == "motion_naturalness")]
+    fit = bradley_terry(zip(vis["system_a"], vis["system_b"], vis["outcome"]), prior=0.5)
+    for name, value in fit.items():
+        assert f"| vision_driven | motion_naturalness | {name} | {value:.3g} |" in block
+    # Agreement with the MOS and with each scored metric (vision-driven only was scored here).
+    mos = hand_mos(_read_csv(systems_root / "mos_ratings.csv"))
+    names = sorted(fit)
+    rho = spearmanr([fit[n] for n in names], [mos[(n, "motion_naturalness")] for n in names])[0]
+    assert f"| vision_driven | motion_naturalness | MOS | 3 | {rho:.3g} |" in block
+    from hug_vis_dataset.report import load_results
+
+    rows = load_results([root / "res"])[0]
+    psnr = rows[(rows["metric"] == "psnr") & (rows["status"] == "ok")].groupby("model")["value"].mean()
+    rho = spearmanr([fit[n] for n in names], [psnr[n] for n in names])[0]
+    assert f"| vision_driven | motion_naturalness | PSNR | 3 | {rho:.3g} |" in block
+    assert "| audio_driven |" not in block.split("| task | criterion | against |")[1]  # no stored rows: no row
+    # The study section: flagged rater named, MOS with and without, as aggregate_ratings gives them.
+    folder = systems_root / "study"
+    md = "\n".join(study_markdown([folder / "mos_study.json", folder / "pairwise_study.json"],
+                                  folder / "ratings.jsonl"))
+    assert "Flagged raters: 1 of 6; sim_rater_06 (" in md and "### synthetic-pairwise (pairwise)" in md
+    log = latest_ratings(read_log(folder / "ratings.jsonl")[0])
+    without = aggregate_ratings(log, exclude_raters={"sim_rater_06"}).set_index(["model", "criterion"])
+    allr = aggregate_ratings(log).set_index(["model", "criterion"])
+    with_section = md.split("**MOS, all raters:**")[1].split("**MOS, without")[0]
+    without_section = md.split("**MOS, without flagged raters:**")[1].split("###")[0]
+    row = ("vis_good", "Motion Naturalness")
+    assert f"| vision_driven | vis_good | Motion Naturalness | {allr.loc[row, 'mos']:.3g} |" in with_section
+    assert f"| vision_driven | vis_good | Motion Naturalness | {without.loc[row, 'mos']:.3g} |" in without_section
+    assert allr.loc[row, "n_raters"] == without.loc[row, "n_raters"] + 1 or allr.loc[row, "n_ratings"] == \
+        without.loc[row, "n_ratings"]  # the careless rater may or may not have rated this system
+    assert "100.0%" in md and "Bradley-Terry strengths, without flagged raters" in md

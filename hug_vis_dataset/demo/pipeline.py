@@ -193,9 +193,22 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
             print(f"    {task}: {done.table['transform'].nunique()} variants scored", flush=True)
     print("[4] writing the report ...", flush=True)
     # The synthetic grid's simulated raters (not human judgements) give Tables 6/8/10.
+    # They follow the schedule of a real blind study (synth/ratings.py): the pairwise answers give the
+    # Bradley-Terry strengths in the Findings, the study folder the quality-control section.
+    from ..synth.ratings import LOG_FILE, MOS_STUDY_FILE, PAIRWISE_FILE, PAIRWISE_STUDY_FILE, STUDY_DIR
+
     ratings = systems_root / SIMULATED_RATINGS_FILE
-    report = build_report([results], out / "report", n_boot=n_boot, mos=ratings if ratings.is_file() else None)
+    pairwise = systems_root / PAIRWISE_FILE
+    report = build_report([results], out / "report", n_boot=n_boot, mos=ratings if ratings.is_file() else None,
+                          preferences=pairwise if pairwise.is_file() else None)
     markdown = report.markdown
+    study = systems_root / STUDY_DIR
+    if (study / LOG_FILE).is_file():
+        from ..space.study_status import study_markdown
+
+        section = study_markdown([study / MOS_STUDY_FILE, study / PAIRWISE_STUDY_FILE], study / LOG_FILE)
+        markdown = markdown.rstrip("\n") + "\n\n" + "\n".join(section)
+        (out / "report" / "report.md").write_text(markdown, encoding="utf-8")
     if audit:
         # The audit's rows live in their own folder (never with the ranked results), so its table
         # is added to the report's Findings here.

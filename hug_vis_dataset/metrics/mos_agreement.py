@@ -18,6 +18,10 @@ It runs on system means alone, so it applies to the paper's own Tables 5+6, 7+8 
 percentile intervals of rho and tau from the actor-clustered bootstrap of
 :func:`hug_vis_dataset.stats.bootstrap_ci`.
 
+**Pairwise source.** The second protocol's Bradley-Terry strengths are another human ranking:
+:func:`strength_agreement` (system means) and :func:`strength_agreement_rows` (answers and per-clip
+rows) compare them with the MOS ranking of the same criterion and with each automatic metric.
+
 Run ``python -m hug_vis_dataset.metrics.mos_agreement`` to print the paper's tables' agreement as
 Markdown (what ``docs/FINDINGS.md`` shows).
 
@@ -225,6 +229,111 @@ def metric_mos_agreement_rows(metric_rows: Any, mos_rows: Any, higher_is_better:
                 getattr(intervals[(m, c, stat)], end) if intervals[(m, c, stat)].n_clusters > 1 else math.nan
                 for m, c in zip(point["metric"], point["criterion"])]
     return point
+
+
+# ----------------------------------------------------------------------------- the pairwise source
+PAIRWISE_AGREEMENT_COLUMNS: tuple[str, ...] = (
+    "task", "criterion", "against", "n_systems", "spearman", "kendall", "top1_pairwise", "top1_against",
+    "same_top1", "top_k", "top_k_overlap", "pairwise_top_k", "pairwise_all",
+)
+
+
+def strength_agreement(strengths: Any, mos_means: Any = None, metric_means: Any = None,
+                       higher_is_better: "Mapping[str, bool] | None" = None, top_k: int = DEFAULT_TOP_K,
+                       task: str = ""):
+    """Agreement of the pairwise protocol's Bradley-Terry strengths with the MOS and each automatic metric.
+
+    The strengths are the reference ranking ("human", pairwise); each criterion's strengths are compared
+    with the same criterion's MOS (``against`` = ``"MOS"``) and with every automatic metric (``against``
+    = the metric's name; lower-is-better metrics negated), with the statistics of
+    :func:`metric_mos_agreement` (``top1_pairwise`` / ``top1_against``: the best system of each;
+    ``pairwise_top_k``: pair accuracy among the strengths' top-k).
+
+    Args:
+        strengths: DataFrame, index = system, one column per criterion (log-strength, higher is better).
+        mos_means: DataFrame, index = system, one column per MOS criterion (optional).
+        metric_means: DataFrame, index = system, one column per automatic metric (optional).
+        higher_is_better, top_k, task: as :func:`metric_mos_agreement`.
+
+    Returns:
+        DataFrame with :data:`PAIRWISE_AGREEMENT_COLUMNS`, per criterion: the MOS row, then one per metric.
+
+    Example:
+        >>> import pandas as pd
+        >>> bt = pd.DataFrame({"lip_sync": [0.9, 0.1, -1.0]}, index=["a", "b", "c"])
+        >>> mos = pd.DataFrame({"lip_sync": [3.9, 4.1, 2.0]}, index=["a", "b", "c"])
+        >>> err = pd.DataFrame({"err": [1.0, 2.0, 3.0]}, index=["a", "b", "c"])
+        >>> t = strength_agreement(bt, mos, err, higher_is_better={"err": False})
+        >>> t[["against", "spearman", "top1_pairwise", "top1_against", "same_top1"]].values.tolist()
+        [['MOS', 0.5, 'a', 'b', False], ['err', 1.0, 'a', 'a', True]]
+    """
+    import pandas as pd
+
+    if top_k < 1:
+        raise AgreementInputError(f"top_k must be >= 1, got {top_k}")
+    rows = []
+    for criterion in strengths.columns:
+        human = {str(s): float(v) for s, v in strengths[criterion].items() if np.isfinite(float(v))}
+        others = []
+        if mos_means is not None and criterion in mos_means.columns:
+            others.append(("MOS", 1.0, mos_means[criterion]))
+        if metric_means is not None:
+            others += [(str(m), _direction(str(m), higher_is_better), metric_means[m]) for m in metric_means.columns]
+        for name, sign, column in others:
+            values = {str(s): sign * float(v) for s, v in column.items() if np.isfinite(float(v))}
+            row = _pair_row(values, human, top_k)
+            row["top1_pairwise"], row["top1_against"] = row.pop("top1_mos"), row.pop("top1_metric")
+            rows.append({"task": task, "criterion": str(criterion), "against": name, **row})
+    return pd.DataFrame(rows, columns=list(PAIRWISE_AGREEMENT_COLUMNS))
+
+
+def strength_agreement_rows(preference_rows: Any, mos_rows: Any = None, metric_rows: Any = None,
+                            higher_is_better: "Mapping[str, bool] | None" = None, top_k: int = DEFAULT_TOP_K,
+                            task: str = "", prior: float = 0.5):
+    """:func:`strength_agreement` from per-answer and per-clip rows (point estimates).
+
+    Strengths are the Bradley-Terry fit per criterion (:func:`hug_vis_dataset.metrics.preference.bradley_terry`,
+    ``prior`` virtual ties per compared pair); MOS means are means over clips of the per-clip means;
+    metric means are means over each system's ok rows with a finite value.
+
+    Args:
+        preference_rows: ``system_a``, ``system_b``, ``criterion``, ``outcome`` (one per answer).
+        mos_rows: ``model``, ``clip_id``, ``criterion``, ``score`` (per-clip means or single ratings).
+        metric_rows: ``model``, ``metric``, ``value`` (``status`` optional).
+
+    Example:
+        >>> import pandas as pd
+        >>> prefs = pd.DataFrame({"system_a": ["a", "a", "b"], "system_b": ["b", "c", "c"],
+        ...                       "criterion": "lip_sync", "outcome": [1.0, 1.0, 1.0]})
+        >>> t = strength_agreement_rows(prefs, metric_rows=pd.DataFrame(
+        ...     {"model": ["a", "b", "c"], "metric": "err", "value": [1.0, 2.0, 3.0]}), higher_is_better={"err": False})
+        >>> t[["against", "spearman", "top1_pairwise"]].values.tolist()
+        [['err', 1.0, 'a']]
+    """
+    import pandas as pd
+
+    from .preference import bradley_terry
+
+    prefs = pd.DataFrame(preference_rows)
+    strengths = {}
+    for criterion, group in prefs.groupby("criterion", sort=False):
+        strengths[criterion] = bradley_terry(zip(group["system_a"], group["system_b"], group["outcome"].astype(float)),
+                                             prior=prior)
+    strengths = pd.DataFrame(strengths)
+    mos_means = None
+    if mos_rows is not None and len(mos_rows):
+        human = pd.DataFrame(mos_rows)
+        per_clip = human.groupby(["model", "criterion", "clip_id"])["score"].mean()
+        mos_means = per_clip.groupby(["model", "criterion"]).mean().unstack("criterion")
+    metric_means = None
+    if metric_rows is not None and len(metric_rows):
+        auto = pd.DataFrame(metric_rows)
+        if "status" in auto.columns:
+            auto = auto[auto["status"].fillna("ok") == "ok"]
+        auto = auto[np.isfinite(auto["value"].astype(float))]
+        order = list(dict.fromkeys(auto["metric"]))
+        metric_means = auto.groupby(["model", "metric"])["value"].mean().unstack("metric").reindex(columns=order)
+    return strength_agreement(strengths, mos_means, metric_means, higher_is_better, top_k, task)
 
 
 # ----------------------------------------------------------------------------- the paper's tables

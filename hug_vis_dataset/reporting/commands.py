@@ -20,7 +20,8 @@ def _report(args) -> int:
 
     formats = tuple(f.strip() for f in args.format.split(",") if f.strip())
     report = build_report(args.results, args.out, formats=formats, mos=args.mos, n_boot=args.n_boot,
-                          figures=not args.no_figures, audit=args.audit, paper=not args.no_paper)
+                          figures=not args.no_figures, audit=args.audit, paper=not args.no_paper,
+                          preferences=args.preferences)
     print(report.markdown)
     print(f"\nreport written to {args.out}")
     for folder in report.skipped:
@@ -67,6 +68,9 @@ def register(subparsers) -> None:
     r.add_argument("--out", type=Path, default=Path("report"))
     r.add_argument("--format", default="md,tex,html", help="comma-separated: md, tex, html")
     r.add_argument("--mos", type=Path, default=None, help="ratings CSV for the MOS tables and MOS-metric agreement")
+    r.add_argument("--preferences", type=Path, default=None,
+                   help="pairwise CSV (a pairwise study export): Bradley-Terry strengths and their agreement with "
+                   "the MOS and the metrics in the Findings")
     r.add_argument("--n-boot", type=nonnegative_int, default=1000, help="bootstrap replicates (actor-clustered)")
     r.add_argument("--no-figures", action="store_true")
     r.add_argument("--no-paper", action="store_true",

@@ -1,59 +1,162 @@
-"""``hugvis mos status``: a study's coverage, flagged raters, MOS with and without them, agreement.
+"""``hugvis mos status``: a study's coverage, flagged raters, MOS with and without them, agreement;
+for a pairwise study the Bradley-Terry strengths with and without the flagged raters.
 
 Reads only files: the study file, the ratings log and the session log next to it; shared by the CLI
-(:mod:`hug_vis_dataset.reporting.commands`) and usable from a notebook.
+(:mod:`hug_vis_dataset.reporting.commands`), the demo's report (:func:`study_markdown`, the synthetic
+release's simulated study) and usable from a notebook.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Sequence
 
 from ..metrics.rater_qc import GOLD_MODELS
 from ..studies.sessions import SESSIONS_FILE, SessionLog, coverage
 
+#: Bootstrap replicates of the strengths' intervals shown by the status.
+STATUS_BOOT = 200
 
-def study_status(study_path: "str | Path", ratings_path: "str | Path", clip_ids: "list[str] | None" = None) -> str:
-    """``hugvis mos status``: coverage, flagged raters, MOS with and without them, agreement (text).
 
-    Reads the study file, the ratings log and the session log next to it (``sessions.jsonl``);
-    ``clip_ids`` resolves a study's ``"clips": "all"``.
-    """
+@dataclass
+class StudyStatus:
+    """What :func:`read_status` measured for one study (frames are pandas DataFrames)."""
+
+    spec: Any
+    coverage: dict
+    problems: list[str]
+    flags: Any  # rater_qc.flag_raters table (None: no answers)
+    flagged: set[str] = field(default_factory=set)
+    tables: list = field(default_factory=list)  # [(title, frame)]: MOS or strengths, all / without flagged
+    alphas: list[str] = field(default_factory=list)
+
+
+def read_status(study_path: "str | Path", ratings_path: "str | Path", clip_ids: "list[str] | None" = None,
+                n_boot: int = STATUS_BOOT) -> StudyStatus:
+    """The measurements of ``hugvis mos status`` for one study file over one ratings log."""
     from ..metrics.rater_qc import flag_raters
-    from ..mos import RATING_COLUMNS, agreement, validate_ratings
-    from ..studies.spec import load_study
-    from .mos_study import aggregate_ratings
+    from ..studies.spec import PAIRWISE, load_study
     from .ratings import latest_ratings, read_log
 
     spec = load_study(study_path, clip_ids)
     ratings_path = Path(ratings_path)
-    frame, problems = read_log(ratings_path)
-    frame = latest_ratings(frame)
+    if spec.protocol == PAIRWISE:
+        from .preferences import PreferenceStore
+
+        frame, problems = PreferenceStore(ratings_path).read()
+        frame = PreferenceStore(ratings_path).frame()
+    else:
+        frame, problems = read_log(ratings_path)
+        frame = latest_ratings(frame)
     mine = frame[frame["study"] == spec.name] if len(frame) else frame
     log = SessionLog(ratings_path.parent / SESSIONS_FILE, spec)
     answered = {r: set(g["item"]) for r, g in mine.groupby("rater")} if len(mine) else {}
-    cov = coverage(spec, log.sessions(), answered)
-    lines = [f"study {spec.name} ({spec.protocol}): {cov['items']} items, target {cov['target']} ratings each",
+    status = StudyStatus(spec, coverage(spec, log.sessions(), answered), problems, None)
+    if not len(mine):
+        return status
+    qc_frame = mine.assign(item=mine["item"].fillna(mine["seq"].astype(str)))
+    if spec.protocol == PAIRWISE:
+        # No gold items in a pairwise study: the speed rule alone (score is unused without gold).
+        qc_frame = qc_frame.assign(model="pair", score=qc_frame["outcome"])
+    status.flags = flag_raters(qc_frame, spec.qc)
+    status.flagged = set(status.flags.loc[status.flags["flagged"], "rater"]) if len(status.flags) else set()
+    for title, exclude in (("all raters", set()), ("without flagged raters", status.flagged)):
+        status.tables.append((title, _table(spec, mine, exclude, n_boot)))
+    if spec.protocol != PAIRWISE:
+        status.alphas = _alphas(mine)
+    return status
+
+
+def _table(spec, answers, exclude: "set[str]", n_boot: int):
+    """MOS (mos study) or Bradley-Terry strengths per task (pairwise study) of the raters not excluded."""
+    import pandas as pd
+
+    from ..studies.spec import PAIRWISE
+    from .mos_study import aggregate_ratings
+
+    if spec.protocol != PAIRWISE:
+        return aggregate_ratings(answers, exclude_raters=exclude)
+    from ..metrics.preference import strengths_table
+
+    kept = answers[~answers["rater"].isin(list(exclude))]
+    parts = []
+    for task, group in kept.groupby("task", sort=True):
+        table = strengths_table(group, n_boot=n_boot)
+        table.insert(0, "task", task)
+        parts.append(table)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def _alphas(answers) -> list[str]:
+    from ..mos import RATING_COLUMNS, agreement, validate_ratings
+
+    rated = answers[~answers["model"].isin(GOLD_MODELS)]
+    lines = []
+    for task, part in rated.groupby("task"):
+        valid, _ = validate_ratings(part[list(RATING_COLUMNS)].astype(str))
+        for criterion, a in agreement(valid).items():
+            lines.append(f"{task} {criterion}: alpha {a['alpha']:.3f}, {a['raters']} raters, "
+                         f"{a['units']} units ({a['pairable_units']} pairable)")
+    return lines
+
+
+def study_status(study_path: "str | Path", ratings_path: "str | Path", clip_ids: "list[str] | None" = None) -> str:
+    """``hugvis mos status``: coverage, flagged raters, MOS (or strengths) with and without them,
+    agreement, as text.
+
+    Reads the study file, the ratings log and the session log next to it (``sessions.jsonl``);
+    ``clip_ids`` resolves a study's ``"clips": "all"``.
+    """
+    s = read_status(study_path, ratings_path, clip_ids)
+    cov = s.coverage
+    lines = [f"study {s.spec.name} ({s.spec.protocol}): {cov['items']} items, target {cov['target']} ratings each",
              "items by number of ratings: " + ", ".join(f"{c}: {n}" for c, n in cov["by_ratings"].items()),
              f"raters {cov['raters']}, sessions {cov['sessions']}, answers {cov['answers']} + {cov['gold_answers']} "
              f"gold, completion {100 * cov['completion']:.1f}%"]
     lines += [f"  {r}: {a} of {n} answered" for r, (a, n) in cov["per_rater"].items()]
-    if problems:
-        lines.append(f"{len(problems)} skipped line(s) in {ratings_path} (see the Space's MOS tab)")
-    flags = flag_raters(mine.assign(item=mine["item"].fillna(mine["seq"].astype(str))), spec.qc) if len(mine) else None
-    flagged = set(flags.loc[flags["flagged"], "rater"]) if flags is not None and len(flags) else set()
-    lines += ["", f"flagged raters: {len(flagged)}"]
-    if flags is not None and len(flags):
-        lines += [f"  {r.rater}: {r.reasons}" for r in flags.itertuples() if r.flagged]
-    for title, exclude in (("MOS (all raters)", set()), ("MOS without flagged raters", flagged)):
-        table = aggregate_ratings(mine, exclude_raters=exclude)
-        lines += ["", f"{title}:", table.to_string(index=False, float_format=lambda v: f"{v:.2f}") if len(table)
-                  else "  no ratings"]
-    rated = mine[~mine["model"].isin(GOLD_MODELS)] if len(mine) else mine
-    if len(rated):
+    if s.problems:
+        lines.append(f"{len(s.problems)} skipped line(s) in {ratings_path} (see the Space's MOS tab)")
+    lines += ["", f"flagged raters: {len(s.flagged)}"]
+    if s.flags is not None and len(s.flags):
+        lines += [f"  {r.rater}: {r.reasons}" for r in s.flags.itertuples() if r.flagged]
+    what = "Bradley-Terry strengths" if s.spec.protocol == "pairwise" else "MOS"
+    for title, table in s.tables or [("all raters", None), ("without flagged raters", None)]:
+        lines += ["", f"{what} ({title}):", table.to_string(index=False, float_format=lambda v: f"{v:.2f}")
+                  if table is not None and len(table) else "  no ratings"]
+    if s.alphas:
         lines += ["", "Inter-rater agreement (Krippendorff's alpha, interval; units = (clip, system)):"]
-        for task, part in rated.groupby("task"):
-            valid, _ = validate_ratings(part[list(RATING_COLUMNS)].astype(str))
-            for criterion, a in agreement(valid).items():
-                lines.append(f"  {task} {criterion}: alpha {a['alpha']:.3f}, {a['raters']} raters, "
-                             f"{a['units']} units ({a['pairable_units']} pairable)")
+        lines += [f"  {a}" for a in s.alphas]
     return "\n".join(lines)
+
+
+def study_markdown(study_paths: Sequence["str | Path"], ratings_path: "str | Path",
+                   clip_ids: "list[str] | None" = None) -> list[str]:
+    """The report's "Subjective study: schedule and quality control" section for one or more study
+    files over one ratings log: coverage, flagged raters and why, MOS (or strengths) with and without
+    them, agreement. Stored text (rater ids, reasons) is escaped."""
+    from ..escaping import markdown_text
+    from ..report_findings import markdown_table
+
+    md = ["## Subjective study: schedule and quality control", "",
+          "Blind, scheduled study (docs/MOS.md): every item reaches k ratings before any gets k + 1; gold items "
+          "(the reference shown as a system, and a degraded copy) and the media's duration flag careless raters; "
+          "every table with and without them.", ""]
+    for path in study_paths:
+        s = read_status(path, ratings_path, clip_ids)
+        cov = s.coverage
+        levels = ", ".join(f"{n} with {c}" for c, n in cov["by_ratings"].items())
+        md += [f"### {markdown_text(s.spec.name)} ({s.spec.protocol})", "",
+               f"{cov['items']} items, target {cov['target']} ratings each ({levels}); {cov['raters']} raters, "
+               f"{cov['sessions']} sessions, {cov['answers']} answers + {cov['gold_answers']} gold; completion "
+               f"{100 * cov['completion']:.1f}%.", ""]
+        if s.flags is not None and len(s.flags):
+            md += [f"Flagged raters: {len(s.flagged)} of {len(s.flags)}"
+                   + "".join(f"; {markdown_text(r.rater)} ({markdown_text(r.reasons)})"
+                             for r in s.flags.itertuples() if r.flagged) + ".", ""]
+        what = "Bradley-Terry strengths" if s.spec.protocol == "pairwise" else "MOS"
+        for title, table in s.tables:
+            md += [f"**{what}, {title}:**", "", markdown_table(table, 3) if len(table) else "no answers", ""]
+        if s.alphas:
+            md += ["Inter-rater agreement (Krippendorff's alpha, interval): " + "; ".join(s.alphas) + ".", ""]
+    return md

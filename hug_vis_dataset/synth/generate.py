@@ -315,6 +315,7 @@ def synthesize(
         from .ratings import write_simulated_ratings
 
         # simulated raters (not human judgements) so the MOS path runs on the synthetic grid too
-        write_simulated_ratings(sim.root, [r["clip_id"] for r in rows], seed=int(seed))
+        write_simulated_ratings(sim.root, [r["clip_id"] for r in rows], seed=int(seed),
+                                duration=float(n_frames) / float(fps))
     return SynthSummary(root, [r["clip_id"] for r in rows], n_frames, float(fps), int(sample_rate),
                         (width, height), system_names)

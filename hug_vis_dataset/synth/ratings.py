@@ -1,48 +1,67 @@
-"""Simulated subjective study of the synthetic grid (``simulated_systems/mos_ratings.csv``).
+"""Simulated subjective study of the synthetic grid, in the format of a real blind study.
 
-**These are simulated raters, not human judgements.** They exist to exercise the MOS pipeline
-(:mod:`hug_vis_dataset.mos`, ``hugvis mos``, the Tables 6/8/10 section of ``hugvis report``) end
-to end on the synthetic grid; no conclusion about perception may be drawn from them.
+**These are simulated raters, not human judgements.** They exist to exercise the study pipeline
+(:mod:`hug_vis_dataset.studies`, :mod:`hug_vis_dataset.mos`, ``hugvis mos``, ``hugvis mos status``,
+the MOS, quality-control and pairwise sections of ``hugvis report``) end to end on the synthetic
+grid; no conclusion about perception may be drawn from them.
 
-For the simulated systems of ``audio_driven``, ``vision_driven`` and ``voice_cloning`` (names and
-degradation ``strength`` from ``simulated_systems/manifest.json``) every criterion of the task
-(:data:`hug_vis_dataset.mos.TASK_CRITERIA`) is rated on a 1..5 scale:
+Two studies over the simulated systems of ``audio_driven``, ``vision_driven`` and ``voice_cloning``
+(names and degradation ``strength`` from ``simulated_systems/manifest.json``), scheduled exactly as
+the Space schedules real raters (:func:`hug_vis_dataset.studies.schedule.plan_session`):
 
-* **Clips**: a deterministic subset, ``ceil(clip_fraction x n)`` clips of every actor (so the
-  actor-clustered bootstrap sees every actor), drawn by a seeded permutation.
-* **Raters**: ``n_raters`` simulated raters; each chosen clip is rated by ``raters_per_clip`` of
-  them (a seeded choice per clip), on every system and criterion of the task, as in a listening
-  or viewing test where one rater sees all systems of a stimulus. Clips therefore have the same
-  number of ratings; which raters they have differs, exercising the within-clip averaging.
-* **Score**: ``round(q + bias_r + e)`` clipped to 1..5, with the latent quality
-  ``q = TOP - SPAN x strength^2 + system_criterion + clip``. The quadratic makes mild
-  degradations hard to tell apart (a ceiling near the top), the fixed per-(system, criterion)
-  offset (sd :data:`SYSTEM_SD`) then occasionally reorders neighbouring systems, and ``clip``
-  (sd :data:`CLIP_SD`, shared by the systems of a clip) models stimulus difficulty. Each rater
-  has a fixed bias (sd :data:`RATER_BIAS_SD`) and an own noise level ``e ~ N(0, sd_r)`` with
-  ``sd_r`` uniform in :data:`RATER_NOISE_SD`. So the MOS order follows ``strength`` on average,
-  but not always at the top, as the paper found for MOS against automatic metrics.
+* **MOS** (``synthetic-mos``): every (task, clip, system) rated on the task's criteria, ``k = 3``
+  ratings per item, sessions of 8 items of which 2 are **gold** (the clip's reference, expected
+  high, and a degraded copy, expected low);
+* **pairwise** (``synthetic-pairwise``): every (task, clip, pair of systems), ``k = 2``, sessions of
+  6 pairs, each answered A / B / Tie per criterion with the side drawn from the session seed
+  (:func:`~hug_vis_dataset.studies.schedule.pair_sides`).
 
-Every draw comes from ``numpy.random.SeedSequence`` keyed by ``(seed, TAG_RATINGS, purpose,
-...)``, and rows are written in a fixed order, so a seed gives the same bytes.
+**Clips**: ``ceil(clip_fraction x n)`` clips of every actor (:func:`choose_clips`), so the
+actor-clustered bootstrap sees every actor. **Raters** ``sim_rater_01`` ... take sessions in turn
+until the schedule is full (every item reaches ``k`` ratings, nobody sees an item twice). The last
+``careless`` raters answer at random and faster than the media, so quality control flags them.
+
+**Scores.** The latent quality of (system, criterion, clip) is ``q = TOP - SPAN x strength^2 +
+system_criterion + clip``: the quadratic makes mild degradations hard to tell apart (a ceiling near
+the top), the fixed per-(system, criterion) offset (sd :data:`SYSTEM_SD`) occasionally reorders
+neighbouring systems, and ``clip`` (sd :data:`CLIP_SD`) models stimulus difficulty. A careful
+rater's MOS score is ``round(q + bias_r + e)`` clipped to 1..5 (bias sd :data:`RATER_BIAS_SD`,
+``e ~ N(0, sd_r)``, ``sd_r`` uniform in :data:`RATER_NOISE_SD`); gold items use strength 0
+(reference) and 1 (degraded) without the system offset. A pairwise answer compares
+``q_a - q_b + e`` (``e ~ N(0, sd_r)``) with :data:`TIE_MARGIN`: within it a tie. Answers take
+``duration x U(1.5, 4)`` seconds (careless: ``x U(0.2, 0.8)``).
+
+**Files** (under ``simulated_systems/``): :data:`RATINGS_FILE` (the MOS study's ratings of the
+systems, with ``study, item, elapsed, duration``), :data:`PAIRWISE_FILE` (the pairwise answers,
+:meth:`~hug_vis_dataset.space.preferences.PreferenceStore.to_csv`'s columns) and the study folder
+:data:`STUDY_DIR`: the two study files, ``ratings.jsonl`` (every answer, gold included, as the
+Space's ratings log) and ``sessions.jsonl`` (the sessions, as the Space's session log), so
+``hugvis mos status --study simulated_systems/study/mos_study.json --log
+simulated_systems/study/ratings.jsonl`` reads it like a real study.
+
+Every draw comes from ``numpy.random.SeedSequence`` keyed by ``(seed, TAG_RATINGS, purpose, ...)``
+and files are written in a fixed order, so a seed gives the same bytes.
 
 Example:
-    >>> rows = simulate_ratings(["actor_0001_happy_action_01_script_001"],
-    ...                         {"voice_cloning": {"clone_good": 0.1, "clone_poor": 0.8}}, seed=0)
-    >>> len(rows)   # 1 clip x 3 raters x 2 systems x 2 criteria
+    >>> study = simulate_study(["actor_0001_happy_action_01_script_001"],
+    ...                        {"voice_cloning": {"clone_good": 0.1, "clone_poor": 0.8}}, seed=0)
+    >>> len(study.mos_rows())   # 2 items x 3 ratings x 2 criteria
     12
-    >>> sorted({r["criterion"] for r in rows})
+    >>> sorted({r["criterion"] for r in study.mos_rows()})
     ['emotion_naturalness', 'id_similarity']
-    >>> all(1 <= r["score"] <= 5 for r in rows)
-    True
+    >>> all(1 <= r["score"] <= 5 for r in study.mos_rows()), len(study.pairwise_rows())   # 1 pair x 2 x 2
+    (True, 4)
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import math
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -50,17 +69,28 @@ import numpy as np
 
 from ..grid import ClipId
 from ..layout import SIMULATED_RATINGS_FILE
+from ..metrics.rater_qc import GOLD_HIGH, GOLD_LOW
 from ..mos import RATING_COLUMNS, TASK_CRITERIA
+from ..studies.schedule import pair_sides, plan_session, session_rng, session_seed
+from ..studies.sessions import SESSIONS_FILE, item_code
+from ..studies.spec import StudyItem, StudySpec, study_from_mapping
 from .seeds import TAG_RATINGS
 
 RATINGS_FILE = SIMULATED_RATINGS_FILE
+PAIRWISE_FILE = "pairwise_ratings.csv"
+STUDY_DIR = "study"
+MOS_STUDY_FILE, PAIRWISE_STUDY_FILE, LOG_FILE = "mos_study.json", "pairwise_study.json", "ratings.jsonl"
+MOS_STUDY, PAIRWISE_STUDY = "synthetic-mos", "synthetic-pairwise"
+STUDY_COLUMNS = ("study", "item", "elapsed", "duration")
+PAIRWISE_COLUMNS = ("rater", "task", "clip_id", "system_a", "system_b", "criterion", "outcome", "left") + STUDY_COLUMNS
 TOP, SPAN = 4.6, 3.0  # latent quality of a perfect copy and its drop at strength 1
 SYSTEM_SD = 0.3  # fixed per (system, criterion) offset: reorders neighbours now and then
 CLIP_SD = 0.3  # stimulus difficulty shared by all systems of a clip
 RATER_BIAS_SD = 0.35
 RATER_NOISE_SD = (0.4, 0.8)
+TIE_MARGIN = 0.25  # a pairwise quality difference below this (after noise) is answered "Tie"
 # Purposes of the seed sequences.
-_P_CLIPS, _P_RATERS, _P_SYSTEM, _P_CLIP, _P_ASSIGN, _P_SCORE = range(6)
+_P_CLIPS, _P_RATERS, _P_SYSTEM, _P_CLIP, _P_ANSWER = range(5)
 _TASK_INDEX = {task: i for i, task in enumerate(TASK_CRITERIA)}
 
 
@@ -90,88 +120,247 @@ def choose_clips(clip_ids: Sequence[str], seed: int, fraction: float = 0.5) -> l
     return [str(c) for c in chosen]
 
 
-def simulate_ratings(clip_ids: Sequence[str], systems: Mapping[str, Mapping[str, float]], seed: int = 0,
-                     n_raters: int = 5, raters_per_clip: int = 3, clip_fraction: float = 0.5) -> list[dict]:
-    """Simulated ratings rows (``rater, clip_id, model, criterion, score``) for the given systems.
+@dataclass
+class SimulatedStudy:
+    """The two simulated studies: their files, sessions and every answer (see the module docstring).
+
+    ``sessions`` are ``(spec, rater, number, seed, [(code, item), ...])`` in the order they were
+    taken; ``answers`` are the log lines (MOS ratings and pairwise answers) in submission order.
+    """
+
+    mos: StudySpec
+    pairwise: StudySpec
+    sessions: list = field(default_factory=list)
+    answers: list[dict] = field(default_factory=list)
+    secret: bytes = b""
+
+    def mos_rows(self, gold: bool = False) -> list[dict]:
+        """MOS ratings as ``hugvis mos`` CSV rows (:data:`RATING_COLUMNS` + study fields), ordered by
+        task, clip, rater, system, criterion; gold answers only with ``gold``."""
+        rows = [a for a in self.answers if "kind" not in a and (gold or a["model"] not in (GOLD_HIGH, GOLD_LOW))]
+        order = {c: i for task in TASK_CRITERIA for i, c in enumerate(TASK_CRITERIA[task])}
+        rows.sort(key=lambda a: (_TASK_INDEX[a["task"]], a["clip_id"], a["rater"], a["model"], order[a["criterion"]]))
+        return [{k: a[k] for k in RATING_COLUMNS + STUDY_COLUMNS} for a in rows]
+
+    def pairwise_rows(self) -> list[dict]:
+        """Pairwise answers with :data:`PAIRWISE_COLUMNS`, ordered by task, clip, rater, pair, criterion."""
+        rows = [a for a in self.answers if a.get("kind") == "preference"]
+        order = {c: i for task in TASK_CRITERIA for i, c in enumerate(TASK_CRITERIA[task])}
+        rows.sort(key=lambda a: (_TASK_INDEX[a["task"]], a["clip_id"], a["rater"], a["system_a"], a["system_b"],
+                                 order[a["criterion"]]))
+        return [{k: a[k] for k in PAIRWISE_COLUMNS} for a in rows]
+
+
+def _study_spec(name: str, protocol: str, systems: Mapping[str, Sequence[str]], clips: Sequence[str], k: int,
+                per_session: int, gold_rate: float, seed: int) -> StudySpec:
+    return study_from_mapping({"name": name, "protocol": protocol,
+                               "tasks": {t: {"systems": list(names)} for t, names in systems.items()},
+                               "clips": list(clips), "ratings_per_item": k, "items_per_session": per_session,
+                               "gold_rate": gold_rate, "seed": seed}, where=f"simulated study {name}")
+
+
+def _schedule(spec: StudySpec, raters: Sequence[str], secret: bytes) -> list:
+    """Sessions as the Space's session log would plan them, raters taking turns until nothing is left."""
+    counts: Counter = Counter()
+    seen: dict[str, set] = {r: set() for r in raters}
+    taken: Counter = Counter()
+    sessions, active = [], list(raters)
+    while active:
+        for rater in list(active):
+            number = taken[rater] + 1
+            planned = plan_session(spec.items(), spec.gold_items(), counts, seen[rater], spec.items_per_session,
+                                   spec.n_gold(), spec.ratings_per_item, session_rng(spec.seed, rater, number))
+            if not planned:
+                active.remove(rater)
+                continue
+            taken[rater] = number
+            counts.update(i.key for i in planned if i.kind == "system")
+            seen[rater].update(i.key for i in planned)
+            entries = [(item_code(secret, rater, number, i), item) for i, item in enumerate(planned)]
+            sessions.append((spec, rater, number, session_seed(spec.seed, rater, number), entries))
+    return sessions
+
+
+def simulate_study(clip_ids: Sequence[str], systems: Mapping[str, Mapping[str, float]], seed: int = 0,
+                   n_raters: int = 6, careless: int = 1, ratings_per_item: int = 3, items_per_session: int = 8,
+                   gold_rate: float = 0.25, pairwise_ratings_per_item: int = 2, pairs_per_session: int = 6,
+                   clip_fraction: float = 0.5, duration: float = 1.0) -> SimulatedStudy:
+    """The simulated MOS and pairwise studies of the given systems (see the module docstring).
 
     Args:
         clip_ids: the grid's clip ids; a subset per actor is rated (:func:`choose_clips`).
         systems: task -> {system name: degradation strength in [0, 1]}; tasks without MOS
             criteria (:data:`hug_vis_dataset.mos.TASK_CRITERIA`) are ignored.
-        seed: every draw derives from it.
+        seed: every draw derives from it (and the studies' seed is it).
         n_raters: size of the rater pool (``sim_rater_01`` ...).
-        raters_per_clip: raters drawn per clip (at least 2, so agreement is defined).
+        careless: how many of them (the last ones) answer at random and too fast.
+        ratings_per_item, items_per_session, gold_rate: the MOS study's schedule.
+        pairwise_ratings_per_item, pairs_per_session: the pairwise study's schedule.
         clip_fraction: share of each actor's clips that is rated.
-
-    Returns:
-        Rows ordered by task, clip, rater, system, criterion; ``score`` an int in 1..5.
+        duration: the media's duration in seconds (stored with every answer).
 
     Raises:
-        ValueError: bad rater counts or a strength outside [0, 1].
+        ValueError: bad counts or a strength outside [0, 1].
     """
-    if not 2 <= raters_per_clip <= n_raters:
-        raise ValueError(f"need 2 <= raters_per_clip <= n_raters, got {raters_per_clip} of {n_raters}")
-    raters = [f"sim_rater_{i + 1:02d}" for i in range(n_raters)]
-    pool = _rng(seed, _P_RATERS)
-    bias = pool.normal(0.0, RATER_BIAS_SD, n_raters)
-    noise = pool.uniform(*RATER_NOISE_SD, n_raters)
-    clips = choose_clips(clip_ids, seed, clip_fraction)
-    rows: list[dict] = []
-    for task in TASK_CRITERIA:  # fixed task order, whatever the mapping's order
-        if task not in systems:
-            continue
-        criteria = TASK_CRITERIA[task]
-        t = _TASK_INDEX[task]
-        names = sorted(systems[task])
-        for name in names:
+    if not 0 <= careless < n_raters:
+        raise ValueError(f"need 0 <= careless < n_raters, got {careless} of {n_raters}")
+    if ratings_per_item < 2:
+        raise ValueError(f"ratings_per_item must be >= 2 (agreement needs two raters), got {ratings_per_item}")
+    names = {task: sorted(systems[task]) for task in TASK_CRITERIA if task in systems and systems[task]}
+    for task, listed in names.items():
+        for name in listed:
             if not 0.0 <= float(systems[task][name]) <= 1.0:
                 raise ValueError(f"strength of {task}/{name} must be in [0, 1], got {systems[task][name]}")
+    clips = choose_clips(clip_ids, seed, clip_fraction)
+    secret = hashlib.sha256(f"simulated study {int(seed)}".encode()).digest()[:16]
+    empty = StudySpec(MOS_STUDY, "mos", {}, ())
+    if not names:
+        return SimulatedStudy(empty, StudySpec(PAIRWISE_STUDY, "pairwise", {}, ()), secret=secret)
+    mos = _study_spec(MOS_STUDY, "mos", names, clips, ratings_per_item, items_per_session, gold_rate, seed)
+    paired = {t: n for t, n in names.items() if len(n) >= 2}
+    pairwise = (_study_spec(PAIRWISE_STUDY, "pairwise", paired, clips, pairwise_ratings_per_item, pairs_per_session,
+                            0.0, seed) if paired else StudySpec(PAIRWISE_STUDY, "pairwise", {}, ()))
+    raters = [f"sim_rater_{i + 1:02d}" for i in range(n_raters)]
+    pool = _rng(seed, _P_RATERS)
+    bias = dict(zip(raters, pool.normal(0.0, RATER_BIAS_SD, n_raters)))
+    noise = dict(zip(raters, pool.uniform(*RATER_NOISE_SD, n_raters)))
+    sloppy = set(raters[n_raters - careless:])
+    quality = _Quality(seed, names, systems)
+    out = SimulatedStudy(mos, pairwise, secret=secret)
+    out.sessions = _schedule(mos, raters, secret) + (_schedule(pairwise, raters, secret) if paired else [])
+    seq = 0
+    for spec, rater, number, s_seed, entries in out.sessions:
+        for position, (code, item) in enumerate(entries):
+            seq += 1
+            draws = _rng(seed, _P_ANSWER, spec.protocol == "pairwise", raters.index(rater), number, position)
+            speed = draws.uniform(0.2, 0.8) if rater in sloppy else draws.uniform(1.5, 4.0)
+            common = {"seq": seq, "time": None, "study": spec.name, "item": code,
+                      "elapsed": round(duration * speed, 3), "duration": round(float(duration), 3)}
+            for criterion in item.criteria:
+                if spec.protocol == "pairwise":
+                    out.answers.append(_pairwise_answer(item, criterion, rater in sloppy, quality, noise[rater],
+                                                        pair_sides(s_seed, code, item.systems)[0], draws, common, rater))
+                else:
+                    if rater in sloppy:
+                        score = int(draws.integers(1, 6))
+                    else:
+                        q = quality(item.task, item.systems[0], criterion, item.clip_id)
+                        score = int(np.clip(np.rint(q + bias[rater] + noise[rater] * draws.standard_normal()), 1, 5))
+                    out.answers.append({"rater": rater, "task": item.task, "clip_id": item.clip_id,
+                                        "model": item.systems[0], "criterion": criterion, "score": score, **common})
+    return out
+
+
+def _pairwise_answer(item: StudyItem, criterion: str, sloppy: bool, quality, sd: float, left: str, draws,
+                     common: dict, rater: str) -> dict:
+    a, b = item.systems
+    if sloppy:
+        outcome = (1.0, 0.5, 0.0)[int(draws.integers(3))]
+    else:
+        d = quality(item.task, a, criterion, item.clip_id) - quality(item.task, b, criterion, item.clip_id)
+        d += sd * draws.standard_normal()
+        outcome = 0.5 if abs(d) < TIE_MARGIN else (1.0 if d > 0 else 0.0)
+    return {"kind": "preference", "rater": rater, "task": item.task, "clip_id": item.clip_id, "system_a": a,
+            "system_b": b, "criterion": criterion, "outcome": outcome, "left": left, **common}
+
+
+class _Quality:
+    """The latent quality ``q`` of (task, system or gold item, criterion, clip)."""
+
+    def __init__(self, seed: int, names: Mapping[str, Sequence[str]], systems: Mapping[str, Mapping[str, float]]):
+        self.seed = seed
+        self.strength = {(t, n): float(systems[t][n]) for t, listed in names.items() for n in listed}
         # Offsets are keyed by the system's position in the sorted names, so adding a task or
         # renaming other tasks' systems does not change this task's draws.
-        offset = {(name, c): _rng(seed, _P_SYSTEM, t, k, j).normal(0.0, SYSTEM_SD)
-                  for k, name in enumerate(names) for j, c in enumerate(criteria)}
-        for clip in clips:
-            cid = ClipId.parse(clip)
+        self.offset = {(t, n, c): _rng(seed, _P_SYSTEM, _TASK_INDEX[t], k, j).normal(0.0, SYSTEM_SD)
+                       for t, listed in names.items() for k, n in enumerate(listed)
+                       for j, c in enumerate(TASK_CRITERIA[t])}
+        self._clip: dict = {}
+
+    def __call__(self, task: str, system: str, criterion: str, clip_id: str) -> float:
+        if (task, clip_id) not in self._clip:
+            cid = ClipId.parse(clip_id)
             key = (cid.actor_id, cid.emotion.index, cid.action_id, cid.script_id)
-            difficulty = _rng(seed, _P_CLIP, t, *key).normal(0.0, CLIP_SD)
-            who = sorted(_rng(seed, _P_ASSIGN, t, *key).choice(n_raters, raters_per_clip, replace=False))
-            draws = _rng(seed, _P_SCORE, t, *key).standard_normal((len(who), len(names), len(criteria)))
-            for a, r in enumerate(who):
-                for k, name in enumerate(names):
-                    strength = float(systems[task][name])
-                    for j, criterion in enumerate(criteria):
-                        q = TOP - SPAN * strength ** 2 + offset[(name, criterion)] + difficulty
-                        score = int(np.clip(np.rint(q + bias[r] + noise[r] * draws[a, k, j]), 1, 5))
-                        rows.append({"rater": raters[r], "clip_id": clip, "model": name, "criterion": criterion,
-                                     "score": score})
-    return rows
+            self._clip[(task, clip_id)] = _rng(self.seed, _P_CLIP, _TASK_INDEX[task], *key).normal(0.0, CLIP_SD)
+        difficulty = self._clip[(task, clip_id)]
+        if system in (GOLD_HIGH, GOLD_LOW):
+            return TOP - SPAN * (system == GOLD_LOW) + difficulty
+        return TOP - SPAN * self.strength[(task, system)] ** 2 + self.offset[(task, system, criterion)] + difficulty
 
 
-def ratings_csv(rows: Sequence[Mapping]) -> str:
-    """Rows as CSV text with the columns :data:`hug_vis_dataset.mos.RATING_COLUMNS` and ``\\n`` line ends."""
+def simulate_ratings(clip_ids: Sequence[str], systems: Mapping[str, Mapping[str, float]], seed: int = 0,
+                     **options) -> list[dict]:
+    """The simulated MOS study's ratings of the systems (no gold), as ``hugvis mos`` CSV rows.
+
+    ``options`` are :func:`simulate_study`'s.
+
+    Example:
+        >>> rows = simulate_ratings(["actor_0001_sad_action_01_script_001"], {"voice_cloning": {"a": 0.2}})
+        >>> len(rows), sorted(rows[0])[:3]
+        (6, ['clip_id', 'criterion', 'duration'])
+    """
+    return simulate_study(clip_ids, systems, seed, **options).mos_rows()
+
+
+def _csv(rows: Sequence[Mapping], columns: Sequence[str]) -> str:
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(RATING_COLUMNS), lineterminator="\n", extrasaction="raise")
+    writer = csv.DictWriter(buffer, fieldnames=list(columns), lineterminator="\n", extrasaction="raise")
     writer.writeheader()
     writer.writerows(rows)
     return buffer.getvalue()
 
 
+def ratings_csv(rows: Sequence[Mapping]) -> str:
+    """MOS rows as CSV text (:data:`hug_vis_dataset.mos.RATING_COLUMNS`, then the study fields when the
+    rows have them) with ``\\n`` line ends."""
+    columns = list(RATING_COLUMNS) + [c for c in STUDY_COLUMNS if rows and c in rows[0]]
+    return _csv(rows, columns)
+
+
+def write_study(study: SimulatedStudy, systems_root: "str | Path") -> dict[str, Path]:
+    """Write the simulated study's files under ``systems_root`` (see the module docstring)."""
+    root = Path(systems_root)
+    folder = root / STUDY_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {"mos": root / RATINGS_FILE, "pairwise": root / PAIRWISE_FILE, "mos_study": folder / MOS_STUDY_FILE,
+             "pairwise_study": folder / PAIRWISE_STUDY_FILE, "log": folder / LOG_FILE,
+             "sessions": folder / SESSIONS_FILE}
+    paths["mos"].write_text(ratings_csv(study.mos_rows()), encoding="utf-8")
+    paths["pairwise"].write_text(_csv(study.pairwise_rows(), PAIRWISE_COLUMNS), encoding="utf-8")
+    for key, spec in (("mos_study", study.mos), ("pairwise_study", study.pairwise)):
+        paths[key].write_text(json.dumps(_spec_file(spec), indent=1) + "\n", encoding="utf-8")
+    lines = [json.dumps(a, ensure_ascii=False) for a in study.answers]
+    paths["log"].write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    sessions = [json.dumps({"study": spec.name, "rater": rater, "session": number, "seed": s_seed, "time": None,
+                            "items": [{"code": c, "key": i.key, "kind": i.kind} for c, i in entries]})
+                for spec, rater, number, s_seed, entries in study.sessions]
+    paths["sessions"].write_text("".join(line + "\n" for line in sessions), encoding="utf-8")
+    # The codes' key, where the Space's session log keeps it (a simulated study: nothing to hide).
+    folder.joinpath(SESSIONS_FILE + ".secret").write_text(study.secret.hex(), encoding="utf-8")
+    return paths
+
+
+def _spec_file(spec: StudySpec) -> dict:
+    return {"name": spec.name, "protocol": spec.protocol,
+            "tasks": {t: {"systems": list(s), "criteria": list(c)} for t, (s, c) in spec.tasks.items()},
+            "clips": list(spec.clips), "ratings_per_item": spec.ratings_per_item,
+            "items_per_session": spec.items_per_session, "gold_rate": spec.gold_rate, "seed": spec.seed}
+
+
 def write_simulated_ratings(systems_root: "str | Path", clip_ids: Sequence[str], seed: int = 0, **options) -> Path:
-    """Write ``<systems_root>/mos_ratings.csv`` for the systems listed in ``manifest.json`` there.
+    """Write the simulated study for the systems listed in ``manifest.json`` under ``systems_root``.
 
     Args:
         systems_root: the ``simulated_systems`` folder (its manifest must exist).
         clip_ids: the grid's clip ids.
         seed: the synth seed.
-        **options: ``n_raters``, ``raters_per_clip``, ``clip_fraction`` of :func:`simulate_ratings`.
+        **options: :func:`simulate_study`'s (``n_raters``, ``duration``, ...).
 
     Returns:
-        The path written.
+        The MOS ratings CSV written (``mos_ratings.csv``); :func:`write_study` lists the others.
     """
     root = Path(systems_root)
     manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
     systems = {task: {name: float(info["strength"]) for name, info in manifest["tasks"][task]["systems"].items()}
                for task in TASK_CRITERIA if task in manifest.get("tasks", {})}
-    path = root / RATINGS_FILE
-    path.write_text(ratings_csv(simulate_ratings(clip_ids, systems, seed=seed, **options)), encoding="utf-8")
-    return path
+    return write_study(simulate_study(clip_ids, systems, seed=seed, **options), root)["mos"]
