@@ -202,3 +202,86 @@ def test_status_shows_positions_and_escapes_request_text(hub):
     html = status_html(q.read())
     assert "<script>" not in html and "&lt;script&gt;" in html
     assert "| bad" not in "\n".join(status_lines(q.read())).replace("\\| bad", "")
+
+
+def test_a_taken_over_worker_stops_and_writes_nothing(hub):
+    from hug_vis_dataset.leaderboard.worker import Lease, LeaseLostError
+
+    _, state, api = hub
+    q = queue(api, "worker-token")
+    submit_request(queue(api), "matting", "alice/good", "main", "GoodNet", "alice")
+    mine = QueueWorker(q, None, "unused", "unused", worker_id="w-old", heartbeat_s=60, stale_after_s=300).claim()
+    lease = Lease(q, mine, "w-old", interval_s=60)
+    lease.beat()  # still ours: a heartbeat is written
+    assert json.loads(state.files("hugvis/requests")[mine.path])["heartbeat_at"] is not None
+    # Another worker takes it over (as after a stale heartbeat).
+    other = mine.moved(RUNNING, "2026-12-02T00:00:00+00:00", worker="w-new", attempts=2)
+    q.write(other, state.head("hugvis/requests"), "take over")
+    head = state.head("hugvis/requests")
+    lease.beat()
+    assert lease.lost.is_set() and state.head("hugvis/requests") == head  # nothing written
+    with pytest.raises(LeaseLostError, match="taken over by another worker"):
+        lease.progress(1, 4)
+
+
+def test_a_run_stored_before_a_crash_is_finished_not_added_twice(hub, release, tmp_path):
+    """A worker died after adding the run and before writing FINISHED: the next one finishes the
+    request without a second results commit."""
+    from huggingface_hub import HfApi
+
+    from hug_vis_dataset.leaderboard.requests import FINISHED, seconds_since
+
+    url, state, api = hub
+    q = queue(api, "worker-token")
+    results = HubResultsStore("hugvis/results", tmp_path / "mirror", api=HfApi(endpoint=url, token="worker-token"))
+    results.pull()
+    submit_request(queue(api), "matting", "alice/good", "main", "GoodNet", "alice")
+    first = QueueWorker(q, results, release, tmp_path / "work", worker_id="w1", heartbeat_s=0.5, stale_after_s=2,
+                        poll_s=0.1, evaluate_options={"backend": "local"}, log=lambda _: None)
+    claimed = first.claim()
+    with Lease_for(q, claimed, "w1") as lease:
+        link = first._score(claimed, lease)  # scored and stored, then the worker "dies"
+    assert link.endswith("/matting/GoodNet/summary.json")
+    assert seconds_since(json.loads(state.files("hugvis/requests")[claimed.path])["heartbeat_at"]) < 60
+    second = QueueWorker(q, results, release, tmp_path / "work", worker_id="w2", heartbeat_s=0.5, stale_after_s=2,
+                         poll_s=0.2, evaluate_options={"backend": "local"}, log=lambda _: None)
+    assert second.run(exit_when_idle=True) == 1
+    final = json.loads(state.files("hugvis/requests")[claimed.path])
+    assert (final["status"], final["worker"], final["attempts"], final["run_link"]) == (FINISHED, "w2", 2, link)
+    assert [m for _, m, _ in state.commits].count("Add matting/GoodNet") == 1
+
+
+def Lease_for(q, request, worker_id):  # noqa: N802 - a context manager named for what it holds
+    from hug_vis_dataset.leaderboard.worker import Lease
+
+    return Lease(q, request, worker_id, interval_s=0.5)
+
+
+def test_cli_submit_and_status_through_the_hub_client(hub, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    url, state, _ = hub
+    env = {**os.environ, "HF_ENDPOINT": url, "HF_TOKEN": "alice-token", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+    hugvis = [sys.executable, "-m", "hug_vis_dataset.cli", "leaderboard"]
+    done = subprocess.run(hugvis + ["submit", "matting", "--predictions-repo", "alice/good", "--revision", "main",
+                                    "--model", "CliNet", "--requests-repo", "hugvis/requests",
+                                    "--results-repo", "hugvis/results"],
+                          env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"queued matting/CliNet: alice/good@{state.head('alice/good')} (4 clip(s), 36 file(s), ")
+    stored = json.loads(state.files("hugvis/requests")["requests/matting/CliNet.json"])
+    assert stored["submitter"] == "alice"  # the Hub user of the token, not a typed name
+    again = subprocess.run(hugvis + ["submit", "matting", "--predictions-repo", "alice/good", "--revision", "main",
+                                     "--model", "CliNet", "--requests-repo", "hugvis/requests",
+                                     "--results-repo", "hugvis/results"],
+                           env=env, capture_output=True, text=True, timeout=180)
+    assert again.returncode == 1
+    assert again.stderr.strip() == "error: matting/CliNet is already requested (PENDING); choose another model name"
+    status = subprocess.run(hugvis + ["status", "CliNet", "--requests-repo", "hugvis/requests"],
+                            env=env, capture_output=True, text=True, timeout=180)
+    assert status.returncode == 0, status.stderr
+    lines = status.stdout.splitlines()
+    assert lines[0].endswith("1 PENDING, 0 RUNNING, 0 FINISHED, 0 FAILED")
+    assert lines[3].startswith("| matting | CliNet | PENDING | 1 | ")

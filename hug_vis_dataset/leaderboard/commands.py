@@ -67,9 +67,22 @@ def _submit(args: argparse.Namespace) -> int:
                              repo_type=args.repo_type, subfolder=args.subfolder or "", limits=QueueLimits(),
                              results=results)
     print(f"queued {request.task}/{request.model}: {request.predictions_repo}@{request.revision} "
-          f"({request.clips} clip(s), {request.files} file(s), {request.total_bytes / 1024**2:.1f} MiB); "
+          f"({request.clips} clip(s), {request.files} file(s), {_size(request.total_bytes)}); "
           f"follow it with: hugvis leaderboard status {request.model} --requests-repo {args.requests_repo}")
     return 0
+
+
+def _size(n: int) -> str:
+    """Bytes in the largest unit that keeps a digit before the point.
+
+    Example:
+        >>> _size(500), _size(33_000), _size(5 * 1024**3)
+        ('500 B', '32.2 KiB', '5.0 GiB')
+    """
+    for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} B"
 
 
 def _status(args: argparse.Namespace) -> int:
