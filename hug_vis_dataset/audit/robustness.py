@@ -152,14 +152,18 @@ def write_variants(task: str, dataset, out: "str | Path", transforms: Sequence[s
 def paper_gaps(task: str, metric: str) -> list[float]:
     """Neighbour gaps (absolute, paper units) of the paper's table for a metric; per input setting for Table 4.
 
+    Reference rows (Table 9's real audio) are not competitors: their gaps are not neighbour gaps.
+
     Example:
         >>> len(paper_gaps("matting", "mad")) > 0, paper_gaps("matting", "motion_u")
         (True, [])
+        >>> len(paper_gaps("voice_cloning", "utmos"))  # six systems; the real-audio row left out
+        5
     """
-    from ..paper_tables import paper_frame
+    from ..paper_tables import UNRANKED_SOURCES, paper_frame
 
     frame = paper_frame()
-    sel = frame[(frame["task"] == task) & (frame["metric"] == metric)]
+    sel = frame[(frame["task"] == task) & (frame["metric"] == metric) & ~frame["source"].isin(list(UNRANKED_SOURCES))]
     gaps: list[float] = []
     groups = sel.groupby("input_setting", sort=True) if task == "emotion" else [("", sel)]
     for _, part in groups:
