@@ -212,3 +212,33 @@ def test_cli_audit_of_a_submission_equals_the_shift_computed_by_hand(release, tm
     # The submission's pseudo-systems are stored under reserved names in the audit's own root.
     assert sorted(p.name for p in (out / "results" / "matting").iterdir()) == [
         "audit@pred-h264_crf23", "audit@pred-identity", "audit@pred-shift_1frame"]
+
+
+def test_voice_cloning_variants_are_the_submission_layout_with_only_the_named_change(release, tmp_path):
+    """The audio audit's variants (what the voice scorer then scores): one WAV per clip at the
+    reference's rate and length; the 40 ms shift exact, the codecs close to but not equal to the
+    reference, and a second run byte-identical."""
+    from hug_vis_dataset.audit.robustness import write_variants
+    from hug_vis_dataset.media import read_audio
+    from hug_vis_dataset.references import open_reference_source
+    from hug_vis_dataset.references.readers import read_reference_audio
+
+    names = ["identity", "mp3_128k", "shift_40ms"]
+    folders = write_variants("voice_cloning", release, tmp_path / "a", names)
+    again = write_variants("voice_cloning", release, tmp_path / "b", names)
+    refs = open_reference_source(release, "voice_cloning")
+    clips = [refs.record(cid).clip_id for cid in refs.clip_ids()]
+    for name in names:
+        assert sorted(p.stem for p in folders[name].glob("*.wav")) == sorted(clips)
+    for cid, clip_id in zip(refs.clip_ids(), clips):
+        ref, rate = read_reference_audio(refs.reference(cid)["audio"])
+        out = {n: read_audio(folders[n] / f"{clip_id}.wav") for n in names}
+        for name, (audio, got_rate) in out.items():
+            assert got_rate == rate and audio.shape == ref.shape, name
+            assert (folders[name] / f"{clip_id}.wav").read_bytes() == (again[name] / f"{clip_id}.wav").read_bytes()
+        assert np.allclose(out["identity"][0], ref, atol=1 / 32768)
+        lag = round(0.040 * rate)
+        assert np.allclose(out["shift_40ms"][0][lag:], ref[:-lag], atol=1 / 32768)
+        assert np.all(out["shift_40ms"][0][:lag] == 0)
+        coded = out["mp3_128k"][0]
+        assert not np.array_equal(coded, ref) and np.corrcoef(coded, ref)[0, 1] > 0.9
