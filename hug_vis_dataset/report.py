@@ -7,6 +7,8 @@ Everything is recomputed from the per-clip rows written by ``hugvis evaluate``
   audio-driven, Table 7 vision-driven, Table 9 voice cloning, Table 11 matting); one row per model,
   best bold and second-best underlined (:func:`hug_vis_dataset.tables.render_table`), in Markdown,
   LaTeX and HTML; each value has a 95% actor-clustered bootstrap interval in ``intervals.csv``;
+  the paper's published rows are printed beside the stored ones (origin ``paper``), ranked in the
+  leaderboard's pools (:data:`hug_vis_dataset.leaderboard.board.RANK_POOLS`);
 * metrics that were skipped (weights missing) are listed under the table, not filled in;
 * the cross-task analyses (Eq. 1-4) and Figs. 8-10 (:mod:`hug_vis_dataset.figures`);
 * with ``--mos RATINGS.csv``: criterion-specific MOS tables shaped like Tables 6, 8 and 10
