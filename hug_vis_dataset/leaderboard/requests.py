@@ -251,6 +251,14 @@ class RequestsRepo:
     def __repr__(self) -> str:
         return f"RequestsRepo({self.repo_id!r})"
 
+    def for_thread(self) -> "RequestsRepo":
+        """The same repo and client with a mirror of its own (a heartbeat thread reads while the
+        worker's thread does: two downloads never share a folder)."""
+        clone = RequestsRepo(self.repo_id, api=self.api, mirror=self.mirror.with_name(self.mirror.name + "-thread"),
+                             retries=self.retries)
+        clone.probe_hub = self.probe_hub
+        return clone
+
     def read(self) -> QueueState:
         """Every request at the current head, validated, oldest first."""
         if self.probe_hub:

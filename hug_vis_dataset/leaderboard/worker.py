@@ -52,7 +52,7 @@ class Lease:
     """A worker's hold on one request: heartbeats with progress, and the news that it was lost."""
 
     def __init__(self, queue: RequestsRepo, request: ScoringRequest, worker_id: str, interval_s: float):
-        self.queue, self.request, self.worker_id, self.interval_s = queue, request, worker_id, interval_s
+        self.queue, self.request, self.worker_id, self.interval_s = queue.for_thread(), request, worker_id, interval_s
         self.lost = threading.Event()
         self.scored, self.total = request.scored, request.total
         self._stop = threading.Event()
