@@ -401,7 +401,9 @@ METRICS = METRICS + (
                            "ranking accuracy among the MOS top-k vs all pairs).",
                definition="Metric means and MOS means per system (lower-is-better metrics negated, so +1 is "
                           "agreement); actor-clustered bootstrap intervals from per-clip rows; runs on the "
-                          "paper's Tables 5-10 alone (docs/FINDINGS.md)."),
+                          "paper's Tables 5-10 alone (docs/FINDINGS.md). Pairwise source: with pairwise "
+                          "answers, the Bradley-Terry strengths per criterion against the MOS and each metric "
+                          "(docs/MOS.md)."),
     MetricSpec("variance_decomposition", "share of variance", (), ANALYSIS, True, (0.0, 1.0), "share of the total",
                description="Share of a metric's per-clip variance explained by actor, emotion, action (in emotion), "
                            "script, model, emotion x model and actor x model.",
