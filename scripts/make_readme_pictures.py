@@ -1,8 +1,9 @@
 """Make the README's two pictures from the demo: ``docs/leaderboard.png`` and ``docs/viewer.png``.
 
-The explorer is started on the demo's release and results (``demo_out/release`` and
-``demo_out/results`` after ``hugvis demo``); without them, a tiny synthetic grid is made and its
-simulated matting systems are scored first, so the pictures always show what the code draws now.
+The explorer is started on the demo's release and results (``OUT/release`` and ``OUT/results``
+after ``hugvis demo --out OUT``, ``make demo``'s output) and only on them: the pictures show the
+demo's full synthetic grid, its simulated systems and baselines, as the explorer draws them now.
+Without a demo output the script stops and says how to make one (run ``make demo`` first).
 Headless Chromium (Debian's ``/usr/bin/chromium``) through Playwright takes the screenshots.
 
 Usage: ``.venv/bin/python scripts/make_readme_pictures.py [--demo-out demo_out] [--out docs]``
@@ -13,25 +14,21 @@ from __future__ import annotations
 import argparse
 import os
 import socket
+import sys
 import tempfile
 from pathlib import Path
 
 CHROMIUM = "/usr/bin/chromium"
 
 
-def _inputs(demo_out: Path, work: Path) -> tuple[Path, Path]:
+def demo_inputs(demo_out: Path) -> "tuple[Path, Path] | str":
+    """``(release, results)`` of a finished demo output, or why ``demo_out`` is not one."""
     release, results = demo_out / "release", demo_out / "results"
-    if (release / "metadata" / "clips.csv").is_file() and results.is_dir():
-        return release, results
-    from hug_vis_dataset.scoring.runner import evaluate_submission
-    from hug_vis_dataset.synth import synthesize
-
-    release, results = work / "release", work / "results"
-    synthesize(release, actors=1, emotions=["Happy", "Sad", "Angry"], actions=1, scripts=1, seconds=0.6,
-               size=(96, 54))
-    for system in sorted(p.name for p in (release / "simulated_systems" / "matting").iterdir() if p.is_dir()):
-        evaluate_submission("matting", release / "simulated_systems" / "matting" / system, system, release,
-                            results, progress=False)
+    if not (release / "metadata" / "clips.csv").is_file():
+        return (f"{release} is not a release tree (no metadata/clips.csv): run `make demo` "
+                f"(or hugvis demo --out {demo_out})")
+    if not (results / "matting").is_dir():
+        return f"{results} holds no matting results: run `make demo` (or hugvis demo --out {demo_out}) to the end"
     return release, results
 
 
@@ -45,8 +42,12 @@ def main() -> int:
 
     from hug_vis_dataset.space.app import Explorer, app_kwargs, build_app
 
+    found = demo_inputs(args.demo_out)
+    if isinstance(found, str):
+        print(f"error: {found}", file=sys.stderr)
+        return 2
+    release, results = found
     work = Path(tempfile.mkdtemp(prefix="hugvis-pictures-"))
-    release, results = _inputs(args.demo_out, work)
     explorer = Explorer(release, results, work_dir=work / "space")
     demo = build_app(explorer)
     with socket.socket() as sock:

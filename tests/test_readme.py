@@ -156,3 +156,25 @@ def test_readme_snippets_run_without_flags_and_never_touch_the_network(demo_root
     check_output(proc, demo_root)
     assert endpoint.connections == 0
     assert "Retrying" not in proc.stderr and "thrown while requesting" not in proc.stderr
+
+
+def test_readme_pictures_exist_and_are_made_from_the_demo_only(tmp_path):
+    """The README's pictures are PNGs in docs/, and their script takes the demo's output or nothing
+    (no stand-in grid that would make them show something else than ``make demo``)."""
+    import importlib.util
+
+    pictures = re.findall(r"!\[[^\]]*\]\((docs/[^)]+\.png)\)", README.read_text(encoding="utf-8"))
+    assert sorted(pictures) == ["docs/leaderboard.png", "docs/viewer.png"]
+    for picture in pictures:
+        with Image.open(REPO / picture) as image:
+            assert image.format == "PNG" and image.width >= 800 and image.height >= 200
+    spec = importlib.util.spec_from_file_location("make_readme_pictures", REPO / "scripts" / "make_readme_pictures.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    why = script.demo_inputs(tmp_path)
+    assert isinstance(why, str) and "run `make demo`" in why
+    (tmp_path / "release" / "metadata").mkdir(parents=True)
+    (tmp_path / "release" / "metadata" / "clips.csv").write_text("clip_id\n")
+    assert "holds no matting results" in script.demo_inputs(tmp_path)
+    (tmp_path / "results" / "matting").mkdir(parents=True)
+    assert script.demo_inputs(tmp_path) == (tmp_path / "release", tmp_path / "results")
