@@ -81,6 +81,20 @@ def test_a_rater_never_gets_an_item_twice_across_sessions():
     assert sorted(got) == sorted(i.key for i in spec.items())
 
 
+def test_gold_items_are_not_repeated_to_a_rater_while_unseen_ones_remain():
+    """Gold items too: a rater gets a gold item again only once every one of its kind was shown."""
+    spec = _spec(2, 6, 3, 4, gold=0.5)  # 6 clips: 6 reference and 6 degraded gold items
+    gold = spec.gold_items()
+    counts, seen, shown = Counter(), set(), []
+    for session in range(1, 7):
+        planned = plan_session(spec.items(), gold, counts, seen, 4, 2, 3, session_rng(0, "solo", session))
+        shown += [i.key for i in planned if i.kind == "gold"]
+        counts.update(i.key for i in planned if i.kind == "system")
+        seen |= {i.key for i in planned}
+    assert len(gold) == 12 and len(shown) >= 6
+    assert len(shown) == len(set(shown)), "a gold item was shown twice while unseen gold remained"
+
+
 def test_the_lowest_level_seen_by_a_rater_ends_their_session_short():
     spec = _spec(1, 2, 2, 2)
     a, b = (i.key for i in spec.items())

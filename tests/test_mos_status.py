@@ -66,9 +66,9 @@ def test_two_raters_then_status(release, tmp_path, capsys):
     assert "items by number of ratings: 2: 4" in out and "raters 2, sessions 2, answers 8 + 2 gold" in out
     assert "completion 100.0%" in out
     assert "flagged raters: 1" in out and "careless: 1 of 1 gold answers failed (> 0.5)" in out
-    assert "MOS without flagged raters:" in out and "Krippendorff" in out
+    assert "MOS (without flagged raters):" in out and "Krippendorff" in out
     # All raters: careful gives 5, careless 1 on every scheduled item -> 3; without careless: 5.
     everyone = out.split("MOS (all raters):")[1].split("MOS without")[0]
-    without = out.split("MOS without flagged raters:")[1].split("Inter-rater")[0]
+    without = out.split("MOS (without flagged raters):")[1].split("Inter-rater")[0]
     assert everyone.count(" 3.00 ") == 4 and without.count(" 5.00 ") == 4 and "careless" not in without
     assert main(["mos", "status", "--study", str(study_file)]) == 2  # --log missing: a usage error

@@ -108,9 +108,12 @@ def assign_items(items: Sequence[StudyItem], counts: Mapping[str, int], seen: "s
     return chosen
 
 
-def choose_gold(gold: Sequence[StudyItem], n: int, rng: np.random.Generator) -> list[StudyItem]:
+def choose_gold(gold: Sequence[StudyItem], n: int, rng: np.random.Generator,
+                seen: "set[str] | frozenset[str]" = frozenset()) -> list[StudyItem]:
     """``n`` gold items, alternating reference and degraded from a seeded first kind (so sessions
-    with one gold item get either), each on a seeded random clip.
+    with one gold item get either), each on a seeded random clip the rater has not had (``seen``:
+    keys of items shown to this rater before) and not twice in one session; a gold item is shown
+    again only once every one of its kind has been.
 
     Example:
         >>> from hug_vis_dataset.studies.spec import study_from_mapping
@@ -125,9 +128,12 @@ def choose_gold(gold: Sequence[StudyItem], n: int, rng: np.random.Generator) -> 
     kinds = sorted({g.systems[0] for g in gold}, reverse=True)  # gold_reference first
     by_kind = {kind: [g for g in gold if g.systems[0] == kind] for kind in kinds}
     first = int(rng.integers(len(kinds)))
-    out = []
+    out: list[StudyItem] = []
     for i in range(n):
-        options = by_kind[kinds[(first + i) % len(kinds)]]
+        pool = by_kind[kinds[(first + i) % len(kinds)]]
+        taken = {g.key for g in out}
+        options = ([g for g in pool if g.key not in seen and g.key not in taken]
+                   or [g for g in pool if g.key not in taken] or list(pool))
         out.append(options[int(rng.integers(len(options)))])
     return out
 
@@ -151,7 +157,7 @@ def plan_session(study_items: Sequence[StudyItem], gold: Sequence[StudyItem], co
     regular = assign_items(study_items, counts, seen, max(items_per_session - n_gold, 1), k, rng)
     if not regular:
         return []
-    return presentation_order(regular + choose_gold(gold, n_gold, rng), rng)
+    return presentation_order(regular + choose_gold(gold, n_gold, rng, seen), rng)
 
 
 def pair_sides(seed: int, code: str, systems: Sequence[str]) -> tuple[str, str]:
