@@ -41,9 +41,8 @@ import numpy as np
 from ..escaping import markdown_text
 from ..layout import SIMULATED_SYSTEMS_DIR
 from ..leaderboard.store import RATINGS_FILE
-from .ratings import CRITERIA, CRITERION_LABELS, RatingError, RatingStore
+from .ratings import CRITERIA, CRITERION_LABELS, MAX_CRITERIA, RatingError, RatingStore, criteria_updates
 
-MAX_CRITERIA = max(len(c) for c in CRITERIA.values())
 #: The middle of the 1..5 scale: every slider starts here for each new item.
 NEUTRAL_SCORE = 3
 VOICE_TASK = "voice_cloning"
@@ -384,11 +383,7 @@ def build_mos_tab(study: MosStudy, demo=None) -> None:
                gr.update(value=view.portrait, visible=shown and not voice),
                gr.update(value=view.speech, visible=shown and voice),
                gr.update(value=view.reference_speech, visible=shown and voice)]
-        out += [gr.update(value=view.anchors[i] if i < len(view.anchors) else "", visible=i < len(view.criteria))
-                for i in range(MAX_CRITERIA)]
-        # Every criterion starts unset for every item: an answer is never carried over.
-        out += [gr.update(value=None, visible=i < len(view.criteria)) for i in range(MAX_CRITERIA)]
-        return out + [gr.update(visible=shown)]
+        return out + criteria_updates(view)
 
     def on_start(rater_id):
         view, message = blind.current(rater_id)

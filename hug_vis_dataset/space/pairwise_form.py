@@ -16,11 +16,10 @@ Wired by :func:`hug_vis_dataset.space.mos_study.build_mos_tab` when the study fi
 from __future__ import annotations
 
 from ..escaping import markdown_text
-from .ratings import CRITERIA
+from .ratings import MAX_CRITERIA, criteria_updates
 from .preferences import CHOICES
 
 VOICE_TASK = "voice_cloning"
-MAX_CRITERIA = max(len(c) for c in CRITERIA.values())
 MEDIA_HEIGHT = 280
 
 
@@ -72,11 +71,7 @@ def build_pairwise_tab(study, demo=None) -> None:
                gr.update(value=view.video_b, visible=shown and not voice),
                gr.update(value=view.speech, visible=shown and voice),
                gr.update(value=view.speech_b, visible=shown and voice)]
-        out += [gr.update(value=view.anchors[i] if i < len(view.anchors) else "", visible=i < len(view.criteria))
-                for i in range(MAX_CRITERIA)]
-        # Unset for every item: an answer is never carried over to the next pair.
-        out += [gr.update(value=None, visible=i < len(view.criteria)) for i in range(MAX_CRITERIA)]
-        return out + [gr.update(visible=shown)]
+        return out + criteria_updates(view)
 
     def on_start(rater_id):
         view, note = blind.current(rater_id)

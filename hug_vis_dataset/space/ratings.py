@@ -72,6 +72,8 @@ from ..results import name_problem
 # stores is exactly what hug_vis_dataset.mos aggregates.
 CRITERIA: dict[str, tuple[str, ...]] = TASK_CRITERIA
 CRITERION_LABELS: dict[str, str] = MOS_CRITERIA
+#: Criterion slots a rating form holds (the task with the most criteria fills them all).
+MAX_CRITERIA = max(len(c) for c in CRITERIA.values())
 RATING_COLUMNS: tuple[str, ...] = ("rater", "task", "clip_id", "model", "criterion", "score", "seq", "time")
 #: Optional fields a study's submission adds (None when absent): the study's name, the opaque item
 #: code the rater answered, seconds from showing the item to the answer, and the media's duration
@@ -445,3 +447,16 @@ def load_ratings(path: "str | Path"):
     """Every valid stored line as a DataFrame with :data:`RATING_COLUMNS` (:func:`read_log`'s
     frame; its list, or :meth:`RatingStore.problems`, names the lines left out)."""
     return read_log(path)[0]
+
+
+def criteria_updates(view) -> list:
+    """Gradio updates of a form's criterion slots for one item (MOS and pairwise forms alike): each
+    slot's anchor text, then each slot's answer unset (an answer is never carried over to the next
+    item), slots past the item's criteria hidden, then the submit button shown when there is an item."""
+    import gradio as gr
+
+    used = len(view.criteria)
+    anchors = [gr.update(value=view.anchors[i] if i < len(view.anchors) else "", visible=i < used)
+               for i in range(MAX_CRITERIA)]
+    answers = [gr.update(value=None, visible=i < used) for i in range(MAX_CRITERIA)]
+    return anchors + answers + [gr.update(visible=bool(view.code))]
