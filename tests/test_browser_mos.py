@@ -18,6 +18,7 @@ the session seed's draw.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -55,6 +56,36 @@ def setup(tmp_path_factory):
     study.write_text(json.dumps({"name": "browser-study", "tasks": {TASK: {"systems": systems}}, "clips": "all",
                                  "ratings_per_item": 1, "items_per_session": 4, "gold_rate": 0.25, "seed": 7}))
     return release, root, study, systems
+
+
+@contextlib.contextmanager
+def rater_pages(study, release: Path, root: Path, requested: list):
+    """The rater page served for real, and a factory of fresh browser pages on it (each records the
+    URLs it requests into ``requested``); the app and the browser are closed afterwards."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from hug_vis_dataset.space.mos_study import build_rater_app
+
+    demo = build_rater_app(study)
+    _, url, _ = demo.launch(server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True,
+                            allowed_paths=[str(release), str(root)])
+    expect.set_options(timeout=30_000)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+
+            def new_page():
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                page.on("request", lambda request: requested.append(request.url))
+                page.set_default_timeout(30_000)
+                page.goto(url)
+                return page
+
+            yield new_page
+            browser.close()
+    finally:
+        demo.close()
 
 
 def _answer(page, scores) -> None:
@@ -99,55 +130,40 @@ def _rate_session(page, expect, rater: str, names, seen_media: list, stop_after:
 
 
 def test_blind_scheduled_study_in_chromium(setup):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     from hug_vis_dataset.release import Release
-    from hug_vis_dataset.space.mos_study import MosStudy, build_rater_app
+    from hug_vis_dataset.space.mos_study import MosStudy
     from hug_vis_dataset.studies.sessions import SessionLog
 
     release, root, study_file, systems = setup
     ratings = root / "ratings" / "ratings.jsonl"
     study = MosStudy(Release(release), release, ratings, study_path=study_file)
     names = systems + ["gold_reference", "gold_degraded", "simulated_systems"]
-    demo = build_rater_app(study)
-    _, url, _ = demo.launch(server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True,
-                            allowed_paths=[str(release), str(root)])
     requested: list[str] = []
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.on("request", lambda request: requested.append(request.url))
-            page.set_default_timeout(30_000)
-            expect.set_options(timeout=30_000)
-            page.goto(url)
-            seen: list[str] = []
-            # Rater 1 rates two items, closes the page, and comes back later with the same id.
-            assert _rate_session(page, expect, "rater_01", names, seen, stop_after=2) == 2
-            page.close()
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.on("request", lambda request: requested.append(request.url))
-            page.goto(url)
-            page.locator("#mos-rater textarea").fill("rater_01")
-            page.get_by_role("button", name="Start / resume").click()
-            expect(page.locator("#mos-progress")).to_contain_text("Session 1, item 3 of 4")  # resumed
-            assert _rate_session(page, expect, "rater_01", names, seen) == 2
-            expect(page.locator("#mos-message")).to_contain_text("Session 1 is complete")
-            assert _rate_session(page, expect, "rater_02", names, seen) == 4
-            # A third rater finds nothing left: every item has its one rating.
-            assert _rate_session(page, expect, "rater_03", names, seen) == 0
-            expect(page.locator("#mos-message")).to_contain_text("nothing left for you to rate")
-            # The coverage view, as an admin sees it after the two raters.
-            page.get_by_text("Study coverage").click()
-            page.get_by_role("button", name="Refresh coverage").click()
-            expect(page.locator("#mos-coverage")).to_contain_text("6 items, target 1 ratings each; "
-                                                                  "6 item(s) with 1 rating(s)")
-            expect(page.locator("#mos-coverage")).to_contain_text("2 rater(s), 2 session(s), 6 answer(s) + 2 gold; "
-                                                                  "completion 100.0%")
-            browser.close()
-    finally:
-        demo.close()
+    with rater_pages(study, release, root, requested) as new_page:
+        page = new_page()
+        seen: list[str] = []
+        # Rater 1 rates two items, closes the page, and comes back later with the same id.
+        assert _rate_session(page, expect, "rater_01", names, seen, stop_after=2) == 2
+        page.close()
+        page = new_page()
+        page.locator("#mos-rater textarea").fill("rater_01")
+        page.get_by_role("button", name="Start / resume").click()
+        expect(page.locator("#mos-progress")).to_contain_text("Session 1, item 3 of 4")  # resumed
+        assert _rate_session(page, expect, "rater_01", names, seen) == 2
+        expect(page.locator("#mos-message")).to_contain_text("Session 1 is complete")
+        assert _rate_session(page, expect, "rater_02", names, seen) == 4
+        # A third rater finds nothing left: every item has its one rating.
+        assert _rate_session(page, expect, "rater_03", names, seen) == 0
+        expect(page.locator("#mos-message")).to_contain_text("nothing left for you to rate")
+        # The coverage view, as an admin sees it after the two raters.
+        page.get_by_text("Study coverage").click()
+        page.get_by_role("button", name="Refresh coverage").click()
+        expect(page.locator("#mos-coverage")).to_contain_text("6 items, target 1 ratings each; "
+                                                              "6 item(s) with 1 rating(s)")
+        expect(page.locator("#mos-coverage")).to_contain_text("2 rater(s), 2 session(s), 6 answer(s) + 2 gold; "
+                                                              "completion 100.0%")
     assert len(seen) == 8 and len(set(seen)) == 8
     assert not [u for u in requested if any(name in u for name in names)], "a requested URL names a system"
     # Server side: each session held exactly one gold item, and every stored answer names its code.
@@ -162,10 +178,10 @@ def test_blind_scheduled_study_in_chromium(setup):
 def test_blind_pairwise_session_in_chromium(setup):
     """The pairwise form: two systems side by side as A and B, no name in the page or a URL, every
     criterion required, the side recorded with the answer."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     from hug_vis_dataset.release import Release
-    from hug_vis_dataset.space.mos_study import MosStudy, build_rater_app
+    from hug_vis_dataset.space.mos_study import MosStudy
     from hug_vis_dataset.studies.schedule import pair_sides
 
     release, root, _, systems = setup
@@ -176,48 +192,35 @@ def test_blind_pairwise_session_in_chromium(setup):
     ratings = root / "pairwise_ratings" / "ratings.jsonl"
     study = MosStudy(Release(release), release, ratings, study_path=study_file)
     names = systems + ["simulated_systems"]
-    demo = build_rater_app(study)
-    _, url, _ = demo.launch(server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True,
-                            allowed_paths=[str(release), str(root)])
     requested: list[str] = []
     codes: list[str] = []
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.on("request", lambda request: requested.append(request.url))
-            page.set_default_timeout(30_000)
-            expect.set_options(timeout=30_000)
-            page.goto(url)
-            page.locator("#mos-rater textarea").fill("rater_pw")
-            page.get_by_role("button", name="Start / resume").click()
-            expect(page.locator("#mos-message")).to_contain_text("Rating as rater_pw")
-            for n in range(3):
-                expect(page.locator("#mos-progress")).to_contain_text(f"item {n + 1} of 3")
-                code = re.search(r"code (i[0-9a-f]{10})", page.locator("#mos-progress").inner_text()).group(1)
-                codes.append(code)
-                for side in ("a", "b"):
-                    video = page.locator(f"#mos-video-{side} video")
-                    expect(video).to_be_attached()
-                    assert video.get_attribute("src").endswith(f"/{code}-{side}.mp4")
-                expect(page.locator("#mos-portrait img")).to_be_attached()
-                assert not any(name in page.content() for name in names), "a system name is in the page"
-                expect(page.locator("#mos-question-2")).to_contain_text("Which is better on Lip synchronisation?")
-                for i in range(3):
-                    expect(page.locator(f"#mos-choice-{i} input:checked")).to_have_count(0)
-                page.locator('#mos-choice-0 input[value="A"]').check()
-                page.locator('#mos-choice-1 input[value="Tie"]').check()
-                page.get_by_role("button", name="Submit answer").click()
-                expect(page.locator("#mos-message")).to_have_text(
-                    "Not stored: please answer Lip synchronisation (every criterion needs an answer: A, B or Tie).")
-                page.locator('#mos-choice-2 input[value="B"]').check()
-                page.get_by_role("button", name="Submit answer").click()
-                expect(page.locator("#mos-message")).to_contain_text(f"Stored your answer to item {code}.")
-            expect(page.locator("#mos-message")).to_contain_text("Session 1 is complete")
-            browser.close()
-    finally:
-        demo.close()
+    with rater_pages(study, release, root, requested) as new_page:
+        page = new_page()
+        page.locator("#mos-rater textarea").fill("rater_pw")
+        page.get_by_role("button", name="Start / resume").click()
+        expect(page.locator("#mos-message")).to_contain_text("Rating as rater_pw")
+        for n in range(3):
+            expect(page.locator("#mos-progress")).to_contain_text(f"item {n + 1} of 3")
+            code = re.search(r"code (i[0-9a-f]{10})", page.locator("#mos-progress").inner_text()).group(1)
+            codes.append(code)
+            for side in ("a", "b"):
+                video = page.locator(f"#mos-video-{side} video")
+                expect(video).to_be_attached()
+                assert video.get_attribute("src").endswith(f"/{code}-{side}.mp4")
+            expect(page.locator("#mos-portrait img")).to_be_attached()
+            assert not any(name in page.content() for name in names), "a system name is in the page"
+            expect(page.locator("#mos-question-2")).to_contain_text("Which is better on Lip synchronisation?")
+            for i in range(3):
+                expect(page.locator(f"#mos-choice-{i} input:checked")).to_have_count(0)
+            page.locator('#mos-choice-0 input[value="A"]').check()
+            page.locator('#mos-choice-1 input[value="Tie"]').check()
+            page.get_by_role("button", name="Submit answer").click()
+            expect(page.locator("#mos-message")).to_have_text(
+                "Not stored: please answer Lip synchronisation (every criterion needs an answer: A, B or Tie).")
+            page.locator('#mos-choice-2 input[value="B"]').check()
+            page.get_by_role("button", name="Submit answer").click()
+            expect(page.locator("#mos-message")).to_contain_text(f"Stored your answer to item {code}.")
+        expect(page.locator("#mos-message")).to_contain_text("Session 1 is complete")
     assert not [u for u in requested if any(name in u for name in names)], "a requested URL names a system"
     # Server side: one answer per criterion of each pair, "A" = the recorded left system.
     frame = study.blind.preferences.frame()
