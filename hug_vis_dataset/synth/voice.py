@@ -23,10 +23,13 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.signal import lfilter
 
 from ..grid import Emotion
 from .prompts import is_han
+
+# scipy.signal is imported where lfilter is called, not here: importing it costs about 3 s of CPU
+# (measured on the 2-vCPU machine, docs/PERFORMANCE.md), and `hugvis` imports this module to build
+# every sub-command's parser (synth.commands -> synth -> generate -> voice).
 
 # Vowel formant centres (Hz) of an adult male vocal tract; scaled per actor.
 _VOWELS: tuple[tuple[float, float, float, float], ...] = (
@@ -184,6 +187,8 @@ def _resonator(signal: np.ndarray, freq: float, bw: float, sample_rate: int) -> 
     c = -(r**2)
     b = 2 * r * np.cos(2 * np.pi * freq / sample_rate)
     a = 1.0 - b - c
+    from scipy.signal import lfilter  # see the note under the imports
+
     return lfilter([a], [1.0, -b, -c], signal)
 
 
@@ -255,6 +260,8 @@ def synthesize_speech(
             f0 = f0 * (1 + voice.jitter * rng.standard_normal(nucleus).cumsum() / np.sqrt(np.arange(1, nucleus + 1)))
             phase = np.cumsum(f0) / sr + rng.uniform()
             pulse = np.diff(_glottal(phase % 1.0), prepend=0.0)  # lip radiation: derivative of the flow
+            from scipy.signal import lfilter  # see the note under the imports
+
             pulse = lfilter([1 - tilt], [1.0, -tilt], pulse) * 8.0
             cycle = np.floor(phase)
             shim = 1 + voice.shimmer * rng.standard_normal(int(cycle[-1] - cycle[0]) + 2)[(cycle - cycle[0]).astype(int)]
