@@ -139,10 +139,32 @@ def export_inputs(task: str, dataset: "str | Path", out: "str | Path", *, limit:
 def collect_outputs(task: str, outputs: "str | Path", dataset: "str | Path", out: "str | Path", *,
                     limit: "int | None" = None, resume: bool = False, revision: "str | None" = None,
                     progress: bool = True) -> PredictSummary:
-    """Copy a generator's per-clip outputs into the submission layout, checking each clip."""
+    """Copy a generator's per-clip outputs into the submission layout, checking each clip.
+
+    The collected folder then goes through the scorer's own checks (what ``hugvis evaluate
+    --check-only`` runs: :func:`hug_vis_dataset.scoring.check.check_submission`); a clip they
+    refuse is counted failed, with the coverage report's ``clip: why`` text, so a submission
+    collected clean scores clean.
+    """
     from .generation import CollectOutputs
 
     _check_task(task)
     collector = CollectOutputs(task, outputs)
     clips = list(open_clip_source(dataset, task, revision).clips(limit))
-    return run_file_task(collector, clips, out, resume, progress, len(clips), f"collect {task} from {outputs}")
+    summary = run_file_task(collector, clips, out, resume, progress, len(clips), f"collect {task} from {outputs}")
+    return _scorer_checks(summary, task, dataset, revision)
+
+
+def _scorer_checks(summary: PredictSummary, task: str, dataset: "str | Path", revision: "str | None") -> PredictSummary:
+    """Move the collected clips that the scorer's checks refuse from ``ok``/``skipped`` to ``failed``."""
+    from ..scoring.check import check_submission
+
+    # The clip source above has already opened (and, for a repo folder, verified) the dataset.
+    coverage = check_submission(task, summary.out, dataset, revision=revision, verify_dataset=False)
+    refused = coverage.refusals()
+    for kept in (summary.ok, summary.skipped):
+        for clip in [c for c in kept if c in refused]:
+            kept.remove(clip)
+            summary.failed.append(clip)
+            summary.failures.append((clip, refused[clip]))
+    return summary

@@ -51,6 +51,20 @@ class Coverage:
     def to_dict(self) -> dict:
         return {**asdict(self), "problems": self.problems()}
 
+    def refusals(self) -> dict[str, str]:
+        """Why each clip would not score: duplicates (the scorer's wording), then failed checks."""
+        return {**{c: f"duplicate predictions: {', '.join(names)}" for c, names in self.duplicates.items()},
+                **self.failed}
+
+    def failure_lines(self) -> list[str]:
+        """One ``clip: why`` line per clip that would not score, as the report words them; the Space
+        and ``hugvis predict --collect`` show these lines.
+
+        >>> Coverage("matting", "m", failed={"c1": "SubmissionError: wrong frame count"}).failure_lines()
+        ['c1: SubmissionError: wrong frame count']
+        """
+        return [f"{c}: {why}" for c, why in self.refusals().items()]
+
     def to_text(self, limit: int = 10) -> str:
         """Human-readable report, listing at most ``limit`` entries per kind."""
         lines = [f"coverage of {self.model} on {self.task}:",

@@ -31,7 +31,7 @@ from ..escaping import markdown_text
 from ..leaderboard.board import (ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SPACE_REVEAL, SUBMITTED, SYNTHETIC,
                                  clip_rows_of, provenance_href)
 from .mos_study import MosStudy, aggregate_ratings, ratings_location
-from .precheck import layout_check
+from .precheck import layout_check, refusals_message
 from .uploads import UnsafeUploadError, UploadLimits, check_zip, extracted_upload
 
 SCORED_TASKS = catalog.task_names(with_paper_table=True)
@@ -354,7 +354,23 @@ class Explorer:
                 names = archive.namelist()
         except UnsafeUploadError as err:
             return f"**Upload refused:** {markdown_text(err)}"
-        return layout_check(task, names).message()
+        check = layout_check(task, names)
+        if not check.matched:
+            return check.message()
+        # Then the scorer's own checks (hugvis evaluate --check-only): decodability, frame count,
+        # size, rate; container headers only, no weights, the extracted files deleted after.
+        from ..scoring.check import check_submission
+
+        try:
+            with extracted_upload(upload, self.work_dir / "uploads", self.limits) as root:
+                coverage = check_submission(task, root, self.release_dir, model="upload")
+        except UnsafeUploadError as err:
+            return f"**Upload refused:** {markdown_text(err)}"
+        except (ValueError, FileNotFoundError, RuntimeError) as err:
+            return f"**Check failed:** {markdown_text(err)}"
+        refused = refusals_message(coverage, root)
+        return check.message() + (f"\n\n{refused}" if refused else
+                                  f" All {coverage.predicted} predicted clip(s) pass the scorer's checks.")
 
     def score(self, task: str, model: str, upload: "str | None",
               progress: "Callable[[int, int], None] | None" = None):
@@ -386,14 +402,13 @@ class Explorer:
                 cov = result.coverage
                 if cov.ok == 0:
                     if cov.failed:
-                        clip, error = next(iter(cov.failed.items()))
-                        why = (f"every one of the {len(cov.failed)} matched clip(s) failed (first: "
-                               f"{markdown_text(clip)}: {markdown_text(error)})")
+                        why = f"every one of the {len(cov.failed)} matched clip(s) failed."
                     else:
                         why = f"no file matched the {task} layout. " + layout_check(
                             task, [str(p.relative_to(root)) for p in root.rglob("*")]).message()
-                    return (f"**0 scored**: {why} Nothing was added to the leaderboard."), empty, \
-                        _rows(result.rows_path)
+                    refused = refusals_message(cov, root)
+                    return (f"**0 scored**: {why} Nothing was added to the leaderboard."
+                            + (f"\n\n{refused}" if refused else "")), empty, _rows(result.rows_path)
                 stored = self.store.add(stage, task, model, verified=True)
                 rows = _rows(result.rows_path)
         except UnsafeUploadError as err:
@@ -411,6 +426,9 @@ class Explorer:
         skipped = result.summary.get("metrics", {}).get("skipped")
         if skipped:
             message += " Not computed: " + "; ".join(f"{m} ({markdown_text(why)})" for m, why in skipped.items())
+        refused = refusals_message(cov, root)
+        if refused:
+            message += f"\n\n{refused}"
         return message, score_table(task, table), rows
 
 

@@ -1,4 +1,5 @@
-"""Check an upload's layout from the zip's member names, before anything is extracted or scored.
+"""Check an upload's layout from the zip's member names, before anything is extracted or scored;
+then (:func:`refusals_message`) word the scorer's own checks of the extracted files.
 
 The names say which clips a zip predicts for a task under the task scorer's own rules
 (:meth:`hug_vis_dataset.tasks.base.TaskScorer.match_names`: the clip id in each entry's name,
@@ -102,3 +103,30 @@ def layout_help(task: str) -> str:
     return (f"**{spec.label}**: one entry per clip, named by its clip id "
             f"(`actor_XXXX_<emotion>_action_YY_script_ZZZ`): {_escape(spec.prediction)}. The zip may wrap the files in one "
             f"folder. Clips you leave out are reported as missing, not scored.\n\n```\n{tree}\n```")
+
+
+#: Failing clips listed by name in the Space; the rest are counted.
+SHOWN_REFUSALS = 20
+
+
+def refusals_message(coverage, root: "str | None" = None, limit: int = SHOWN_REFUSALS) -> str:
+    """The clips the scorer's checks refuse (``hugvis evaluate --check-only``'s ``clip: why`` lines),
+    one Markdown line each, escaped; "" when every matched clip passes. ``root`` (the extraction
+    folder) is cut from the lines: a reader sees the zip's member names, never the server's folders.
+
+    Example:
+        >>> from hug_vis_dataset.scoring.coverage import Coverage
+        >>> cov = Coverage("vision_driven", "m", failed={"c1": "SubmissionError: wrong resolution"})
+        >>> print(refusals_message(cov))
+        **1 clip(s) would fail the scorer's checks:**
+        - c1: SubmissionError: wrong resolution
+    """
+    lines = coverage.failure_lines()
+    if root is not None:
+        lines = [line.replace(f"{root}/", "") for line in lines]
+    if not lines:
+        return ""
+    shown = [f"- {markdown_text(line)}" for line in lines[:limit]]
+    if len(lines) > limit:
+        shown.append(f"- ... and {len(lines) - limit} more")
+    return "\n".join([f"**{len(lines)} clip(s) would fail the scorer's checks:**", *shown])
