@@ -174,14 +174,21 @@ def paper_rows(task: str):
     return wide.rename(columns={"input_setting": "input"})
 
 
+RVM_CAPTION = ("Values follow the rvm protocol (the mean over frame index, the paper's); the actor-clustered "
+               "intervals are of the clip means (intervals.csv), a different statistic, so none is printed beside "
+               "these values.")
+
+
 def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bool = False,
-            origins: "dict[str, str] | None" = None, paper=None) -> str:
+            origins: "dict[str, str] | None" = None, paper=None, protocol: str = "clip") -> str:
     """One task's paper-shaped table: the board's headers (label, arrow, unit), each metric's
     printed precision from the catalog, the interval beside each value that has one.
 
     Args:
         origins: stored model (run folder name) -> origin (default: ``synthetic`` when
             ``synthetic``, else ``subset``).
+        protocol: the table's aggregation; under ``rvm`` the (clip-mean) intervals are not
+            printed beside the values, since they are not intervals of those values.
         paper: :func:`paper_rows` of the task, printed beside the stored rows with origin
             ``paper`` and ranked in the board's pools (paper with submitted runs; synthetic and
             subset runs each among themselves); ``None``: stored rows only.
@@ -245,13 +252,15 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
     if not metrics:
         return "(no metric could be computed)"
     intervals = {(i, m): (ci.low, ci.high) for i, label in enumerate(frame["_label"]) for m in metrics
-                 for ci in [(cis or {}).get((label, m))] if ci is not None}
+                 for ci in [(cis or {}).get((label, m))] if ci is not None and protocol != "rvm"}
     # The paper's cells print its digits as published (Table 11's MSE 0.82, not 0.820).
     texts = {(i, m): text for m in metrics if f"text:{m}" in frame.columns
              for i, text in enumerate(frame[f"text:{m}"]) if isinstance(text, str) and text}
     caption = f"{catalog.paper_table_of(task)} ({task}), stored results; {CELL_CONVENTION}."
     if paper is not None and len(paper):
         caption += " " + PAPER_CAPTION.format(table=catalog.paper_table_of(task))
+    if protocol == "rvm" and cis:
+        caption += " " + RVM_CAPTION
     if synthetic:
         caption += " " + SYNTHETIC_CAPTION
     return render_table(frame[["model", *([group] if group else []), *metrics, *extra, "_pool"]], metrics=metrics,
@@ -295,7 +304,7 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
         mine = {model: origin for (t, model), origin in origins.items() if t == task}
         published = paper_rows(task) if paper else None
         md += [f"## {task} ({catalog.paper_table_of(task)}, aggregation: {protocol})", "",
-               _render(task, table, "markdown", cis, task in synthetic, mine, published), ""]
+               _render(task, table, "markdown", cis, task in synthetic, mine, published, protocol), ""]
         for metric, why in sorted(skipped.items()):
             md.append(f"- {metric}: {why}")
         failed = int(table["n_failed"].sum())
@@ -308,8 +317,8 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
         if out_dir:
             for f in formats:
                 path = out_dir / f"{task}.{f}"
-                path.write_text(_render(task, table, FORMATS[f], cis, task in synthetic, mine, published),
-                                encoding="utf-8")
+                path.write_text(_render(task, table, FORMATS[f], cis, task in synthetic, mine, published,
+                                        protocol), encoding="utf-8")
                 files.append(path)
     for task in TASK_ORDER:
         skipped_only = {m: w for s in summaries if s["task"] == task and task not in tables

@@ -214,3 +214,21 @@ def test_report_paper_rows_of_table_9_and_table_4():
     block = lines[start + 1:start + 2 + len(text)]
     assert f"**{text.iloc[-1].text}**" in _line(block, f"| {text.iloc[-1].model} |")
     assert "**" not in _line(block, "| sys |")  # 1.00 is the Text setting's worst
+
+
+def test_rvm_values_get_no_clip_mean_interval_beside_them():
+    """Table 11's values follow the rvm protocol; the bootstrap intervals are of the clip means, a different
+    statistic (on the demo grid dtSSD 4.83 beside [4.94, 4.94]): they are not printed beside rvm values."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from hug_vis_dataset.report import RVM_CAPTION, _render
+
+    table = pd.DataFrame({"mad": [11.39], "dtssd": [4.83], "n_ok": [28], "n_failed": [0]}, index=["fair"])
+    cis = {("fair", "dtssd"): SimpleNamespace(low=4.94, high=4.94), ("fair", "mad"): SimpleNamespace(low=11.3, high=11.5)}
+    rvm = _render("matting", table, "markdown", cis, protocol="rvm")
+    assert "| 11.39 | 4.83 |" in rvm.replace("**", "") and "[" not in rvm.split("\n", 1)[1]
+    assert RVM_CAPTION in rvm.splitlines()[0]
+    clip = _render("matting", table, "markdown", cis, protocol="clip")
+    assert "11.39** [11.30, 11.50]" in clip and RVM_CAPTION not in clip
