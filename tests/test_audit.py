@@ -242,3 +242,28 @@ def test_voice_cloning_variants_are_the_submission_layout_with_only_the_named_ch
         assert np.all(out["shift_40ms"][0][:lag] == 0)
         coded = out["mp3_128k"][0]
         assert not np.array_equal(coded, ref) and np.corrcoef(coded, ref)[0, 1] > 0.9
+
+
+def test_report_audit_puts_the_noise_floor_table_in_the_findings(release, tmp_path):
+    """``hugvis report RESULTS --audit AUDIT`` (what ``hugvis demo --audit`` calls): the audit's table in
+    the Findings section, its numbers those of the audit's JSON, the pseudo-systems not in the task table."""
+    import json
+
+    from hug_vis_dataset.cli import main
+    from hug_vis_dataset.scoring.runner import evaluate_submission
+
+    audit = tmp_path / "audit"
+    assert main(["audit", "robustness", "matting", "--dataset", str(release), "--out", str(audit), "--transforms",
+                 "shift_1frame", "--n-boot", "20", "--no-progress"]) == 0
+    variant = audit / "variants" / "matting" / "reference" / "shift_1frame"
+    evaluate_submission("matting", variant, "shifted", release, tmp_path / "res", progress=False)
+    assert main(["report", str(tmp_path / "res"), "--out", str(tmp_path / "rep"), "--n-boot", "20", "--no-figures",
+                 "--audit", str(audit)]) == 0
+    text = (tmp_path / "rep" / "report.md").read_text()
+    findings, floor = text.index("## Findings"), text.index("### Noise floor under ordinary processing")
+    assert findings < floor and "\n## " not in text[findings + 1:floor]  # a subsection of the Findings
+    row = next(r for r in json.loads((audit / "robustness_matting.json").read_text())["rows"]
+               if (r["metric"], r["transform"]) == ("mad", "shift_1frame"))
+    assert f"| MAD | shift_1frame | {row['value']:.4g} | {row['shift']:.4g} [" in text
+    table = text[text.index("## matting"):findings]
+    assert "audit@" not in table and "| shifted |" in table

@@ -199,8 +199,11 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
 
     ratings = systems_root / SIMULATED_RATINGS_FILE
     pairwise = systems_root / PAIRWISE_FILE
+    # The audit's rows live in their own folder (never with the ranked results); its noise-floor
+    # table joins the report's Findings.
     report = build_report([results], out / "report", n_boot=n_boot, mos=ratings if ratings.is_file() else None,
-                          preferences=pairwise if pairwise.is_file() else None)
+                          preferences=pairwise if pairwise.is_file() else None,
+                          audit=out / "audit" if audit else None)
     markdown = report.markdown
     study = systems_root / STUDY_DIR
     if (study / LOG_FILE).is_file():
@@ -208,13 +211,6 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
 
         section = study_markdown([study / MOS_STUDY_FILE, study / PAIRWISE_STUDY_FILE], study / LOG_FILE)
         markdown = markdown.rstrip("\n") + "\n\n" + "\n".join(section)
-        (out / "report" / "report.md").write_text(markdown, encoding="utf-8")
-    if audit:
-        # The audit's rows live in their own folder (never with the ranked results), so its table
-        # is added to the report's Findings here.
-        from ..report_findings import noise_floor_markdown
-
-        markdown = markdown.rstrip("\n") + "\n\n" + "\n".join(noise_floor_markdown(out / "audit"))
         (out / "report" / "report.md").write_text(markdown, encoding="utf-8")
     print(markdown)
     seconds = time.perf_counter() - start
