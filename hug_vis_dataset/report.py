@@ -137,9 +137,15 @@ def task_tables(rows, frames, set_rows, summaries, n_boot: int = 1000):
 #: How every report table states its cells (one convention, in each caption).
 CELL_CONVENTION = ("each cell: mean [95% actor-clustered bootstrap interval] in the header's units; best bold, "
                    "second underlined (printed values; reference and baseline rows never ranked)")
-SYNTHETIC_CAPTION = ("Rows scored on the toolkit's synthetic mini-grid (small frames, short clips): their values "
-                     "are not comparable in scale with the paper's (Grad and Conn sum over pixels and grow with "
-                     "resolution, e.g. Grad 0.044 here against 10.43 in the paper); read their order, not their size.")
+SYNTHETIC_CAPTION = ("Rows scored on the toolkit's synthetic mini-grid (small frames, short clips, synthetic "
+                     "recordings): their values are not comparable in scale with the paper's; read their order, not "
+                     "their size.")
+#: Why a task's synthetic values differ in scale, where one reason dominates (said after the caption).
+SYNTHETIC_SCALE: dict[str, str] = {
+    "matting": "Grad and Conn sum over pixels and grow with resolution (Grad 0.044 here against 10.43 in the paper).",
+    "voice_cloning": "DNSMOS and UTMOS rate speech; the synthetic recordings are formant-synthesized, not "
+                     "intelligible speech, and score near the bottom of the scale.",
+}
 
 
 PAPER_CAPTION = ("Rows of origin 'paper' are the published numbers of {table}, as printed; they are ranked only "
@@ -262,7 +268,7 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
     if protocol == "rvm" and cis:
         caption += " " + RVM_CAPTION
     if synthetic:
-        caption += " " + SYNTHETIC_CAPTION
+        caption += " " + SYNTHETIC_CAPTION + (f" {SYNTHETIC_SCALE[task]}" if task in SYNTHETIC_SCALE else "")
     return render_table(frame[["model", *([group] if group else []), *metrics, *extra, "_pool"]], metrics=metrics,
                         group=group, fmt=fmt, extra_columns=extra, scales={m: 1.0 for m in metrics},
                         caption=caption, unranked=unranked, intervals=intervals, precision="catalog",

@@ -113,7 +113,9 @@ def test_report_table_headers_precision_and_intervals_from_hand_made_rows():
     assert "| **11.39** [10.59, 12.20] |" in good  # bold on the value only, interval beside it
     assert "| **0.044** |" in good and "| <u>0.063</u> [0.050, 0.070] |" in poor  # three decimals below 1
     assert "| <u>0.063</u> |" in good and "| **0.050** |" in poor  # Conn: ranked on the printed values
-    assert CELL_CONVENTION in lines[0] and SYNTHETIC_CAPTION in lines[0]
+    assert CELL_CONVENTION in lines[0] and SYNTHETIC_CAPTION in lines[0] and "Grad 0.044" in lines[0]
+    assert "Grad" not in _render("emotion", pd.DataFrame({"emotion_accuracy": [50.0], "n_ok": [1], "n_failed": [0]},
+                                                         index=["m | Text"]), "markdown", synthetic=True)
     assert "shaped results" not in md
     latex = _render("matting", table, "latex", cis)
     assert r"MAD $\downarrow$ ($\times$1e3)" in latex and r"\textbf{11.39} [10.59, 12.20]" in latex
