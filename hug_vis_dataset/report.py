@@ -33,7 +33,7 @@ from typing import Sequence
 
 from . import catalog
 from .errors import HugvisError
-from .results import REAL_AUDIO_MODEL, RESERVED_LABELS
+from .results import AUDIT_PREFIX, REAL_AUDIO_MODEL, RESERVED_LABELS
 
 TASK_ORDER = catalog.task_names(with_paper_table=True)
 FORMATS = {"md": "markdown", "tex": "latex", "html": "html"}
@@ -253,8 +253,9 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
     # The reserved rows (real audio; the built-in baselines, floors to read the systems against) are
     # printed under their labels and never ranked; so are the paper's reference rows (Real audio).
     frame["model"] = frame["model"].replace(RESERVED_LABELS)
+    # An audit's pseudo-systems (hugvis report on an audit's results root) are never ranked either.
     unranked = list(RESERVED_LABELS.values()) + [str(m) for m, src in zip(frame["model"], frame["source"])
-                                                 if src in UNRANKED_SOURCES]
+                                                 if src in UNRANKED_SOURCES or str(m).startswith(AUDIT_PREFIX)]
     if not metrics:
         return "(no metric could be computed)"
     intervals = {(i, m): (ci.low, ci.high) for i, label in enumerate(frame["_label"]) for m in metrics

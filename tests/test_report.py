@@ -234,3 +234,15 @@ def test_rvm_values_get_no_clip_mean_interval_beside_them():
     assert RVM_CAPTION in rvm.splitlines()[0]
     clip = _render("matting", table, "markdown", cis, protocol="clip")
     assert "11.39** [11.30, 11.50]" in clip and RVM_CAPTION not in clip
+
+
+def test_audit_pseudo_systems_are_printed_but_never_ranked_in_a_task_table():
+    import pandas as pd
+
+    from hug_vis_dataset.report import _render
+
+    table = pd.DataFrame({"mad": [0.5, 3.0, 4.0], "n_ok": [2, 2, 2], "n_failed": [0, 0, 0]},
+                         index=["audit@h264_crf23", "sys_a", "sys_b"])
+    lines = _render("matting", table, "markdown", {}, synthetic=True).splitlines()
+    assert "| audit@h264_crf23 | 2 | 0 | 0.500 |" in lines
+    assert "| sys_a | 2 | 0 | **3.00** |" in lines and "| sys_b | 2 | 0 | <u>4.00</u> |" in lines
