@@ -63,6 +63,7 @@ def test_matting_view_shows_output_reference_error_and_the_per_frame_curve(store
     assert (view.error[..., 0] == np.abs(pred.astype(int) - ref.astype(int))).all()
     frames = run.frames[(run.frames.clip_id == clip) & (run.frames.metric == "mad")].sort_values("frame")
     assert view.curve["value"].tolist() == frames["value"].tolist()
+    assert view.curve_title == "MAD ↓ (×1e3)"  # the curve's axis under the board's header
     assert f"frame 3 of {view.n_frames}" in view.text and catalog.spec("mad").header in view.text
     assert clip_view(release, run, clip, 999).frame == view.n_frames - 1  # clamped
 

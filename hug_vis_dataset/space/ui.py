@@ -271,7 +271,8 @@ def _viewer_tab(gr, explorer: Explorer, tab):
         return (view.reference, view.output, gr.update(value=view.error, visible=view.error is not None),
                 gr.update(value=view.reference_audio, visible=view.reference_audio is not None),
                 gr.update(value=view.output_audio, visible=view.output_audio is not None), view.text,
-                gr.update(value=view.curve if has_curve else None, visible=has_curve))
+                gr.update(value=view.curve if has_curve else None, visible=has_curve,
+                          y_title=view.curve_title or "value", label=f"Per-frame {view.curve_title or 'value'}"))
 
     panels = [reference, output, error, ref_audio, out_audio, text, curve]
 

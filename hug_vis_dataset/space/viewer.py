@@ -50,6 +50,7 @@ class ClipView:
     frame: int = 0
     n_frames: int = 1
     curve: Any = None  # DataFrame frame/value, or None
+    curve_title: str = ""  # the curve's metric under the board's header (label, arrow, unit)
     notes: list[str] = field(default_factory=list)
 
 
@@ -152,6 +153,7 @@ def clip_view(release, run, clip_id: str, frame: Any = 0, metric: "str | None" =
             else:
                 view.notes.append(NO_OUTPUTS)
             view.curve = frame_curve(run, clip_id, metric or "mad")
+            view.curve_title = catalog.spec(metric or "mad").header
         elif run.task in ("audio_driven", "vision_driven"):
             view.reference = read_video_frame(record.video_path, index)
             video = root / f"{clip_id}.mp4" if root is not None else None
