@@ -170,7 +170,8 @@ def rss_growth(task: str, size, short: float, long: float, work: Path) -> dict:
     out = {}
     for seconds in (short, long):
         root = work / f"rss_{seconds}"
-        make_release(root, size, seconds, 1)
+        if not root.exists():  # one release per length serves every task (it holds both predictions)
+            make_release(root, size, seconds, 1)
         preds = root / ("pred_vision" if task == "vision_driven" else "pred_matting")
         _, rss = run_process(["evaluate", task, "--predictions", str(preds), "--model", "bench", "--dataset",
                               str(root), "--out", str(root / "out"), "--no-progress", "--metrics",
