@@ -130,6 +130,11 @@ def task_tables(rows, frames, set_rows, summaries, n_boot: int = 1000):
             if s["task"] == task:
                 skipped.update(s["metrics"]["skipped"])
         cis = _intervals(sub, task, n_boot, metrics) if n_boot else {}
+        if n_boot and protocol == "rvm":
+            from .scoring.aggregate import rvm_intervals
+
+            # The intervals of the values the table prints: of the rvm statistic where it applies.
+            cis.update(rvm_intervals(fr, n_boot=n_boot, seed=0))
         out[task] = (table, cis, skipped, protocol)
     return out
 
@@ -180,9 +185,8 @@ def paper_rows(task: str):
     return wide.rename(columns={"input_setting": "input"})
 
 
-RVM_CAPTION = ("Values follow the rvm protocol (the mean over frame index, the paper's); the actor-clustered "
-               "intervals are of the clip means (intervals.csv), a different statistic, so none is printed beside "
-               "these values.")
+RVM_CAPTION = ("Values follow the rvm protocol (the mean over frame index, the paper's); their intervals are "
+               "the actor-clustered bootstrap of that same statistic.")
 
 
 def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bool = False,
@@ -193,8 +197,8 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
     Args:
         origins: stored model (run folder name) -> origin (default: ``synthetic`` when
             ``synthetic``, else ``subset``).
-        protocol: the table's aggregation; under ``rvm`` the (clip-mean) intervals are not
-            printed beside the values, since they are not intervals of those values.
+        protocol: the table's aggregation (``rvm``: the caption says the intervals are of the rvm
+            statistic, :func:`hug_vis_dataset.scoring.aggregate.rvm_intervals`).
         paper: :func:`paper_rows` of the task, printed beside the stored rows with origin
             ``paper`` and ranked in the board's pools (paper with submitted runs; synthetic and
             subset runs each among themselves); ``None``: stored rows only.
@@ -259,7 +263,7 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
     if not metrics:
         return "(no metric could be computed)"
     intervals = {(i, m): (ci.low, ci.high) for i, label in enumerate(frame["_label"]) for m in metrics
-                 for ci in [(cis or {}).get((label, m))] if ci is not None and protocol != "rvm"}
+                 for ci in [(cis or {}).get((label, m))] if ci is not None}
     # The paper's cells print its digits as published (Table 11's MSE 0.82, not 0.820).
     texts = {(i, m): text for m in metrics if f"text:{m}" in frame.columns
              for i, text in enumerate(frame[f"text:{m}"]) if isinstance(text, str) and text}

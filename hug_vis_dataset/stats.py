@@ -182,6 +182,44 @@ def _flatten(value: Any) -> "float | dict":
     return float(value)
 
 
+def cluster_draws(n_clusters: int, n_boot: int, seed: int = 0) -> Iterable[np.ndarray]:
+    """The cluster positions drawn for each replicate of :func:`bootstrap_ci` (the one procedure:
+    ``default_rng(seed)``, then ``integers(0, n_clusters, size=n_clusters)`` per replicate), so a
+    statistic computed from per-cluster sums draws exactly the replicates :func:`bootstrap_ci` would.
+
+    Example:
+        >>> [p.tolist() for p in cluster_draws(3, 2, seed=0)]
+        [[2, 1, 1], [0, 0, 0]]
+    """
+    rng = np.random.default_rng(seed)
+    for _ in range(n_boot):
+        yield rng.integers(0, n_clusters, size=n_clusters)
+
+
+def percentile_ci(point: float, replicates: Sequence[float], level: float, n_clusters: int) -> BootstrapCI:
+    """The percentile interval of the finite ``replicates`` around ``point`` (NaN when none is finite).
+
+    Example:
+        >>> percentile_ci(2.0, [1.0, 2.0, 3.0, float("nan")], 0.5, 3)
+        BootstrapCI(estimate=2.0, low=1.5, high=2.5, level=0.5, n_boot=4, n_valid=3, n_clusters=3)
+    """
+    arr = np.asarray(replicates, dtype=float)
+    finite = arr[np.isfinite(arr)]
+    lo_q, hi_q = 100 * (1 - level) / 2, 100 * (1 + level) / 2
+    low, high = (np.percentile(finite, [lo_q, hi_q]) if finite.size else (np.nan, np.nan))
+    return BootstrapCI(float(point), float(low), float(high), level, int(arr.size), int(finite.size), n_clusters)
+
+
+def actor_of_clip(clip_id: str) -> int:
+    """The actor number in a clip id (the resampling unit of every interval).
+
+    Example:
+        >>> actor_of_clip("actor_0012_sad_action_01_script_003")
+        12
+    """
+    return int(_ACTOR_IN_ID.match(str(clip_id)).group(1))
+
+
 def bootstrap_ci(
     rows_or_frame: "Iterable[Mapping] | Any",
     statistic: Callable[[Any], Any],
@@ -237,17 +275,15 @@ def bootstrap_ci(
         raise ValueError("no rows to bootstrap")
     if cluster not in frame.columns:
         if cluster == "actor_id" and "clip_id" in frame.columns:
-            frame[cluster] = frame["clip_id"].map(lambda c: int(_ACTOR_IN_ID.match(str(c)).group(1)))
+            frame[cluster] = frame["clip_id"].map(actor_of_clip)
         else:
             raise ValueError(f"no cluster column {cluster!r} in rows (columns: {list(frame.columns)})")
     rename_clips = cluster == "actor_id" and "clip_id" in frame.columns
     estimate = _flatten(statistic(frame))
     clusters = sorted(frame[cluster].unique().tolist())
     groups = {c: g for c, g in frame.groupby(cluster, sort=True)}
-    rng = np.random.default_rng(seed)
     replicates = []
-    for _ in range(n_boot):
-        picks = rng.integers(0, len(clusters), size=len(clusters))
+    for picks in cluster_draws(len(clusters), n_boot, seed):
         parts = []
         for k, pos in enumerate(picks, start=1):
             part = groups[clusters[pos]].copy()
@@ -256,13 +292,8 @@ def bootstrap_ci(
                 part[cluster] = k
             parts.append(part)
         replicates.append(_flatten(statistic(pd.concat(parts, ignore_index=True))))
-    lo_q, hi_q = 100 * (1 - level) / 2, 100 * (1 + level) / 2
-
     def interval(point: float, values: list[float]) -> BootstrapCI:
-        arr = np.asarray(values, dtype=float)
-        arr = arr[np.isfinite(arr)]
-        low, high = (np.percentile(arr, [lo_q, hi_q]) if arr.size else (np.nan, np.nan))
-        return BootstrapCI(float(point), float(low), float(high), level, n_boot, int(arr.size), len(clusters))
+        return percentile_ci(point, values, level, len(clusters))
 
     if isinstance(estimate, dict):
         return {key: interval(point, [r.get(key, np.nan) for r in replicates]) for key, point in estimate.items()}

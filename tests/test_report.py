@@ -218,22 +218,45 @@ def test_report_paper_rows_of_table_9_and_table_4():
     assert "**" not in _line(block, "| sys |")  # 1.00 is the Text setting's worst
 
 
-def test_rvm_values_get_no_clip_mean_interval_beside_them():
-    """Table 11's values follow the rvm protocol; the bootstrap intervals are of the clip means, a different
-    statistic (on the demo grid dtSSD 4.83 beside [4.94, 4.94]): they are not printed beside rvm values."""
-    from types import SimpleNamespace
-
+def test_rvm_values_carry_intervals_of_the_rvm_statistic():
+    """Table 11's values follow the rvm protocol, and the interval beside each is the actor-clustered
+    bootstrap of that statistic (on the demo grid the clip-mean interval [4.94, 4.94] had stood beside
+    dtSSD 4.83): the table's intervals are rvm_intervals', each contains its printed value."""
+    import numpy as np
     import pandas as pd
 
-    from hug_vis_dataset.report import RVM_CAPTION, _render
+    from hug_vis_dataset.report import RVM_CAPTION, _render, task_tables
+    from hug_vis_dataset.scoring.aggregate import rvm_intervals
 
-    table = pd.DataFrame({"mad": [11.39], "dtssd": [4.83], "n_ok": [28], "n_failed": [0]}, index=["fair"])
-    cis = {("fair", "dtssd"): SimpleNamespace(low=4.94, high=4.94), ("fair", "mad"): SimpleNamespace(low=11.3, high=11.5)}
-    rvm = _render("matting", table, "markdown", cis, protocol="rvm")
-    assert "| 11.39 | 4.83 |" in rvm.replace("**", "") and "[" not in rvm.split("\n", 1)[1]
-    assert RVM_CAPTION in rvm.splitlines()[0]
-    clip = _render("matting", table, "markdown", cis, protocol="clip")
-    assert "11.39** [11.30, 11.50]" in clip and RVM_CAPTION not in clip
+    rng = np.random.default_rng(0)
+    frames, rows = [], []
+    for actor in range(1, 6):
+        for script, length in ((1, 6), (2, 3 + actor)):
+            clip = f"actor_{actor:04d}_happy_action_01_script_{script:03d}"
+            for metric, first in (("mad", 0), ("dtssd", 1)):
+                values = rng.gamma(2.0, (0.2 if metric == "mad" else 0.5) * actor, size=length - first)
+                frames += [{"task": "matting", "model": "fair", "clip_id": clip, "metric": metric, "frame": first + i,
+                            "value": float(v)} for i, v in enumerate(values)]
+                rows.append({"task": "matting", "model": "fair", "clip_id": clip, "actor_id": actor, "metric": metric,
+                             "value": float(values.mean()), "status": "ok", "error": ""})
+    rows, frames = pd.DataFrame(rows), pd.DataFrame(frames)
+    table, cis, _, protocol = task_tables(rows, frames, None, [], n_boot=200)["matting"]
+    assert protocol == "rvm"
+    expected = rvm_intervals(frames, n_boot=200, seed=0)
+    for metric in ("mad", "dtssd"):
+        ci = cis[("fair", metric)]
+        assert (ci.low, ci.high) == (expected[("fair", metric)].low, expected[("fair", metric)].high)
+        assert ci.estimate == pytest.approx(table.loc["fair", metric]) and ci.low < ci.estimate < ci.high
+    md = _render("matting", table, "markdown", cis, protocol="rvm")
+    line = next(x for x in md.splitlines() if x.startswith("| fair"))
+    mad = cis[("fair", "mad")]
+    dtssd = cis[("fair", "dtssd")]
+    import re
+
+    cells = re.findall(r"\*\*([0-9.]+)\*\* \[([0-9.]+), ([0-9.]+)\]", line)
+    assert [float(x) for c in cells for x in c] == pytest.approx(
+        [table.loc["fair", "mad"], mad.low, mad.high, table.loc["fair", "dtssd"], dtssd.low, dtssd.high], abs=0.006)
+    assert RVM_CAPTION in md.splitlines()[0]
 
 
 def test_audit_pseudo_systems_are_printed_but_never_ranked_in_a_task_table():

@@ -114,3 +114,37 @@ def test_mapping_statistic_actor_from_clip_id_and_errors():
         bootstrap_ci(rows, lambda f: 0.0, level=1.5)
     with pytest.raises(ValueError, match="no rows"):
         bootstrap_ci([], lambda f: 0.0)
+
+
+def test_rvm_intervals_equal_the_bootstrap_of_rvm_means_on_rebuilt_replicates():
+    """The fast per-actor-sums bootstrap of the rvm values against the slow reference: bootstrap_ci
+    rebuilding every replicate's clips and running rvm_means on them (same draws, same percentiles)."""
+    import numpy as np
+    import pandas as pd
+
+    from hug_vis_dataset import catalog
+    from hug_vis_dataset.scoring.aggregate import rvm_intervals, rvm_means
+    from hug_vis_dataset.stats import bootstrap_ci
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for model in ("a", "b"):
+        for actor in (1, 2, 3, 5):
+            for script, length in ((1, 4 + actor), (2, 3)):
+                clip = f"actor_{actor:04d}_sad_action_01_script_{script:03d}"
+                for metric, first in (("mad", 0), ("dtssd", 1)):
+                    for frame in range(first, length):
+                        rows.append({"model": model, "clip_id": clip, "metric": metric, "frame": frame,
+                                     "value": float(rng.gamma(2.0, 0.01 * actor) + (model == "b"))})
+    frames = pd.DataFrame(rows)
+    fast = rvm_intervals(frames, n_boot=60, seed=4)
+    slow = bootstrap_ci(frames, lambda f: rvm_means(f), n_boot=60, seed=4)
+    assert set(fast) == set(slow) == {(m, k) for m in "ab" for k in ("mad", "dtssd")}
+    for key, ci in fast.items():
+        scale = catalog.spec(key[1]).paper_scale
+        reference = slow[key]
+        assert ci.estimate == pytest.approx(reference.estimate * scale, rel=1e-12)
+        assert (ci.low, ci.high) == pytest.approx((reference.low * scale, reference.high * scale), rel=1e-12)
+        assert ci.n_clusters == 4 and ci.n_valid == 60 and ci.low < ci.estimate < ci.high
+    # The estimate is the table's rvm value.
+    assert fast[("a", "mad")].estimate == pytest.approx(rvm_means(frames).loc["a", "mad"] * catalog.spec("mad").paper_scale)
