@@ -41,11 +41,12 @@ import numpy as np
 from ..escaping import markdown_text
 from ..layout import SIMULATED_SYSTEMS_DIR
 from ..leaderboard.store import RATINGS_FILE
-from .ratings import CRITERIA, CRITERION_LABELS, MAX_CRITERIA, RatingError, RatingStore, criteria_updates
+from .blind_study import VOICE_TASK
+from .ratings import CRITERIA, CRITERION_LABELS, MAX_CRITERIA, RatingError, RatingStore
+from .session_form import item_updates, session_handlers
 
 #: The middle of the 1..5 scale: every slider starts here for each new item.
 NEUTRAL_SCORE = 3
-VOICE_TASK = "voice_cloning"
 MEDIA_HEIGHT = 320
 #: Environment variable naming the ratings file (overridden by an explicit path).
 RATINGS_ENV = "HUGVIS_RATINGS"
@@ -376,30 +377,15 @@ def build_mos_tab(study: MosStudy, demo=None) -> None:
     item_outputs = [code, progress, mos_video, portrait, speech, reference_speech] + anchors + radios + [submit]
 
     def render(view):
-        voice = view.task == VOICE_TASK
-        shown = bool(view.code)
-        out = [view.code, view.progress,
-               gr.update(value=view.video, visible=shown and not voice),
-               gr.update(value=view.portrait, visible=shown and not voice),
-               gr.update(value=view.speech, visible=shown and voice),
-               gr.update(value=view.reference_speech, visible=shown and voice)]
-        return out + criteria_updates(view)
+        return item_updates(view, [(view.video, False), (view.portrait, False), (view.speech, True),
+                                   (view.reference_speech, True)])
 
-    def on_start(rater_id):
-        view, message = blind.current(rater_id)
-        # Always a fresh message: a confirmation of another rater or session never stays on screen.
-        message = message or f"Rating as {markdown_text(rater_id.strip())}. Answer every criterion of each item."
-        return render(view) + [message, blind.coverage_markdown()]
+    on_start, on_submit = session_handlers(
+        blind, render, len(item_outputs),
+        lambda rater_id: f"Rating as {markdown_text(rater_id)}. Answer every criterion of each item.",
+        extra=lambda: [study.log_notes()])
 
-    def on_submit(rater_id, item_code, *answers):
-        message, stored = blind.submit(rater_id, item_code, *answers)
-        if not stored:
-            # The item stays on screen with the answers given so far; only the message changes.
-            return [gr.update()] * len(item_outputs) + [message, blind.coverage_markdown(), study.log_notes()]
-        view, note = blind.current(rater_id, new_session=False)
-        return render(view) + [f"{message} {note}".strip(), blind.coverage_markdown(), study.log_notes()]
-
-    start.click(on_start, [rater], item_outputs + [mos_message, coverage])
+    start.click(on_start, [rater], item_outputs + [mos_message, coverage, log_notes])
     submit.click(on_submit, [rater, code] + radios, item_outputs + [mos_message, coverage, log_notes])
     refresh.click(blind.coverage_markdown, [], [coverage])
     if demo is not None:

@@ -16,10 +16,10 @@ Wired by :func:`hug_vis_dataset.space.mos_study.build_mos_tab` when the study fi
 from __future__ import annotations
 
 from ..escaping import markdown_text
-from .ratings import MAX_CRITERIA, criteria_updates
+from .ratings import MAX_CRITERIA
+from .session_form import item_updates, session_handlers
 from .preferences import CHOICES
 
-VOICE_TASK = "voice_cloning"
 MEDIA_HEIGHT = 280
 
 
@@ -62,29 +62,12 @@ def build_pairwise_tab(study, demo=None) -> None:
     item_outputs += questions + choices + [submit]
 
     def render(view):
-        voice = view.task == VOICE_TASK
-        shown = bool(view.code)
-        out = [view.code, view.progress,
-               gr.update(value=view.portrait, visible=shown and not voice),
-               gr.update(value=view.reference_speech, visible=shown and voice),
-               gr.update(value=view.video, visible=shown and not voice),
-               gr.update(value=view.video_b, visible=shown and not voice),
-               gr.update(value=view.speech, visible=shown and voice),
-               gr.update(value=view.speech_b, visible=shown and voice)]
-        return out + criteria_updates(view)
+        return item_updates(view, [(view.portrait, False), (view.reference_speech, True), (view.video, False),
+                                   (view.video_b, False), (view.speech, True), (view.speech_b, True)])
 
-    def on_start(rater_id):
-        view, note = blind.current(rater_id)
-        note = note or (f"Rating as {markdown_text(str(rater_id).strip())}. For each criterion choose the better "
-                        "of A and B, or Tie.")
-        return render(view) + [note, blind.coverage_markdown()]
-
-    def on_submit(rater_id, item_code, *answers):
-        text, stored = blind.submit(rater_id, item_code, *answers)
-        if not stored:
-            return [gr.update()] * len(item_outputs) + [text, blind.coverage_markdown()]
-        view, note = blind.current(rater_id, new_session=False)
-        return render(view) + [f"{text} {note}".strip(), blind.coverage_markdown()]
+    on_start, on_submit = session_handlers(
+        blind, render, len(item_outputs),
+        lambda rater_id: f"Rating as {markdown_text(rater_id)}. For each criterion choose the better of A and B, or Tie.")
 
     start.click(on_start, [rater], item_outputs + [message, coverage])
     submit.click(on_submit, [rater, code] + choices, item_outputs + [message, coverage])

@@ -448,15 +448,3 @@ def load_ratings(path: "str | Path"):
     frame; its list, or :meth:`RatingStore.problems`, names the lines left out)."""
     return read_log(path)[0]
 
-
-def criteria_updates(view) -> list:
-    """Gradio updates of a form's criterion slots for one item (MOS and pairwise forms alike): each
-    slot's anchor text, then each slot's answer unset (an answer is never carried over to the next
-    item), slots past the item's criteria hidden, then the submit button shown when there is an item."""
-    import gradio as gr
-
-    used = len(view.criteria)
-    anchors = [gr.update(value=view.anchors[i] if i < len(view.anchors) else "", visible=i < used)
-               for i in range(MAX_CRITERIA)]
-    answers = [gr.update(value=None, visible=i < used) for i in range(MAX_CRITERIA)]
-    return anchors + answers + [gr.update(visible=bool(view.code))]

@@ -1,0 +1,53 @@
+"""What the MOS form and the pairwise form share: one item's updates and the session's two handlers.
+
+Both forms show one item of a rater's blind session at a time (:class:`~hug_vis_dataset.space.blind_study.BlindStudy`):
+media (video or speech, per task), one slot per criterion (its anchors or question, an answer that
+starts unset), and a submit button; Start / resume opens or resumes the rater's session and Submit
+stores the answer or names what is missing, keeping the item on screen.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from .blind_study import VOICE_TASK
+from .ratings import MAX_CRITERIA
+
+
+def item_updates(view: Any, media: Sequence[tuple[Any, bool]]) -> list:
+    """Gradio updates for one item: its code and progress, each ``(value, is_speech)`` media slot
+    shown when the item's task uses it, each criterion slot's anchors and an unset answer (never
+    carried over from the item before; slots past the item's criteria hidden), and the submit button."""
+    import gradio as gr
+
+    voice, shown, used = view.task == VOICE_TASK, bool(view.code), len(view.criteria)
+    out = [view.code, view.progress]
+    out += [gr.update(value=value, visible=shown and (voice if speech else not voice)) for value, speech in media]
+    out += [gr.update(value=view.anchors[i] if i < len(view.anchors) else "", visible=i < used)
+            for i in range(MAX_CRITERIA)]
+    out += [gr.update(value=None, visible=i < used) for i in range(MAX_CRITERIA)]
+    return out + [gr.update(visible=shown)]
+
+
+def session_handlers(blind: Any, render: Callable[[Any], list], n_item_outputs: int, intro: Callable[[str], str],
+                     extra: Callable[[], list] = list) -> "tuple[Callable, Callable]":
+    """``(on_start, on_submit)`` of a form: each returns the item's updates, a fresh message (never a
+    stale confirmation of another rater or item), the coverage and ``extra()``; a refused answer
+    leaves the item and its answers as they are and changes only the message."""
+    import gradio as gr
+
+    def on_start(rater_id):
+        view, message = blind.current(rater_id)
+        return render(view) + [message or intro(str(rater_id).strip()), blind.coverage_markdown(), *extra()]
+
+    def on_submit(rater_id, item_code, *answers):
+        message, stored = blind.submit(rater_id, item_code, *answers)
+        if not stored:
+            return [gr.update()] * n_item_outputs + [message, blind.coverage_markdown(), *extra()]
+        view, note = blind.current(rater_id, new_session=False)
+        return render(view) + [f"{message} {note}".strip(), blind.coverage_markdown(), *extra()]
+
+    return on_start, on_submit
+
+
+__all__ = ["item_updates", "session_handlers"]
