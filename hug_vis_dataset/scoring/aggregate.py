@@ -64,18 +64,25 @@ def rvm_means(frames):
 
     if frames is None or len(frames) == 0:
         return pd.DataFrame()
+    table: dict = {}
+    for (model, metric), clips in _clip_frame_vectors(frames):
+        # dtSSD rows start at frame 1: RVM's zero at frame 0 is added by the aggregator.
+        table.setdefault(model, {})[metric] = aggregate([v for _, v in clips], "rvm", temporal=metric == "dtssd")
+    return pd.DataFrame.from_dict(table, orient="index").sort_index()
+
+
+def _clip_frame_vectors(frames):
+    """Per (model, metric), in sorted order: ``[(clip_id, per-frame values)]`` of each clip, from
+    its first frame (1 for dtSSD) to its last, the stored frame rows regrouped."""
     frames = frames[["model", "clip_id", "metric", "frame", "value"]].sort_values(
         ["model", "metric", "clip_id", "frame"], kind="mergesort")
-    table: dict = {}
     for (model, metric), part in frames.groupby(["model", "metric"], sort=True):
-        per_clip = []
-        for _, clip in part.groupby("clip_id", sort=True):
+        first = 1 if metric == "dtssd" else 0
+        clips = []
+        for clip_id, clip in part.groupby("clip_id", sort=True):
             values = clip.set_index("frame")["value"]
-            # dtSSD rows start at frame 1: RVM's zero at frame 0 is added by the aggregator.
-            first = 1 if metric == "dtssd" else 0
-            per_clip.append(values.reindex(range(first, int(values.index.max()) + 1)).to_numpy(np.float64))
-        table.setdefault(model, {})[metric] = aggregate(per_clip, "rvm", temporal=metric == "dtssd")
-    return pd.DataFrame.from_dict(table, orient="index").sort_index()
+            clips.append((clip_id, values.reindex(range(first, int(values.index.max()) + 1)).to_numpy(np.float64)))
+        yield (model, metric), clips
 
 
 
@@ -86,16 +93,12 @@ def _rvm_sums(frames, actors: list):
 
     position = {a: i for i, a in enumerate(actors)}
     out = {}
-    for (model, metric), part in frames.groupby(["model", "metric"], sort=True):
-        first = 1 if metric == "dtssd" else 0
-        clips = []
-        for clip_id, clip in part.groupby("clip_id", sort=True):
-            values = clip.set_index("frame")["value"]
-            vector = values.reindex(range(first, int(values.index.max()) + 1)).to_numpy(np.float64)
-            clips.append((position[actor_of_clip(clip_id)], np.concatenate([[0.0], vector]) if first else vector))
-        length = max(v.size for _, v in clips)
+    for (model, metric), clips in _clip_frame_vectors(frames):
+        vectors = [(position[actor_of_clip(c)], np.concatenate([[0.0], v]) if metric == "dtssd" else v)
+                   for c, v in clips]
+        length = max(v.size for _, v in vectors)
         sums, counts = np.zeros((len(actors), length)), np.zeros((len(actors), length))
-        for a, v in clips:
+        for a, v in vectors:
             sums[a, : v.size] += v
             counts[a, : v.size] += 1
         out[(model, metric)] = (sums, counts)
@@ -133,8 +136,8 @@ def rvm_intervals(frames, n_boot: int = 1000, level: float = 0.95, seed: int = 0
         estimate = float(np.mean(sums.sum(0) / counts.sum(0)))
         num, den = draws @ sums, draws @ counts
         with np.errstate(invalid="ignore", divide="ignore"):
-            per_index = np.where(den > 0, num / den, np.nan)
-        replicates = np.nanmean(np.where(den > 0, per_index, np.nan), axis=1) if per_index.size else []
+            per_index = np.where(den > 0, num / den, np.nan)  # indices no drawn clip reaches are left out
+        replicates = np.nanmean(per_index, axis=1)
         ci = percentile_ci(estimate, replicates, level, len(actors))
         out[(model, metric)] = type(ci)(ci.estimate * scale, ci.low * scale, ci.high * scale, ci.level, ci.n_boot,
                                         ci.n_valid, ci.n_clusters)
