@@ -156,9 +156,9 @@ class QueueWorker:
         """
         taken = 0
         while max_requests is None or taken < max_requests:
-            request = self.claim()
+            request, active = self._claim()
             if request is None:
-                if exit_when_idle and not self._others_active():
+                if exit_when_idle and not active:
                     break
                 time.sleep(self.poll_s)
                 continue
@@ -166,14 +166,19 @@ class QueueWorker:
             self.process(request)
         return taken
 
-    def _others_active(self) -> bool:
-        return any(r.status in (PENDING, RUNNING) for r in self.queue.read().requests)
-
     def claim(self) -> "ScoringRequest | None":
         """Take the next request (compare-and-swap); None when there is none to take."""
+        return self._claim()[0]
+
+    def _claim(self) -> "tuple[ScoringRequest | None, bool]":
+        """The claimed request, and whether the revision it was decided on had any request PENDING or
+        RUNNING (an idle worker's exit test, read from the same revision, not a second read)."""
+        active = False
 
         def decide(state: QueueState):
+            nonlocal active
             now = utc_now()
+            active = any(r.status in (PENDING, RUNNING) for r in state.requests)
             candidate = claimable(state, now, self.stale_after_s)
             if candidate is None:
                 return None
@@ -183,7 +188,8 @@ class QueueWorker:
             verb = f"Resume (after {candidate.worker} went silent)" if taken_over else "Claim"
             return claimed, f"{verb} {candidate.path} by {self.worker_id}"
 
-        return self.queue.update(decide)
+        request = self.queue.update(decide)
+        return request, active
 
     # -- one request ---------------------------------------------------------------------------
     def process(self, request: ScoringRequest) -> str:
