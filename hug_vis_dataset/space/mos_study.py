@@ -43,7 +43,7 @@ from ..layout import SIMULATED_SYSTEMS_DIR
 from ..leaderboard.store import RATINGS_FILE
 from .blind_study import VOICE_TASK
 from .ratings import CRITERIA, CRITERION_LABELS, MAX_CRITERIA, RatingError, RatingStore
-from .session_form import item_updates, session_handlers
+from .session_form import connect_session, item_updates, session_footer
 
 #: The middle of the 1..5 scale: every slider starts here for each new item.
 NEUTRAL_SCORE = 3
@@ -367,12 +367,8 @@ def build_mos_tab(study: MosStudy, demo=None) -> None:
         anchors.append(gr.Markdown(visible=False, elem_id=f"mos-anchor-{i}"))
         radios.append(gr.Radio(["1", "2", "3", "4", "5"], value=None, label="Score (1-5)", visible=False,
                                elem_id=f"mos-score-{i}"))
-    submit = gr.Button("Submit answer", elem_id="mos-submit", visible=False)
-    mos_message = gr.Markdown(elem_id="mos-message")
-    code = gr.State("")
-    with gr.Accordion("Study coverage", open=False):
-        coverage = gr.Markdown(blind.coverage_markdown(), elem_id="mos-coverage")
-        refresh = gr.Button("Refresh coverage", elem_id="mos-coverage-refresh")
+    footer = session_footer(gr, blind)
+    submit, _, code, _, _ = footer  # item_outputs needs these two
     log_notes = gr.Markdown(study.log_notes(), elem_id="mos-log-notes")
     item_outputs = [code, progress, mos_video, portrait, speech, reference_speech] + anchors + radios + [submit]
 
@@ -380,16 +376,9 @@ def build_mos_tab(study: MosStudy, demo=None) -> None:
         return item_updates(view, [(view.video, False), (view.portrait, False), (view.speech, True),
                                    (view.reference_speech, True)])
 
-    on_start, on_submit = session_handlers(
-        blind, render, len(item_outputs),
-        lambda rater_id: f"Rating as {markdown_text(rater_id)}. Answer every criterion of each item.",
-        extra=lambda: [study.log_notes()])
-
-    start.click(on_start, [rater], item_outputs + [mos_message, coverage, log_notes])
-    submit.click(on_submit, [rater, code] + radios, item_outputs + [mos_message, coverage, log_notes])
-    refresh.click(blind.coverage_markdown, [], [coverage])
-    if demo is not None:
-        demo.load(lambda: (blind.coverage_markdown(), study.log_notes()), [], [coverage, log_notes])
+    connect_session(demo, blind, rater, start, footer, item_outputs, radios, render,
+                    lambda rater_id: f"Rating as {markdown_text(rater_id)}. Answer every criterion of each item.",
+                    extra_outputs=[log_notes], extra=lambda: [study.log_notes()])
 
 
 def build_rater_app(study: MosStudy):

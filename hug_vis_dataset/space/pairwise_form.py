@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..escaping import markdown_text
 from .ratings import MAX_CRITERIA
-from .session_form import item_updates, session_handlers
+from .session_form import connect_session, item_updates, session_footer
 from .preferences import CHOICES
 
 MEDIA_HEIGHT = 280
@@ -52,12 +52,8 @@ def build_pairwise_tab(study, demo=None) -> None:
         questions.append(gr.Markdown(visible=False, elem_id=f"mos-question-{i}"))
         choices.append(gr.Radio(list(CHOICES), value=None, label="Better", visible=False,
                                 elem_id=f"mos-choice-{i}"))
-    submit = gr.Button("Submit answer", elem_id="mos-submit", visible=False)
-    message = gr.Markdown(elem_id="mos-message")
-    code = gr.State("")
-    with gr.Accordion("Study coverage", open=False):
-        coverage = gr.Markdown(blind.coverage_markdown(), elem_id="mos-coverage")
-        refresh = gr.Button("Refresh coverage", elem_id="mos-coverage-refresh")
+    footer = session_footer(gr, blind)
+    submit, _, code, _, _ = footer  # item_outputs needs these two
     item_outputs = [code, progress, portrait, reference_speech, video_a, video_b, speech_a, speech_b]
     item_outputs += questions + choices + [submit]
 
@@ -65,12 +61,6 @@ def build_pairwise_tab(study, demo=None) -> None:
         return item_updates(view, [(view.portrait, False), (view.reference_speech, True), (view.video, False),
                                    (view.video_b, False), (view.speech, True), (view.speech_b, True)])
 
-    on_start, on_submit = session_handlers(
-        blind, render, len(item_outputs),
-        lambda rater_id: f"Rating as {markdown_text(rater_id)}. For each criterion choose the better of A and B, or Tie.")
-
-    start.click(on_start, [rater], item_outputs + [message, coverage])
-    submit.click(on_submit, [rater, code] + choices, item_outputs + [message, coverage])
-    refresh.click(blind.coverage_markdown, [], [coverage])
-    if demo is not None:
-        demo.load(blind.coverage_markdown, [], [coverage])
+    connect_session(demo, blind, rater, start, footer, item_outputs, choices, render,
+                    lambda rater_id: f"Rating as {markdown_text(rater_id)}. For each criterion choose the better of "
+                                     "A and B, or Tie.")

@@ -50,4 +50,32 @@ def session_handlers(blind: Any, render: Callable[[Any], list], n_item_outputs: 
     return on_start, on_submit
 
 
-__all__ = ["item_updates", "session_handlers"]
+def session_footer(gr: Any, blind: Any) -> "tuple[Any, Any, Any, Any, Any]":
+    """The components under a form's criteria, the same in both forms: ``(submit, message, code,
+    coverage, refresh)``; ``code`` holds the shown item's opaque code."""
+    submit = gr.Button("Submit answer", elem_id="mos-submit", visible=False)
+    message = gr.Markdown(elem_id="mos-message")
+    code = gr.State("")
+    with gr.Accordion("Study coverage", open=False):
+        coverage = gr.Markdown(blind.coverage_markdown(), elem_id="mos-coverage")
+        refresh = gr.Button("Refresh coverage", elem_id="mos-coverage-refresh")
+    return submit, message, code, coverage, refresh
+
+
+def connect_session(demo: Any, blind: Any, rater: Any, start: Any, footer: tuple, item_outputs: list, answers: list,
+                    render: Callable[[Any], list], intro: Callable[[str], str], extra_outputs: Sequence = (),
+                    extra: Callable[[], list] = list) -> None:
+    """Wire a form: Start / resume and Submit through :func:`session_handlers` (their outputs: the
+    item, the message, the coverage, then ``extra_outputs`` filled by ``extra()``), the coverage's
+    Refresh, and the page load (coverage and extras)."""
+    submit, message, code, coverage, refresh = footer
+    on_start, on_submit = session_handlers(blind, render, len(item_outputs), intro, extra)
+    outputs = item_outputs + [message, coverage, *extra_outputs]
+    start.click(on_start, [rater], outputs)
+    submit.click(on_submit, [rater, code] + list(answers), outputs)
+    refresh.click(blind.coverage_markdown, [], [coverage])
+    if demo is not None:
+        demo.load(lambda: [blind.coverage_markdown(), *extra()], [], [coverage, *extra_outputs])
+
+
+__all__ = ["connect_session", "item_updates", "session_footer", "session_handlers"]
