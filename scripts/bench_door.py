@@ -7,14 +7,19 @@ PNG folders) this times, in one run and on the same files:
   kernels (PSNR+SSIM numba kernels; the matting kernels) -- the least any door can cost;
 * ``evaluate (process)``: ``hugvis evaluate TASK`` as a child process (CPU of the child: imports,
   numba's cached kernels, checks, hashing, rows, summary);
-* ``evaluate_submission``: the runner in this process, what the Space's scoring callback calls;
+* ``evaluate_submission``: the runner in this process (what the Space's callback and the queue's worker call);
+* ``Space score callback``: :meth:`hug_vis_dataset.space.explorer.Explorer.score` on a zip of the
+  predictions (extraction, the run, adding it to the Space's store; the zip is made untimed, and the
+  Space scores every metric of the task that its weights allow: with ``$HUGVIS_WEIGHTS_DIR`` empty,
+  as here, PSNR+SSIM for vision_driven and all five matting metrics);
 * ``module``: the evaluate module's ``compute`` (:func:`hug_vis_dataset.modules.compute_metric`);
 * ``reference``: decode + scikit-image (PSNR+SSIM) on ``--ref-frames`` frames per clip (scaled per frame).
 
-It reports CPU ms per frame, door/ideal, and the peak RSS of ``hugvis evaluate`` on a clip of
+It reports CPU ms per frame (voice cloning: per second of audio; DNSMOS's ONNX files and
+Resemblyzer's encoder ship with their pip packages, so its five metrics run here), door/ideal, and the peak RSS of ``hugvis evaluate`` on a clip of
 ``--short`` and of ``--long`` seconds (it must not grow with the clip's length).
 
-Usage: ``python scripts/bench_door.py [--size 1920x1080] [--seconds 3] [--clips 2] [--tasks vision_driven matting]``
+Usage: ``python scripts/bench_door.py [--size 1920x1080] [--seconds 3] [--clips 2] [--tasks vision_driven matting voice_cloning]``
 """
 
 from __future__ import annotations
@@ -35,9 +40,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-METRICS = {"vision_driven": ("psnr", "ssim"), "matting": ("mad", "mse", "dtssd", "grad", "conn")}
-RSS_SCRIPT = ("import resource, sys; from hug_vis_dataset.cli import main; rc = main(sys.argv[1:]); "
-              "print('MAXRSS_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr); "
+METRICS = {"vision_driven": ("psnr", "ssim"), "matting": ("mad", "mse", "dtssd", "grad", "conn"),
+           "voice_cloning": ("dnsmos", "dnsmos_sig", "dnsmos_bak", "dnsmos_p808", "speaker_similarity")}
+#: The prediction folder of each task in the benchmark's release.
+PREDICTIONS = {"vision_driven": "pred_vision", "matting": "pred_matting", "voice_cloning": "pred_voice"}
+# The child's own peak (VmHWM of its address space). Not getrusage's ru_maxrss: Linux carries the
+# parent's high-water mark across the fork + exec, so the child would report this benchmark's peak.
+RSS_SCRIPT = ("import re, sys; from hug_vis_dataset.cli import main; rc = main(sys.argv[1:]); "
+              "status = open('/proc/self/status').read(); "
+              "print('MAXRSS_KB', re.search(r'VmHWM:\\s+(\\d+) kB', status).group(1), file=sys.stderr); "
               "sys.exit(rc)")
 
 
@@ -58,6 +69,9 @@ def make_release(root: Path, size: tuple[int, int], seconds: float, clips: int) 
         media.write_video(root / "pred_vision" / f"{record.clip_id}.mp4", noisy(media.iter_video_frames(record.video_path)),
                           fps=record.fps, preset="ultrafast")
         media.write_alpha_pngs(root / "pred_matting" / record.clip_id, noisy(media.iter_alpha_frames(record.alpha_matte_path)))
+        audio, rate = media.read_audio(record.audio_path)
+        hiss = rng.normal(0.0, 0.01, audio.shape).astype(np.float32)
+        media.write_wav(root / "pred_voice" / f"{record.clip_id}.wav", np.clip(audio + hiss, -1, 1), rate)
 
 
 def cpu() -> float:
@@ -76,19 +90,24 @@ def pairs(root: Path, task: str) -> list[tuple[str, str]]:
     for record in sorted(Release(root).records.values(), key=lambda r: r.clip_id):
         if task == "vision_driven":
             out.append((str(root / "pred_vision" / f"{record.clip_id}.mp4"), str(record.video_path)))
+        elif task == "voice_cloning":
+            out.append((str(root / "pred_voice" / f"{record.clip_id}.wav"), str(record.audio_path)))
         else:
             out.append((str(root / "pred_matting" / record.clip_id), str(record.alpha_matte_path)))
     return out
 
 
 def ideal(task: str, clips) -> float:
-    """Each video decoded once + the kernels, nothing else."""
+    """Each video decoded once + the kernels (voice: the library's DNSMOS and Resemblyzer calls), nothing else."""
     from hug_vis_dataset.media import iter_alpha_frames, paired_video_chunks
     from hug_vis_dataset.metrics._frame_kernels import psnr_batch, ssim_batch
     from hug_vis_dataset.metrics.matting import score_matting_clip
+    from hug_vis_dataset.metrics.voice import dnsmos, speaker_similarity
 
     for pred, ref in clips:
-        if task == "vision_driven":
+        if task == "voice_cloning":
+            dnsmos(pred), speaker_similarity(pred, ref)
+        elif task == "vision_driven":
             for p, r in paired_video_chunks(pred, ref, 32):
                 psnr_batch(p, r, 100.0), ssim_batch(p, r)
         else:
@@ -135,33 +154,70 @@ def run_process(argv: list[str]) -> tuple[float, int]:
     return child_cpu() - before, rss
 
 
+def space_callback(task: str, preds: Path, root: Path, work: Path) -> float:
+    """CPU seconds of the Space's Score button: ``Explorer.score`` on a zip of ``preds``."""
+    import zipfile
+
+    from hug_vis_dataset.space.explorer import Explorer
+
+    upload = work / f"{task}_upload.zip"
+    with zipfile.ZipFile(upload, "w", zipfile.ZIP_STORED) as archive:  # media are compressed already
+        for path in sorted(preds.rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(preds).as_posix())
+    explorer = Explorer(root, work / "space_results", work_dir=work / "space_work")
+    model = f"bench-{task}"
+    t0 = cpu()
+    message, table, _ = explorer.score(task, model, str(upload))
+    seconds = cpu() - t0
+    if not len(table) or "Scored" not in message:
+        raise RuntimeError(f"the Space did not score the {task} upload: {message}")
+    return seconds
+
+
 def door_rows(task: str, root: Path, work: Path, ref_frames: int) -> list[dict]:
-    from hug_vis_dataset import modules
+    from hug_vis_dataset import media, modules
     from hug_vis_dataset.scoring.runner import evaluate_submission
 
     clips = pairs(root, task)
-    frames = sum(len(os.listdir(r)) if os.path.isdir(r) else __import__("hug_vis_dataset.media").media.video_info(r).frames
-                 for _, r in clips)
+    if task == "voice_cloning":  # per second of audio
+        frames = sum(media.audio_info(r)[0] / media.audio_info(r)[1] for _, r in clips)
+    else:
+        frames = sum(len(os.listdir(r)) if os.path.isdir(r) else media.video_info(r).frames for _, r in clips)
     metrics = METRICS[task]
-    preds = root / ("pred_vision" if task == "vision_driven" else "pred_matting")
-    ideal(task, clips[:1])  # warm: numba kernels loaded, files in the page cache
+    preds = root / PREDICTIONS[task]
+    ideal(task, clips[:1])  # warm: numba kernels / ONNX sessions / Resemblyzer loaded, files in the page cache
+    import pandas, pyarrow.parquet  # noqa: F401,E401 - imported by a running Space or worker already
     rows = {"ideal": timed(lambda: ideal(task, clips))}
-    rows["evaluate_submission (Space callback)"] = timed(lambda: evaluate_submission(
-        task, preds, "bench", root, work / "inproc", progress=False, metrics=metrics, overwrite=True,
-        verify_dataset=False))
+    def runner() -> None:
+        result = evaluate_submission(task, preds, "bench", root, work / "inproc", progress=False, metrics=metrics,
+                                     overwrite=True, verify_dataset=False)
+        if result.coverage.ok != len(clips):
+            raise RuntimeError(f"the runner scored {result.coverage.ok} of {len(clips)} {task} clips")
+
+    rows["evaluate_submission (in-process runner)"] = timed(runner)
     shutil.rmtree(work / "inproc", ignore_errors=True)
-    suite = "psnr" if task == "vision_driven" else "matting"
-    rows["module compute"] = timed(lambda: [modules.compute_metric(m, [p for p, _ in clips], [r for _, r in clips])
-                                            for m in (("psnr", "ssim") if task == "vision_driven" else (suite,))])
+    rows["Space score callback"] = space_callback(task, preds, root, work)
+    module_names = {"vision_driven": ("psnr", "ssim"), "matting": ("matting",),
+                    "voice_cloning": ("dnsmos", "speaker_similarity")}[task]
+
+    def module() -> None:
+        for name in module_names:
+            result = modules.compute_metric(name, [p for p, _ in clips], [r for _, r in clips])
+            if result["n_failed"] or result["n_ok"] != len(clips):
+                raise RuntimeError(f"the {name} module failed: {result['errors'][:1]}")
+
+    rows["module compute"] = timed(module)
     argv = ["evaluate", task, "--predictions", str(preds), "--model", "bench", "--dataset", str(root), "--out",
             str(work / "proc"), "--no-progress", "--metrics", ",".join(metrics)]
     rows["hugvis evaluate (process)"], _ = run_process(argv)
-    out = [{"task": task, "door": k, "cpu_ms_per_frame": 1e3 * v / frames, "ratio": v / rows["ideal"]}
+    unit = "s of audio" if task == "voice_cloning" else "frame"
+    out = [{"task": task, "door": k, "cpu_ms_per_frame": 1e3 * v / frames, "unit": unit, "ratio": v / rows["ideal"]}
            for k, v in rows.items()]
     if task == "vision_driven":
         seconds, n = reference_impl(clips, ref_frames)
         out.append({"task": task, "door": "reference: decode + scikit-image", "cpu_ms_per_frame": 1e3 * seconds / n,
-                    "ratio": (seconds / n) / (rows["ideal"] / frames)})
+                    "unit": unit, "ratio": (seconds / n) / (rows["ideal"] / frames)})
     return out
 
 
@@ -172,7 +228,7 @@ def rss_growth(task: str, size, short: float, long: float, work: Path) -> dict:
         root = work / f"rss_{seconds}"
         if not root.exists():  # one release per length serves every task (it holds both predictions)
             make_release(root, size, seconds, 1)
-        preds = root / ("pred_vision" if task == "vision_driven" else "pred_matting")
+        preds = root / PREDICTIONS[task]
         _, rss = run_process(["evaluate", task, "--predictions", str(preds), "--model", "bench", "--dataset",
                               str(root), "--out", str(root / "out"), "--no-progress", "--metrics",
                               ",".join(METRICS[task])])
@@ -188,20 +244,30 @@ def main(argv=None) -> int:
     parser.add_argument("--ref-frames", type=int, default=4, help="frames per clip for scikit-image")
     parser.add_argument("--short", type=float, default=2.0)
     parser.add_argument("--long", type=float, default=8.0)
-    parser.add_argument("--tasks", nargs="+", default=["vision_driven", "matting"])
+    parser.add_argument("--tasks", nargs="+", default=["vision_driven", "matting", "voice_cloning"], choices=sorted(METRICS))
     parser.add_argument("--no-rss", action="store_true")
     parser.add_argument("--json", default=None, help="also write the rows here")
     args = parser.parse_args(argv)
     size = tuple(int(x) for x in args.size.split("x"))
     print(f"cores: {os.cpu_count()}, load before: {os.getloadavg()}", flush=True)
     work = Path(tempfile.mkdtemp(prefix="bench_door_"))
+    # No network weights (only the kernels are timed) and a cache of this run's own, so the doors
+    # see what a user's machine sees and nothing from earlier runs.
+    (work / "no_weights").mkdir()
+    os.environ.update(HUGVIS_WEIGHTS_DIR=str(work / "no_weights"), HUGVIS_CACHE_DIR=str(work / "cache"))
     try:
         root = work / "release"
         make_release(root, size, args.seconds, args.clips)
+        # The dataset's sha256 check runs once per dataset and is then served by the digest cache
+        # (size + mtime): warmed here so no door pays it for the others.
+        from hug_vis_dataset.references import open_reference_source
+
+        for task in args.tasks:
+            open_reference_source(root, task, None, verify=True)
         rows = [r for task in args.tasks for r in door_rows(task, root, work, args.ref_frames)]
-        print(f"\n| task | door | CPU ms / frame | door / ideal |\n| --- | --- | ---: | ---: |")
+        print("\n| task | door | CPU ms | per | door / ideal |\n| --- | --- | ---: | --- | ---: |")
         for r in rows:
-            print(f"| {r['task']} | {r['door']} | {r['cpu_ms_per_frame']:.1f} | {r['ratio']:.2f} |")
+            print(f"| {r['task']} | {r['door']} | {r['cpu_ms_per_frame']:.1f} | {r['unit']} | {r['ratio']:.2f} |")
         rss = {} if args.no_rss else {t: rss_growth(t, size, args.short, args.long, work) for t in args.tasks}
         for task, values in rss.items():
             print(f"peak RSS of hugvis evaluate {task}: " + ", ".join(f"{s:g} s clip {v:.0f} MiB" for s, v in values.items()))
