@@ -52,11 +52,14 @@ class CsimAccumulator:
         source_embedding: the embedding of the aligned source face, ``(1, d)`` (computed once per
             reference: :func:`hug_vis_dataset.tasks.generation.portrait_embedding`).
         detector, embedder: as in :func:`csim_clip`.
+        on_detect: called with the detector's output on each fed frame, in order (the audio-driven
+            pass hands it to Sync-C/D: :class:`hug_vis_dataset.metrics.sync.SourceDetections`), so
+            the detector runs once per frame for both metrics.
     """
 
-    def __init__(self, source_embedding: np.ndarray, detector, embedder) -> None:
+    def __init__(self, source_embedding: np.ndarray, detector, embedder, on_detect=None) -> None:
         self.src = np.asarray(source_embedding)
-        self.detector, self.embedder = detector, embedder
+        self.detector, self.embedder, self.on_detect = detector, embedder, on_detect
         self.total, self.scored, self.missing = 0.0, 0, 0
 
     def feed(self, chunk: np.ndarray) -> None:
@@ -65,6 +68,8 @@ class CsimAccumulator:
         faces = []
         for frame in chunk:
             found = self.detector.detect(frame)
+            if self.on_detect is not None:
+                self.on_detect(found)
             if found:
                 faces.append(align_face(frame, found[0][1]))
             else:

@@ -6,6 +6,11 @@ for frame), 16 kHz mono audio through ffmpeg's default resampler with no MP3 ste
 (:func:`~.sync_timeline.video_audio_16k`), face tracks, 224x224 crops, SyncNet embeddings of 5-frame windows against
 MFCC windows, the offset search of :mod:`hug_vis_dataset.models.syncnet`. Models are injected or
 loaded from the weights layer; decoding goes through :mod:`hug_vis_dataset.media` in chunks.
+
+The face detection can come from outside (:func:`syncnet_from_detections`): the audio-driven task's
+one-decode pass (:func:`hug_vis_dataset.tasks.generation.video_pass`) records the boxes CSIM's
+detector finds on every decoded frame (:class:`SourceDetections`), so the detector runs once per
+frame for both metrics; only the crops of the kept tracks are decoded again.
 """
 
 from __future__ import annotations
@@ -49,6 +54,48 @@ def _frames_at(video_path, keep: np.ndarray, chunk_frames: int, start: int = 0, 
             i += 1
 
 
+class SourceDetections:
+    """Face boxes per decoded SOURCE frame, gathered while another pass drives the decode.
+
+    The one-decode pass feeds it every chunk it decodes, in order. A frame's boxes come from
+    :meth:`record` (the hook :class:`~hug_vis_dataset.metrics.identity.CsimAccumulator` calls with
+    what its detector found on that frame) or, for the frames of a chunk nothing recorded (no
+    CSIM, or CSIM failed part-way), from :meth:`feed` running the detector itself: one detector call
+    per frame in all. Frames the 25 fps timeline never shows are not detected by :meth:`feed` and
+    hold ``None`` (:func:`syncnet_from_detections` does not read them).
+
+    Args:
+        video_path: the video being decoded (its container gives the frame count and rate).
+        detector: as in :func:`syncnet_clip`.
+    """
+
+    def __init__(self, video_path: "str | Path", detector) -> None:
+        from ..media import video_info
+        from ..models.syncnet import SYNC_FPS
+
+        info = video_info(video_path)
+        self.detector = detector
+        self.shown = np.zeros(info.frames, bool)  # source frames on the 25 fps timeline
+        self.shown[ffmpeg_rate_indices(info.frames, info.fps, SYNC_FPS)] = True
+        self.boxes: list = []
+        self._seen = 0
+
+    def _wanted(self, i: int) -> bool:
+        return i < len(self.shown) and bool(self.shown[i])  # a surplus frame fails the count check
+
+    def record(self, found) -> None:
+        """The detector's ``[(box, landmarks, score)]`` on the next source frame (the CSIM hook)."""
+        self.boxes.append([d[0] for d in found] if self._wanted(len(self.boxes)) else None)
+
+    def feed(self, chunk: np.ndarray) -> None:
+        """After the chunk went through the recording pass: detect the frames nothing recorded."""
+        start, self._seen = self._seen, self._seen + len(chunk)
+        if not start <= len(self.boxes) <= self._seen:
+            raise RuntimeError(f"{len(self.boxes)} frames recorded, {start}..{self._seen} decoded")
+        for frame in chunk[len(self.boxes) - start:]:
+            self.boxes.append(_boxes_of(self.detector, frame) if self._wanted(len(self.boxes)) else None)
+
+
 def syncnet_clip(video_path: "str | Path", net=None, detector=None, vshift: int = 15,
                  min_track: int = 50, min_face_size: float = 100, num_failed_det: int = 25,
                  iou_threshold: float = 0.5, crop_scale: float = 0.4, batch: int = 20,
@@ -62,6 +109,9 @@ def syncnet_clip(video_path: "str | Path", net=None, detector=None, vshift: int 
     above ``min_face_size`` px); each track median-filtered, cropped with ``crop_scale`` padding to
     224x224 and scored with the audio of its own time span. The clip's Sync-C, Sync-D and offset
     are means over tracks (LatentSync averages confidences and offsets over its crop videos).
+
+    Here the detector runs on every frame of the 25 fps timeline in a first decode (frames not
+    kept); :func:`syncnet_from_detections` takes detections made elsewhere (the one-decode pass).
 
     Difference from the reference: the default detector is SCRFD (``det_10g``), not S3FD, and
     the clip is one shot (no scene detection). ``min_track`` defaults to LatentSync's 50 frames
@@ -88,9 +138,7 @@ def syncnet_clip(video_path: "str | Path", net=None, detector=None, vshift: int 
         SyncFailure: no face track passes the filters, or no track is long enough to score.
     """
     from ..media import video_info
-    from ..models.facetrack import smooth_track, crop_face, track_faces
-    from ..models.syncnet import (SYNC_FPS, SYNC_SAMPLE_RATE, audio_embeddings, lip_embeddings,
-                                  load_syncnet, sync_offset_search, sync_windows)
+    from ..models.syncnet import SYNC_FPS, load_syncnet
 
     if detector is None:
         from ..models.arcface import SCRFDDetector
@@ -99,9 +147,61 @@ def syncnet_clip(video_path: "str | Path", net=None, detector=None, vshift: int 
     net = net if net is not None else load_syncnet()
     info = video_info(video_path)
     keep = ffmpeg_rate_indices(info.frames, info.fps, SYNC_FPS)  # output frame -> source frame
-    n_out = len(keep)
     # pass 1: boxes only (frames are not kept)
     detections: list[list] = [_boxes_of(detector, frame) for _, frame in _frames_at(video_path, keep, chunk_frames)]
+    return _score_tracks(video_path, keep, detections, net, vshift, min_track, min_face_size, num_failed_det,
+                         iou_threshold, crop_scale, batch, chunk_frames)
+
+
+def syncnet_from_detections(video_path: "str | Path", source_detections: list, net=None, vshift: int = 15,
+                            min_track: int = 50, min_face_size: float = 100, num_failed_det: int = 25,
+                            iou_threshold: float = 0.5, crop_scale: float = 0.4, batch: int = 20,
+                            chunk_frames: int = 32) -> dict:
+    """:func:`syncnet_clip` from face boxes detected elsewhere, one entry per decoded source frame.
+
+    ``source_detections[i]`` is the list of boxes the detector gives on source frame ``i`` (what
+    :func:`syncnet_clip`'s detector pass gives, e.g. ``[d[0] for d in detector.detect(frame)]``);
+    entries of source frames the 25 fps timeline never shows may be ``None``. The 25 fps timeline
+    reads ``[source_detections[i] for i in keep]`` (``keep``: :func:`~.sync_timeline.ffmpeg_rate_indices`),
+    so with the same detector the result equals :func:`syncnet_clip`'s. Other arguments, return
+    value and :class:`SyncFailure` as there.
+
+    Raises:
+        ValueError: the number of entries is not the container's frame count
+            (:func:`hug_vis_dataset.media.video_info`), or a frame on the timeline has ``None``.
+    """
+    from ..media import video_info
+    from ..models.syncnet import SYNC_FPS, load_syncnet
+
+    net = net if net is not None else load_syncnet()
+    info = video_info(video_path)
+    if len(source_detections) != info.frames:
+        raise ValueError(f"{video_path}: {len(source_detections)} source frame detections for a video of "
+                         f"{info.frames} frames (one entry per decoded source frame)")
+    keep = ffmpeg_rate_indices(info.frames, info.fps, SYNC_FPS)
+    detections = [source_detections[i] for i in keep]
+    missing = [int(i) for i, d in zip(keep, detections) if d is None]
+    if missing:
+        raise ValueError(f"{video_path}: no detections for source frames {missing[:5]} on the 25 fps timeline")
+    return _score_tracks(video_path, keep, detections, net, vshift, min_track, min_face_size, num_failed_det,
+                         iou_threshold, crop_scale, batch, chunk_frames)
+
+
+def _score_tracks(video_path, keep: np.ndarray, detections: list, net, vshift, min_track, min_face_size,
+                  num_failed_det, iou_threshold, crop_scale, batch, chunk_frames) -> dict:
+    """Tracks, audio, crops and scores from the boxes of each 25 fps frame and a loaded ``net``
+    (see :func:`syncnet_clip`).
+
+    The crops are a second decode, restricted to each track's span: a track's crop boxes are its
+    median-filtered, gap-interpolated boxes (:func:`~hug_vis_dataset.models.facetrack.smooth_track`),
+    known only once the whole track is linked, so cropping during the detection pass would mean
+    keeping every frame until the end of the clip (memory growing with its length).
+    """
+    from ..models.facetrack import smooth_track, crop_face, track_faces
+    from ..models.syncnet import (SYNC_FPS, SYNC_SAMPLE_RATE, audio_embeddings, lip_embeddings,
+                                  sync_offset_search, sync_windows)
+
+    n_out = len(keep)
     tracks = track_faces(detections, iou_threshold, num_failed_det, min_track, min_face_size)
     if not tracks:
         n_det = sum(1 for d in detections if d)

@@ -3,8 +3,11 @@
 Frame metrics (PSNR, SSIM, LPIPS) pair generated frame i with reference frame i over the common
 prefix, streamed in chunks; CSIM compares every generated frame with the clip's source portrait
 (one definition for both tasks, see :mod:`hug_vis_dataset.metrics.identity`); Sync-C/D score the
-generated video with its own audio track; FID pools every frame of a system's valid clips against
-the reference frames.
+generated video with its own audio track, their face detection in the same decode: the boxes CSIM's
+detector finds on each decoded frame are SyncNet's detections (one detector call per frame for both,
+:class:`hug_vis_dataset.metrics.sync.SourceDetections`), and only the crops of the face tracks are
+decoded again (:func:`hug_vis_dataset.metrics.sync.syncnet_from_detections`); FID pools every frame
+of a system's valid clips against the reference frames.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from .base import ClipScores, SubmissionError, TaskScorer
 from .submission import check_video
 
 #: Metrics computed from decoded frames in :func:`video_pass`.
-PASS_METRICS = ("psnr", "ssim", "lpips", "csim")
+PASS_METRICS = ("psnr", "ssim", "lpips", "csim", "sync_c", "sync_d")
 
 
 def frame_metric_sums(prediction: str, reference_video: str, metrics: Sequence[str], models,
@@ -115,14 +118,18 @@ def _paired_or_alone(prediction: str, reference_video: "str | None", chunk_frame
 
 def video_pass(prediction: str, reference: Mapping[str, str], metrics: Sequence[str], models,
                options: Mapping[str, Any]) -> ClipScores:
-    """PSNR/SSIM/LPIPS and CSIM of one clip from one decode of each video (see the module docstring).
+    """PSNR/SSIM/LPIPS, CSIM and Sync-C/D of one clip from one decode of each video (see the module
+    docstring); Sync-C/D decode the prediction once more, for the crops of its face tracks only.
 
-    Values equal :func:`frame_metric_sums` and :func:`csim_to_portrait` (``tests/test_one_decode.py``).
-    A metric that cannot score the clip (frames of another size, no face) is in ``errors``; the others
-    keep their values. Model loading errors (missing weights) raise, before anything is decoded.
+    Values equal :func:`frame_metric_sums`, :func:`csim_to_portrait` and
+    :func:`~hug_vis_dataset.metrics.sync.syncnet_clip` (``tests/test_one_decode.py``,
+    ``tests/test_sync_one_decode.py``). A metric that cannot score the clip (frames of another size,
+    no face, no face track) is in ``errors``; the others keep their values. Model loading errors
+    (missing weights) raise, before anything is decoded.
     """
     from ..metrics.frames import lpips_frames, psnr_frames, ssim_frames
     from ..metrics.identity import CsimAccumulator
+    from ..metrics.sync import SYNC_METRICS, SourceDetections, syncnet_from_detections
 
     chunk = int(options.get("chunk_frames", 32))
     frame_metrics = [m for m in metrics if m in ("psnr", "ssim", "lpips")]
@@ -132,11 +139,19 @@ def video_pass(prediction: str, reference: Mapping[str, str], metrics: Sequence[
         lpips = models.get("lpips")
         functions["lpips"] = lambda p, r: lpips_frames(lpips, p, r, batch)
     errors: dict[str, str] = {}
+    sync_metrics, sync = [m for m in metrics if m in SYNC_METRICS], None
+    if sync_metrics:
+        syncnet, sync_detector = models.get("syncnet"), models.get("face_detector")
+        try:
+            sync = SourceDetections(prediction, sync_detector)  # boxes per decoded frame, for SyncNet
+        except Exception as err:  # noqa: BLE001 - fails Sync alone
+            errors.update(dict.fromkeys(sync_metrics, f"{type(err).__name__}: {err}"))
     csim = None
     if "csim" in metrics:
         detector, embedder = models.get("face_detector"), models.get("face_embedder")
         try:
-            csim = CsimAccumulator(portrait_embedding(reference["portrait"], models), detector, embedder)
+            csim = CsimAccumulator(portrait_embedding(reference["portrait"], models), detector, embedder,
+                                   on_detect=None if sync is None else sync.record)
         except Exception as err:  # noqa: BLE001 - no face in the portrait fails CSIM alone
             errors["csim"] = f"{type(err).__name__}: {err}"
     sums = {m: 0.0 for m in frame_metrics}
@@ -157,6 +172,11 @@ def video_pass(prediction: str, reference: Mapping[str, str], metrics: Sequence[
                 csim.feed(p)
             except Exception as err:  # noqa: BLE001 - a failing detector fails CSIM alone
                 errors["csim"] = f"{type(err).__name__}: {err}"
+        if sync is not None and not any(m in errors for m in sync_metrics):
+            try:
+                sync.feed(p)  # detects the frames CSIM's detector did not see (no CSIM, or it failed)
+            except Exception as err:  # noqa: BLE001 - a failing detector fails Sync alone
+                errors.update(dict.fromkeys(sync_metrics, f"{type(err).__name__}: {err}"))
         if all(m in errors for m in metrics):
             break  # nothing left to compute from the rest of the video
     scores = ClipScores(errors=errors)
@@ -175,6 +195,14 @@ def video_pass(prediction: str, reference: Mapping[str, str], metrics: Sequence[
             scores.notes["frames_no_face"] = result.frames_no_face
         except ValueError as err:
             errors["csim"] = f"ValueError: {err}"
+    if sync is not None and not any(m in errors for m in sync_metrics):
+        try:
+            out = syncnet_from_detections(prediction, sync.boxes, syncnet, chunk_frames=chunk,
+                                          batch=int(options.get("batch_size") or 20))
+            scores.values.update({m: float(out[m]) for m in sync_metrics})
+            scores.notes["sync_offset"] = out["offset"]
+        except Exception as err:  # noqa: BLE001 - no face track fails Sync alone
+            errors.update(dict.fromkeys(sync_metrics, f"{type(err).__name__}: {err}"))
     return scores
 
 
@@ -186,7 +214,7 @@ class _GenerationTask(TaskScorer):
     def computations(self):
         # One group for every metric read from decoded frames: one decode per video (video_pass).
         table = {"psnr": self._pass, "ssim": self._pass, "lpips": self._pass, "csim": self._pass,
-                 "sync_c": self._sync, "sync_d": self._sync}
+                 "sync_c": self._pass, "sync_d": self._pass}
         return {m: table[m] for m in self.metrics}
 
     def _pass(self, prediction, reference, metrics, models, options) -> ClipScores:
@@ -194,11 +222,14 @@ class _GenerationTask(TaskScorer):
 
     def score_groups(self, prediction, reference, metrics, models, options=None, reraise=()):
         """As the base, but the networks of the one-decode pass load first, one metric at a time: a
-        missing or broken LPIPS or face model fails (or, in ``reraise``, stops) its own metric only,
-        as when each metric had its own pass."""
+        missing or broken LPIPS, face or SyncNet model fails (or, in ``reraise``, stops) its own
+        metrics only, as when each metric had its own pass (Sync-C/D need ``syncnet`` and
+        ``face_detector``)."""
         errors, usable = {}, list(metrics)
-        for metric, kinds in (("lpips", ("lpips",)), ("csim", ("face_detector", "face_embedder"))):
-            if metric not in usable:
+        for group, kinds in ((("lpips",), ("lpips",)), (("csim",), ("face_detector", "face_embedder")),
+                             (("sync_c", "sync_d"), ("syncnet", "face_detector"))):
+            wanted = [m for m in group if m in usable]
+            if not wanted:
                 continue
             try:
                 for kind in kinds:
@@ -206,8 +237,8 @@ class _GenerationTask(TaskScorer):
             except reraise:
                 raise
             except Exception as err:  # noqa: BLE001 - recorded for its metric, never dropped
-                errors[metric] = f"{type(err).__name__}: {err}"
-                usable.remove(metric)
+                errors.update(dict.fromkeys(wanted, f"{type(err).__name__}: {err}"))
+                usable = [m for m in usable if m not in wanted]
         scores, more = super().score_groups(prediction, reference, usable, models, options, reraise)
         return scores, {**errors, **more}
 
@@ -218,13 +249,6 @@ class _GenerationTask(TaskScorer):
     def check(self, prediction: str, reference: Mapping[str, str], expected: Mapping[str, Any]) -> None:
         if "video" in reference:
             check_video(prediction, reference["video"], size=self.same_size, what="video", fps=expected.get("fps"))
-
-    def _sync(self, prediction, reference, metrics, models, options) -> ClipScores:
-        from ..metrics.sync import syncnet_clip
-
-        sync = syncnet_clip(prediction, models.get("syncnet"), models.get("face_detector"),
-                            chunk_frames=int(options.get("chunk_frames", 32)), batch=int(options.get("batch_size") or 20))
-        return ClipScores({m: float(sync[m]) for m in metrics}, notes={"sync_offset": sync["offset"]})
 
     def score_set(self, predictions, references, metrics, models, options=None) -> dict[str, float]:
         if "fid" not in metrics:
