@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,6 +189,17 @@ def _reset_work_folder(folder: Path, seed: "ResultStore | None") -> None:
         for path in (seed.rows_path, seed.frames_path, seed.set_rows_path, seed.dir / DIGESTS_FILE):
             if path.is_file():
                 shutil.copy2(path, folder / path.name)
+        # The set-metric features of kept clips (a read checks they belong to the clip's input now).
+        # Hard links: nothing is copied, and a file is only ever replaced, never rewritten in place.
+        if seed.features_dir.is_dir():
+            shutil.copytree(seed.features_dir, folder / seed.features_dir.name, copy_function=_link_or_copy)
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except OSError:  # another file system, or links not supported
+        shutil.copy2(source, target)
 
 
 __all__ = ["RerunPlan", "RunBusyError", "RunConflictError", "plan_rerun", "published_binding"]

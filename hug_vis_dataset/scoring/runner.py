@@ -51,6 +51,7 @@ from ..references import ReferenceSource, open_reference_source
 from ..textio import atomic_write_text
 from .binding import INPUT_COLUMN
 from .rerun import RunBusyError, RunConflictError, plan_rerun
+from .store import SetFeatures
 from ..tasks import REAL_AUDIO, ClipJob, ClipOutcome, get_task, index_predictions, result_rows, score_job
 PROVENANCE_PACKAGES = ("hug-vis", "numpy", "scipy", "pandas", "pyarrow", "torch", "opencv-python-headless", "av",
                        "soundfile", "librosa", "scikit-image", "lpips", "resemblyzer", "speechmos", "onnxruntime",
@@ -448,6 +449,8 @@ def evaluate_submission(
     options: dict[str, Any] = {"chunk_frames": int(chunk_frames), "device": device, "batch_size": batch_size}
     if task == "emotion":
         options["settings"] = tuple(scorer.settings(index))
+    if set_metrics:  # each clip returns its features for them (FID: from its one decode), kept with its rows
+        options["set_features"] = set_metrics
     from .. import catalog
 
     protocol = protocol or catalog.task_protocol(task)
@@ -458,6 +461,7 @@ def evaluate_submission(
     fingerprints = plan.fingerprints
     with plan.start(metrics, retry_failed) as kept:
         store = plan.work
+        features = SetFeatures.for_run(store, fingerprints, plan.current.definitions, options, set_metrics)
         jobs = []
         for job in build_jobs(task, model, refs, index, metrics, options):
             todo = tuple(m for m in metrics if m not in kept.get(job.clip_id, ()))
@@ -474,6 +478,8 @@ def evaluate_submission(
             nonlocal persisted, buffer
             if not buffer:
                 return
+            for o in buffer:  # before the rows that mark the clips done
+                features.write(o.clip_id, o.set_features, set_metrics)
             store.write_part([{**r, INPUT_COLUMN: fingerprints.get(o.clip_id, "")} for o in buffer for r in o.rows],
                              [f for o in buffer for f in o.frames])
             persisted += len(buffer)
@@ -503,7 +509,8 @@ def evaluate_submission(
             why = "no valid clips or no set-level implementation"
             try:
                 values = scorer.score_set([j.prediction[0] for j in valid], [j.reference for j in valid], set_metrics,
-                                          process_models(device), options) if valid else {}
+                                          process_models(device), options,
+                                          features.reader({j.prediction[0]: j.clip_id for j in valid})) if valid else {}
             except Exception as err:  # noqa: BLE001 - a set metric's failure is a failed row, not a lost run
                 values, why = {}, f"{type(err).__name__}: {err}"
             set_rows = []

@@ -7,6 +7,8 @@ Layout of one evaluation (``RESULTS/<task>/<model>/``)::
     rows.parquet                      the compacted table, sorted canonically
     frames.parquet                    the compacted per-frame table
     set_rows.parquet                  set-level metrics (FID): one row per metric, ``clip_id`` ""
+    .set-features/<clip>.<metric>.npy the clip's features for a set metric (FID: its Inception features from
+                                      the one-decode pass), with a ``.json`` side file (SetFeatures)
     summary.json, coverage.json       written by the runner (atomically, like every file here)
     run.json                          what the run is bound to (scoring.binding.RunBinding)
 
@@ -33,12 +35,15 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import json
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import HugvisError, ToolUsageError
 from ..results import RESULT_COLUMNS, STATUS_FAILED, STATUS_OK, name_problem
@@ -48,6 +53,11 @@ from .binding import INPUT_COLUMN
 STORED_COLUMNS: tuple[str, ...] = RESULT_COLUMNS + (INPUT_COLUMN,)
 
 FRAME_COLUMNS: tuple[str, ...] = ("model", "task", "clip_id", "metric", "frame", "value")
+
+#: Folder of a run's per-clip set-metric features (local to the machine, never published).
+SET_FEATURES_DIR = ".set-features"
+#: Run options a stored feature depends on (beyond float rounding): another value recomputes it.
+FEATURE_OPTIONS = ("chunk_frames", "batch_size", "device")
 
 
 class BadNameError(ToolUsageError):
@@ -171,6 +181,7 @@ class ResultStore:
         self.rows_path = self.dir / "rows.parquet"
         self.frames_path = self.dir / "frames.parquet"
         self.set_rows_path = self.dir / "set_rows.parquet"
+        self.features_dir = self.dir / SET_FEATURES_DIR
         self._stamp = f"{time.time_ns():020d}-{os.getpid()}"
         self._seq = itertools.count()
 
@@ -262,6 +273,110 @@ class ResultStore:
         return rows
 
 
+class SetFeatures:
+    """Per-clip features of the set metrics (FID's Inception features), kept with a run's rows so the
+    set-level step reads them instead of decoding every prediction again.
+
+    One ``<clip>.<metric>.npy`` per clip and metric, written atomically, then its ``.json`` side file:
+    the ``.npy``'s sha256 and shape, and the key the features were computed under (the clip's input
+    fingerprint, the metric definitions and the options that can change a feature, ``key``). A read
+    returns None for features of other inputs or options (recomputed, silently: an earlier run's) and
+    for a damaged file (named in one line on stderr, deleted, and recomputed).
+
+    Example:
+        >>> import tempfile, numpy as np
+        >>> features = SetFeatures(tempfile.mkdtemp(), {"c": "sha-1"}, {"chunk_frames": 32})
+        >>> features.write("c", {"fid": np.ones((2, 3), np.float32)}, ("fid",))
+        >>> features.read("c", "fid").tolist()
+        [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
+        >>> SetFeatures(features.folder, {"c": "sha-2"}, {"chunk_frames": 32}).read("c", "fid") is None
+        True
+    """
+
+    def __init__(self, folder: "str | Path", fingerprints: Mapping[str, str], key: Mapping[str, Any]) -> None:
+        self.folder = Path(folder)
+        self.fingerprints = fingerprints
+        self.key = dict(key)
+
+    @classmethod
+    def for_run(cls, store: "ResultStore", fingerprints: Mapping[str, str], definitions: Mapping[str, str],
+                options: Mapping[str, Any], metrics: Iterable[str]) -> "SetFeatures":
+        """The features of one run: keyed by the metrics' definitions and the options a feature depends on."""
+        key = {"definitions": {m: definitions.get(m) for m in metrics}, **{k: options.get(k) for k in FEATURE_OPTIONS}}
+        return cls(store.features_dir, fingerprints, key)
+
+    def _key(self, clip_id: str) -> dict:
+        key = {**self.key, INPUT_COLUMN: self.fingerprints.get(clip_id, "")}
+        return json.loads(json.dumps(key, sort_keys=True, default=str))  # as the side file reads back
+
+    def _paths(self, clip_id: str, metric: str) -> "tuple[Path, Path]":
+        return self.folder / f"{clip_id}.{metric}.npy", self.folder / f"{clip_id}.{metric}.json"
+
+    def write(self, clip_id: str, features: Mapping[str, Any], metrics: Iterable[str]) -> None:
+        """Store the clip's features of each of ``metrics``; one it has none of (a failed clip) is removed."""
+        import numpy as np
+
+        from ..hashing import sha256_file
+        from ..textio import atomic_write_text
+
+        for metric in metrics:
+            data, meta = self._paths(clip_id, metric)
+            if metric not in features:
+                meta.unlink(missing_ok=True)
+                data.unlink(missing_ok=True)
+                continue
+            array = np.asarray(features[metric])
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{data.name}.", suffix=".tmp", dir=self.folder)
+            try:
+                with open(fd, "wb") as handle:
+                    np.save(handle, array, allow_pickle=False)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                meta.unlink(missing_ok=True)  # no side file naming the old bytes while the new ones land
+                os.replace(tmp, data)
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+            atomic_write_text(meta, json.dumps({"sha256": sha256_file(data), "shape": list(array.shape),
+                                                "dtype": str(array.dtype), "key": self._key(clip_id)}, sort_keys=True))
+
+    def read(self, clip_id: str, metric: str):
+        """The stored features, or None (absent, of other inputs or options, or damaged: named on stderr)."""
+        import numpy as np
+
+        from ..hashing import sha256_file
+
+        data, meta = self._paths(clip_id, metric)
+        if not meta.is_file():
+            return None
+        try:
+            record = json.loads(meta.read_text(encoding="utf-8"))
+            if not isinstance(record, dict):
+                raise ValueError("side file is not a JSON object")
+            if record.get("key") != self._key(clip_id):
+                return None
+            if not data.is_file():
+                raise ValueError("features file missing")
+            if record.get("sha256") != sha256_file(data):
+                raise ValueError("sha256 mismatch")
+            array = np.load(data, allow_pickle=False)
+            if list(array.shape) != record.get("shape"):
+                raise ValueError(f"shape {list(array.shape)} is not the recorded {record.get('shape')}")
+        except (OSError, ValueError) as err:
+            print(f"warning: stored {metric} features {data} are damaged ({err}); recomputing them from the "
+                  f"prediction", file=sys.stderr)
+            with contextlib.suppress(OSError):  # named once: the run goes on without them
+                meta.unlink(missing_ok=True)
+                data.unlink(missing_ok=True)
+            return None
+        return array
+
+    def reader(self, clips: Mapping[str, str]) -> "Callable[[str, str], Any]":
+        """``(prediction path, metric) -> features or None`` for the set-level step; ``clips``: path -> clip id."""
+        return lambda path, metric: self.read(clips[path], metric)
+
+
 def status_counts(rows) -> dict[str, int]:
     """Clips by outcome: ``ok`` (all rows ok) and ``failed`` (any failed row).
 
@@ -274,4 +389,5 @@ def status_counts(rows) -> dict[str, int]:
     return {"ok": int((per_clip == STATUS_OK).sum()), "failed": int((per_clip == STATUS_FAILED).sum())}
 
 
-__all__ = ["FRAME_COLUMNS", "RESULT_COLUMNS", "STORED_COLUMNS", "ResultStore", "check_name", "sort_rows", "status_counts"]
+__all__ = ["FRAME_COLUMNS", "RESULT_COLUMNS", "SET_FEATURES_DIR", "STORED_COLUMNS", "ResultStore", "SetFeatures",
+           "check_name", "sort_rows", "status_counts"]

@@ -44,7 +44,9 @@ class ClipJob:
         prediction: the prediction path(s) found for the clip (more than one is a duplicate).
         payload: task data other than files (emotion: ``[(input_setting, answer, where), ...]``).
         metrics: the metrics to compute (those available in this installation).
-        options: protocol options (``chunk_frames``, ``device``, ``batch_size``, emotion ``settings``).
+        options: protocol options (``chunk_frames``, ``device``, ``batch_size``, emotion ``settings``;
+            ``set_features``: the set metrics of the run, whose per-clip features the scorer may return in
+            :attr:`ClipOutcome.set_features`, e.g. FID's Inception features from the one-decode pass).
     """
 
     task: str
@@ -68,18 +70,22 @@ class ClipScores:
         notes: diagnostics that are not metric values (``frames_no_face``, ``frames_dropped``).
         errors: metric -> why its value is undefined for this clip (NaN by definition, e.g. a region
             that is empty in every frame); those rows are stored as failed with this text.
+        set_features: set metric -> this clip's features for it (``fid``: the prediction's Inception
+            features, ``(frames, 2048)`` float32), when the job asked for them (``set_features`` option).
     """
 
     values: dict[str, float] = field(default_factory=dict)
     frames: list[dict] = field(default_factory=list)
     notes: dict[str, Any] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+    set_features: dict[str, Any] = field(default_factory=dict)
 
     def update(self, other: "ClipScores") -> None:
         self.values.update(other.values)
         self.frames.extend(other.frames)
         self.notes.update(other.notes)
         self.errors.update(other.errors)
+        self.set_features.update(other.set_features)
 
 
 @dataclass
@@ -92,6 +98,9 @@ class ClipOutcome:
     #: why the clip fails the submission checks ("" when it passes); set even when no metric ran,
     #: so a run whose metrics are all skipped still reports a garbage prediction.
     check_error: str = ""
+    #: set metric -> the clip's features for it (:attr:`ClipScores.set_features`); empty when the
+    #: prediction failed its checks. Travels with the outcome (plain arrays: any process, any machine).
+    set_features: dict[str, Any] = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
@@ -296,9 +305,14 @@ class TaskScorer:
                 rows += result_rows(job.model, job.task, job.clip_id, {metric: scores.values[metric]}, error=note)
         rows.sort(key=lambda r: r["metric"])
         frame_rows = [{"model": job.model, "task": job.task, "clip_id": job.clip_id, **f} for f in scores.frames]
-        return ClipOutcome(job.clip_id, rows, frame_rows)
+        return ClipOutcome(job.clip_id, rows, frame_rows, set_features=dict(scores.set_features))
 
     def score_set(self, predictions: Sequence[str], references: Sequence[Mapping[str, str]],
-                  metrics: Sequence[str], models, options: "Mapping[str, Any] | None" = None) -> dict[str, float]:
-        """Set-level metrics over the valid clips of one system (FID); none by default."""
+                  metrics: Sequence[str], models, options: "Mapping[str, Any] | None" = None,
+                  features: "Callable[[str, str], Any] | None" = None) -> dict[str, float]:
+        """Set-level metrics over the valid clips of one system (FID); none by default.
+
+        ``features(prediction, metric)``: the clip's stored features for the metric
+        (:attr:`ClipOutcome.set_features` kept by the runner), or None to compute them from the file.
+        """
         return {}

@@ -17,6 +17,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .base import ClipScores, SubmissionError, TaskScorer
+from .fid_features import CACHE_KIND, PassFeatures, fid_batch, narrow, reference_entry
 from .submission import check_video
 
 #: Metrics computed from decoded frames in :func:`video_pass`.
@@ -154,9 +155,12 @@ def video_pass(prediction: str, reference: Mapping[str, str], metrics: Sequence[
                                    on_detect=None if sync is None else sync.record)
         except Exception as err:  # noqa: BLE001 - no face in the portrait fails CSIM alone
             errors["csim"] = f"{type(err).__name__}: {err}"
+    # FID's Inception features of this decode, when the run scores FID (tasks/fid_features.py).
+    fid = PassFeatures.start(reference.get("video"), models, options)
     sums = {m: 0.0 for m in frame_metrics}
     n = surplus = 0
-    for p, r in _paired_or_alone(prediction, reference["video"] if frame_metrics else None, chunk):
+    paired = frame_metrics or (fid is not None and fid.wants_reference)
+    for p, r in _paired_or_alone(prediction, reference["video"] if paired else None, chunk):
         if frame_metrics and r is not None and not errors.keys() >= set(frame_metrics):
             if p.shape != r.shape:
                 why = f"SubmissionError: frames {p.shape[1:]} differ from the reference's {r.shape[1:]}"
@@ -177,7 +181,9 @@ def video_pass(prediction: str, reference: Mapping[str, str], metrics: Sequence[
                 sync.feed(p)  # detects the frames CSIM's detector did not see (no CSIM, or it failed)
             except Exception as err:  # noqa: BLE001 - a failing detector fails Sync alone
                 errors.update(dict.fromkeys(sync_metrics, f"{type(err).__name__}: {err}"))
-        if all(m in errors for m in metrics):
+        if fid is not None:
+            fid.feed(p, r)
+        if all(m in errors for m in metrics) and not (fid is not None and fid.active):
             break  # nothing left to compute from the rest of the video
     scores = ClipScores(errors=errors)
     if frame_metrics and not any(m in errors for m in frame_metrics):
@@ -203,6 +209,8 @@ def video_pass(prediction: str, reference: Mapping[str, str], metrics: Sequence[
             scores.notes["sync_offset"] = out["offset"]
         except Exception as err:  # noqa: BLE001 - no face track fails Sync alone
             errors.update(dict.fromkeys(sync_metrics, f"{type(err).__name__}: {err}"))
+    if fid is not None:
+        scores.set_features.update(fid.finish(reference["video"]))
     return scores
 
 
@@ -250,19 +258,23 @@ class _GenerationTask(TaskScorer):
         if "video" in reference:
             check_video(prediction, reference["video"], size=self.same_size, what="video", fps=expected.get("fps"))
 
-    def score_set(self, predictions, references, metrics, models, options=None) -> dict[str, float]:
+    def score_set(self, predictions, references, metrics, models, options=None, features=None) -> dict[str, float]:
+        """FID of the system's valid clips; a prediction's Inception features are ``features(path, "fid")``
+        when the runner kept them from the clip's pass (the same arrays), else decoded here."""
         if "fid" not in metrics:
             return {}
         from ..metrics.fid import GaussianStats, fid_from_stats
         from ..models.inception import FEATURE_DIM
 
         chunk = int((options or {}).get("chunk_frames", 32))
-        batch = int((options or {}).get("batch_size") or 16)
+        batch = fid_batch(options)
         net = models.get("inception")
         generated, reference_stats = GaussianStats(FEATURE_DIM), GaussianStats(FEATURE_DIM)
         # Updated chunk by chunk as the frames were decoded: the same float sums as one pass.
         for path in predictions:
-            _update_by_chunk(generated, video_features(path, net, chunk, batch), chunk)
+            stored = features(path, "fid") if features is not None else None
+            _update_by_chunk(generated, video_features(path, net, chunk, batch) if stored is None
+                             else np.asarray(stored).astype(np.float64), chunk)
         for ref in references:
             _update_by_chunk(reference_stats, reference_features(ref["video"], models, chunk, batch), chunk)
         return {"fid": float(fid_from_stats(generated, reference_stats))}
@@ -289,24 +301,19 @@ def reference_features(ref: str, models, chunk: int, batch: int) -> np.ndarray:
     Stored as float32 when that is exact (the network computes in float32), so the cache holds
     the same values in half the bytes.
     """
-    from .. import catalog
-    from ..features_cache import FEATURE_VERSIONS, reference_digest, shared_cache
     from ..references import reference_file
 
     net = models.get("inception")
 
     def compute() -> dict:
         with reference_file(ref, ".mp4") as path:  # a repo cell: one temporary file at a time
-            features = video_features(path, net, chunk, batch)
-        narrow = features.astype(np.float32)
-        return {"features": narrow if np.array_equal(narrow.astype(np.float64), features) else features}
+            return {"features": narrow(video_features(path, net, chunk, batch))}
 
-    identity = models.identity("inception", catalog.spec("fid").weights)
-    cache = shared_cache()
-    if cache is None or identity is None:
+    # The key the one-decode pass stores a reference's features under (fid_features.reference_entry).
+    cache, parts = reference_entry(ref, models)
+    if cache is None:
         return compute()["features"].astype(np.float64)
-    parts = {"reference": reference_digest(ref), "extractor": identity, "version": FEATURE_VERSIONS["fid_reference"]}
-    return cache.get_or_compute("fid_reference", parts, compute)["features"].astype(np.float64)
+    return cache.get_or_compute(CACHE_KIND, parts, compute)["features"].astype(np.float64)
 
 
 class AudioDrivenTask(_GenerationTask):
