@@ -120,3 +120,16 @@ def test_check_only_needs_no_model_and_refuses_metrics(grid, tmp_path, capsys):
     sorted(clip.glob("*.png"))[-1].unlink()  # one frame short
     cov = check_submission("matting", sub, grid)
     assert list(cov.failed) == [clip.name] and "wrong frame count" in cov.failed[clip.name]
+
+
+def test_a_set_metric_alone_is_refused_in_one_line_naming_the_fix(grid, tmp_path, capsys):
+    """FID pools the clips that score; with no per-clip metric in the run no clip is known to score,
+    so ``--metrics fid`` alone is refused before anything runs, naming a metric that can run here."""
+    sub = good_system(grid, "vision_driven", tmp_path)
+    argv = ["evaluate", "vision_driven", "--predictions", str(sub), "--model", "m", "--dataset", str(grid),
+            "--out", str(tmp_path / "out"), "--no-progress", "--metrics", "fid"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("error: fid is computed over the clips that score, so it needs a per-clip metric of "
+                   "vision_driven beside it: e.g. --metrics psnr,fid")
+    assert not (tmp_path / "out").exists()

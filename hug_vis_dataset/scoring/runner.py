@@ -317,6 +317,11 @@ def select_metrics(scorer, metrics: "Sequence[str] | None") -> tuple[str, ...]:
         ... except RunOptionError as err:
         ...     print(err)
         matting does not compute psnr; its metrics: mad, mse, dtssd, grad, conn
+        >>> try:  # FID pools the clips that score: it needs a per-clip metric to say which do
+        ...     select_metrics(get_task("vision_driven"), ["fid"])
+        ... except RunOptionError as err:
+        ...     print(err)
+        fid is computed over the clips that score, so it needs a per-clip metric of vision_driven beside it: e.g. --metrics psnr,fid
     """
     known = scorer.metrics + scorer.set_metrics
     if metrics is None:
@@ -325,6 +330,11 @@ def select_metrics(scorer, metrics: "Sequence[str] | None") -> tuple[str, ...]:
     if unknown or not metrics:
         raise RunOptionError(f"{scorer.name} does not compute {', '.join(unknown) or 'an empty list'}; "
                              f"its metrics: {', '.join(known)}")
+    if not set(metrics) & set(scorer.metrics):
+        runnable = next((m for m, why in scorer.availability().items() if not why and m in scorer.metrics),
+                        scorer.metrics[0])
+        raise RunOptionError(f"{', '.join(metrics)} is computed over the clips that score, so it needs a per-clip "
+                             f"metric of {scorer.name} beside it: e.g. --metrics {runnable},{metrics[0]}")
     return tuple(m for m in known if m in set(metrics))
 
 
