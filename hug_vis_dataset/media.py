@@ -101,25 +101,36 @@ def count_decoded_frames(path: "str | Path") -> int:
 def iter_video_frames(
     path: "str | Path", chunk_frames: int = DEFAULT_CHUNK_FRAMES, gray: bool = False
 ) -> Iterator[np.ndarray]:
-    """Yield uint8 arrays of shape (n, H, W, 3) (or (n, H, W) with ``gray``) of at most ``chunk_frames``."""
+    """Yield uint8 arrays of shape (n, H, W, 3) (or (n, H, W) with ``gray``) of at most ``chunk_frames``.
+
+    Each frame is copied into its chunk as it is decoded, so a chunk costs its own bytes plus one
+    frame (a list of frames stacked at the end held every frame twice). Every chunk is a new array:
+    a consumer may keep it.
+    """
     import av
 
     fmt = "gray" if gray else "rgb24"
-    buffer: list[np.ndarray] = []
+    chunk: "np.ndarray | None" = None
+    filled = 0
     try:
         with av.open(str(path)) as container:
             stream = container.streams.video[0]
             stream.thread_type = "AUTO"
             for frame in container.decode(stream):
                 arr = frame.to_ndarray(format=fmt)
-                buffer.append(arr)
-                if len(buffer) == chunk_frames:
-                    yield np.stack(buffer)
-                    buffer = []
+                if chunk is None:
+                    chunk = np.empty((chunk_frames, *arr.shape), np.uint8)
+                elif arr.shape != chunk.shape[1:]:
+                    raise MediaError(f"video {path} changes frame size mid-stream ({chunk.shape[1:]} -> {arr.shape})")
+                chunk[filled] = arr
+                filled += 1
+                if filled == chunk_frames:
+                    full, chunk, filled = chunk, None, 0
+                    yield full
     except (av.error.FFmpegError, IndexError, OSError) as err:
         raise MediaError(f"cannot decode video {path}: {err}") from err
-    if buffer:
-        yield np.stack(buffer)
+    if filled:
+        yield chunk[:filled]
 
 
 def write_video(
@@ -276,7 +287,17 @@ def iter_alpha_frames(
         if missing:
             raise MediaError(f"alpha folder {source} lacks frames {missing[:10]}")
         for start in range(0, len(files), chunk_frames):
-            yield np.stack([read_png_gray(files[i]) for i in range(start, min(start + chunk_frames, len(files)))])
+            indices = range(start, min(start + chunk_frames, len(files)))
+            chunk = None
+            for k, index in enumerate(indices):  # into the chunk as read: no list of frames beside it
+                frame = read_png_gray(files[index])
+                if chunk is None:
+                    chunk = np.empty((len(indices), *frame.shape), np.uint8)
+                elif frame.shape != chunk.shape[1:]:
+                    raise MediaError(f"alpha frame {files[index]} is {frame.shape[1]}x{frame.shape[0]}, the clip's "
+                                     f"earlier frames {chunk.shape[2]}x{chunk.shape[1]}")
+                chunk[k] = frame
+            yield chunk
     else:
         # Lossless video mattes decode to 3 equal channels: keep the first, after checking they are.
         done = 0
@@ -374,9 +395,12 @@ def paired_video_chunks(pred_path, ref_path, chunk_frames: int = 32) -> Iterator
     pit, rit = iter_video_frames(pred_path, chunk_frames), iter_video_frames(ref_path, chunk_frames)
     pbuf = rbuf = None
     while True:
+        # A spent chunk (an empty view still holds its array) is dropped before the next is decoded.
         if pbuf is None or len(pbuf) == 0:
+            pbuf = None
             pbuf = next(pit, None)
         if rbuf is None or len(rbuf) == 0:
+            rbuf = None
             rbuf = next(rit, None)
         if pbuf is None or rbuf is None:
             return

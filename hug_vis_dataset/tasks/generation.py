@@ -101,9 +101,12 @@ def _paired_or_alone(prediction: str, reference_video: "str | None", chunk_frame
     rit = iter_video_frames(reference_video, chunk_frames)
     pbuf = rbuf = None
     while True:
+        # A spent chunk (an empty view still holds its array) is dropped before the next is decoded.
         if pbuf is None or len(pbuf) == 0:
+            pbuf = None
             pbuf = next(pit, None)
         if rbuf is None or (len(rbuf) == 0 and rit is not None):
+            rbuf = None
             rbuf = next(rit, None) if rit is not None else None
         if pbuf is None:
             return
