@@ -131,3 +131,29 @@ def test_rgb_to_yuv420p_agrees_with_ffmpeg_conversion_within_rounding():
     assert (y, u, v) == (((66 * 255 + 128) >> 8) + 16, ((-38 * 255 + 128) >> 8) + 128, ((112 * 255 + 128) >> 8) + 128)
     with pytest.raises(ValueError, match="even"):
         media.rgb_to_yuv420p(np.zeros((3, 4, 3), np.uint8))
+
+
+def test_kept_chunks_are_independent_and_equal_one_chunk_decode(tmp_path):
+    """Chunks are built in preallocated arrays: a consumer may keep every chunk it got (none is
+    reused for the next), and any chunk size gives the frames of a one-chunk decode exactly."""
+    yy, xx = np.mgrid[0:16, 0:24]
+    frames = np.stack([np.stack([(xx * 9 + k * 31) % 256, (yy * 11 + k) % 256, np.full_like(xx, 40 + 20 * k)], -1)
+                       for k in range(9)]).astype(np.uint8)
+    media.write_video(tmp_path / "v.mp4", [frames])
+    whole = next(media.iter_video_frames(tmp_path / "v.mp4", chunk_frames=9))
+    for chunk in (1, 2, 4, 8):
+        kept = list(media.iter_video_frames(tmp_path / "v.mp4", chunk_frames=chunk))
+        assert len({id(c.base if c.base is not None else c) for c in kept}) == len(kept)
+        np.testing.assert_array_equal(np.concatenate(kept), whole)
+    media.write_alpha_pngs(tmp_path / "a", [frames[..., 0]])
+    kept = list(media.iter_alpha_frames(tmp_path / "a", chunk_frames=4))
+    np.testing.assert_array_equal(np.concatenate(kept), frames[..., 0])
+
+
+def test_an_alpha_frame_of_another_size_is_one_error_naming_it(tmp_path):
+    import cv2
+
+    media.write_alpha_pngs(tmp_path / "a", [np.zeros((3, 8, 12), np.uint8)])
+    cv2.imwrite(str(tmp_path / "a" / "000002.png"), np.zeros((6, 12), np.uint8))
+    with pytest.raises(media.MediaError, match=r"000002\.png is 12x6, the clip's earlier frames 12x8"):
+        list(media.iter_alpha_frames(tmp_path / "a"))
