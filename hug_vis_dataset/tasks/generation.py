@@ -289,12 +289,18 @@ def _update_by_chunk(stats, features: np.ndarray, chunk: int) -> None:
 
 
 def video_features(path: str, net, chunk: int, batch: int) -> np.ndarray:
-    """Inception pool3 features ``(frames, 2048)`` of every frame of one video, chunk by chunk."""
-    from ..media import iter_video_frames
-    from ..models.inception import FEATURE_DIM, inception_features
+    """Inception pool3 features ``(frames, 2048)`` of every frame of one video, chunk by chunk.
 
-    parts = [inception_features(net, frames, batch) for frames in iter_video_frames(path, chunk)]
-    return np.concatenate(parts) if parts else np.zeros((0, FEATURE_DIM))
+    Through the same :class:`~.fid_features.ChunkedInception` the one-decode pass feeds, so both
+    paths run the network on the same ``chunk``-frame blocks.
+    """
+    from ..media import iter_video_frames
+    from .fid_features import ChunkedInception
+
+    features = ChunkedInception(net, chunk, batch)
+    for frames in iter_video_frames(path, chunk):
+        features.feed(frames)
+    return features.result()
 
 
 def reference_features(ref: str, models, chunk: int, batch: int) -> np.ndarray:
