@@ -25,7 +25,7 @@ import codecs
 import os
 import tempfile
 from pathlib import Path
-from typing import Iterator
+from typing import BinaryIO, Callable, Iterator
 
 from .errors import HugvisError
 
@@ -107,11 +107,18 @@ def atomic_write_text(path: "str | Path", text: str) -> None:
         >>> atomic_write_text(path, "{}\\n"); open(path).read(), sorted(os.listdir(os.path.dirname(path)))
         ('{}\\n', ['a.json'])
     """
+    atomic_write(path, lambda handle: handle.write(text.encode("utf-8")))  # "\n" stays "\n": no translation
+
+
+def atomic_write(path: "str | Path", write: "Callable[[BinaryIO], object]") -> None:
+    """Replace ``path`` with what ``write(handle)`` puts in a binary handle, so that a crash leaves
+    the old file or the new one (as :func:`atomic_write_text`: a temporary file of its own in the
+    same folder, flushed to disk, then renamed over ``path``)."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with open(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        with open(fd, "wb") as handle:
+            write(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

@@ -40,7 +40,6 @@ import itertools
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
@@ -130,17 +129,10 @@ def sort_rows(frame, extra: "tuple[str, ...]" = ()):
 
 def _write_parquet_atomic(frame, path: Path) -> None:
     """Write to a temporary file in the target folder, fsync, then rename over ``path``."""
+    from ..textio import atomic_write
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        frame.to_parquet(tmp, index=False)
-        with open(tmp, "rb") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    atomic_write(path, lambda handle: frame.to_parquet(handle, index=False))
 
 
 def _rows_frame(rows: Iterable[Mapping]):
@@ -317,7 +309,7 @@ class SetFeatures:
         import numpy as np
 
         from ..hashing import sha256_file
-        from ..textio import atomic_write_text
+        from ..textio import atomic_write, atomic_write_text
 
         for metric in metrics:
             data, meta = self._paths(clip_id, metric)
@@ -327,17 +319,8 @@ class SetFeatures:
                 continue
             array = np.asarray(features[metric])
             self.folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{data.name}.", suffix=".tmp", dir=self.folder)
-            try:
-                with open(fd, "wb") as handle:
-                    np.save(handle, array, allow_pickle=False)
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                meta.unlink(missing_ok=True)  # no side file naming the old bytes while the new ones land
-                os.replace(tmp, data)
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
+            meta.unlink(missing_ok=True)  # no side file naming the old bytes while the new ones land
+            atomic_write(data, lambda handle, array=array: np.save(handle, array, allow_pickle=False))
             atomic_write_text(meta, json.dumps({"sha256": sha256_file(data), "shape": list(array.shape),
                                                 "dtype": str(array.dtype), "key": self._key(clip_id)}, sort_keys=True))
 
