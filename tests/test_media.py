@@ -157,3 +157,43 @@ def test_an_alpha_frame_of_another_size_is_one_error_naming_it(tmp_path):
     cv2.imwrite(str(tmp_path / "a" / "000002.png"), np.zeros((6, 12), np.uint8))
     with pytest.raises(media.MediaError, match=r"000002\.png is 12x6, the clip's earlier frames 12x8"):
         list(media.iter_alpha_frames(tmp_path / "a"))
+
+
+def _frames(n: int) -> np.ndarray:
+    yy, xx = np.mgrid[0:16, 0:24]
+    return np.stack([np.stack([(xx * 9 + k * 31) % 256, (yy * 11 + k) % 256, np.full_like(xx, 40 + 20 * k)], -1)
+                     for k in range(n)]).astype(np.uint8)
+
+
+@pytest.mark.parametrize("kind", ["video", "alpha"])
+def test_dropped_chunks_are_refilled_and_held_ones_or_their_views_never(tmp_path, kind):
+    """Chunk arrays alternate between two buffers when the consumer drops them (a fresh 1080p chunk is
+    page-faulted in by the kernel); a chunk still held, whole or through a view, is never refilled."""
+    frames = _frames(12)
+    if kind == "video":
+        media.write_video(tmp_path / "v.mp4", [frames])
+        decode = lambda: media.iter_video_frames(tmp_path / "v.mp4", chunk_frames=2)  # noqa: E731
+        whole = next(media.iter_video_frames(tmp_path / "v.mp4", chunk_frames=12))
+    else:
+        media.write_alpha_pngs(tmp_path / "a", [frames[..., 0]])
+        decode = lambda: media.iter_alpha_frames(tmp_path / "a", chunk_frames=2)  # noqa: E731
+        whole = frames[..., 0]
+    # A plain loop: two arrays in turn, the values of a one-chunk decode.
+    arrays, values = [], []
+    for chunk in decode():
+        arrays.append(chunk.__array_interface__["data"][0])
+        values.append(chunk.copy())
+    assert len(set(arrays)) == 2 and arrays[0::2] == [arrays[0]] * 3 and arrays[1::2] == [arrays[1]] * 3
+    np.testing.assert_array_equal(np.concatenate(values), whole)
+    # Held: every third chunk kept whole, every other third through a one-frame view.
+    held, views, copies = [], [], []
+    for k, chunk in enumerate(decode()):
+        copies.append(chunk.copy())
+        if k % 3 == 0:
+            held.append((k, chunk))
+        elif k % 3 == 1:
+            views.append((k, chunk[1:]))
+    for k, chunk in held:
+        np.testing.assert_array_equal(chunk, copies[k])
+    for k, view in views:
+        np.testing.assert_array_equal(view, copies[k][1:])
