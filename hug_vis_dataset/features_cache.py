@@ -84,6 +84,25 @@ class FeatureCache:
     def _paths(self, kind: str, key: str) -> tuple[Path, Path]:
         return self.folder / kind / f"{key}.npz", self.folder / kind / f"{key}.json"
 
+    def has(self, kind: str, parts: Mapping[str, Any]) -> bool:
+        """Whether an entry is stored (its arrays and a side file naming their sha256), without reading
+        the arrays: a reader that needs them calls :meth:`load`, which checks the sha256 and recomputes a
+        corrupt entry.
+
+        Example:
+            >>> import tempfile, numpy as np
+            >>> cache = FeatureCache(tempfile.mkdtemp())
+            >>> cache.has("k", {"a": 1}), cache.store("k", {"a": 1}, {"x": np.zeros(2)}), cache.has("k", {"a": 1})
+            (False, None, True)
+        """
+        data, meta = self._paths(kind, self.key(parts))
+        if not data.is_file():
+            return False
+        try:
+            return bool(json.loads(meta.read_text(encoding="utf-8")).get("sha256"))
+        except (OSError, ValueError, AttributeError):
+            return False
+
     def load(self, kind: str, parts: Mapping[str, Any]) -> "dict[str, np.ndarray] | None":
         """The stored arrays, or None when absent or corrupt (a corrupt entry is named on stderr)."""
         data, meta = self._paths(kind, self.key(parts))

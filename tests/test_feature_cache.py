@@ -156,3 +156,15 @@ def test_cache_list_and_clear(grid, cache_dir, capsys):
     assert "removed 1 entries" in capsys.readouterr().out
     assert [e["kind"] for e in cache.entries()] == ["portrait_embedding"]
     assert main(["cache", "clear"]) == 0 and cache.entries() == []
+
+
+def test_presence_needs_arrays_and_a_side_file_naming_their_sha256(cache_dir):
+    cache = FeatureCache(cache_dir)
+    assert not cache.has("fid_reference", {"a": 1})
+    cache.store("fid_reference", {"a": 1}, {"features": np.zeros((4, 8), np.float32)})
+    assert cache.has("fid_reference", {"a": 1}) and not cache.has("fid_reference", {"a": 2})
+    meta = next((cache_dir / "fid_reference").glob("*.json"))
+    meta.write_text("{not json")
+    assert not cache.has("fid_reference", {"a": 1})
+    meta.unlink()
+    assert not cache.has("fid_reference", {"a": 1})

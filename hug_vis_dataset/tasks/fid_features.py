@@ -111,7 +111,9 @@ class PassFeatures:
         try:
             net = models.get("inception")
             cache, parts = reference_entry(reference_video, models)
-            missing = cache is not None and cache.load(CACHE_KIND, parts) is None
+            # Presence only: the set-level step loads (and sha-checks) the entry; a corrupt one is
+            # recomputed there, by decoding the reference again.
+            missing = cache is not None and not cache.has(CACHE_KIND, parts)
         except Exception:  # noqa: BLE001 - the set-level step meets (and reports) the same failure
             return None
         return cls(ChunkedInception(net, chunk, batch), ChunkedInception(net, chunk, batch) if missing else None,
