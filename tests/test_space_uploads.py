@@ -138,3 +138,18 @@ def test_submission_root_with_files_and_folder(tmp_path):
     assert submission_root(tmp_path) == tmp_path / "a"
     (tmp_path / "b.txt").write_text("x")
     assert submission_root(tmp_path) == tmp_path
+
+
+def test_a_one_clip_matting_zip_is_not_unwrapped_into_its_frames(tmp_path):
+    """A matting upload of one clip is one folder named by the clip id: it is the submission's content,
+    not a wrapper (unwrapping it left bare PNGs that match no layout); ``sys/<clip>/`` still unwraps once."""
+    from hug_vis_dataset.space.precheck import top_level_entries
+
+    clip = "actor_0001_fearful_action_01_script_001"
+    frames = [(f"{clip}/{k:06d}.png", b"\x89PNG" + b"\x00" * 10) for k in range(3)]
+    root = safe_extract(_zip(tmp_path, frames), tmp_path / "out")
+    assert root == tmp_path / "out" and (root / clip / "000002.png").is_file()
+    assert top_level_entries(name for name, _ in frames) == {clip: True}
+    wrapped = [(f"sys/{name}", data) for name, data in frames]
+    assert safe_extract(_zip(tmp_path, wrapped, name="w.zip"), tmp_path / "out2") == tmp_path / "out2" / "sys"
+    assert top_level_entries(name for name, _ in wrapped) == {clip: True}

@@ -26,7 +26,7 @@ from typing import Iterable
 from .. import catalog
 from ..escaping import markdown_text
 from ..tasks import get_task
-from .uploads import is_ignorable
+from .uploads import is_ignorable, is_wrapper_folder
 
 
 @dataclass
@@ -65,11 +65,13 @@ def top_level_entries(names: Iterable[str]) -> dict[str, bool]:
     """``{entry name: is a folder}`` of the submission root a zip unpacks to.
 
     A zip wrapping everything in one folder (``my_system/...``) is unwrapped, as
-    :func:`hug_vis_dataset.space.uploads.submission_root` does after extraction.
+    :func:`hug_vis_dataset.space.uploads.submission_root` does after extraction (a folder named by a
+    clip id is one matting clip, not a wrapper).
     """
     paths = [PurePosixPath(n) for n in names if n and not n.endswith("/")]
     paths = [p for p in paths if not is_ignorable(p)]
-    if paths and len({p.parts[0] for p in paths}) == 1 and all(len(p.parts) > 1 for p in paths):
+    if (paths and len({p.parts[0] for p in paths}) == 1 and all(len(p.parts) > 1 for p in paths)
+            and is_wrapper_folder(paths[0].parts[0])):
         paths = [PurePosixPath(*p.parts[1:]) for p in paths]
     entries: dict[str, bool] = {}
     for p in paths:

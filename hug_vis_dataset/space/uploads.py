@@ -264,10 +264,28 @@ def _extract_members(zip_path: "str | Path", members: list[zipfile.ZipInfo], roo
                 raise UnsafeUploadError(f"{info.filename!r}: looks like a pickle stream; pickles are never loaded")
 
 
+def is_wrapper_folder(name: str) -> bool:
+    """Whether a zip's only top-level folder wraps the submission (``my_system/``) rather than being
+    part of it: a folder named by a clip id is one matting clip's PNG frames, never a wrapper.
+
+    Example:
+        >>> is_wrapper_folder("my_system"), is_wrapper_folder("actor_0001_sad_action_01_script_001")
+        (True, False)
+    """
+    from ..grid import ClipId, ClipIdError
+
+    try:
+        ClipId.parse(name)
+    except ClipIdError:
+        return True
+    return False
+
+
 def submission_root(folder: "str | Path") -> Path:
-    """``folder``, or its only child when that child is a folder and nothing else is there."""
+    """``folder``, or its only child when that child is a folder wrapping the submission and nothing
+    else is there (:func:`is_wrapper_folder`)."""
     folder = Path(folder)
     children = [c for c in folder.iterdir() if not is_ignorable(PurePosixPath(c.name))]
-    if len(children) == 1 and children[0].is_dir():
+    if len(children) == 1 and children[0].is_dir() and is_wrapper_folder(children[0].name):
         return children[0]
     return folder
