@@ -1,6 +1,7 @@
 """The store's canonical order (``sort_rows``) equals its definition: a stable Python sort of the rows by
-(model, task, grid order of the clip, metric, extra columns), written out per row here. Two spellings of
-one clip (fearful/afraid) are ordered by the string, so part order never shows in a compacted table."""
+(model, task, the clip's grid key, metric, extra columns), written out per row here. The grid key itself is
+checked on its own (grid order, not string order), and two spellings of one clip (fearful/afraid) are ordered
+by the string, so part order never shows in a compacted table."""
 
 from __future__ import annotations
 
@@ -8,22 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hug_vis_dataset.grid import ClipId, ClipIdError
-from hug_vis_dataset.scoring.store import ResultStore, sort_rows
-
-
-def grid_order(clip_id: str) -> tuple:
-    if not clip_id:
-        return (0, ())
-    try:
-        return (1, ClipId.parse(clip_id).sort_key(), clip_id)
-    except ClipIdError:
-        return (2, (clip_id,))
+from hug_vis_dataset.scoring.store import ResultStore, _grid_key, sort_rows
 
 
 def by_definition(frame: pd.DataFrame, extra: tuple[str, ...] = ()) -> pd.DataFrame:
     order = sorted(range(len(frame)), key=lambda i: (
-        str(frame["model"].iat[i]), str(frame["task"].iat[i]), grid_order(frame["clip_id"].iat[i]),
+        str(frame["model"].iat[i]), str(frame["task"].iat[i]), _grid_key(frame["clip_id"].iat[i]),
         str(frame["metric"].iat[i]), *(frame[c].iat[i] for c in extra)))
     return frame.iloc[order].reset_index(drop=True)
 
