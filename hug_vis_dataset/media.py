@@ -159,6 +159,10 @@ def iter_video_frames(
                 elif arr.shape != chunk.shape[1:]:
                     raise MediaError(f"video {path} changes frame size mid-stream ({chunk.shape[1:]} -> {arr.shape})")
                 chunk[filled] = arr
+                # Dropped now, not when the next frame replaces it: held across the next decode, it made
+                # glibc shrink and regrow the heap by a frame per frame (measured at 1080p: 180 k page
+                # faults, 0.4-1.2 s of system CPU per 6 s video, against 6 k faults once dropped).
+                del arr
                 filled += 1
                 if filled == chunk_frames:
                     full, chunk, filled = chunk, None, 0
