@@ -120,9 +120,9 @@ def _ranks(column, key) -> "np.ndarray":
     codes, uniques = pd.factorize(column, use_na_sentinel=False)
     keys = [key(value) for value in uniques]
     rank_of_unique = np.empty(len(uniques), np.int64)
-    rank, previous = -1, object()
+    rank, previous = -1, object()  # the sentinel equals no key: the first value opens rank 0
     for index in sorted(range(len(uniques)), key=keys.__getitem__):
-        if rank < 0 or keys[index] != previous:
+        if keys[index] != previous:
             rank, previous = rank + 1, keys[index]
         rank_of_unique[index] = rank
     return rank_of_unique[codes]
