@@ -1,0 +1,19 @@
+"""The one validated reader per file kind the toolkit reads.
+
+Every file the toolkit opens (release CSV/JSON/JSONL, media headers, Parquet shards, results rows,
+summaries, ratings, studies, requests, caches) is read through one function of this package, which
+checks the file's structure against a declared schema and raises :class:`InputFileError` (a
+:class:`~hug_vis_dataset.errors.HugvisError`) naming the file, the line, row or column, and the fix.
+The property every reader keeps, fuzzed in ``tests/test_readers_*.py``: a damaged input (truncated at
+any byte, extended, duplicated keys, extra/missing/renamed columns, wrong types, BOM/CRLF, a length
+that lies) gives either that one-line error or the same result as the clean input; never a traceback,
+never a silent change.
+
+Modules:
+    base: :class:`InputFileError` and the location helpers every reader uses.
+    json_files: strict JSON / JSONL (duplicate keys, NaN/Infinity, trailing data are errors).
+"""
+
+from .base import InputFileError
+
+__all__ = ["InputFileError"]
