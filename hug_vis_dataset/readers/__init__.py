@@ -12,6 +12,7 @@ never a silent change.
 Modules:
     base: :class:`InputFileError` and the location helpers every reader uses.
     json_files: strict JSON / JSONL (duplicate keys, NaN/Infinity, trailing data are errors).
+    csv_files: CSV tables against a declared header (columns, field counts, quotes, a cut last line).
 """
 
 from .base import InputFileError

@@ -187,3 +187,44 @@ def iter_json_lines(path: "str | Path", *, expect: "type | tuple[type, ...] | No
         raise InputFileError(path, "", "does not exist", "pass the file's right path") from None
     except TextEncodingError as err:
         raise InputFileError(path, "", str(err).split(": ", 1)[-1], "") from None
+
+
+def _is_of(value: Any, kind: "type | tuple[type, ...]") -> bool:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if isinstance(value, bool):  # JSON true/false is not a number, though Python's bool is an int
+        return bool in kinds
+    if float in kinds and isinstance(value, int):  # 3 is a JSON number too
+        return True
+    return isinstance(value, kinds)
+
+
+def require_fields(value: Any, fields: "dict[str, type | tuple[type, ...]]", path: "str | Path",
+                   where: str = "", *, optional: "dict[str, type | tuple[type, ...]] | None" = None) -> dict:
+    """Check that the JSON object ``value`` has every one of ``fields``, each of its declared type.
+
+    ``optional`` fields may be absent (or ``null``) but, when present, have their type. ``float``
+    accepts integers; ``int`` and ``float`` refuse ``true``/``false``.
+
+    Example:
+        >>> require_fields({"clip_id": "a", "score": 3}, {"clip_id": str, "score": float}, "s.json")
+        {'clip_id': 'a', 'score': 3}
+        >>> try:
+        ...     require_fields({"clip_id": 7}, {"clip_id": str}, "p.jsonl", "line 4")
+        ... except InputFileError as err:
+        ...     print(err)
+        p.jsonl: line 4: field 'clip_id' holds an integer, not a string; write a string there
+
+    Raises:
+        InputFileError: ``value`` is not an object, lacks a field or holds one of the wrong type.
+    """
+    _check_type(value, dict, path, where)
+    for name, kind in fields.items():
+        if name not in value:
+            wanted = " or ".join(_TYPE_NAMES.get(k, k.__name__) for k in (kind if isinstance(kind, tuple) else (kind,)))
+            raise InputFileError(path, where, f"lacks the field {name!r}", f"add {name!r} ({wanted})")
+    for name, kind in list(fields.items()) + list((optional or {}).items()):
+        if name in value and not (name not in fields and value[name] is None) and not _is_of(value[name], kind):
+            wanted = " or ".join(_TYPE_NAMES.get(k, k.__name__) for k in (kind if isinstance(kind, tuple) else (kind,)))
+            raise InputFileError(path, where, f"field {name!r} holds {json_type_name(value[name])}, not {wanted}",
+                                 f"write {wanted} there")
+    return value
