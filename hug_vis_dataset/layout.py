@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .grid import DEFAULT_EMOTION_TOKENS, ClipId, Emotion, parse_emotion
+from .readers.json_files import read_json, require_fields
 
 CSV_COLUMNS: tuple[str, ...] = (
     "clip_id",
@@ -131,11 +132,22 @@ class ReleaseLayout:
 
     @classmethod
     def from_json(cls, path: "str | Path") -> "ReleaseLayout":
-        """Load a layout override (any subset of the fields) from a JSON file."""
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        """Load a layout override (any subset of the fields) from a JSON file.
+
+        Read strictly (:func:`hug_vis_dataset.readers.json_files.read_json`: a field given twice is an
+        error naming the line) and checked against the fields' types.
+
+        Raises:
+            ValueError: an unknown field; :class:`~hug_vis_dataset.readers.InputFileError` (a
+                ValueError) for a file that is not strict JSON or a field of the wrong type.
+        """
+        data = read_json(path)
         unknown = set(data) - {f.name for f in dataclasses.fields(cls)}
         if unknown:
             raise ValueError(f"unknown layout fields in {path}: {sorted(unknown)}")
+        types = {f.name: str for f in dataclasses.fields(cls)}
+        types.update(emotion_tokens=dict, expected_fps=float, expected_sample_rate=int)
+        require_fields(data, {}, path, optional=types)
         return dataclasses.replace(DEFAULT_LAYOUT, **data)
 
 

@@ -28,7 +28,6 @@ Example:
 
 from __future__ import annotations
 
-import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,8 +84,9 @@ def validate_ratings(frame) -> "tuple[object, object]":
     missing = [c for c in RATING_COLUMNS if c not in frame.columns]
     if missing:
         raise RatingsFileError(f"ratings lack columns {missing}; expected {list(RATING_COLUMNS)}")
+    lines = frame.attrs.get("lines")  # read_ratings' CSV lines (blank lines and quoted line breaks counted)
     frame = frame.reset_index(drop=True).copy()
-    frame["line"] = np.arange(len(frame)) + 2
+    frame["line"] = lines if lines is not None and len(lines) == len(frame) else np.arange(len(frame)) + 2
     reasons: list[str] = []
     scores: list[float] = []
     for row in frame.itertuples(index=False):
@@ -138,33 +138,35 @@ def read_ratings(path: "str | Path"):
     Raises:
         RatingsFileError: missing or empty file, header only, ``;``/tab separators, missing
             columns, unparsable CSV; the message names the file and the fix.
-        hug_vis_dataset.textio.TextEncodingError: not UTF-8 (names the line).
     """
-    import pandas as pd
-
-    from .textio import csv_header_problem, read_text
+    from .readers import InputFileError
+    from .readers.csv_files import read_csv_table
 
     path = Path(path)
     if not path.is_file():
         raise RatingsFileError(f"ratings CSV {path} does not exist")
-    text = read_text(path)
     header = ",".join(RATING_COLUMNS)
-    if not text.strip():
-        raise RatingsFileError(f"{path} is empty; it needs the header {header} and one rating per line")
-    try:
-        frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise RatingsFileError(f"{path} is not a readable CSV ({first}); write it comma-separated with the "
-                               f"header {header}") from None
-    columns = [str(c).strip() for c in frame.columns]
-    frame.columns = columns
-    problem = csv_header_problem(columns, RATING_COLUMNS)
-    if problem:
-        raise RatingsFileError(f"{path} {problem}; its header must be {header}")
-    if frame.empty:
+    try:  # the one CSV reader: a ragged row, an open quote, a cut last line name their line
+        table = read_csv_table(path, RATING_COLUMNS, extra="keep")
+    except InputFileError as err:
+        raise RatingsFileError(_ratings_file_problem(err, header)) from None
+    if not table.rows:
         raise RatingsFileError(f"{path} has a header but no ratings; add one rating per line")
+    frame = table.frame()
+    frame.attrs["lines"] = table.lines
     return validate_ratings(frame)
+
+
+def _ratings_file_problem(err, header: str) -> str:
+    """The reader's error in the words ``hugvis mos`` has always used (``... is empty``, ``... is not a
+    readable CSV (line 5: ...)``), naming the file, the line and the fix."""
+    header_line = err.where == "line 1" or err.where.startswith("line 1,")
+    if err.where and not header_line:  # a row, not the header: the CSV is malformed
+        return f"{err.path} is not a readable CSV ({err.where}: {err.problem}); {err.fix}"
+    place = f"{err.path}: {err.where}:" if err.where else f"{err.path}:" if err.problem.startswith("line ") \
+        else err.path
+    fix = f"it needs the header {header} and one rating per line" if err.problem == "is empty" else err.fix
+    return f"{place} {err.problem}; {fix}" if fix else f"{place} {err.problem}"
 
 
 # ----------------------------------------------------------------------------- MOS

@@ -15,8 +15,6 @@ Example:
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -24,6 +22,8 @@ from typing import Iterator
 from .errors import HugvisError
 from .grid import ClipId, ClipIdError
 from .layout import CSV_COLUMNS, ReleaseLayout, layout_for
+from .readers import InputFileError
+from .readers.csv_files import CsvTable, read_csv_table
 
 
 @dataclass(frozen=True)
@@ -63,28 +63,42 @@ def parse_resolution(text: str) -> tuple[int, int]:
         raise ValueError(f"bad resolution {text!r}, expected WIDTHxHEIGHT") from None
 
 
-def read_metadata_rows(path: "str | Path") -> list[dict[str, str]]:
-    """The raw CSV rows (header checked); row order as in the file.
+class MetadataFileError(InputFileError, ReleaseError):
+    """``metadata/clips.csv`` does not hold a CSV table of :data:`CSV_COLUMNS` (names file, line, fix).
 
-    The file must be UTF-8 (a byte-order mark, as Excel writes, is accepted) and comma-separated.
+    A problem of the whole file reads as a sentence: ``clips.csv is empty; ...``.
+    """
+
+    def __init__(self, path: "str | Path", where: str, problem: str, fix: str):
+        super().__init__(path, where, problem, fix)
+        if not where and problem.split(" ", 1)[0] in ("is", "does", "has", "lacks", "holds"):
+            self.args = (f"{self.path} {problem}; {fix}" if fix else f"{self.path} {problem}",)
+
+
+def read_metadata_table(path: "str | Path") -> CsvTable:
+    """The CSV rows with the line each starts on (header checked); row order as in the file.
+
+    The file must be UTF-8 (a byte-order mark, as Excel writes, is accepted; CRLF too) and
+    comma-separated; it is read by :func:`hug_vis_dataset.readers.csv_files.read_csv_table`, so a
+    duplicated column, a row with a wrong number of fields, an open quote or a last line cut short
+    is one error naming the line. Columns after :data:`CSV_COLUMNS` are kept.
 
     Raises:
-        ReleaseError: missing file, empty file, other separator, missing columns.
-        hug_vis_dataset.textio.TextEncodingError: not UTF-8 (names the line).
+        MetadataFileError: (a :class:`ReleaseError`) missing, not UTF-8 or empty file, other
+            separator, missing or duplicated columns, a malformed row.
     """
-    from .textio import csv_header_problem, read_text
-
     path = Path(path)
     if not path.is_file():
-        raise ReleaseError(f"metadata CSV {path} does not exist; pass the release folder that holds it")
-    reader = csv.DictReader(io.StringIO(read_text(path), newline=""))
-    header = reader.fieldnames or []
-    if not header:
-        raise ReleaseError(f"{path} is empty; it needs a header line with {', '.join(CSV_COLUMNS)}")
-    problem = csv_header_problem(header, CSV_COLUMNS)
-    if problem:
-        raise ReleaseError(f"{path} {problem}; its header must name {', '.join(CSV_COLUMNS)}")
-    return list(reader)
+        raise MetadataFileError(path, "", "metadata CSV does not exist", "pass the release folder that holds it")
+    try:
+        return read_csv_table(path, CSV_COLUMNS, extra="keep")
+    except InputFileError as err:
+        raise MetadataFileError(err.path, err.where, err.problem, err.fix) from None
+
+
+def read_metadata_rows(path: "str | Path") -> list[dict[str, str]]:
+    """The raw CSV rows of :func:`read_metadata_table` (header checked); row order as in the file."""
+    return read_metadata_table(path).rows
 
 
 def record_from_row(root: Path, row: dict[str, str], row_number: int) -> ClipRecord:
@@ -121,11 +135,13 @@ class Release:
     def __init__(self, root: "str | Path", layout: "ReleaseLayout | None" = None):
         self.root = Path(root)
         self.layout = layout_for(self.root, layout)
-        self.rows = read_metadata_rows(self.root / self.layout.metadata_csv)
+        table = read_metadata_table(self.root / self.layout.metadata_csv)
+        self.rows = table.rows
+        self.row_lines = table.lines  # the CSV line each row starts on (a quoted value may span lines)
         self.records: dict[ClipId, ClipRecord] = {}
         self.row_errors: list[tuple[int, str, str]] = []
         self.duplicates: list[tuple[int, str]] = []
-        for number, row in enumerate(self.rows, start=2):  # line 1 is the header
+        for number, row in table.records():
             try:
                 record = record_from_row(self.root, row, number)
             except (ValueError, ClipIdError, KeyError) as err:

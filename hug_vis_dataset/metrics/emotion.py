@@ -45,7 +45,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -365,6 +364,8 @@ def iter_prediction_lines(path: "str | Path") -> Iterator[tuple[str, "dict | Non
     Raises:
         ValueError: the file is not UTF-8 text (names the file and line).
     """
+    from ..readers import InputFileError
+    from ..readers.json_files import loads_strict
     from ..textio import read_text_lines
 
     name = Path(path).name
@@ -372,10 +373,10 @@ def iter_prediction_lines(path: "str | Path") -> Iterator[tuple[str, "dict | Non
         where = f"{name}:{lineno}"
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            yield where, None, f"not JSON ({err})"
+        try:  # strict: a duplicated key ("answer" twice) is a bad line, not "the last value wins"
+            record = loads_strict(line, path, first_line=lineno)
+        except InputFileError as err:
+            yield where, None, err.problem
             continue
         if not isinstance(record, dict):
             yield where, None, "not a JSON object"

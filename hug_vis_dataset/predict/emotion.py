@@ -235,16 +235,20 @@ def read_answers(path: Path) -> dict[tuple[str, str], dict]:
     answers: dict[tuple[str, str], dict] = {}
     if not path.is_file():
         return answers
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                record = json.loads(line)
-                ClipId.parse(record["clip_id"])
-                key = (record["clip_id"], normalize_input_setting(record["input_setting"]))
-                check_answer(record["answer"])
-            except (ValueError, KeyError, TypeError, PredictionError):
-                continue
-            answers[key] = record
+    from ..readers.json_files import loads_strict
+    from ..textio import read_text_lines
+
+    for lineno, line in read_text_lines(path):  # strict UTF-8: a GBK file is one line naming it
+        if not line.strip():
+            continue
+        try:  # an InputFileError (a duplicated key...) is a ValueError: that line is redone
+            record = loads_strict(line, path, first_line=lineno)
+            ClipId.parse(record["clip_id"])
+            key = (record["clip_id"], normalize_input_setting(record["input_setting"]))
+            check_answer(record["answer"])
+        except (ValueError, KeyError, TypeError, PredictionError):
+            continue
+        answers[key] = record
     return answers
 
 

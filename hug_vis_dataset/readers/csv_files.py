@@ -32,6 +32,7 @@ from typing import Iterator, Sequence
 
 from ..textio import TextEncodingError, csv_header_problem, iter_text_lines
 from .base import InputFileError
+from .json_files import encoding_error
 
 EXTRA_POLICIES = ("error", "ignore", "keep")
 
@@ -155,7 +156,7 @@ def read_csv_table(path: "str | Path", columns: Sequence[str] = (), *, optional:
             table.rows.append({header[i]: row[i] for i in keep})
             table.lines.append(line)
     except TextEncodingError as err:
-        raise InputFileError(path, "", str(err).split(": ", 1)[-1], "") from None
+        raise encoding_error(path, err) from None
     return table
 
 
@@ -174,8 +175,9 @@ def _check_header(path: Path, line: int, header: "list[str]", wanted: "list[str]
                                  f"keep one {name!r} column")
         seen.add(name)
     problem = csv_header_problem(header, wanted)
-    if problem:
-        raise InputFileError(path, where, problem, f"its header must name {need}")
+    if problem:  # another separator is the whole file's, missing columns are the header line's
+        raise InputFileError(path, "" if problem.startswith("is separated") else where, problem,
+                             f"its header must name {need}")
     if extra == "error":
         unknown = [name for name in header if name not in wanted and name not in optional]
         if unknown:

@@ -55,6 +55,22 @@ def _refuse_constant(token: str) -> Any:
 _DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_refuse_constant)
 
 
+def encoding_error(path: "str | Path", err: Exception) -> InputFileError:
+    """A :class:`~hug_vis_dataset.textio.TextEncodingError` as the readers' error, with textio's very text.
+
+    Example:
+        >>> from hug_vis_dataset.textio import TextEncodingError
+        >>> err = encoding_error("a.csv", TextEncodingError("a.csv: line 2 is not UTF-8 (byte 0xbf at "
+        ...                      "column 1); re-save the file as UTF-8 (with or without BOM)"))
+        >>> str(err)
+        'a.csv: line 2 is not UTF-8 (byte 0xbf at column 1); re-save the file as UTF-8 (with or without BOM)'
+    """
+    text = str(err)
+    rest = text[len(str(path)) + 2:] if text.startswith(f"{path}: ") else text
+    problem, _, fix = rest.partition("; ")
+    return InputFileError(path, "", problem, fix)
+
+
 def _line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
@@ -135,7 +151,7 @@ def read_json(path: "str | Path", *, expect: "type | tuple[type, ...] | None" = 
     except IsADirectoryError:
         raise InputFileError(path, "", "is a folder, not a file", "pass the JSON file inside it") from None
     except TextEncodingError as err:
-        raise InputFileError(path, "", str(err).split(": ", 1)[-1], "") from None
+        raise encoding_error(path, err) from None
     value = loads_strict(text, path)
     _check_type(value, expect, path, "")
     return value
@@ -186,7 +202,7 @@ def iter_json_lines(path: "str | Path", *, expect: "type | tuple[type, ...] | No
     except FileNotFoundError:
         raise InputFileError(path, "", "does not exist", "pass the file's right path") from None
     except TextEncodingError as err:
-        raise InputFileError(path, "", str(err).split(": ", 1)[-1], "") from None
+        raise encoding_error(path, err) from None
 
 
 def _is_of(value: Any, kind: "type | tuple[type, ...]") -> bool:

@@ -37,6 +37,7 @@ from typing import Callable, Mapping, Sequence
 
 from ..grid import ClipId, ClipIdError
 from ..metrics.preference import LOSS, TIE, WIN
+from ..readers.json_files import loads_strict
 from ..results import name_problem
 from .ratings import (CRITERIA, EXTRA_COLUMNS, LINE_FIX, PREFERENCE_KIND, _SEQ_RE, RatingError,
                       _ends_without_newline, validate_extra)
@@ -168,9 +169,9 @@ class PreferenceStore:
                 for number, raw in enumerate(handle, start=1):
                     if b'"kind"' not in raw:
                         continue  # a MOS rating (or a line the ratings store reports)
-                    try:
-                        record = json.loads(raw.decode("utf-8"))
-                    except (UnicodeDecodeError, json.JSONDecodeError):
+                    try:  # strict, as the ratings store reads it: a duplicated key is a bad line
+                        record = loads_strict(raw.decode("utf-8"), self.path)
+                    except (UnicodeDecodeError, ValueError):
                         continue  # not readable at all: the ratings store lists it
                     if not isinstance(record, dict) or record.get("kind") != PREFERENCE_KIND:
                         continue

@@ -66,6 +66,8 @@ from ..catalog import MOS_SCALE
 from ..grid import ClipId, ClipIdError
 from ..mos import CRITERIA as MOS_CRITERIA
 from ..mos import TASK_CRITERIA
+from ..readers import InputFileError
+from ..readers.json_files import loads_strict
 from ..results import name_problem
 
 # The paper's criteria per task and their labels come from the MOS module, so what the form
@@ -338,14 +340,14 @@ def _lines(path: Path, allowed: "AllowedCheck | None") -> Iterator[_Line]:
 
 def _parse_line(raw: bytes) -> "tuple[dict | None, str | None]":
     """(the clean record, None) for a valid line, else (None, what is wrong)."""
-    try:
-        record = json.loads(raw.decode("utf-8"))
+    try:  # strict JSON: a duplicated key ("score" twice) is a skipped line, not "the last one wins"
+        record = loads_strict(raw.decode("utf-8"), "ratings log")
     except UnicodeDecodeError:
         return None, "not UTF-8 text"
-    except json.JSONDecodeError as err:
+    except InputFileError as err:
         if not raw.endswith(b"\n"):
             return None, "incomplete last line (no newline at its end: a write cut short, e.g. by a crash)"
-        return None, f"not JSON ({err.msg} at column {err.colno})"
+        return None, err.problem.removeprefix("is ")
     if not isinstance(record, dict):
         return None, f"not a JSON object (a {type(record).__name__})"
     if record.get("kind") == PREFERENCE_KIND:

@@ -26,6 +26,8 @@ from pathlib import Path
 from ..errors import HugvisError
 from ..grid import ClipId, ClipIdError
 from ..metrics.preference import LOSS, PREFERENCE_COLUMNS, TIE, WIN
+from ..readers import InputFileError
+from ..readers.csv_files import read_csv_table
 
 #: Columns a pairwise CSV must have (the task names which study table a pair belongs to).
 PAIRWISE_CSV_COLUMNS: tuple[str, ...] = ("rater", "task") + tuple(c for c in PREFERENCE_COLUMNS if c != "rater")
@@ -47,17 +49,14 @@ def read_preferences(path: "str | Path"):
     path = Path(path)
     if not path.is_file():
         raise PreferencesFileError(f"pairwise answers {path} do not exist")
-    try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-        raise PreferencesFileError(f"{path} is not a readable CSV ({type(err).__name__}); write it with the "
-                                   f"header {','.join(PAIRWISE_CSV_COLUMNS)}") from None
-    missing = [c for c in PAIRWISE_CSV_COLUMNS if c not in frame.columns]
-    if missing:
-        raise PreferencesFileError(f"{path} lacks columns {missing}; its header needs {list(PAIRWISE_CSV_COLUMNS)}")
+    try:  # the one CSV reader: BOM/CRLF accepted; a ragged row, an open quote, a cut last line named
+        table = read_csv_table(path, PAIRWISE_CSV_COLUMNS, extra="keep")
+    except InputFileError as err:
+        raise PreferencesFileError(str(err)) from None
+    frame = table.frame()
     outcome = pd.to_numeric(frame["outcome"], errors="coerce")
-    for number, row in enumerate(frame.itertuples(index=False), start=2):
-        value = outcome.iloc[number - 2]
+    for index, (number, row) in enumerate(zip(table.lines, frame.itertuples(index=False))):
+        value = outcome.iloc[index]
         if value not in (WIN, TIE, LOSS):
             raise PreferencesFileError(f"{path}:{number}: outcome {row.outcome!r} must be 1, 0.5 or 0")
         if row.system_a == row.system_b or not row.system_a:

@@ -38,6 +38,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..readers.json_files import loads_strict
 from .schedule import plan_session, session_rng, session_seed
 from .spec import StudyItem, StudySpec
 
@@ -86,7 +87,7 @@ class SessionLog:
         with open(self.path, "rb") as handle:
             for raw in handle:
                 try:
-                    record = json.loads(raw.decode("utf-8"))
+                    record = loads_strict(raw.decode("utf-8"), self.path)  # a duplicated key: a bad line
                     if record.get("study") != self.spec.name:
                         continue
                     entries = tuple((str(e["code"]), self._items[e["key"]]) for e in record["items"])

@@ -203,8 +203,11 @@ def load_study(path: "str | Path", clip_ids: "Sequence[str] | None" = None) -> S
     path = Path(path)
     if not path.is_file():
         raise StudyFileError(f"study file {path} does not exist")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise StudyFileError(f"{path}: not a JSON study file ({err})") from None
+    from ..readers import InputFileError
+    from ..readers.json_files import read_json
+
+    try:  # strict: a duplicated key, NaN or a second value is refused, naming the line
+        data = read_json(path)
+    except InputFileError as err:
+        raise StudyFileError(f"{err} (not a JSON study file)") from None
     return study_from_mapping(data, clip_ids, where=str(path))

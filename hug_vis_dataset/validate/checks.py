@@ -302,7 +302,7 @@ def validate_release(
     for line, clip_id in release.duplicates:
         report.problems.append(Problem(clip_id, "duplicate", f"CSV line {line} repeats clip id {clip_id}"))
     rows_by_id = {}
-    for number, row in enumerate(release.rows, start=2):
+    for number, row in zip(release.row_lines, release.rows):
         rows_by_id.setdefault(row.get("clip_id", ""), (number, row))
     for record in release:
         _number, row = rows_by_id[record.clip_id]

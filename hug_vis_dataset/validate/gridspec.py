@@ -19,7 +19,8 @@ from typing import Iterable
 
 from ..errors import HugvisError, ToolUsageError
 from ..grid import EMOTIONS, NUM_ACTIONS, NUM_ACTORS, NUM_SCRIPTS, ClipId, iter_grid, parse_emotion
-from ..textio import read_text
+from ..readers import InputFileError
+from ..readers.json_files import read_json
 
 GRID_DECLARATION = "metadata/grid.json"
 
@@ -125,9 +126,13 @@ def expected_grid(root: "str | Path", spec: "GridSpec | None" = None) -> GridSpe
         return spec
     declared = Path(root) / GRID_DECLARATION
     if declared.is_file():
-        try:
-            return GridSpec.from_dict(json.loads(read_text(declared)))
-        except (json.JSONDecodeError, GridSpecError) as err:
+        try:  # strict: a key given twice (which "actors"?) or a second object is refused, naming the line
+            return GridSpec.from_dict(read_json(declared, expect=None))
+        except InputFileError as err:
+            err = f"{err.where}: {err.problem}" if err.where else err.problem
+            raise GridDeclarationError(f"{declared} is not a valid grid declaration ({err}); fix it, delete it, "
+                                       f"or pass --grid") from None
+        except GridSpecError as err:
             raise GridDeclarationError(f"{declared} is not a valid grid declaration ({err}); fix it, delete it, "
                                        f"or pass --grid") from None
     return GridSpec()
