@@ -106,3 +106,30 @@ def test_a_clean_repo_still_loads(repo, offline):
     ds = load_config(repo, "matting", cache_dir=offline)
     assert ds["clip_id"] == [str(c) for c in CLIPS]
     assert all(row["alpha_matte"] is not None for row in ds)
+
+
+def test_scoring_against_a_shard_without_alpha_matte_is_refused_when_the_source_opens(repo):
+    # On main the source opened and every clip's reference read failed on its own ("has no column").
+    from hug_vis_dataset.references import open_reference_source
+
+    shard = matting_shard(repo)
+    pq.write_table(pq.read_table(shard).drop_columns(["alpha_matte"]), shard)
+    (repo / "manifest.json").unlink()  # with it, the shard's size and sha256 differ first
+    with pytest.raises(InputFileError) as caught:
+        open_reference_source(repo, "matting")
+    assert caught.value.where == "column 'alpha_matte'" and SHARD_FIX in one_line(caught.value, shard)
+
+
+@pytest.mark.parametrize("reader", ["iter_rows", "cell_digests"])
+def test_hub_readers_of_shards_check_the_schema(repo, reader):
+    from hug_vis_dataset.hub.builder import iter_rows
+    from hug_vis_dataset.hub.dedup import cell_digests
+
+    shard = matting_shard(repo)
+    table = pq.read_table(shard)
+    pq.write_table(table.set_column(table.schema.get_field_index("num_frames"), "num_frames",
+                                    pa.array([str(v) for v in table["num_frames"].to_pylist()])), shard)
+    with pytest.raises(InputFileError) as caught:
+        list(iter_rows(repo, "matting")) if reader == "iter_rows" else cell_digests(repo)
+    assert caught.value.problem == "holds string, expected int32"
+    one_line(caught.value, shard)

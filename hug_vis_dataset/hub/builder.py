@@ -276,10 +276,10 @@ def iter_rows(repo_dir: "str | Path", config: str) -> Iterator[dict]:
 
     Useful to inspect a repo without ``datasets``; memory holds one row group.
     """
-    import pyarrow.parquet as pq
+    from .loading import config_shards, open_shard
 
     check_config(config)
-    for path in sorted((Path(repo_dir) / "data" / config).glob("test-*.parquet")):
-        handle = pq.ParquetFile(path)
+    for path in config_shards(repo_dir, config):
+        handle = open_shard(path, config)  # footer checked: a foreign shard is named, not read
         for group in range(handle.num_row_groups):
             yield from handle.read_row_group(group).to_pylist()

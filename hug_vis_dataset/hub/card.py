@@ -76,11 +76,11 @@ def _size_category(n: int) -> str:
 def uncompressed_bytes(repo_dir: "str | Path", shards: "Sequence") -> int:
     """Size of the shards' data once decoded from Parquet (the row groups' uncompressed size, as the
     Parquet footers record it): the card's ``dataset_size``; the shard files' size is ``download_size``."""
-    import pyarrow.parquet as pq
+    from .loading import open_shard  # the footer checked against its config's schema
 
     total = 0
     for shard in shards:
-        meta = pq.ParquetFile(Path(repo_dir) / shard.file).metadata
+        meta = open_shard(Path(repo_dir) / shard.file).metadata
         total += sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
     return total
 

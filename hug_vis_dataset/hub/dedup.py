@@ -44,9 +44,9 @@ def _config_shards(repo: Path, config: str) -> list[Path]:
 
 def iter_media_cells(shard: "str | Path", columns: "tuple[str, ...]") -> Iterator[memoryview]:
     """The bytes of every non-empty media cell of a shard (no copy); memory: one column of one row group."""
-    import pyarrow.parquet as pq
+    from .loading import open_shard
 
-    handle = pq.ParquetFile(shard)
+    handle = open_shard(shard)  # footer checked against its config's schema: a foreign shard is named
     for group in range(handle.num_row_groups):
         for column in columns:
             values = handle.read_row_group(group, columns=[f"{column}.bytes"]).column(0)

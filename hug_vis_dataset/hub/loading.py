@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ def _arrow_type(kind: str) -> Any:
     return {"string": pa.string(), "int32": pa.int32(), "float64": pa.float64(), "label": pa.int64()}[kind]
 
 
+@functools.lru_cache(maxsize=None)
 def shard_schema(config: str) -> ParquetSchema:
     """The declared schema of every shard of ``config``: exactly its columns, with their Arrow types.
 
@@ -54,14 +56,34 @@ def shard_schema(config: str) -> ParquetSchema:
     return ParquetSchema(f"a shard of the {config!r} config", columns, {}, False, SHARD_FIX)
 
 
-def open_shard(path: "str | Path", config: str, **options: Any):
-    """A shard of ``config`` opened with pyarrow, its footer's schema checked against :func:`shard_schema`.
+def shard_config(path: "str | Path") -> "str | None":
+    """The config a shard belongs to by its folder (``data/<config>/...``), or None for another layout.
+
+    Example:
+        >>> shard_config("/r/data/matting/test-00000.parquet"), shard_config("/r/other/x.parquet")
+        ('matting', None)
+    """
+    name = Path(path).parent.name
+    return name if name in CONFIG_COLUMNS else None
+
+
+def open_shard(path: "str | Path", config: "str | None" = None, **options: Any):
+    """A shard opened with pyarrow, its footer's schema checked against :func:`shard_schema`.
+
+    Args:
+        path: the shard.
+        config: its config (default: :func:`shard_config`; a shard outside ``data/<config>/`` is
+            only checked to be Parquet with a ``clip_id``).
+        options: passed to ``pyarrow.parquet.ParquetFile`` (``buffer_size``, ``pre_buffer``).
 
     Raises:
         InputFileError: truncated or not Parquet, or a column missing, extra or of another type
             (naming the shard, the column and :data:`SHARD_FIX`).
     """
-    return open_parquet(path, shard_schema(config), **options)
+    config = config or shard_config(path)
+    declared = (shard_schema(config) if config is not None
+                else ParquetSchema("a HUG-VIS shard", {"clip_id": "string"}, fix=SHARD_FIX))
+    return open_parquet(path, declared, **options)
 
 
 def config_shards(repo: "str | Path", config: str) -> list[Path]:

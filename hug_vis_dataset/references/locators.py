@@ -67,12 +67,20 @@ def is_row_locator(ref: "str | Path") -> bool:
     return isinstance(ref, str) and ref.startswith(LOCATOR_PREFIX)
 
 
-def open_parquet(path: "str | Path"):
-    """A ``pyarrow.parquet.ParquetFile`` that streams pages instead of loading whole column chunks."""
-    import pyarrow.parquet as pq
+def open_parquet(path: "str | Path", config: "str | None" = None):
+    """A ``pyarrow.parquet.ParquetFile`` that streams pages instead of loading whole column chunks.
+
+    Its footer is checked first (:func:`hug_vis_dataset.hub.loading.open_shard`) against the schema
+    of ``config`` (default: the config of its folder), so a shard with a column
+    missing, extra or of another type is one error naming shard, column and fix, before any row is read.
+
+    Raises:
+        InputFileError: truncated or not Parquet, or not a shard of its config.
+    """
+    from ..hub.loading import open_shard
 
     # pre_buffer=False + a read buffer: pages stream instead of whole column chunks being loaded.
-    return pq.ParquetFile(str(path), buffer_size=READ_BUFFER_BYTES, pre_buffer=False)
+    return open_shard(path, config, buffer_size=READ_BUFFER_BYTES, pre_buffer=False)
 
 
 def read_cell_bytes(locator: RowLocator) -> bytes:
@@ -81,6 +89,7 @@ def read_cell_bytes(locator: RowLocator) -> bytes:
     Raises:
         DatasetSourceError: the shard is missing, the row is out of range, the column is absent,
             the row holds another clip, or the cell is empty.
+        InputFileError: the shard is damaged or not of its config's schema (:func:`open_parquet`).
     """
     if not Path(locator.shard).is_file():
         raise DatasetSourceError(f"shard {locator.shard} does not exist (the repo moved or changed)")

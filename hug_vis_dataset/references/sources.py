@@ -151,6 +151,8 @@ class RepoSource(ReferenceSource):
     Raises:
         DatasetSourceError: the repo lacks the task's config, a shard differs from the manifest,
             a row has a bad or repeated clip id.
+        InputFileError: a shard is truncated, not Parquet, or its columns are not its config's
+            (checked on every shard when it is opened, naming the shard, the column and the fix).
     """
 
     kind = "repo"
@@ -301,7 +303,11 @@ def _read_manifest(root: Path) -> "dict | None":
 
 
 def iter_columns(shards: Iterable[Path], columns: tuple[str, ...]) -> Iterator[dict]:
-    """Rows of the given (small) columns, streamed batch by batch; columns absent are skipped."""
+    """Rows of the given (small) columns, streamed batch by batch; columns absent are skipped.
+
+    Each shard's footer is checked against its config's schema when it is opened
+    (:func:`~hug_vis_dataset.references.locators.open_parquet`): InputFileError naming shard and column.
+    """
     for shard in shards:
         handle = open_parquet(shard)
         present = [c for c in columns if c in handle.schema_arrow.names]
@@ -314,7 +320,7 @@ def _iter_keys(shards: Iterable[Path], config: str) -> Iterator[tuple[str, int, 
     for shard in shards:
         if not shard.is_file():
             raise DatasetSourceError(f"shard {shard} listed by the repo does not exist")
-        handle = open_parquet(shard)
+        handle = open_parquet(shard, config)
         if "clip_id" not in handle.schema_arrow.names:
             raise DatasetSourceError(f"{shard} has no clip_id column; is it a HUG-VIS {config} shard?")
         row = 0
