@@ -75,7 +75,23 @@ def connect_session(demo: Any, blind: Any, rater: Any, start: Any, footer: tuple
     submit.click(on_submit, [rater, code] + list(answers), outputs)
     refresh.click(blind.coverage_markdown, [], [coverage])
     if demo is not None:
-        demo.load(lambda: [blind.coverage_markdown(), *extra()], [], [coverage, *extra_outputs])
+        demo.load(_one_or_many(lambda: [blind.coverage_markdown(), *extra()]), [], [coverage, *extra_outputs])
+
+
+def _one_or_many(values: Callable[[], list]) -> Callable[[], Any]:
+    """A handler returning ``values()``, unwrapped when it holds one value: Gradio takes a handler's
+    return value as *the* value of a single output, so a one-element list would be given to that
+    component as a list (the pairwise page's load, whose only output is the coverage, failed so).
+
+    Example:
+        >>> _one_or_many(lambda: ["a"])(), _one_or_many(lambda: ["a", "b"])()
+        ('a', ['a', 'b'])
+    """
+    def handler():
+        out = values()
+        return out[0] if len(out) == 1 else out
+
+    return handler
 
 
 __all__ = ["connect_session", "item_updates", "session_footer", "session_handlers"]
