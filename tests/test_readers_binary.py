@@ -133,3 +133,41 @@ def test_hub_readers_of_shards_check_the_schema(repo, reader):
         list(iter_rows(repo, "matting")) if reader == "iter_rows" else cell_digests(repo)
     assert caught.value.problem == "holds string, expected int32"
     one_line(caught.value, shard)
+
+
+# ----------------------------------------------------------------------------- results rows
+def result_frame(values=(0.5, 0.25)):
+    from hug_vis_dataset.results import result_rows
+    from hug_vis_dataset.scoring.store import _rows_frame
+
+    rows = []
+    for clip, value in zip(CLIPS, values):
+        rows += result_rows("m", "matting", str(clip), {"mad": value})
+    return _rows_frame(rows)
+
+
+def test_a_stored_run_whose_values_are_text_is_damaged_naming_the_column(tmp_path):
+    # On main the strings reached the value checks (a TypeError, or compared as text).
+    from hug_vis_dataset.scoring.runs import DamagedRun, read_run
+
+    from run_files import write_run
+
+    folder = write_run(tmp_path, "matting", "m", result_frame())
+    assert not isinstance(read_run(folder), DamagedRun)
+    result_frame().astype({"value": str}).to_parquet(folder / "rows.parquet", index=False)
+    damaged = read_run(folder)
+    assert isinstance(damaged, DamagedRun)
+    assert damaged.problem == "rows.parquet: column 'value' holds string, expected a number"
+
+
+def test_a_part_file_without_its_metric_column_names_file_and_column(tmp_path):
+    # On main: a KeyError traceback ('metric') from drop_duplicates.
+    from hug_vis_dataset.scoring.store import ResultStore, StoredResultsError
+
+    store = ResultStore(tmp_path, "matting", "m")
+    store.write_part(result_frame().to_dict("records"))
+    [part] = list(store.rows_dir.iterdir())
+    pq.write_table(pq.read_table(part).drop_columns(["metric"]), part)
+    with pytest.raises(StoredResultsError) as caught:
+        store.read_rows()
+    assert caught.value.where == "column 'metric'" and "delete it to recompute" in one_line(caught.value, part)

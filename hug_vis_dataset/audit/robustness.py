@@ -255,13 +255,15 @@ def audit_robustness(task: str, dataset: "str | Path", out: "str | Path" = "audi
     results_root = out / "results"
     import pandas as pd
 
+    from ..scoring.store import read_stored
+
     rows, tables, metrics_skipped = [], {}, {}
     for transform, folder in folders.items():
         model = model_name(transform, predictions is not None)
         res = evaluate_submission(task, folder, model, dataset, results_root, num_proc=num_proc, progress=progress,
                                   device=device, overwrite=True)
         metrics_skipped.update(res.coverage.skipped_metrics)
-        rows.append(pd.read_parquet(res.rows_path))
+        rows.append(read_stored(res.rows_path))  # the declared rows schema, checked
         tables[model] = res.table
     all_rows = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
     baseline = model_name(tr.IDENTITY, predictions is not None)

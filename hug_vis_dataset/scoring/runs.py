@@ -254,17 +254,19 @@ def _check_rows(frame, task: str, model: str, allowed: Iterable[str], label: str
 
 
 def _read_table(folder: Path, name: str, required: bool):
-    import pandas as pd
+    from ..readers import InputFileError
+    from .store import FRAME_SCHEMA, ROW_SCHEMA, read_stored
 
     path = folder / name
     if not path.is_file():
         _need(not required, f"{name} is missing")
         return None
-    try:
-        return pd.read_parquet(path)
-    except Exception as err:  # noqa: BLE001 - ArrowInvalid, OSError ...: all mean "damaged file"
-        first = (str(err).strip().splitlines() or [type(err).__name__])[0][:160]
-        raise RunValidationError(f"{name} cannot be read ({first})") from None
+    try:  # checked against the declared schema: a mistyped value column is named, not compared as text
+        return read_stored(path, FRAME_SCHEMA if name.startswith("frames") else ROW_SCHEMA)
+    except InputFileError as err:
+        if not err.where:  # truncated, not Parquet
+            raise RunValidationError(f"{name} cannot be read: {err.problem.removeprefix('is ')}") from None
+        raise RunValidationError(f"{name}: {err.where} {err.problem}") from None
 
 
 def documented_protocol(task: str, frames) -> str:

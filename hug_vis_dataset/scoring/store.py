@@ -44,7 +44,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from ..errors import HugvisError, ToolUsageError
+from ..errors import ToolUsageError
+from ..readers import InputFileError
+from ..readers.parquet_files import ParquetSchema, read_parquet_frame
 from ..results import RESULT_COLUMNS, STATUS_FAILED, STATUS_OK, name_problem
 from .binding import INPUT_COLUMN
 
@@ -63,20 +65,36 @@ class BadNameError(ToolUsageError):
     """A task or model name that cannot be one folder name."""
 
 
-class StoredResultsError(HugvisError, ValueError):
-    """A stored Parquet file of an earlier run cannot be read (truncated, not Parquet)."""
+class StoredResultsError(InputFileError):
+    """A stored Parquet file of an earlier run cannot be read (truncated, not Parquet, not rows)."""
 
 
-def read_stored(path: Path):
-    """One stored Parquet table; a damaged file is named with the fix instead of pyarrow's error."""
-    import pandas as pd
+#: What to do about a stored file that does not read (the run recomputes what it held).
+STORED_FIX = "delete it to recompute those clips, or pass another --out"
+_IDS = {"actor_id": "number", "action_id": "number", "script_id": "number"}  # Int64; NaN-filled in older files
+#: The declared schema of stored result rows (``rows.parquet``, ``set_rows.parquet``, row parts): the
+#: result columns (other columns are ignored, never read as a metric).
+ROW_SCHEMA = ParquetSchema(
+    "stored result rows",
+    {**{c: "string" for c in RESULT_COLUMNS if c not in _IDS and c != "value"}, **_IDS, "value": "number"},
+    {INPUT_COLUMN: "string"}, True, STORED_FIX)
+#: The declared schema of stored per-frame values (``frames.parquet``, frame parts).
+FRAME_SCHEMA = ParquetSchema("stored per-frame values",
+                             {"model": "string", "clip_id": "string", "metric": "string", "frame": "integer",
+                              "value": "number"}, {"task": "string"}, True, STORED_FIX)
 
+
+def read_stored(path: Path, declared: ParquetSchema = ROW_SCHEMA):
+    """One stored Parquet table, checked against ``declared`` (:data:`ROW_SCHEMA` or :data:`FRAME_SCHEMA`).
+
+    Raises:
+        StoredResultsError: truncated, not Parquet, or a result column missing or of another type
+            (naming the file, the column and the fix), instead of pyarrow's error or a silent cast.
+    """
     try:
-        return pd.read_parquet(path)
-    except Exception as err:  # noqa: BLE001 - ArrowInvalid, OSError ...: all mean "damaged file"
-        first = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
-        raise StoredResultsError(f"{path} of an earlier run cannot be read ({first}); delete it to recompute "
-                                 f"those clips, or pass another --out") from None
+        return read_parquet_frame(path, declared)
+    except InputFileError as err:
+        raise StoredResultsError(err.path, err.where, err.problem, err.fix) from None
 
 
 def check_name(kind: str, name: str) -> str:
@@ -249,7 +267,7 @@ class ResultStore:
         """Every stored per-frame value, canonical order (clip, metric, frame)."""
         import pandas as pd
 
-        pieces = [read_stored(p) for p in ([self.frames_path] if self.frames_path.is_file() else [])
+        pieces = [read_stored(p, FRAME_SCHEMA) for p in ([self.frames_path] if self.frames_path.is_file() else [])
                   + self._parts(self.frames_dir)]
         frame = pd.concat(pieces, ignore_index=True) if pieces else _frames_frame([])
         frame = frame.drop_duplicates(subset=["model", "clip_id", "metric", "frame"], keep="first")

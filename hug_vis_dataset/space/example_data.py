@@ -75,7 +75,9 @@ def _stored_rows(release: Path, work: Path) -> "Any":
 
     # The reference motion statistics behind Fig. 11 (motion_difficulty), as the demo scores them.
     evaluate_submission("motion", "reference", REFERENCE_MODEL, release, results, progress=False)
-    frames = [pd.read_parquet(p) for p in sorted(results.glob("*/*/rows.parquet"))]
+    from ..scoring.store import read_stored
+
+    frames = [read_stored(p) for p in sorted(results.glob("*/*/rows.parquet"))]  # declared rows schema checked
     rows = pd.concat(frames, ignore_index=True)
     return rows[[c for c in _ROW_COLUMNS if c in rows.columns]].sort_values(
         ["task", "model", "clip_id", "metric"], kind="stable")

@@ -462,7 +462,9 @@ def _frame_count(record) -> int:
 def _rows(path):
     import pandas as pd
 
-    return pd.read_parquet(path) if Path(path).is_file() else pd.DataFrame()
+    from ..scoring.store import read_stored  # the declared rows schema, checked
+
+    return read_stored(Path(path)) if Path(path).is_file() else pd.DataFrame()
 
 
 def _png(paths) -> "str | None":
