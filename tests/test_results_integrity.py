@@ -357,7 +357,10 @@ def test_staging_leftovers_are_never_runs_and_ours_are_cleaned(store_with_run):
     shutil.copytree(run, stage / "matting" / "x")
     (stage / MARKER).write_text(json.dumps({"kind": "staging", "pid": 1}))
     assert [(r.task, r.model) for r in scan_runs(store_with_run)[0]] == [("matting", "matte_good")]
-    store = LocalResultsStore(store_with_run)  # opening the store cleans our leftovers, only ours
+    store = LocalResultsStore(store_with_run)  # reading writes nothing: the leftovers stay until a write
+    assert ours.is_dir() and stage.is_dir() and store.runs() and ours.is_dir()
+    with store.staging():  # the first write cleans our leftovers, only ours
+        pass
     assert not ours.exists() and not stage.exists() and foreign.is_dir()
     assert [(r.task, r.model) for r in store.runs()] == [("matting", "matte_good")]
     assert store.check_new_model("matting", "incoming-0123") == "incoming-0123"

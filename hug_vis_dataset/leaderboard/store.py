@@ -17,8 +17,10 @@ and refused when its ``(task, model)`` already exists: a submission never resume
 replaces, somebody else's rows. Runs are read through one validated schema
 (:mod:`hug_vis_dataset.scoring.runs`): :meth:`LocalResultsStore.scan` gives the valid runs and the
 damaged ones; a run added by the leaderboard's own scorer (the Space) carries a verification
-record, a pushed one does not. Opening a local store removes the leftover transient folders of
-a crash (:func:`hug_vis_dataset.scoring.folders.clean_transients`; only ours, by their marker).
+record, a pushed one does not. Reading a store writes nothing (a read-only store is read); the
+first write (:meth:`LocalResultsStore.staging`, :meth:`LocalResultsStore.add`) removes the leftover
+transient folders of a crash (:func:`hug_vis_dataset.scoring.folders.clean_transients`; only ours,
+by their marker).
 
 Example:
     >>> import tempfile, json, pathlib
@@ -93,7 +95,12 @@ class LocalResultsStore:
 
     def __init__(self, root: "str | Path"):
         self.root = Path(root)
-        clean_transients(self.root)
+        self._cleaned = False  # leftovers are removed by the first write, never by a reader
+
+    def _clean_once(self) -> None:
+        if not self._cleaned:
+            clean_transients(self.root)
+            self._cleaned = True
 
     def __repr__(self) -> str:
         return f"LocalResultsStore({str(self.root)!r})"
@@ -139,6 +146,7 @@ class LocalResultsStore:
     @contextlib.contextmanager
     def staging(self) -> Iterator[Path]:
         """A fresh transient folder to score into (``out=`` of the runner), deleted afterwards."""
+        self._clean_once()
         with transient_folder(self.root, "staging") as stage:
             yield stage
 
@@ -154,6 +162,7 @@ class LocalResultsStore:
             ModelNameError: the name is taken.
         """
         source = _run_folder(stage, task, model)
+        self._clean_once()
         target = self.root / task / model
         target.parent.mkdir(parents=True, exist_ok=True)
         with transient_folder(target.parent, "incoming", str(target)) as final:

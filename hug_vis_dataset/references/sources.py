@@ -147,6 +147,7 @@ class RepoSource(ReferenceSource):
         repo_id, revision: recorded in the fingerprint when the repo came from the Hub.
         verify: check the shards' sha256 (``--no-verify-dataset`` turns it off; the fingerprint
             records which).
+        digests_file: the file remembering the shards' digests (under ``--out``); None: memory only.
 
     Raises:
         DatasetSourceError: the repo lacks the task's config, a shard differs from the manifest,
@@ -158,7 +159,7 @@ class RepoSource(ReferenceSource):
     kind = "repo"
 
     def __init__(self, root: "str | Path", task: str, repo_id: "str | None" = None,
-                 revision: "str | None" = None, verify: bool = True):
+                 revision: "str | None" = None, verify: bool = True, digests_file: "str | Path | None" = None):
         if task not in TASK_COLUMNS:
             raise DatasetSourceError(f"unknown task {task!r}; expected one of {', '.join(TASK_COLUMNS)}")
         self.root = Path(root)
@@ -170,7 +171,8 @@ class RepoSource(ReferenceSource):
         self._check_sizes()
         self.verified = False
         if verify and self.manifest is not None:
-            verify_manifest_shards(self.root, self._manifest_entries(self.config) + self._manifest_entries("clips"))
+            verify_manifest_shards(self.root, self._manifest_entries(self.config) + self._manifest_entries("clips"),
+                                   digests_file)
             self.verified = True
         if not shards:
             raise DatasetSourceError(f"the dataset repo {self.root} has no {self.config!r} config (no data/{self.config}/*.parquet)")
@@ -245,21 +247,18 @@ class RepoSource(ReferenceSource):
                     f"modified after it was built (rebuild it, or re-download it)")
 
 
-VERIFY_CACHE_FILE = "verified_shards.json"
-
-
-def _verify_cache_path() -> Path:
-    from ..weights.registry import cache_root
-
-    return cache_root() / VERIFY_CACHE_FILE
+VERIFY_CACHE_FILE = ".verified-shards.json"  # under a run's --out: what the user named, never the dataset
+_VERIFIED = DigestCache()  # this process's shard digests: a reading command (check-only, predict) writes nothing
 
 
 def verify_manifest_shards(root: "str | Path", entries: "list[dict]", cache_file: "str | Path | None" = None) -> int:
     """Check each listed shard's sha256 against the manifest; returns how many were hashed now.
 
-    A digest once computed is cached (``$HUGVIS_CACHE_DIR/verified_shards.json``, keyed by the
-    shard's absolute path, size and mtime; ``cache_file`` overrides the location), so scoring a
-    repo again does not reread it; any change of size or mtime hashes it again.
+    A digest once computed is remembered by the shard's absolute path, size and mtime (any change
+    hashes it again): in this process's memory, and also in ``cache_file`` when one is given --
+    ``hugvis evaluate`` gives ``<out>/.verified-shards.json``, under the folder the user named, so
+    scoring a repo again into the same results does not reread it. Nothing is ever written next to
+    the dataset or in a cache folder nobody named.
 
     Raises:
         DatasetSourceError: a shard is missing or its content differs from the manifest.
@@ -268,12 +267,15 @@ def verify_manifest_shards(root: "str | Path", entries: "list[dict]", cache_file
         >>> import tempfile, pathlib, hashlib
         >>> repo = pathlib.Path(tempfile.mkdtemp()); _ = (repo / "s.parquet").write_bytes(b"abc")
         >>> entry = {"file": "s.parquet", "sha256": hashlib.sha256(b"abc").hexdigest()}
-        >>> cache = repo / "cache.json"
-        >>> verify_manifest_shards(repo, [entry], cache), verify_manifest_shards(repo, [entry], cache)
+        >>> out = pathlib.Path(tempfile.mkdtemp()) / "cache.json"
+        >>> verify_manifest_shards(repo, [entry], out), verify_manifest_shards(repo, [entry], out)
         (1, 0)
+        >>> verify_manifest_shards(repo, [entry]), verify_manifest_shards(repo, [entry]), sorted(p.name for p in repo.iterdir())
+        (1, 0, ['s.parquet'])
     """
     root = Path(root)
-    cache = DigestCache(cache_file if cache_file is not None else _verify_cache_path())
+    cache = DigestCache(cache_file) if cache_file is not None else _VERIFIED
+    before = cache.hashed
     for entry in entries:
         path = root / entry["file"]
         if not path.is_file():
@@ -286,9 +288,9 @@ def verify_manifest_shards(root: "str | Path", entries: "list[dict]", cache_file
                 f"{entry['file']} in {root} has sha256 {str(actual)[:12]}... but {HUB_MANIFEST} records "
                 f"{expected[:12]}...: the shard is corrupted or was changed after the build; re-download or rebuild "
                 f"the repo (or pass --no-verify-dataset to score against it anyway)")
-    if cache.hashed:
-        cache.save()
-    return cache.hashed
+    if cache.hashed > before:
+        cache.save()  # only a cache with a file (under --out) writes
+    return cache.hashed - before
 
 
 def _read_manifest(root: Path) -> "dict | None":
@@ -380,7 +382,8 @@ def is_dataset_repo(path: "str | Path") -> bool:
 
 
 def open_reference_source(dataset: "str | Path", task: "str | None" = None,
-                          revision: "str | None" = None, verify: bool = True) -> ReferenceSource:
+                          revision: "str | None" = None, verify: bool = True,
+                          digests_file: "str | Path | None" = None) -> ReferenceSource:
     """The reference source ``--dataset`` names: a release tree, a repo folder or a Hub id.
 
     Args:
@@ -389,6 +392,8 @@ def open_reference_source(dataset: "str | Path", task: "str | None" = None,
             except to choose which reference kinds :meth:`ReferenceSource.reference` returns).
         revision: Hub revision (branch, tag or commit) to fetch; only for Hub ids.
         verify: check a repo's shards against the sha256 of its manifest (see :class:`RepoSource`).
+        digests_file: where the shards' digests are remembered between runs (under the run's
+            ``--out``); None keeps them in this process's memory (see :func:`verify_manifest_shards`).
 
     Raises:
         DatasetSourceError: none of the three, a corrupted repo, or the Hub cannot be reached.
@@ -414,7 +419,7 @@ def open_reference_source(dataset: "str | Path", task: "str | None" = None,
         if is_dataset_repo(path):
             if task is None:
                 raise DatasetSourceError("reading a dataset repo needs the task (its config)")
-            return RepoSource(path, task, verify=verify)
+            return RepoSource(path, task, verify=verify, digests_file=digests_file)
         raise DatasetSourceError(
             f"{path} is neither a release tree (no metadata/clips.csv) nor a HUG-VIS dataset repo "
             f"(no {HUB_MANIFEST} and no {HUB_CARD} with `configs:`)")
@@ -426,5 +431,5 @@ def open_reference_source(dataset: "str | Path", task: "str | None" = None,
         folder, commit = download_repo(text, revision, task)
         if not is_dataset_repo(folder):
             raise DatasetSourceError(f"the Hub repo {text} at {commit} is not a HUG-VIS dataset repo")
-        return RepoSource(folder, task, repo_id=text, revision=commit, verify=verify)
+        return RepoSource(folder, task, repo_id=text, revision=commit, verify=verify, digests_file=digests_file)
     raise DatasetSourceError(f"{text} does not exist (and is not a Hub id like hugvis/hug-vis)")

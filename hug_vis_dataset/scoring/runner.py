@@ -48,6 +48,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from ..errors import HugvisError, ToolUsageError
 from .coverage import Coverage, submission_coverage
 from ..references import ReferenceSource, open_reference_source
+from ..references.sources import VERIFY_CACHE_FILE
 from ..textio import atomic_write_text
 from .binding import INPUT_COLUMN
 from .rerun import RunBusyError, RunConflictError, plan_rerun
@@ -440,7 +441,9 @@ def evaluate_submission(
     if gpus_per_worker is None:
         gpus_per_worker = default_gpus_per_worker(backend, device)
     scorer = get_task(task)
-    refs = open_reference_source(dataset, task, revision, verify=verify_dataset)
+    # The shards' digests are remembered under --out (what the user named), never next to the dataset.
+    refs = open_reference_source(dataset, task, revision, verify=verify_dataset,
+                                 digests_file=Path(out) / VERIFY_CACHE_FILE)
     grid = refs.clip_ids()
     if not grid:
         raise ValueError(f"the dataset at {dataset} has no clips")
