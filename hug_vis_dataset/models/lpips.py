@@ -68,9 +68,11 @@ def load_lpips(alexnet_path: "str | None" = None, linear_path: "str | None" = No
 def lpips_distances(model, pred: np.ndarray, ref: np.ndarray, batch: int = 8) -> np.ndarray:
     """Per-frame LPIPS of uint8 RGB frames ``(n, H, W, 3)``, ``batch`` pairs per forward pass.
 
-    Frames go to the model's device as uint8 and are scaled there to ``x / 127.5 - 1`` (exact in
-    float32), so CPU and GPU see the same inputs; each distance does not depend on ``batch``
-    beyond float rounding.
+    On a GPU, frames go to the model's device as uint8 and are scaled there to ``x / 127.5 - 1``
+    (exact in float32) and ``batch`` pairs run per forward pass; each distance does not depend on
+    ``batch`` beyond float rounding. On the CPU the package's AlexNet v0.1 module runs through
+    :class:`hug_vis_dataset.models.lpips_cpu.AlexLPIPS` (same values to about 1e-9, about half the
+    cost), one pair per forward whatever ``batch`` is, so values do not depend on it at all.
 
     Raises:
         ValueError: frames that are not uint8 ``(n, H, W, 3)`` of equal shape, or ``batch < 1``.
@@ -78,6 +80,7 @@ def lpips_distances(model, pred: np.ndarray, ref: np.ndarray, batch: int = 8) ->
     import torch
 
     from .device import check_batch_size, module_device
+    from .lpips_cpu import AlexLPIPS, is_alex_v01
 
     batch = check_batch_size(batch)
     pred, ref = np.asarray(pred), np.asarray(ref)
@@ -86,13 +89,19 @@ def lpips_distances(model, pred: np.ndarray, ref: np.ndarray, batch: int = 8) ->
     if pred.dtype != np.uint8 or ref.dtype != np.uint8:
         raise ValueError(f"frames must be uint8, got {pred.dtype} and {ref.dtype}")
     device = module_device(model)
+    if device.type == "cpu" and is_alex_v01(model):
+        # the CPU path (models/lpips_cpu.py): same values, about half the cost, one pair per forward
+        fast = getattr(model, "_hugvis_cpu_forward", None)
+        if fast is None:
+            fast = model._hugvis_cpu_forward = AlexLPIPS(model)
+        return fast(pred, ref)
 
     def to_model(frames: np.ndarray) -> "torch.Tensor":
         x = torch.from_numpy(np.ascontiguousarray(frames)).to(device).permute(0, 3, 1, 2)
         return x.float() / 127.5 - 1.0
 
     out = []
-    with torch.no_grad():
+    with torch.inference_mode():
         for start in range(0, len(pred), batch):
             stop = start + batch
             out.append(model(to_model(pred[start:stop]), to_model(ref[start:stop])).reshape(-1).double().cpu().numpy())

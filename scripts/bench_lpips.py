@@ -1,0 +1,88 @@
+"""LPIPS per 1080p frame pair: the ``lpips`` package against ours, in one run (issue 37).
+
+Both sides run the same ``lpips.LPIPS(net='alex', version='0.1')`` module (AlexNet with random
+weights in torchvision's layout: no pretrained file can be downloaded here, and a forward pass costs
+the same whatever the weights are). The package side is its documented use, ``im2tensor`` and
+``LPIPS.forward`` one pair per call under ``torch.no_grad``; ours is
+:func:`hug_vis_dataset.metrics.frames.lpips_frames` (on the CPU: :mod:`hug_vis_dataset.models.lpips_cpu`).
+
+The two are interleaved ``--repeat`` times on the same frames (photographs scaled to the size, the
+prediction blurred, noisy and shifted; the last pair identical), each run's CPU time (summed over
+threads) is divided by the pairs, and the ratio reported is the median of each repetition's
+package/ours ratio, so a change of the machine's load between repetitions cancels. It prints the
+load average before and after, the thread counts and the largest absolute difference of the values.
+
+Usage: ``python scripts/bench_lpips.py [--pairs 3] [--repeat 3] [--size 1920x1080]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=3, help="frame pairs per run (the last one identical)")
+    parser.add_argument("--repeat", type=int, default=3, help="interleaved runs of each side")
+    parser.add_argument("--size", default="1920x1080")
+    args = parser.parse_args(argv)
+    width, height = (int(v) for v in args.size.split("x"))
+    print(f"cores: {os.cpu_count()} (may use {len(os.sched_getaffinity(0))}), load before: {os.getloadavg()}",
+          flush=True)
+
+    import lpips
+    import numba
+    import torch
+    import torchvision
+    from bench_scale import photo_frames
+
+    from hug_vis_dataset.metrics.frames import lpips_frames
+    from hug_vis_dataset.models.lpips import load_lpips
+
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; numba {numba.get_num_threads()} threads")
+    torch.manual_seed(0)
+    path = os.path.join(tempfile.mkdtemp(prefix="bench_lpips_"), "alexnet.pth")
+    torch.save(torchvision.models.alexnet(weights=None).state_dict(), path)
+    model = load_lpips(alexnet_path=path, verify=False)
+    pred, ref = photo_frames(args.pairs, height, width, seed=1)
+
+    def package() -> np.ndarray:
+        with torch.no_grad():
+            return np.array([float(model.forward(lpips.im2tensor(p), lpips.im2tensor(r))) for p, r in zip(pred, ref)])
+
+    def ours() -> np.ndarray:
+        return lpips_frames(model, pred, ref)
+
+    package(), ours()  # warm: oneDNN's kernels for these shapes, numba's cached kernel
+    times = {"lpips package": [], "ours": []}
+    values = {}
+    for _ in range(args.repeat):
+        for name, fn in (("lpips package", package), ("ours", ours)):
+            t0 = time.process_time()
+            values[name] = fn()
+            times[name].append((time.process_time() - t0) / len(pred))
+    ratios = [p / o for p, o in zip(times["lpips package"], times["ours"])]
+    diff = float(np.abs(values["ours"] - values["lpips package"]).max())
+    print(f"\n{len(pred)} pairs of {width}x{height} per run, {args.repeat} interleaved runs (CPU ms per pair)")
+    for name, t in times.items():
+        print(f"{name:14s} median {1e3 * np.median(t):8.1f}  runs " + ", ".join(f"{1e3 * v:.1f}" for v in t))
+    print(f"ratio package/ours: median {np.median(ratios):.2f} (runs " + ", ".join(f"{r:.2f}" for r in ratios) + ")")
+    print(f"values: max abs difference {diff:.2e} (largest value {float(np.abs(values['lpips package']).max()):.4f}); "
+          f"identical pair: ours {values['ours'][-1]!r}")
+    print(f"load after: {os.getloadavg()}")
+    return 0 if diff <= 1e-5 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
