@@ -27,6 +27,8 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from .errors import HugvisError
+from .readers import InputFileError
+from .readers.media_files import MEDIA_FIX, frames_problem, wav_layout
 
 DEFAULT_CHUNK_FRAMES = 32
 # x264 settings for byte-reproducible output. Measured here under CPU load: with only threads=1
@@ -42,6 +44,42 @@ MATTE_CHANNEL_TOLERANCE = 3
 
 class MediaError(HugvisError, RuntimeError):
     """A media file is missing, unreadable or not of the expected kind."""
+
+
+class MediaHeaderError(MediaError, InputFileError):
+    """A media file whose header does not match its payload (cut short, a size that lies): a
+    :class:`MediaError` to the scorers (the clip fails, naming the file) and an
+    :class:`~hug_vis_dataset.readers.InputFileError` (file, place, problem, fix) to everyone else."""
+
+
+def _header_error(err: InputFileError) -> MediaHeaderError:
+    return MediaHeaderError(err.path, err.where, err.problem, err.fix)
+
+
+def check_decoded(path: "str | Path", decoded: int, declared: int, unit: str = "frames", slack: int = 0) -> None:
+    """Raise :class:`MediaHeaderError` when a decode delivered fewer ``unit`` than the header declares.
+
+    Example:
+        >>> try:
+        ...     check_decoded("clip.mp4", 3, 20)
+        ... except MediaError as err:
+        ...     print(err)
+        clip.mp4: its header says 20 frames but the file holds 3 (truncated); replace it with a complete copy of the file
+    """
+    problem = frames_problem(decoded, declared, unit, slack)
+    if problem:
+        raise MediaHeaderError(path, "", problem, MEDIA_FIX)
+
+
+def _expected_frames(container, stream) -> "tuple[int, int]":
+    """(frames the container's header declares, frames it may be off by): the stream's frame count
+    exactly (MP4 ``stsz``), else its duration x rate give or take a frame (Matroska, WebM)."""
+    if stream.frames:
+        return int(stream.frames), 0
+    rate = float(stream.average_rate or 0)
+    seconds = float(stream.duration * stream.time_base) if stream.duration and stream.time_base else (
+        container.duration / 1e6 if container.duration else 0.0)
+    return (int(round(seconds * rate)), 1) if rate and seconds else (0, 0)
 
 
 class ChunkBuffers:
@@ -110,8 +148,15 @@ def video_info(path: "str | Path", count_frames: bool = True, decode_first: bool
             fps = float(stream.average_rate or stream.guessed_rate or 0)
             frames = stream.frames
             if count_frames or not frames:
-                frames = sum(1 for packet in container.demux(stream)
-                             if packet.size and not getattr(packet, "is_discard", False))
+                declared, slack = _expected_frames(container, stream)
+                packets = discarded = 0
+                for packet in container.demux(stream):
+                    if packet.size:
+                        packets += 1
+                        discarded += bool(getattr(packet, "is_discard", False))
+                frames = packets - discarded
+                # A file cut at a packet boundary demuxes without an error: only the header knows.
+                check_decoded(path, packets, declared, slack=slack)
             width, height = stream.codec_context.width, stream.codec_context.height
         if decode_first:
             with av.open(str(path)) as container:
@@ -141,18 +186,28 @@ def iter_video_frames(
     Each frame is copied into its chunk as it is decoded, so a chunk costs its own bytes plus one
     frame (a list of frames stacked at the end held every frame twice). A consumer may keep a chunk
     or a view of it: chunk arrays are refilled only when no one holds them (:class:`ChunkBuffers`).
+
+    Once the stream ends, the frames decoded are compared with the container's header (during the
+    one decode, no second pass): a file cut short that still opens (``moov`` at the front, a cut at
+    a packet boundary, Matroska) raises :class:`MediaHeaderError` naming it instead of yielding fewer
+    frames as a complete clip.
     """
     import av
 
     fmt = "gray" if gray else "rgb24"
     buffers = ChunkBuffers()
     chunk: "np.ndarray | None" = None
-    filled = 0
+    filled = decoded = discarded = 0
     try:
         with av.open(str(path)) as container:
             stream = container.streams.video[0]
             stream.thread_type = "AUTO"
-            for frame in container.decode(stream):
+            declared, slack = _expected_frames(container, stream)
+            for frame in _decode(container, stream):
+                if frame is None:  # a packet an edit list discards: the header counts it, no frame comes
+                    discarded += 1
+                    continue
+                decoded += 1
                 arr = frame.to_ndarray(format=fmt)
                 if chunk is None:
                     chunk = buffers.take((chunk_frames, *arr.shape))
@@ -170,8 +225,17 @@ def iter_video_frames(
                     del full  # the buffers' reference counts must see only the consumer's
     except (av.error.FFmpegError, IndexError, OSError) as err:
         raise MediaError(f"cannot decode video {path}: {err}") from err
+    check_decoded(path, decoded + discarded, declared, slack=slack)
     if filled:
         yield chunk[:filled]
+
+
+def _decode(container, stream) -> Iterator:
+    """``container.decode(stream)``, packet by packet, with None for each packet marked discard."""
+    for packet in container.demux(stream):
+        if packet.size and getattr(packet, "is_discard", False):
+            yield None
+        yield from packet.decode()
 
 
 def write_video(
@@ -375,25 +439,67 @@ def write_alpha_pngs(folder: "str | Path", chunks: Iterable[np.ndarray], start: 
 
 
 # ----------------------------------------------------------------------------- audio
-def read_audio(path: "str | Path", mono: bool = True) -> tuple[np.ndarray, int]:
-    """Read a sound file as float32 (mono by channel mean unless ``mono=False``)."""
+def _wav_frames(source: "str | Path | bytes", name: "str | Path") -> "int | None":
+    """The frames a WAV's chunk headers declare (None: not a WAV), its sizes checked against the file."""
+    try:
+        layout = wav_layout(source, name)
+    except InputFileError as err:
+        raise _header_error(err) from None
+    except OSError as err:
+        raise MediaError(f"cannot read audio {name}: {err}") from err
+    return None if layout is None else layout.frames
+
+
+def decode_audio(source: "str | Path | bytes", name: "str | Path", mono: bool = True) -> tuple[np.ndarray, int]:
+    """float32 samples and rate of a sound file or its bytes, every sample the header declares.
+
+    A WAV's chunk sizes are checked against the file first (:func:`~hug_vis_dataset.readers.media_files.wav_layout`:
+    libsndfile reads a cut file, or a ``data`` size that lies, as fewer samples without a word), and
+    the samples decoded are compared with the header's count (FLAC, OGG: their own header's).
+
+    Raises:
+        MediaHeaderError: header and payload disagree (naming ``name``).
+        MediaError: not a sound file libsndfile reads.
+    """
+    import io
+
     import soundfile as sf
 
+    declared = _wav_frames(source, name)
     try:
-        data, rate = sf.read(str(path), dtype="float32", always_2d=True)
+        with sf.SoundFile(io.BytesIO(bytes(source)) if isinstance(source, (bytes, bytearray, memoryview))
+                          else str(source)) as handle:
+            header = declared if declared is not None else int(handle.frames)
+            data, rate = handle.read(dtype="float32", always_2d=True), int(handle.samplerate)
     except (sf.LibsndfileError, RuntimeError, OSError) as err:
-        raise MediaError(f"cannot read audio {path}: {err}") from err
-    return (data.mean(axis=1) if mono else data), int(rate)
+        raise MediaError(f"cannot read audio {name}: {err}") from err
+    check_decoded(name, len(data), header, "samples")
+    if declared is not None and len(data) != declared:  # libsndfile read past what the header declares
+        raise MediaHeaderError(name, "", f"its header says {declared} samples but {len(data)} decode", MEDIA_FIX)
+    return (data.mean(axis=1) if mono else data), rate
+
+
+def read_audio(path: "str | Path", mono: bool = True) -> tuple[np.ndarray, int]:
+    """Read a sound file as float32 (mono by channel mean unless ``mono=False``), checked by :func:`decode_audio`."""
+    return decode_audio(path, path, mono)
 
 
 def audio_info(path: "str | Path") -> tuple[int, int, int]:
-    """(frames, sample_rate, channels) from the header, without decoding."""
+    """(frames, sample_rate, channels) from the header, without decoding.
+
+    A WAV's chunk sizes are checked against the file's size (O(header)), so a file cut short is a
+    :class:`MediaHeaderError` here, not a shorter clip: libsndfile's own count shrinks to fit the file.
+    """
     import soundfile as sf
 
+    declared = _wav_frames(path, path)
     try:
         info = sf.info(str(path))
     except (sf.LibsndfileError, RuntimeError, OSError) as err:
         raise MediaError(f"cannot read audio {path}: {err}") from err
+    if declared is not None and declared != int(info.frames):
+        raise MediaHeaderError(path, "", f"its header says {declared} samples but {int(info.frames)} can be read",
+                               MEDIA_FIX)
     return int(info.frames), int(info.samplerate), int(info.channels)
 
 

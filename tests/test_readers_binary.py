@@ -171,3 +171,165 @@ def test_a_part_file_without_its_metric_column_names_file_and_column(tmp_path):
     with pytest.raises(StoredResultsError) as caught:
         store.read_rows()
     assert caught.value.where == "column 'metric'" and "delete it to recompute" in one_line(caught.value, part)
+
+
+# ----------------------------------------------------------------------------- media headers
+def write_noise_wav(path: Path, frames: int = 4000, rate: int = 16000, channels: int = 1) -> Path:
+    import soundfile as sf
+
+    rng = np.random.default_rng(frames + channels)
+    sf.write(str(path), rng.uniform(-0.5, 0.5, (frames, channels)), rate, subtype="PCM_16")
+    return path
+
+
+def write_faststart_mp4(path: Path, frames: int = 12) -> Path:
+    """A small H.264 MP4 with its moov at the front: a cut copy still opens."""
+    import av
+
+    from hug_vis_dataset.media import write_video
+
+    plain = path.with_name(path.stem + "-plain.mp4")
+    rng = np.random.default_rng(frames)
+    write_video(plain, iter([rng.integers(0, 256, (frames, 32, 48, 3), dtype=np.uint8)]), fps=25.0, preset="ultrafast")
+    with av.open(str(plain)) as source, av.open(str(path), "w", options={"movflags": "faststart"}) as out:
+        stream = out.add_stream_from_template(source.streams.video[0])
+        for packet in source.demux(source.streams.video[0]):
+            if packet.dts is not None:
+                packet.stream = stream
+                out.mux(packet)
+    plain.unlink()
+    return path
+
+
+def packet_ends(path: Path) -> list[int]:
+    import av
+
+    with av.open(str(path)) as container:
+        return [p.pos + p.size for p in container.demux(container.streams.video[0]) if p.size]
+
+
+def test_a_wav_cut_short_is_refused_naming_the_file(tmp_path):
+    # On main: libsndfile's count shrinks to fit the file, so 1000 of 4000 samples read as a clip.
+    from hug_vis_dataset.media import MediaError, audio_info, read_audio
+
+    clean = write_noise_wav(tmp_path / "clean.wav")
+    cut = tmp_path / "cut.wav"
+    cut.write_bytes(clean.read_bytes()[:44 + 2000])
+    for reader in (read_audio, audio_info):
+        with pytest.raises(MediaError) as caught:
+            reader(cut)
+        assert isinstance(caught.value, InputFileError)
+        text = one_line(caught.value, cut)
+        assert "says 8000 bytes (4000 frames) but the file holds 2000 (truncated)" in text
+
+
+def test_a_data_chunk_size_that_lies_is_refused(tmp_path):
+    # On main: a data size of 1000 bytes over 8000 read as 500 samples, the rest ignored.
+    import struct
+
+    from hug_vis_dataset.media import MediaError, read_audio
+
+    data = bytearray(write_noise_wav(tmp_path / "clean.wav").read_bytes())
+    data[40:44] = struct.pack("<I", 1000)
+    lie = tmp_path / "lie.wav"
+    lie.write_bytes(bytes(data))
+    with pytest.raises(MediaError) as caught:
+        read_audio(lie)
+    assert "after the data chunk of 1000 bytes are not a chunk (the data chunk's size lies" in one_line(caught.value, lie)
+
+
+def test_a_video_cut_at_a_packet_boundary_is_refused_naming_the_file(tmp_path):
+    # On main: the faststart MP4 opened and decoded 5 of its 12 frames as a whole clip.
+    from hug_vis_dataset.media import MediaError, iter_video_frames, video_info
+
+    clean = write_faststart_mp4(tmp_path / "clean.mp4")
+    assert video_info(clean).frames == sum(len(c) for c in iter_video_frames(clean)) == 12
+    cut = tmp_path / "cut.mp4"
+    cut.write_bytes(clean.read_bytes()[:packet_ends(clean)[4]])
+    for read in (lambda p: sum(len(c) for c in iter_video_frames(p, chunk_frames=4)), video_info):
+        with pytest.raises(MediaError) as caught:
+            read(cut)
+        assert "its header says 12 frames but the file holds 5 (truncated)" in one_line(caught.value, cut)
+
+
+# ----------------------------------------------------------------------------- the scoring doors
+@pytest.fixture(scope="module")
+def grid(tmp_path_factory) -> Path:
+    from hug_vis_dataset.synth import synthesize
+
+    root = tmp_path_factory.mktemp("grid")
+    synthesize(root, actors=1, emotions=["Happy", "Sad"], actions=1, scripts=1, seconds=0.6, size=(64, 36), seed=5)
+    return root
+
+
+def cut_submission(grid: Path, task: str, tmp_path: Path, cut) -> "tuple[Path, Path, list[Path]]":
+    """A copy of the task's first simulated system with its first prediction damaged by ``cut``."""
+    import shutil
+
+    system = sorted(p for p in (grid / "simulated_systems" / task).iterdir() if p.is_dir())[0]
+    sub = tmp_path / "sub"
+    shutil.copytree(system, sub)
+    files = sorted(p for p in sub.iterdir() if p.is_file())
+    cut(files[0])
+    return sub, files[0], files[1:]
+
+
+def test_evaluate_and_check_only_fail_a_cut_wav_naming_it_and_score_the_rest(grid, tmp_path):
+    # On main the cut WAV's rows were status ok (scored on the samples left).
+    from hug_vis_dataset.scoring.check import check_submission
+    from hug_vis_dataset.scoring.runner import evaluate_submission
+
+    def cut(path: Path) -> None:
+        data = path.read_bytes()
+        path.write_bytes(data[:44 + (len(data) - 44) // 3 // 2 * 2])
+
+    sub, bad, good = cut_submission(grid, "voice_cloning", tmp_path, cut)
+    res = evaluate_submission("voice_cloning", sub, "m", grid, tmp_path / "out", progress=False, metrics=["dnsmos"])
+    rows = pd_rows(res.rows_path)
+    failed = rows[rows["clip_id"] == bad.stem]
+    assert (failed["status"] == "failed").all() and len(failed)
+    assert all(bad.name in e and "(truncated)" in e and "\n" not in e for e in failed["error"])
+    others = rows[rows["clip_id"] != bad.stem]
+    assert set(others["clip_id"]) == {p.stem for p in good} and (others["status"] == "ok").all()
+    coverage = check_submission("voice_cloning", sub, grid)
+    assert "(truncated)" in coverage.failed[bad.stem] and bad.name in coverage.failed[bad.stem]
+    assert set(coverage.failed) == {bad.stem}
+
+
+def pd_rows(path: Path):
+    import pandas as pd
+
+    return pd.read_parquet(path)
+
+
+def test_evaluate_fails_a_clip_whose_reference_video_is_cut_naming_it(grid, tmp_path):
+    # On main a reference MP4 cut at a packet boundary (moov at the front) read as a shorter clip:
+    # a prediction of that many frames was scored ok against it.
+    import shutil
+
+    from hug_vis_dataset.media import iter_video_frames, write_video
+    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.scoring.runner import evaluate_submission
+
+    release = tmp_path / "release"
+    shutil.copytree(grid, release, ignore=shutil.ignore_patterns("simulated_systems"))
+    record = next(iter(Release(release)))
+    reference = Path(record.video_path)
+    write_faststart_mp4(reference.with_name("fast.mp4"), frames=int(round(record.duration * record.fps)))
+    os.replace(reference.with_name("fast.mp4"), reference)
+    keep = 6
+    reference.write_bytes(reference.read_bytes()[:packet_ends(reference)[keep - 1]])
+    system = sorted(p for p in (grid / "simulated_systems" / "vision_driven").iterdir() if p.is_dir())[0]
+    sub = tmp_path / "sub"
+    shutil.copytree(system, sub)
+    prediction = sub / f"{record.clip_id}.mp4"
+    frames = np.concatenate(list(iter_video_frames(prediction)))[:keep]
+    write_video(prediction, iter([frames[:, :32, :48]]), fps=record.fps)
+    res = evaluate_submission("vision_driven", sub, "m", release, tmp_path / "out", progress=False, metrics=["psnr"])
+    rows = pd_rows(res.rows_path)
+    failed = rows[rows["clip_id"] == record.clip_id]
+    assert list(failed["status"]) == ["failed"]
+    [error] = failed["error"]
+    assert reference.name in error and "(truncated)" in error and "\n" not in error
+    others = rows[rows["clip_id"] != record.clip_id]
+    assert len(others) and (others["status"] == "ok").all()

@@ -18,7 +18,6 @@ number of clips (nor, for alpha, with the clip's length).
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import tempfile
 from pathlib import Path
@@ -150,16 +149,11 @@ def read_reference_audio(ref: "str | Path") -> tuple[np.ndarray, int]:
         from ..media import read_audio
 
         return read_audio(ref, mono=True)
-    import soundfile as sf
-
-    from ..media import MediaError
+    from ..media import decode_audio
 
     locator = RowLocator.parse(ref)
-    try:
-        data, rate = sf.read(io.BytesIO(read_cell_bytes(locator)), dtype="float32", always_2d=True)
-    except (sf.LibsndfileError, RuntimeError) as err:
-        raise MediaError(f"cannot read the {locator.column} of {locator.clip_id}: {err}") from err
-    return data.mean(axis=1), int(rate)
+    # The same checks as a file (chunk sizes against the bytes, samples against the header).
+    return decode_audio(read_cell_bytes(locator), f"the {locator.column} of {locator.clip_id}", mono=True)
 
 
 def read_reference_portrait(ref: "str | Path") -> np.ndarray:
