@@ -40,6 +40,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from .hashing import DigestCache, sha256_file
+from .readers.json_files import read_json
 
 #: Preprocessing version per feature kind: part of every key, bumped when the computation changes.
 FEATURE_VERSIONS = {"fid_reference": 1, "portrait_embedding": 1}
@@ -99,7 +100,7 @@ class FeatureCache:
         if not data.is_file():
             return False
         try:
-            return bool(json.loads(meta.read_text(encoding="utf-8")).get("sha256"))
+            return bool(read_json(meta).get("sha256"))
         except (OSError, ValueError, AttributeError):
             return False
 
@@ -109,7 +110,7 @@ class FeatureCache:
         if not data.is_file() or not meta.is_file():
             return None
         try:
-            record = json.loads(meta.read_text(encoding="utf-8"))
+            record = read_json(meta)  # strict: a duplicated "sha256" is a corrupt entry, recomputed
             if record.get("sha256") != sha256_file(data):
                 raise ValueError("sha256 mismatch")
             with np.load(data, allow_pickle=False) as z:
@@ -153,7 +154,7 @@ class FeatureCache:
         for meta in sorted(self.folder.glob("*/*.json")) if self.folder.is_dir() else []:
             data = meta.with_suffix(".npz")
             try:
-                record = json.loads(meta.read_text(encoding="utf-8"))
+                record = read_json(meta)
             except (OSError, ValueError):
                 record = {}
             size = (data.stat().st_size if data.is_file() else 0) + meta.stat().st_size

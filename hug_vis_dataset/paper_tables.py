@@ -16,13 +16,13 @@ Example:
 
 from __future__ import annotations
 
-import json
 import math
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from . import catalog
+from .readers.json_files import read_json
 
 DATA_PATH = Path(__file__).resolve().parent / "data" / "paper_tables.json"
 PAPER_COLUMNS: tuple[str, ...] = (
@@ -35,8 +35,7 @@ UNRANKED_SOURCES = frozenset({"reference"})
 
 @lru_cache(maxsize=4)
 def _load(path: str) -> dict[str, Any]:
-    with open(path, encoding="utf-8") as handle:
-        data = json.load(handle)
+    data = read_json(path)  # strict: a value given twice in the paper's table is an error, not the last one
     for number, record in enumerate(data.get("values", [])):
         missing = [c for c in PAPER_COLUMNS if c not in record]
         if missing:

@@ -37,6 +37,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import catalog
+from ..readers.json_files import read_json
 from ..results import AUDIT_PREFIX
 from . import transforms as tr
 
@@ -282,7 +283,7 @@ def audit_robustness(task: str, dataset: "str | Path", out: "str | Path" = "audi
 def load_robustness(folder: "str | Path") -> list[dict]:
     """Every ``robustness_*.json`` an audit wrote into ``folder`` (none: an empty list)."""
     folder = Path(folder)
-    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("robustness_*.json"))]
+    return [read_json(p) for p in sorted(folder.glob("robustness_*.json"))]  # strict: one line naming a bad one
 
 
 def robustness_markdown(audits: Sequence[dict], digits: int = 4) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..hashing import sha256_file
+from ..readers.json_files import read_json, require_fields
 from ..release import ClipRecord
 from ..textio import atomic_write_text
 from .build_info import FORMAT_VERSION, MANIFEST, STATE_DIR, BuildError, BuildOptions, ShardEntry
@@ -47,16 +48,17 @@ def load_state(repo: Path, config: str, plan: str) -> list[ShardEntry]:
     path = state_path(repo, config)
     entries: list[dict] = []
     if path.is_file():
-        state = json.loads(path.read_text(encoding="utf-8"))
+        state = read_json(path)  # strict: an InputFileError (one line naming the file) for a damaged state
         if state.get("plan") != plan:
             raise BuildError(f"{repo} holds a partial build of different input or options (plan "
                              f"{state.get('plan', '?')[:12]} vs {plan[:12]}); build into an empty folder")
-        entries = state["shards"]
+        entries = require_fields(state, {"shards": list}, path)["shards"]
     elif (repo / MANIFEST).is_file():
-        manifest = json.loads((repo / MANIFEST).read_text(encoding="utf-8"))
+        manifest = read_json(repo / MANIFEST)
         if manifest.get("plan") != plan:
             raise BuildError(f"{repo} holds a build of different input or options; build into an empty folder")
-        entries = manifest["configs"].get(config, {}).get("shards", [])
+        entries = require_fields(manifest, {"configs": dict}, repo / MANIFEST)["configs"].get(config, {}).get(
+            "shards", [])
     trusted: list[ShardEntry] = []
     for index, raw in enumerate(entries):
         entry = ShardEntry(**raw)
@@ -101,7 +103,7 @@ def check_own_build(repo: Path, release_sha: "str | None") -> None:
     recorded: list = []
     for path in ([manifest_path] if manifest_path.is_file() else []) + states:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = read_json(path, expect=None)
         except (ValueError, OSError):
             data = None
         if not isinstance(data, dict) or ("plan" not in data) or (

@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ..errors import HugvisError
+from ..readers import InputFileError
+from ..readers.json_files import read_json
 
 REQUESTS_DIR = "requests"
 PENDING, RUNNING, FINISHED, FAILED = "PENDING", "RUNNING", "FINISHED", "FAILED"
@@ -196,6 +198,16 @@ def parse_request(data: Any, path: str) -> ScoringRequest:
     return request
 
 
+def read_request_file(path: "str | Path", name: str) -> ScoringRequest:
+    """The request stored in ``path`` (its repo path ``name``), read strictly and checked.
+
+    Raises:
+        InputFileError: not strict JSON (a key given twice, NaN, a second value, not UTF-8).
+        RequestError: JSON that is not a valid request (the message starts with ``name``).
+    """
+    return parse_request(read_json(path, expect=None), name)
+
+
 @dataclass
 class QueueState:
     """The requests repo at one revision: valid requests oldest first, and the files that are not."""
@@ -278,9 +290,11 @@ class RequestsRepo:
         state = QueueState(info.sha)
         for name in wanted:
             try:
-                text = (self.mirror / name).read_text(encoding="utf-8")
-                state.requests.append(parse_request(json.loads(text), name))
-            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+                # strict: a request naming "revision" twice is damaged, not "the last one wins"
+                state.requests.append(read_request_file(self.mirror / name, name))
+            except InputFileError as err:
+                state.damaged[name] = f"unreadable ({err.where + ': ' if err.where else ''}{err.problem})"
+            except OSError as err:
                 state.damaged[name] = f"unreadable ({type(err).__name__})"
             except RequestError as err:
                 state.damaged[name] = str(err).removeprefix(f"{name}: ")

@@ -52,6 +52,8 @@ from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from ..grid import EMOTION_ALIASES, EMOTION_NAMES, EMOTIONS, ClipId, Emotion, parse_emotion
+from ..readers import InputFileError
+from ..readers.json_files import json_type_name, loads_strict
 
 UNPARSED = "unparsed"
 
@@ -364,8 +366,6 @@ def iter_prediction_lines(path: "str | Path") -> Iterator[tuple[str, "dict | Non
     Raises:
         ValueError: the file is not UTF-8 text (names the file and line).
     """
-    from ..readers import InputFileError
-    from ..readers.json_files import loads_strict
     from ..textio import read_text_lines
 
     name = Path(path).name
@@ -385,6 +385,12 @@ def iter_prediction_lines(path: "str | Path") -> Iterator[tuple[str, "dict | Non
         if missing:
             yield where, None, f"missing field(s) {missing}"
             continue
+        wrong = [k for k, kinds in (("clip_id", (str,)), ("answer", (str, type(None))),
+                                    ("input_setting", (str, type(None)))) if k in record and
+                 not isinstance(record[k], kinds)]
+        if wrong:  # an answer 5 or ["Happy"] is not an answer a model wrote: never scored as str(value)
+            yield where, None, f"field {wrong[0]!r} holds {json_type_name(record[wrong[0]])}, not a string"
+            continue
         try:
             ClipId.parse(str(record["clip_id"]))
         except ValueError as err:
@@ -393,15 +399,24 @@ def iter_prediction_lines(path: "str | Path") -> Iterator[tuple[str, "dict | Non
         yield where, record, ""
 
 
+class PredictionsFileError(InputFileError):
+    """A bad line of a ``predictions.jsonl``, written ``<file>:<line>: <why>`` (where an editor jumps to)."""
+
+    def __init__(self, path: "str | Path", where: str, problem: str, fix: str = ""):
+        super().__init__(path, where, problem, fix)
+        self.args = (f"{Path(self.path).name}:{where.removeprefix('line ')}: {problem}",)
+
+
 def read_predictions_jsonl(path: "str | Path") -> list[dict]:
     """Records of a ``predictions.jsonl`` (``clip_id``, ``answer``, optional ``input_setting``).
 
     Raises:
-        ValueError: naming the file and line of malformed JSON, a missing field or a bad clip id.
+        PredictionsFileError: (an :class:`~hug_vis_dataset.readers.InputFileError`, a ValueError)
+            naming the file and line of malformed JSON, a duplicated key, a missing field or a bad clip id.
     """
     records = []
     for where, record, error in iter_prediction_lines(path):
         if record is None:
-            raise ValueError(f"{where}: {error}")
+            raise PredictionsFileError(path, f"line {where.rsplit(':', 1)[1]}", error)
         records.append(record)
     return records

@@ -40,6 +40,8 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from ..readers import InputFileError
+from ..readers.json_files import read_json
 from .runner import PredictionError, PredictSetupError
 
 BASE_URL_ENV = ("HUGVIS_OPENAI_BASE_URL", "OPENAI_BASE_URL")
@@ -391,11 +393,9 @@ def _local_config(model: str) -> "dict | None":
         return None
     fix = "replace it with the model's own config.json (a JSON object, as save_pretrained writes it)"
     try:
-        data = json.loads(config.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as err:
-        raise PredictSetupError(f"{config} is not UTF-8 text (byte {err.start}); {fix}") from None
-    except json.JSONDecodeError as err:
-        raise PredictSetupError(f"{config} is not valid JSON ({err.msg}, line {err.lineno} column {err.colno}); "
+        data = read_json(config, expect=None)  # strict: a duplicated "architectures" is refused, naming the line
+    except InputFileError as err:
+        raise PredictSetupError(f"{config} is not valid JSON ({err.where + ': ' if err.where else ''}{err.problem}); "
                                 f"{fix}") from None
     except OSError as err:
         raise PredictSetupError(f"{config} cannot be read ({err.strerror or err}); {fix}") from None

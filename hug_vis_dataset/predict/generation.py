@@ -47,6 +47,8 @@ from typing import Iterator
 
 import numpy as np
 
+from ..readers import InputFileError
+from ..readers.json_files import read_json, require_fields
 from .clips import ClipInputs, reference_fps, reference_frame_count
 from .runner import FileTask, PredictionError
 
@@ -241,7 +243,10 @@ class ExportInputs(FileTask):
         entry_path = path / CLIP_MANIFEST
         if not entry_path.is_file():
             raise PredictionError(f"{path.name}/{CLIP_MANIFEST} is missing")
-        entry = json.loads(entry_path.read_text(encoding="utf-8"))
+        try:  # strict, and checked: an "inputs" that is not an object fails this clip, naming the file
+            entry = require_fields(read_json(entry_path), {"inputs": dict}, entry_path)
+        except InputFileError as err:
+            raise PredictionError(str(err)) from None
         missing = [f for f in entry["inputs"].values() if not (path / Path(f).name).is_file()]
         if missing:
             raise PredictionError(f"missing exported files: {', '.join(missing)}")
@@ -255,7 +260,7 @@ def write_manifest(folder: "str | Path", clip_ids: list[str]) -> Path:
         for clip_id in clip_ids:
             entry = folder / clip_id / CLIP_MANIFEST
             if entry.is_file():
-                handle.write(json.dumps(json.loads(entry.read_text(encoding="utf-8")), ensure_ascii=False) + "\n")
+                handle.write(json.dumps(read_json(entry), ensure_ascii=False) + "\n")
     return path
 
 

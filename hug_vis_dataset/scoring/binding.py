@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..hashing import DigestCache
+from ..readers.json_files import read_json
 
 RUN_BINDING_FILE = "run.json"
 DIGESTS_FILE = ".input-digests.json"  # the pre-check cache; local to a machine, never published
@@ -145,7 +146,7 @@ class RunBinding:
         (an unreadable binding binds nothing: every clip is rescored)."""
         path = Path(folder) / RUN_BINDING_FILE
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = read_json(path)  # strict: a duplicated "dataset" binds nothing, it is not "the last one"
             binding = cls(**{k: data[k] for k in ("task", "model", "predictions", "dataset")},
                           definitions=dict(data.get("definitions") or {}), library=str(data.get("library", "")),
                           schema=int(data.get("schema", 0)))

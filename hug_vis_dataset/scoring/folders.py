@@ -36,6 +36,8 @@ import uuid
 from pathlib import Path
 from typing import Iterator
 
+from ..readers.json_files import read_json
+
 MARKER = ".hugvis-transient"
 KINDS: tuple[str, ...] = ("staging", "incoming", "retired", "work")
 #: Kinds that are removed when no process holds them (``work`` is a resume point: kept).
@@ -116,7 +118,7 @@ def transient_folder(parent: "str | Path", kind: str, target: str = "", keep: bo
 
 def _marker_kind(folder: Path) -> "str | None":
     try:
-        data = json.loads((folder / MARKER).read_text(encoding="utf-8") or "{}")
+        data = read_json(folder / MARKER, expect=None)
     except (OSError, ValueError):
         # A marker file that exists but is empty or half-written is still ours (written by hold()).
         return "unknown" if (folder / MARKER).is_file() else None

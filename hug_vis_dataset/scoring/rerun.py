@@ -18,7 +18,6 @@ is written, so a refused or failed re-run leaves the store byte-identical.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from typing import Any, Iterator
 
 from ..errors import HugvisError, ToolUsageError
 from ..hashing import DigestCache
+from ..readers.json_files import read_json
 from ..textio import atomic_write_text
 from .binding import (DIGESTS_FILE, RUN_BINDING_FILE, RunBinding, clip_fingerprint, dataset_key, library_version,
                       metric_definitions, reusable_clips, reusable_metrics)
@@ -163,7 +163,7 @@ def published_binding(folder: Path) -> "RunBinding | None":
     if binding is not None or not folder.exists():
         return binding
     try:
-        summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+        summary = read_json(folder / "summary.json")  # strict; an InputFileError is a ValueError
         root = str(summary["provenance"]["predictions"])
     except (OSError, ValueError, KeyError, TypeError):
         root = "(unknown: the stored run has no readable run.json or summary.json)"

@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from ..readers import InputFileError
+from ..readers.json_files import read_json
 from .folders import is_run_folder_name
 
 #: The files of one run that a store keeps, copies and publishes.
@@ -148,7 +150,7 @@ def write_verification(folder: "str | Path", scorer: str) -> None:
 def scored_by(folder: Path) -> str:
     """``verified`` when the run's verification record holds (see the module docstring), else ``self-reported``."""
     try:
-        record = json.loads((folder / VERIFICATION_FILE).read_text(encoding="utf-8"))
+        record = read_json(folder / VERIFICATION_FILE)  # strict: a "files" given twice verifies nothing
         files = record["files"]
     except (OSError, ValueError, TypeError, KeyError):
         return SELF_REPORTED
@@ -314,7 +316,6 @@ def read_run(folder: "str | Path", link: str = "") -> "StoredRun | DamagedRun":
     """One stored run, validated (see the module docstring); never raises for a bad run."""
     from .. import catalog
     from ..results import name_problem
-    from ..textio import read_text
     from .aggregate import task_table
 
     folder = Path(folder)
@@ -323,12 +324,13 @@ def read_run(folder: "str | Path", link: str = "") -> "StoredRun | DamagedRun":
         _need(task in catalog.task_names(), f"{task!r} is not a task of the benchmark")
         problem = name_problem("model", model)
         _need(problem is None, problem or "")
-        try:
-            summary = json.loads(read_text(folder / "summary.json"))
-        except FileNotFoundError:
-            raise RunValidationError("summary.json is missing") from None
-        except (OSError, ValueError) as err:
-            raise RunValidationError(f"summary.json cannot be read ({str(err).splitlines()[0][:160]})") from None
+        if not (folder / "summary.json").is_file():
+            raise RunValidationError("summary.json is missing")
+        try:  # strict JSON: a duplicated key (which "metrics"?), NaN or a second object is refused with its line
+            summary = read_json(folder / "summary.json", expect=None)
+        except InputFileError as err:
+            place = f"{err.where}: " if err.where else ""
+            raise RunValidationError(f"summary.json cannot be read ({place}{err.problem[:160]})") from None
         summary = _check_summary(summary, task, model)
         rows = _read_table(folder, "rows.parquet", required=True)
         frames = _read_table(folder, "frames.parquet", required=False)

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import ToolUsageError
+from ..readers.json_files import read_json
 from ..readers import InputFileError
 from ..readers.parquet_files import ParquetSchema, read_parquet_frame
 from ..results import RESULT_COLUMNS, STATUS_FAILED, STATUS_OK, name_problem
@@ -377,7 +378,7 @@ class SetFeatures:
         if not meta.is_file():
             return None
         try:
-            record = json.loads(meta.read_text(encoding="utf-8"))
+            record = read_json(meta, expect=None)  # strict: an InputFileError is a ValueError: recomputed
             if not isinstance(record, dict):
                 raise ValueError("side file is not a JSON object")
             if record.get("key") != self._key(clip_id):

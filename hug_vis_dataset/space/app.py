@@ -6,7 +6,6 @@ the components :mod:`hug_vis_dataset.space.ui`.
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from pathlib import Path
@@ -41,6 +40,8 @@ def provenance_routes(store) -> list:
     from starlette.routing import Route
 
     from .. import catalog
+    from ..readers import InputFileError
+    from ..readers.json_files import read_json
     from ..results import name_problem
 
     def summary(request):
@@ -48,7 +49,10 @@ def provenance_routes(store) -> list:
         path = Path(store.root) / task / model / "summary.json"
         if task not in catalog.task_names() or name_problem("model", model) or not path.is_file():
             return Response("no such stored run", status_code=404, media_type="text/plain")
-        return JSONResponse(json.loads(path.read_text(encoding="utf-8")))
+        try:  # strict: a stored summary with a duplicated key is not served as if it were whole
+            return JSONResponse(read_json(path))
+        except InputFileError as err:
+            return Response(f"stored run unreadable: {err}", status_code=500, media_type="text/plain")
 
     return [Route("/provenance/{task}/{model}/summary.json", summary)]
 

@@ -166,4 +166,6 @@ def write_examples(root: "str | Path", names: "list[str] | None" = None) -> list
 def recorded_output(folder: "str | Path") -> "dict | None":
     """The output recorded in ``<folder>/examples/output.json`` (``None`` if absent or not run)."""
     path = Path(folder) / "examples" / "output.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    from ..readers.json_files import read_json
+
+    return read_json(path) if path.is_file() else None

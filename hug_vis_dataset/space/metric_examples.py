@@ -18,7 +18,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import tempfile
 import zipfile
 from pathlib import Path
@@ -114,7 +113,9 @@ def read_answers(path: "str | Path") -> dict[str, list]:
     instructed emotion of each clip (from its id) as reference, and the input settings."""
     from ..grid import ClipId
 
-    lines = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    from ..readers.json_files import iter_json_lines
+
+    lines = [value for _, value in iter_json_lines(path)]  # strict: a duplicated "answer" names its line
     return {"predictions": [line["answer"] for line in lines],
             "references": [ClipId.parse(line["clip_id"]).emotion.value for line in lines],
             "input_settings": [line.get("input_setting") or "" for line in lines]}

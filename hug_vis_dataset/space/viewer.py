@@ -23,7 +23,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -31,6 +30,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import catalog
+from ..readers.json_files import read_json
 
 #: What the viewer shows when a run's outputs are no longer on disk.
 NO_OUTPUTS = ("The model's outputs are not on this machine (an uploaded zip is deleted after scoring; a CLI run "
@@ -97,7 +97,7 @@ def worst_first(run, metric: str):
 def predictions_root(run) -> "Path | None":
     """The predictions folder the run was scored from (``run.json``), when it is still there."""
     try:
-        record = json.loads((Path(run.folder) / "run.json").read_text(encoding="utf-8"))
+        record = read_json(Path(run.folder) / "run.json")  # strict; an InputFileError is a ValueError
     except (OSError, ValueError, TypeError):
         return None
     root = record.get("predictions") if isinstance(record, dict) else None

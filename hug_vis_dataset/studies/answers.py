@@ -66,6 +66,14 @@ def read_preferences(path: "str | Path"):
             ClipId.parse(row.clip_id)
         except ClipIdError as err:
             raise PreferencesFileError(f"{path}:{number}: {err}") from None
+    key = ["rater", "task", "clip_id", "system_a", "system_b", "criterion"]
+    repeated = frame.duplicated(subset=key, keep="first")
+    if repeated.any():  # one answer per (rater, pair, criterion): a repeated row would count twice
+        index = int(repeated.to_numpy().nonzero()[0][0])
+        row = frame.iloc[index]
+        first = next(table.lines[i] for i in range(index) if all(frame.iloc[i][c] == row[c] for c in key))
+        raise PreferencesFileError(f"{path}:{table.lines[index]}: repeats the answer of line {first} (same rater, "
+                                   f"clip, pair and criterion); keep one line per answer")
     frame["outcome"] = outcome.astype(float)
     for column in ("elapsed", "duration"):
         if column in frame.columns:

@@ -71,6 +71,7 @@ from ..grid import ClipId
 from ..layout import SIMULATED_RATINGS_FILE
 from ..metrics.rater_qc import GOLD_HIGH, GOLD_LOW
 from ..mos import RATING_COLUMNS, TASK_CRITERIA
+from ..readers.json_files import read_json, require_fields
 from ..studies.schedule import pair_sides, plan_session, session_rng, session_seed
 from ..studies.sessions import SESSIONS_FILE, item_code
 from ..studies.spec import StudyItem, StudySpec, study_from_mapping
@@ -360,7 +361,7 @@ def write_simulated_ratings(systems_root: "str | Path", clip_ids: Sequence[str],
         The MOS ratings CSV written (``mos_ratings.csv``); :func:`write_study` lists the others.
     """
     root = Path(systems_root)
-    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    manifest = require_fields(read_json(root / "manifest.json"), {"tasks": dict}, root / "manifest.json")
     systems = {task: {name: float(info["strength"]) for name, info in manifest["tasks"][task]["systems"].items()}
                for task in TASK_CRITERIA if task in manifest.get("tasks", {})}
     return write_study(simulate_study(clip_ids, systems, seed=seed, **options), root)["mos"]
