@@ -289,13 +289,13 @@ class QueueWorker:
 
 
 def _stored_by(results: Any, request: ScoringRequest) -> bool:
-    import json
+    from ..readers.json_files import read_json
 
     if hasattr(results, "pull"):
         results.pull()
     summary = Path(results.root) / request.task / request.model / "summary.json"
     try:
-        line = json.loads(summary.read_text(encoding="utf-8"))["provenance"]["command_line"]
+        line = read_json(summary)["provenance"]["command_line"]  # strict; an InputFileError is a ValueError
     except (OSError, ValueError, KeyError, TypeError):
         return False
     return request.request_id in line

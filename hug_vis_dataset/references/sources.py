@@ -297,10 +297,12 @@ def _read_manifest(root: Path) -> "dict | None":
     path = root / HUB_MANIFEST
     if not path.is_file():
         return None
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise DatasetSourceError(f"{path} is not valid JSON: {err}") from None
+    from ..readers.json_files import read_json
+
+    try:  # strict: a duplicated "configs" is refused naming the line, not "the last one wins"
+        manifest = read_json(path, expect=None)
+    except ValueError as err:  # an InputFileError: one line naming file and line
+        raise DatasetSourceError(f"{path} is not valid JSON: {str(err).removeprefix(f'{path}: ')}") from None
     return manifest if isinstance(manifest, dict) and isinstance(manifest.get("configs"), dict) else None
 
 
