@@ -158,7 +158,8 @@ def test_publish_dry_run_refuses_a_symlink_in_the_dataset_dir(tmp_path, capsys, 
     out_dir = tmp_path / "out"
     status, out, err = run_cli(capsys, "publish", "--dry-run", out_dir, "--dataset-dir", dataset)
     assert status == 2 and "Traceback" not in out + err
-    assert err.count("\n") == 1 and err.startswith("hugvis publish: symbolic link(s) in ")
+    assert err.count("\n") == 2 and err.startswith("hugvis publish: symbolic link(s) in ")  # + the count line
+    assert err.splitlines()[1] == "hugvis publish: not fit to publish: 1 problem(s) in 1 folder(s); fix each one above and run again"
     assert f"{link} -> {os.readlink(link)}" in err and LINK_FIX in err
     assert not out_dir.exists()  # refused before anything is written
     assert not _holds_secret(tmp_path / "ds")  # the link itself is left as it is, unread
@@ -174,7 +175,8 @@ def test_publish_never_copies_or_lists_through_a_link(tmp_path):
     with pytest.raises(pub.PublishError) as caught:
         pub.materialise(tmp_path / "out", include_dataset=False, metrics_root=metrics, explorer_dir=tmp_path / "none")
     text = str(caught.value)
-    assert "\n" not in text and str(metrics / "psnr" / "extra.txt") in text and LINK_FIX in text
+    line, count = text.splitlines()  # the problem, then the count line
+    assert str(metrics / "psnr" / "extra.txt") in line and LINK_FIX in line and count == "not fit to publish: 1 problem(s) in 1 folder(s); fix each one above and run again"
     assert not (tmp_path / "out").exists()
     with pytest.raises(pub.PublishError, match="replace each link by the file"):
         pub.local_files(metrics / "psnr")  # what an upload lists: refused the same way
@@ -197,13 +199,13 @@ def test_metrics_folder_without_its_module_file_is_refused(tmp_path, capsys, mon
     (metrics / "ssim" / "ssim.py").unlink()
     with pytest.raises(pub.PublishError) as caught:
         pub.metric_module_dirs(metrics)
-    assert str(caught.value) == f"{metrics / 'ssim'} has no module file ssim.py; {MODULE_FIX}"
+    assert str(caught.value) == f"{metrics / 'ssim'} has no module file ssim.py; {MODULE_FIX}\nnot fit to publish: 1 problem(s) in 1 folder(s); fix each one above and run again"
     # Through `hugvis publish`: the real materialise, only its metrics folder redirected to this one.
     monkeypatch.setattr(pub, "materialise", functools.partial(pub.materialise, metrics_root=metrics,
                                                               explorer_dir=tmp_path / "none"))
     status, out, err = run_cli(capsys, "publish", "--dry-run", tmp_path / "out", "--no-dataset")
-    assert status == 2 and "Traceback" not in out + err and err.count("\n") == 1
-    assert err == f"hugvis publish: {metrics / 'ssim'} has no module file ssim.py; {MODULE_FIX}\n"
+    assert status == 2 and "Traceback" not in out + err and err.count("\n") == 2
+    assert err == f"hugvis publish: {metrics / 'ssim'} has no module file ssim.py; {MODULE_FIX}\nhugvis publish: not fit to publish: 1 problem(s) in 1 folder(s); fix each one above and run again\n"
     assert not (tmp_path / "out").exists()
     shutil.rmtree(metrics / "ssim")  # removed, as the message says: the rest publishes
     status, out, err = run_cli(capsys, "publish", "--dry-run", tmp_path / "out", "--no-dataset")

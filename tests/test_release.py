@@ -320,7 +320,9 @@ def test_cli_refuses_in_one_line_and_uploads_nothing(tmp_path, monkeypatch, caps
     monkeypatch.setattr(pub, "pypi_versions", lambda name: set())
     assert cli.main(["publish", "--no-dataset"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith(f"hugvis publish: hug-vis=={__version__} is not on the package index")
+    # One line per problem, then the count line (issue 35: every problem in one pass).
+    assert err.count("\n") == 2 and err.startswith(f"hugvis publish: hug-vis=={__version__} is not on the package index")
+    assert err.splitlines()[1] == "hugvis publish: not fit to publish: 1 problem(s); fix each one above and run again"
     assert uploads == []
 
     monkeypatch.setattr(pub, "pypi_versions", lambda name: {__version__})

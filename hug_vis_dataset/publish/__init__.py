@@ -34,8 +34,8 @@ from typing import Any, Iterable
 from .. import release_info
 from ..hashing import digest_file
 from ..hub_access import HUB_DATASET_ID, require_reachable
-from .checks import (GATED_FIELDS, PYPI_JSON_URL, SPACE_SDKS, IndexLookup, IndexLookupError, PublishError, RepoTarget,
-                     check_installable, check_requirements, check_source_requirements, check_wheel, ensure_gated,
+from .checks import (GATED_FIELDS, PYPI_JSON_URL, SPACE_SDKS, IndexLookup, IndexLookupError, PublishError,
+                     PublishProblems, RepoTarget, check_installable, check_requirements, check_source_requirements, check_wheel, ensure_gated,
                      library_requirement, pypi_versions, validate_card, wheel_mismatches, write_space_requirements)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -47,13 +47,15 @@ EXPLORER_NAME = "hug-vis-explorer"
 OFFLINE_ALTERNATIVE = ("`hugvis publish --dry-run OUT_DIR` builds and checks every repo locally; "
                        "upload from a machine with internet")
 SKIP_NAMES = frozenset({".git", "__pycache__", ".cache", ".gitattributes", ".build_state"})
+#: The fix of a generated ``metrics/<name>/`` folder: generate it again from the catalog.
+MODULE_FIX = "regenerate the module folders with `python -m hug_vis_dataset.module_folders metrics`, or remove the folder"
 
 __all__ = [
     "DEFAULT_DATASET_REPO", "DEFAULT_ORG", "EXPLORER_NAME", "GATED_FIELDS", "IndexLookup", "IndexLookupError",
-    "PYPI_JSON_URL", "PublishError", "REPO_ROOT", "RepoTarget", "SKIP_NAMES", "SPACE_SDKS", "UploadPlan",
+    "PYPI_JSON_URL", "PublishError", "PublishProblems", "REPO_ROOT", "RepoTarget", "SKIP_NAMES", "SPACE_SDKS", "UploadPlan",
     "check_installable", "check_requirements", "check_source_requirements", "check_wheel", "ensure_gated",
     "file_digests", "git_blob_id", "library_requirement", "local_files", "materialise", "metric_module_dirs",
-    "plan_upload", "publish", "pypi_versions", "refuse_symlinks", "symlinks_in", "validate_card", "wheel_mismatches",
+    "plan_upload", "publish", "pypi_versions", "source_problems", "refuse_symlinks", "symlinks_in", "validate_card", "wheel_mismatches",
     "write_space_requirements",
 ]
 
@@ -110,14 +112,22 @@ def symlinks_in(folder: "str | Path") -> list[Path]:
     return sorted(links)
 
 
+def symlink_problem(folder: "str | Path") -> "str | None":
+    """One line naming every symbolic link under ``folder`` and the fix, or None when there is none."""
+    links = symlinks_in(folder)
+    if not links:
+        return None
+    named = ", ".join(f"{link} -> {os.readlink(link)}" for link in links)
+    return (f"symbolic link(s) in {folder}: {named}; publishing never follows a link: replace each link by the file "
+            f"it points to")
+
+
 def refuse_symlinks(folder: "str | Path") -> None:
     """Raise :class:`PublishError` naming every symbolic link under ``folder``: publishing copies
     and uploads files only, never what a link points at (it may lie outside the repo)."""
-    links = symlinks_in(folder)
-    if links:
-        named = ", ".join(f"{link} -> {os.readlink(link)}" for link in links)
-        raise PublishError(f"symbolic link(s) in {folder}: {named}; publishing never follows a link: replace each "
-                           f"link by the file it points to")
+    problem = symlink_problem(folder)
+    if problem:
+        raise PublishError(problem)
 
 
 def local_files(folder: "str | Path") -> list[str]:
@@ -135,23 +145,72 @@ def local_files(folder: "str | Path") -> list[str]:
 
 
 # --------------------------------------------------------------------------- materialise
+def _module_folders(metrics_root: "str | Path") -> list[Path]:
+    root = Path(metrics_root)
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir() and p.name not in SKIP_NAMES and not p.name.startswith("."))
+
+
+def _missing_module(folder: Path) -> "str | None":
+    if (folder / f"{folder.name}.py").is_file():
+        return None
+    return f"{folder} has no module file {folder.name}.py; {MODULE_FIX}"
+
+
 def metric_module_dirs(metrics_root: "str | Path" = REPO_ROOT / "metrics") -> list[Path]:
     """``metrics/<name>/`` folders, each holding its evaluate module ``<name>.py``.
 
     Raises:
-        PublishError: a folder without its module file (a half-generated or stale folder would
-            otherwise be left out of publishing without a word).
+        PublishProblems: every folder without its module file, one line each (a half-generated
+            or stale folder would otherwise be left out of publishing without a word).
     """
-    root = Path(metrics_root)
-    if not root.is_dir():
-        return []
-    folders = sorted(p for p in root.iterdir()
-                     if p.is_dir() and p.name not in SKIP_NAMES and not p.name.startswith("."))
-    for folder in folders:
-        if not (folder / f"{folder.name}.py").is_file():
-            raise PublishError(f"{folder} has no module file {folder.name}.py; regenerate the module folders with "
-                               f"`python -m hug_vis_dataset.module_folders metrics`, or remove the folder")
+    folders = _module_folders(metrics_root)
+    problems = [p for p in map(_missing_module, folders) if p]
+    if problems:
+        raise PublishProblems(problems, len(problems))
     return folders
+
+
+def _with_fix(problem: str, fix: str) -> str:
+    # Card and requirement checks say what is wrong; a problem that does not say what to do gets its folder's fix.
+    return problem if "; " in problem or "(write it" in problem else f"{problem}; {fix}"
+
+
+def source_problems(metrics_root: "str | Path" = REPO_ROOT / "metrics",
+                    explorer_dir: "str | Path" = REPO_ROOT / "spaces" / EXPLORER_NAME,
+                    dataset_dir: "str | Path | None" = None) -> "tuple[list[str], int]":
+    """Every problem of every source folder, read only (nothing is written): ``(lines, folders with one)``.
+
+    A module folder is checked whole even when its module file is missing: its links, its card
+    (as a Space's) and its requirements (unversioned or this version); so is the explorer's
+    folder; a dataset folder is checked for links (its card is checked once it is gated).
+
+    Example:
+        >>> import tempfile
+        >>> root = Path(tempfile.mkdtemp())
+        >>> (root / "a").mkdir(); (root / "b").mkdir()
+        >>> lines, folders = source_problems(root, root / "none")
+        >>> folders, sum(line.startswith(str(root / "a")) for line in lines) > 1, any("b.py" in line for line in lines)
+        (2, True, True)
+    """
+    found: list[str] = []
+    folders = 0
+    explorer = Path(explorer_dir)
+    spaces = [(m, MODULE_FIX) for m in _module_folders(metrics_root)]
+    if explorer.is_dir():
+        spaces.append((explorer, f"correct it in {explorer} (the explorer Space's source)"))
+    for folder, fix in spaces:
+        here = [p for p in (_missing_module(folder) if fix is MODULE_FIX else None, symlink_problem(folder)) if p]
+        here += [_with_fix(p, fix) for p in validate_card(folder, "space") + check_source_requirements(folder)]
+        found += here
+        folders += bool(here)
+    if dataset_dir is not None:
+        link = symlink_problem(dataset_dir)
+        if link:
+            found.append(link)
+            folders += 1
+    return found, folders
 
 
 def _copy_tree(source: Path, dest: Path) -> None:
@@ -190,21 +249,20 @@ def materialise(
             ``{folder}`` (the materialised folder as a ``file://`` URI, for offline tests) are filled in.
 
     Raises:
-        PublishError: listing every problem (cards, missing files, unpinned requirements); or,
-            before anything is written, naming a symbolic link in a source folder or a
-            ``metrics/<name>/`` folder without its module file.
+        PublishProblems: every problem of every folder in one pass, one line each (before anything
+            is written: a module folder without its module file, a symbolic link, a card, a source
+            requirement; then, in the written repos, a pin or the dataset's card).
     """
     bundled = check_wheel(wheel) if wheel is not None else None
     out = Path(out_dir)
     if out.exists() and any(out.iterdir()):
         raise PublishError(f"{out} is not empty")
+    # Before anything is written: a refused run leaves no half-made OUT_DIR, and names every problem at once.
+    found, folders = source_problems(metrics_root, explorer_dir, dataset_dir if include_dataset else None)
+    if found:
+        raise PublishProblems(found, folders)
     modules = metric_module_dirs(metrics_root)
     explorer = Path(explorer_dir)
-    sources = modules + ([explorer] if explorer.is_dir() else [])
-    if include_dataset and dataset_dir is not None:
-        sources.insert(0, Path(dataset_dir))
-    for source in sources:  # before anything is written: a refused run leaves no half-made OUT_DIR
-        refuse_symlinks(source)
     out.mkdir(parents=True, exist_ok=True)
     targets: list[RepoTarget] = []
     if include_dataset:
@@ -224,9 +282,12 @@ def materialise(
         _copy_tree(explorer, dest)
         targets.append(RepoTarget(f"{org}/{EXPLORER_NAME}", "space", dest, "gradio"))
     problems = []
+    unfit = 0
     for target in targets:
-        problems += validate_card(target.folder, target.repo_type)
-        if target.repo_type != "space":
+        before = len(problems)
+        if target.repo_type != "space":  # a Space's card was checked in its source folder
+            problems += validate_card(target.folder, target.repo_type)
+            unfit += len(problems) > before
             continue
         # The source names the library unversioned or at this version (its texts were generated for it);
         # the published line is written from release_info: the pin, or the bundled wheel.
@@ -241,8 +302,9 @@ def materialise(
             write_space_requirements(target.folder, kind, url)
             found = check_requirements(target.folder)
         problems += found
+        unfit += len(problems) > before
     if problems:
-        raise PublishError("not fit to publish:\n  " + "\n  ".join(problems))
+        raise PublishProblems(problems, unfit)
     return targets
 
 

@@ -43,6 +43,25 @@ class PublishError(HugvisError, RuntimeError):
     """A folder is not fit to publish (bad card, missing file, unpinned requirements, a symlink)."""
 
 
+class PublishProblems(PublishError):
+    """Every problem found in one pass, one line each (naming the folder, the file and the fix),
+    then a count line: a user fixes them all before running again, not one per run.
+
+    Example:
+        >>> print(PublishProblems(["m/README.md: no title; fix: add one", "n/n.py is missing; fix: regenerate"], 2))
+        m/README.md: no title; fix: add one
+        n/n.py is missing; fix: regenerate
+        not fit to publish: 2 problem(s) in 2 folder(s); fix each one above and run again
+    """
+
+    def __init__(self, problems: "Iterable[str]", folders: "int | None" = None):
+        self.problems = list(problems)
+        self.folders = folders
+        where = "" if folders is None else f" in {folders} folder(s)"
+        count = f"not fit to publish: {len(self.problems)} problem(s){where}; fix each one above and run again"
+        super().__init__("\n".join([*self.problems, count]))
+
+
 class IndexLookupError(RuntimeError):
     """The package index could not be asked which versions exist (publishing then refuses)."""
 

@@ -35,10 +35,11 @@ def _run(args: argparse.Namespace) -> int:
             targets = api.materialise(Path(tmp) / "out", **common)
             problems = api.check_installable(targets, index_versions=api.pypi_versions, private=args.private)
             if problems:
-                raise api.PublishError("; ".join(problems))
+                raise api.PublishProblems(problems)  # each line names its Spaces
             api.publish(targets, private=args.private)
-    except api.PublishError as err:
-        print(f"hugvis publish: {err}", file=sys.stderr)
+    except api.PublishError as err:  # one line per problem (PublishProblems: then the count line)
+        for line in str(err).splitlines():
+            print(f"hugvis publish: {line}", file=sys.stderr)
         return 2
     return 0
 
