@@ -111,3 +111,91 @@ def test_rater_page_loads_without_an_error_and_shows_the_coverage(rater_site, br
     page.wait_for_timeout(1500)
     expect(page.locator(ERROR_BADGE)).to_have_count(0)
     page.close()
+
+
+# ----------------------------------------------------------------------------- the explorer
+#: Ratings of talk_good's ID similarity per (rater, clip emotion): rater_c is careless (gold answers
+#: backwards, every answer faster than the 0.5 s media), so the study's QC flags them.
+RATINGS = {("rater_a", "happy"): 5, ("rater_a", "sad"): 4, ("rater_b", "happy"): 4, ("rater_b", "sad"): 5,
+           ("rater_c", "happy"): 1, ("rater_c", "sad"): 1}
+
+
+def _write_ratings(explorer) -> None:
+    """The careful raters answer in 5 s and get the gold items right; rater_c answers in 0.1 s and
+    scores the reference 1 and the degraded copy 5, through the Space's own rating store."""
+    clips = {str(c).split("_")[2]: str(c) for c in explorer.release.clip_ids()}
+    store = explorer.mos.ratings
+    for (rater, emotion), score in RATINGS.items():
+        careless = rater == "rater_c"
+        timing = {"study": "space-study", "elapsed": 0.1 if careless else 5.0, "duration": 0.5}
+        store.add(rater, AUDIO, clips[emotion], "talk_good",
+                  {"id_similarity": score, "emotion_naturalness": 3, "lip_sync": 3},
+                  extra={**timing, "item": f"i{rater[-1]}{emotion[:3]}item"})
+        for gold, good in (("gold_reference", 5), ("gold_degraded", 1)):
+            value = 6 - good if careless else good
+            store.add(rater, AUDIO, clips[emotion], gold, {c: value for c in ("id_similarity", "emotion_naturalness",
+                                                                                "lip_sync")},
+                      extra={**timing, "item": f"g{rater[-1]}{emotion[:3]}{gold[5:8]}"})
+
+
+@pytest.fixture(scope="module")
+def site(release):
+    """The explorer over the release and a store with a ratings log (see :data:`RATINGS`)."""
+    from hug_vis_dataset.space.app import Explorer, app_kwargs, build_app
+
+    rel, results, work = release / "release", release / "results", release / "work"
+    explorer = Explorer(rel, results, work_dir=work)
+    _write_ratings(explorer)
+    demo = build_app(explorer)
+    _, url, _ = demo.launch(server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True,
+                            allowed_paths=[str(rel), str(work), str(results)], app_kwargs=app_kwargs(explorer))
+    yield {"url": url, "explorer": explorer, "release": rel, "results": results}
+    demo.close()
+
+
+def _site_page(browser, url: str):
+    page = _page(browser, url)
+    page.locator("#leaderboard td").first.wait_for()
+    return page
+
+
+def _choose(page, elem_id: str, option: str) -> None:
+    page.locator(f"#{elem_id} input").first.click()
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def _hand_mos(kept: set) -> float:
+    """MOS by hand: each clip's mean over the raters kept, then the mean over clips."""
+    clips = {}
+    for (rater, emotion), score in RATINGS.items():
+        if rater in kept:
+            clips.setdefault(emotion, []).append(score)
+    return sum(sum(v) / len(v) for v in clips.values()) / len(clips)
+
+
+def test_mos_table_leaves_out_the_rater_qc_flags_and_offers_every_rater(site, browser):
+    """Item 2: Table 6 counts only the raters the study's QC keeps, says so, and shows every rater on request."""
+    from playwright.sync_api import expect
+
+    kept, every = _hand_mos({"rater_a", "rater_b"}), _hand_mos({"rater_a", "rater_b", "rater_c"})
+    assert (f"{kept:.2f}", f"{every:.2f}") == ("4.50", "3.33")  # the exclusion moves the MOS
+    page = _site_page(browser, site["url"])
+    label = next(t for t in site["explorer"].table_labels() if t.startswith("Table 6"))
+    _choose(page, "board-table", label)
+    page.locator("#board-show").get_by_label("synthetic demo", exact=True).check()
+    row = page.locator("#leaderboard tr").filter(has=page.locator("td", has_text=re.compile(r"^\s*talk_good\s*$")))
+    expect(row).to_have_count(1)
+    column = page.locator("#leaderboard th").all_inner_texts()
+    at = next(i for i, h in enumerate(column) if h.startswith("ID Similarity"))
+    expect(row.locator("td").nth(at)).to_contain_text(f"{kept:.2f}")
+    notes = page.locator("#leaderboard-notes")
+    expect(notes).to_contain_text("2 rater(s) kept / 1 flagged")
+    expect(notes).to_contain_text("rater_c: 4 of 4 gold answers failed")
+    expect(notes).to_contain_text("include flagged raters")
+    page.locator("#board-all-raters input").check()
+    expect(row.locator("td").nth(at)).to_contain_text(f"{every:.2f}")
+    expect(notes).to_contain_text("Unfiltered view")
+    # Not a MOS table: no QC toggle.
+    _choose(page, "board-table", next(t for t in site["explorer"].table_labels() if t.startswith("Table 11")))
+    expect(page.locator("#board-all-raters")).to_be_hidden()
+    page.close()

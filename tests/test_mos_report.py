@@ -53,6 +53,16 @@ def hand_mos(rows: list[dict]) -> dict[tuple[str, str], float]:
     return {k: sum(v) / len(v) for k, v in by_key.items()}
 
 
+def hand_qc_kept(rows: list[dict], max_fast_share: float = 0.25) -> list[dict]:
+    """The rows of raters the study's QC keeps, by hand: a rater goes when more than a quarter of their
+    answers (one per item) came sooner than the media lasts (the CSV has no gold answers)."""
+    answers: dict = defaultdict(dict)
+    for r in rows:
+        answers[r["rater"]][r["item"]] = float(r["elapsed"]) < float(r["duration"])
+    gone = {rater for rater, fast in answers.items() if sum(fast.values()) / len(fast) > max_fast_share}
+    return [r for r in rows if r["rater"] not in gone]
+
+
 def hand_marks(values: dict[str, float]) -> dict[str, "str | None"]:
     """Best / second by hand on the printed (2-decimal) values, higher is better."""
     shown = {m: round(v, 2) for m, v in values.items()}
@@ -187,7 +197,9 @@ def test_report_mos_tables_equal_hand_mos_with_marks(grid, report_dir):
     root, _ = grid
     out, report = report_dir
     rows = _read_csv(root / "grid" / "simulated_systems" / "mos_ratings.csv")
-    mos = hand_mos(rows)
+    kept = hand_qc_kept(rows)
+    assert len({r["rater"] for r in kept}) < len({r["rater"] for r in rows})  # the careless rater is flagged
+    mos = hand_mos(kept)  # Tables 6/8/10 leave out the raters quality control flags
     for task in MOS_TASKS:
         text = (out / f"{task}_mos.md").read_text()
         assert f"{TABLE[task]}-shaped" in text and text in report.markdown
@@ -211,14 +223,18 @@ def test_report_mos_intervals_and_agreement(grid, report_dir):
     root, _ = grid
     out, report = report_dir
     path = root / "grid" / "simulated_systems" / "mos_ratings.csv"
-    mos = hand_mos(_read_csv(path))
+    kept = hand_qc_kept(_read_csv(path))
+    mos = hand_mos(kept)
     intervals = pd.read_csv(out / "mos_intervals.csv")
     assert len(intervals) == len(mos)
     for row in intervals.itertuples():
         assert row.estimate == pytest.approx(mos[(row.model, row.criterion)])
         assert row.low <= row.estimate <= row.high
-        assert row.n_clusters == 2 and row.n_clips == 4 and row.n_ratings == 12
+        n = sum((r["model"], r["criterion"]) == (row.model, row.criterion) for r in kept)
+        assert row.n_clusters == 2 and row.n_clips == 4 and row.n_ratings == n
+    assert intervals["n_ratings"].min() < 12  # the flagged rater's ratings are left out
     valid, _ = read_ratings(path)
+    valid = valid[valid["rater"].isin({r["rater"] for r in kept})]
     for task in MOS_TASKS:
         names = [s.name for s in SYSTEMS[task]]
         alphas = agreement(valid[valid["model"].isin(names)])
@@ -243,7 +259,7 @@ def test_joint_view_rho_against_scipy(grid):
 
     root, _ = grid
     path = root / "grid" / "simulated_systems" / "mos_ratings.csv"
-    mos = hand_mos(_read_csv(path))
+    mos = hand_mos(hand_qc_kept(_read_csv(path)))
     names = ["vis_fair", "vis_good", "vis_poor"]
     auto = pd.DataFrame({"lpips": [0.20, 0.25, 0.60], "csim": [0.7, 0.9, 0.4]}, index=names)
     md = "\n".join(_mos_section(path, {"vision_driven": (auto, {}, {}, "clip")}, [], None, 0, ("md",), []))

@@ -21,7 +21,7 @@ def _report(args) -> int:
     formats = tuple(f.strip() for f in args.format.split(",") if f.strip())
     report = build_report(args.results, args.out, formats=formats, mos=args.mos, n_boot=args.n_boot,
                           figures=not args.no_figures, audit=args.audit, paper=not args.no_paper,
-                          preferences=args.preferences)
+                          preferences=args.preferences, mos_all_raters=args.mos_all_raters)
     print(report.markdown)
     print(f"\nreport written to {args.out}")
     for folder in report.skipped:
@@ -68,6 +68,9 @@ def register(subparsers) -> None:
     r.add_argument("--out", type=Path, default=Path("report"))
     r.add_argument("--format", default="md,tex,html", help="comma-separated: md, tex, html")
     r.add_argument("--mos", type=Path, default=None, help="ratings CSV for the MOS tables and MOS-metric agreement")
+    r.add_argument("--mos-all-raters", action="store_true",
+                   help="count the raters the study's quality control flags in Tables 6/8/10 (the unfiltered view; "
+                   "by default they are left out, as hugvis mos status flags them)")
     r.add_argument("--preferences", type=Path, default=None,
                    help="pairwise CSV (a pairwise study export): Bradley-Terry strengths and their agreement with "
                    "the MOS and the metrics in the Findings")

@@ -117,18 +117,44 @@ class Explorer:
     def table_labels(self) -> list[str]:
         return [_table_label(info) for info in pt.paper_data()["tables"]]
 
-    def board_rows(self, runs=None):
-        """Paper rows, every valid stored run and the MOS study's ratings, as board rows (read fresh)."""
+    def board_rows(self, runs=None, all_raters: bool = False):
+        """Paper rows, every valid stored run and the MOS study's ratings, as board rows (read fresh).
+
+        The MOS leave out the raters the study's quality control flags (:meth:`mos_qc`) unless
+        ``all_raters``."""
         origin = SYNTHETIC if self.release.synthetic else SUBMITTED
-        extra = [mos_rows(aggregate_ratings(self.mos.ratings.frame()), origin)]
-        if self.simulated_mos is not None:
-            extra.append(mos_rows(self.simulated_mos, SYNTHETIC, SIMULATED_RATERS))
+        live, simulated = self.mos_qc(all_raters)
+        extra = [mos_rows(aggregate_ratings(self.mos.ratings.frame(), exclude_raters=live.excluded), origin)]
+        if simulated is not None:
+            extra.append(mos_rows(self._simulated_mos(simulated.excluded), SYNTHETIC, SIMULATED_RATERS))
         return board_rows(self.store.runs() if runs is None else runs, *extra)
 
+    def mos_qc(self, all_raters: bool = False):
+        """(the study's ratings, the simulated ratings or None) as :class:`~hug_vis_dataset.mos_qc.QcSelection`:
+        the study's QC rule (``hugvis mos status``'s, with the study file's thresholds) on each."""
+        from ..mos_qc import select_raters
+
+        try:
+            rules = self.mos.spec.qc
+        except Exception:  # noqa: BLE001 - a broken study file is reported by the MOS tab; QC keeps its defaults
+            from ..metrics.rater_qc import QcRules
+
+            rules = QcRules()
+        live = select_raters(self.mos.ratings.frame(), rules, apply=not all_raters)
+        ratings = self.simulated_ratings
+        simulated = None if ratings is None else select_raters(ratings, rules, apply=not all_raters)
+        return live, simulated
+
+    def mos_qc_notes(self, all_raters: bool = False) -> list[str]:
+        """The QC lines under a MOS table (one per set of ratings that has raters)."""
+        live, simulated = self.mos_qc(all_raters)
+        notes = [("Study ratings", live), ("Simulated raters", simulated)]
+        return [f"{what}: {qc.note()}" for what, qc in notes if qc is not None and qc.raters]
+
     @cached_property
-    def simulated_mos(self):
-        """The synthetic release's simulated ratings (``simulated_systems/mos_ratings.csv``), aggregated
-        once: they are part of the release, so they do not change while the app runs."""
+    def simulated_ratings(self):
+        """The synthetic release's simulated ratings (``simulated_systems/mos_ratings.csv``) with their
+        task, read once: they are part of the release, so they do not change while the app runs."""
         from ..mos import read_ratings
         from .ratings import CRITERIA
 
@@ -137,14 +163,29 @@ class Explorer:
             return None
         valid, _invalid = read_ratings(path)
         task_of = {system: task for task in CRITERIA for system in self.mos.systems(task)}
-        return aggregate_ratings(valid.assign(task=valid["model"].map(task_of)).dropna(subset=["task"]))
+        return valid.assign(task=valid["model"].map(task_of)).dropna(subset=["task"])
+
+    def _simulated_mos(self, exclude: "set[str]"):
+        key = tuple(sorted(exclude))
+        cache = self.__dict__.setdefault("_simulated_mos_cache", {})
+        if key not in cache:  # aggregated once per rater selection (the bootstrap is not free)
+            cache[key] = aggregate_ratings(self.simulated_ratings, exclude_raters=exclude)
+        return cache[key]
+
+    @property
+    def simulated_mos(self):
+        """The simulated ratings aggregated without the raters QC flags (None: the release has none)."""
+        if self.simulated_ratings is None:
+            return None
+        return self._simulated_mos(self.mos_qc()[1].excluded)
 
     def leaderboard(self, table_label: str, origins: "list[str] | None" = None, source: str = ALL,
-                    input_setting: str = ALL, paradigm: str = ALL):
+                    input_setting: str = ALL, paradigm: str = ALL, all_raters: bool = False):
         """(table, notes Markdown, filters that apply) of one paper table beside the stored runs.
 
         ``origins`` are labels of :data:`~hug_vis_dataset.leaderboard.board.ORIGIN_LABELS` (what the
-        Show checkboxes hold) or keys; default paper and submitted.
+        Show checkboxes hold) or keys; default paper and submitted. A MOS table (6, 8, 10) leaves out
+        the raters the study's QC flags, and says so in the notes, unless ``all_raters``.
         """
         by_label = {v: k for k, v in ORIGIN_LABELS.items()}
         keys = [by_label.get(o, o) for o in (origins if origins is not None else
@@ -152,8 +193,9 @@ class Explorer:
         scan = self.store.scan()
         table = table_number(table_label)
         # The ratings log's skipped lines matter where ratings are shown: the MOS tables.
-        problems = self.mos.problems() if table in {catalog.task(t).mos_table for t in catalog.task_names()} else []
-        view = board(self.board_rows(scan.runs), table, keys, source, input_setting, paradigm,
+        is_mos = table in {catalog.task(t).mos_table for t in catalog.task_names()}
+        problems = self.mos.problems() + self.mos_qc_notes(all_raters) if is_mos else []
+        view = board(self.board_rows(scan.runs, all_raters), table, keys, source, input_setting, paradigm,
                      damaged=scan.damaged, extra_notes=problems, clip_rows=clip_rows_of(scan.runs))
         return view.frame, view.markdown_notes, view.filters
 

@@ -12,12 +12,17 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .. import catalog
 from ..leaderboard.board import ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, applicable_filters, provenance_href
 from ..escaping import markdown_text
 from ..results import NAME_RULE
 from .explorer import ANALYSES, ANALYSIS_FILTERS, FINDINGS, SCORED_TASKS, Explorer, table_number
 from .mos_study import build_mos_tab
 from .precheck import layout_help
+
+
+#: The paper's MOS tables (6, 8, 10), from the catalog: where the QC toggle applies.
+MOS_TABLES = frozenset(catalog.task(t).mos_table for t in catalog.task_names()) - {None}
 
 
 def _filter_choices(explorer: Explorer, table: int) -> dict[str, list[str]]:
@@ -137,6 +142,9 @@ def _leaderboard_tab(gr, explorer: Explorer, demo, tab):
                               visible="input_setting" in filters, elem_id="board-setting")
         paradigm = gr.Dropdown(choices["paradigm"], value=ALL, label="Paradigm", visible="paradigm" in filters,
                                elem_id="board-paradigm")
+        # MOS tables only: quality control leaves flagged raters out unless asked (the unfiltered view).
+        raters = gr.Checkbox(False, label="include flagged raters", visible=table_number(first) in MOS_TABLES,
+                             elem_id="board-all-raters", info="MOS tables leave out raters the study's QC flags")
     gr.Markdown("Best **bold**, second <u>underlined</u>, within each comparable group (`docs/SCORING.md`). "
                 "Click a header to sort (▲ ascending, ▼ descending); rows stay within their group "
                 "(reference, paper, submitted, synthetic, subset, baseline).")
@@ -144,21 +152,22 @@ def _leaderboard_tab(gr, explorer: Explorer, demo, tab):
     notes = gr.Markdown(elem_id="leaderboard-notes")
     stored_runs = gr.State(0)
 
-    def refresh(table_label, shown, src, inp, par):
-        frame, text, _ = explorer.leaderboard(table_label, shown, src, inp, par)
+    def refresh(table_label, shown, src, inp, par, all_raters):
+        frame, text, _ = explorer.leaderboard(table_label, shown, src, inp, par, all_raters=bool(all_raters))
         return board_html(frame), text
 
     def on_table(table_label, shown):
         frame, text, applies = explorer.leaderboard(table_label, shown)
         choices = _filter_choices(explorer, table_number(table_label))
         return [board_html(frame), text, *[gr.update(choices=choices[c], value=ALL, visible=c in applies)
-                                           for c in ("source", "input_setting", "paradigm")]]
+                                           for c in ("source", "input_setting", "paradigm")],
+                gr.update(value=False, visible=table_number(table_label) in MOS_TABLES)]
 
-    inputs = [table, show, source, setting, paradigm]
-    table.change(on_table, [table, show], [board, notes, source, setting, paradigm])
+    inputs = [table, show, source, setting, paradigm, raters]
+    table.change(on_table, [table, show], [board, notes, source, setting, paradigm, raters])
     # Page load included: the board is read from the store once per event, never at build time.
-    for event in (demo.load, show.change, source.change, setting.change, paradigm.change, stored_runs.change,
-                  tab.select):
+    for event in (demo.load, show.change, source.change, setting.change, paradigm.change, raters.change,
+                  stored_runs.change, tab.select):
         event(refresh, inputs, [board, notes])
     return stored_runs
 

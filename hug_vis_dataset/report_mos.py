@@ -1,0 +1,206 @@
+"""The report's subjective-study section: Tables 6/8/10 (MOS per criterion) from a ratings CSV, the
+raters quality control keeps (:mod:`hug_vis_dataset.mos_qc`), intervals, agreement, and the MOS vs
+automatic-metric joint view. Split from :mod:`hug_vis_dataset.report`, which calls :func:`_mos_section`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from .escaping import markdown_text
+
+FORMATS = {"md": "markdown", "tex": "latex", "html": "html"}
+
+MOS_PAPER_TABLE = {"audio_driven": "Table 6", "vision_driven": "Table 8", "voice_cloning": "Table 10"}
+# Criteria that only one task rates: they tell which task a rated model belongs to.
+_DISTINCTIVE = {"lip_sync": "audio_driven", "motion_naturalness": "vision_driven"}
+
+
+def mos_model_tasks(models_criteria: "dict[str, set[str]]", summaries: Sequence[dict] = ()) -> "tuple[dict, dict]":
+    """Assign every rated model to a MOS task; returns ``(model -> task, model -> why unassigned)``.
+
+    The ratings CSV has no task column, so a model's task comes from its criteria when one is
+    task-specific (``lip_sync``: audio-driven, ``motion_naturalness``: vision-driven); otherwise
+    from the stored results (``summary.json`` of ``hugvis evaluate``) when they name exactly one MOS
+    task for the model; otherwise voice cloning, whose criteria are exactly the shared ones.
+
+    Example:
+        >>> mos_model_tasks({"a": {"lip_sync", "id_similarity"}, "b": {"id_similarity"},
+        ...                  "c": {"id_similarity"}, "d": {"lip_sync", "motion_naturalness"}},
+        ...                 [{"task": "vision_driven", "model": "c"}])[0]
+        {'a': 'audio_driven', 'b': 'voice_cloning', 'c': 'vision_driven'}
+    """
+    from .mos import TASK_CRITERIA
+
+    stored: dict[str, set[str]] = {}
+    for s in summaries:
+        if s.get("task") in TASK_CRITERIA:
+            stored.setdefault(s["model"], set()).add(s["task"])
+    tasks, unassigned = {}, {}
+    for model in sorted(models_criteria):
+        hinted = {_DISTINCTIVE[c] for c in models_criteria[model] if c in _DISTINCTIVE}
+        if len(hinted) > 1:
+            unassigned[model] = "rated on both lip_sync and motion_naturalness (model names must be unique per task)"
+        elif hinted:
+            tasks[model] = hinted.pop()
+        elif len(stored.get(model, ())) > 1:
+            unassigned[model] = f"stored results name several tasks ({', '.join(sorted(stored[model]))})"
+        else:
+            tasks[model] = next(iter(stored.get(model, ())), "voice_cloning")
+    return tasks, unassigned
+
+
+def render_mos_table(task: str, mos, fmt: str = "markdown") -> str:
+    """One task's MOS table shaped like the paper's Table 6, 8 or 10.
+
+    Args:
+        task: ``audio_driven``, ``vision_driven`` or ``voice_cloning``.
+        mos: model x criterion MOS (a wide frame, index = model); criteria of the task that were
+            not rated print as a dash.
+        fmt: ``markdown``, ``latex`` or ``html``.
+
+    Example:
+        >>> import pandas as pd
+        >>> m = pd.DataFrame({"id_similarity": [4.2, 3.1], "emotion_naturalness": [4.0, 4.5]}, index=["a", "b"])
+        >>> for line in render_mos_table("voice_cloning", m).splitlines()[2:]:
+        ...     print(line)
+        | Model | ID Similarity ↑ | Emotion Naturalness ↑ |
+        | --- | ---: | ---: |
+        | a | **4.20** | <u>4.00</u> |
+        | b | <u>3.10</u> | **4.50** |
+    """
+    from .mos import CRITERIA, TASK_CRITERIA
+    from .tables import render_table
+
+    criteria = list(TASK_CRITERIA[task])
+    frame = mos.reindex(columns=criteria).rename_axis("model").reset_index()
+    # MOS criteria are not automatic metrics (not in METRIC_INFO): direction and header given here.
+    return render_table(frame, metrics=criteria, fmt=fmt, higher_is_better={c: True for c in criteria},
+                        display={c: CRITERIA[c] for c in criteria}, scales={c: 1.0 for c in criteria},
+                        caption=f"{MOS_PAPER_TABLE[task]}-shaped subjective results (MOS, 1-5) for {task}")
+
+
+def _joint_gaps(task: str, criteria: "set[str]", tables, summaries) -> list[str]:
+    """Why each rated criterion of ``task`` has no joint-view row (no silent omission)."""
+    from .mos import MATCHING_METRIC
+
+    gaps = []
+    table = tables[task][0] if task in tables else None
+    for criterion, metric in MATCHING_METRIC.get(task, {}).items():
+        if criterion not in criteria:
+            continue
+        if table is None or metric not in table.columns or not table[metric].notna().any():
+            why = next((s["metrics"]["skipped"][metric] for s in summaries
+                        if s.get("task") == task and metric in s.get("metrics", {}).get("skipped", {})),
+                       "no stored rows")
+            gaps.append(f"- {task} / {criterion}: matching metric {metric} not available ({why})")
+    return gaps
+
+
+def _mos_section(mos_path, tables, summaries, out_dir, n_boot, formats, files, all_raters: bool = False) -> list[str]:
+    """Tables 6/8/10 (MOS per criterion, best bold / second underlined), intervals, per-task
+    inter-rater agreement, invalid-rating counts, and the MOS vs automatic-metric joint view.
+
+    Raters flagged by the study's quality control (:mod:`hug_vis_dataset.mos_qc`) are left out,
+    and the note under each table says so, unless ``all_raters``."""
+    import pandas as pd
+
+    from .metrics.rater_qc import GOLD_MODELS
+    from .mos import TASK_CRITERIA, MOSReport, agreement, mos_intervals, mos_metric_agreement, mos_table, read_ratings
+    from .mos_qc import select_raters
+
+    md = ["## Subjective study (MOS)", ""]
+    valid, invalid = read_ratings(mos_path)
+    # The study's QC rule (hugvis mos status's): flagged raters are left out unless all_raters; gold
+    # answers are quality control only, never a MOS row.
+    qc = select_raters(valid, apply=not all_raters)
+    valid = valid[~valid["model"].isin(GOLD_MODELS) & ~valid["rater"].isin(sorted(qc.excluded))].reset_index(drop=True)
+    qc_line = markdown_text(qc.note("run hugvis report with --mos-all-raters")) if qc.raters else ""
+    md.append(f"{len(valid)} valid ratings, {len(invalid)} invalid"
+              + (" (excluded; each listed with its CSV line and reason in mos/invalid_ratings.csv):"
+                 if len(invalid) else "."))
+    if len(invalid):
+        reasons = invalid["reason"].str.replace(r"score .* is not", "score is not", regex=True)
+        md += [f"- {count} x {reason}" for reason, count in reasons.value_counts().sort_index().items()]
+    md.append("")
+    if valid.empty:
+        if out_dir:
+            (out_dir / "mos").mkdir(parents=True, exist_ok=True)
+            invalid.to_csv(out_dir / "mos" / "invalid_ratings.csv", index=False)
+            files.append(out_dir / "mos" / "invalid_ratings.csv")
+        return md + ["No valid rating: no MOS table.", ""]
+    if qc_line:
+        md += [qc_line, ""]
+    if valid.empty:
+        return md + ["Every rater was flagged by quality control: no MOS table.", ""]
+    table = mos_table(valid)
+    if n_boot:  # the intervals of hugvis mos (seed 0), on the raters kept
+        cis = mos_intervals(valid, n_boot=n_boot)
+        table = table.assign(ci_low=[cis[k].low for k in table.index], ci_high=[cis[k].high for k in table.index],
+                             n_actors=[cis[k].n_clusters for k in table.index])
+    else:  # --n-boot 0: no intervals, as for the automatic tables
+        table = table.assign(ci_low=float("nan"), ci_high=float("nan"))
+    report = MOSReport(table, agreement(valid), invalid, len(valid))
+    rated = valid.groupby("model")["criterion"].agg(set).to_dict()
+    model_task, unassigned = mos_model_tasks(rated, summaries)
+    wide = report.table["mos"].unstack("criterion")
+    interval_rows, joint, gaps = [], [], []
+    for task in MOS_PAPER_TABLE:
+        models = sorted(m for m, t in model_task.items() if t == task)
+        if not models:
+            continue
+        mine = valid[valid["model"].isin(models)]
+        md += [f"### {task} ({MOS_PAPER_TABLE[task]}: MOS, ratings averaged within each clip, then over clips)", "",
+               render_mos_table(task, wide.loc[models], "markdown"), ""]
+        if qc_line:
+            md += [qc_line, ""]
+        alphas = agreement(mine)
+        md.append("Inter-rater agreement (Krippendorff's alpha, interval; units = rated (clip, model) pairs): "
+                  + "; ".join(f"{c} {a['alpha']:.2f} ({a['pairable_units']} units, {a['raters']} raters)"
+                              for c, a in alphas.items()))
+        extra = sorted(set(mine["criterion"]) - set(TASK_CRITERIA[task]))
+        if extra:
+            md.append(f"- criteria rated but not part of {MOS_PAPER_TABLE[task]}: {', '.join(extra)} "
+                      "(in mos/mos.csv, not in the table)")
+        md.append("")
+        for (model, criterion), row in report.table.loc[models].iterrows():
+            interval_rows.append({"task": task, "model": model, "criterion": criterion, "estimate": row["mos"],
+                                  "low": row["ci_low"], "high": row["ci_high"], "n_clips": int(row["n_clips"]),
+                                  "n_ratings": int(row["n_ratings"]),
+                                  "n_clusters": int(mine.loc[(mine["model"] == model)
+                                                             & (mine["criterion"] == criterion), "actor_id"].nunique()),
+                                  "alpha": alphas[criterion]["alpha"]})
+        if task in tables:
+            joint += mos_metric_agreement(report.table.loc[models], tables[task][0], task)
+        gaps += _joint_gaps(task, set(mine["criterion"]), tables, summaries)
+        if out_dir:
+            for f in formats:
+                path = out_dir / f"{task}_mos.{f}"
+                path.write_text(render_mos_table(task, wide.loc[models], FORMATS[f]), encoding="utf-8")
+                files.append(path)
+    if n_boot and interval_rows and min(r["n_clusters"] for r in interval_rows) < 2:
+        md += ["- some MOS were rated on one actor only: their actor-clustered intervals are degenerate "
+               "(low = high) and say nothing about uncertainty", ""]
+    for model, why in unassigned.items():
+        md.append(f"- ratings of model {model} not tabulated: {why}")
+    if unassigned:
+        md.append("")
+    md += ["MOS vs automatic metric (Spearman rho over models per criterion; lower-is-better metrics negated, so "
+           "rho > 0 means agreement):", ""]
+    if joint:
+        md += ["| task | criterion | metric | models | rho | best by MOS | best by metric |",
+               "| --- | --- | --- | --- | --- | --- | --- |"]
+        md += [f"| {j['task']} | {j['criterion']} | {j['metric']} | {j['models']} | {j['spearman']:.2f} | "
+               f"{j['best_by_mos']} | {j['best_by_metric']} |" for j in joint]
+        md.append("")
+    else:
+        md += ["(no criterion has both MOS and its matching automatic metric)", ""]
+    if gaps:
+        md += ["Not in the joint view:"] + gaps + [""]
+    if out_dir:
+        report.save(out_dir / "mos")
+        files += [out_dir / "mos" / "mos.csv", out_dir / "mos" / "invalid_ratings.csv"]
+        if interval_rows:
+            pd.DataFrame(interval_rows).to_csv(out_dir / "mos_intervals.csv", index=False)
+            files.append(out_dir / "mos_intervals.csv")
+    return md

@@ -1,0 +1,90 @@
+"""Issue 38, the text a user reads: the report's MOS tables under the study's rater QC, the report's HTML,
+and one-line messages of the CLI (the browser side is tests/test_browser_issue38.py)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+AUDIO = "audio_driven"
+#: talk_good's ID similarity per (rater, clip emotion); rater_c is careless (gold backwards, too fast).
+SCORES = {("rater_a", "happy"): 5, ("rater_a", "sad"): 4, ("rater_b", "happy"): 4, ("rater_b", "sad"): 5,
+          ("rater_c", "happy"): 1, ("rater_c", "sad"): 1}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """A tiny release (one actor, two clips), one stored matting run, and a ratings CSV with gold answers
+    and answer times (the columns the Space's ratings export writes)."""
+    from hug_vis_dataset.scoring.runner import evaluate_submission
+    from hug_vis_dataset.synth import synthesize
+
+    root = tmp_path_factory.mktemp("issue38_text")
+    release = root / "release"
+    synthesize(release, actors=1, emotions=["Happy", "Sad"], actions=1, scripts=1, seconds=0.5, size=(64, 36))
+    results = root / "results"
+    evaluate_submission("matting", release / "simulated_systems" / "matting" / "matte_good", "matte_good", release,
+                        results, progress=False)
+    from hug_vis_dataset.release import Release
+
+    clips = {str(c).split("_")[2]: str(c) for c in Release(release).clip_ids()}
+    rows = []
+    for (rater, emotion), score in SCORES.items():
+        careless = rater == "rater_c"
+        timing = {"elapsed": 0.1 if careless else 5.0, "duration": 0.5}
+        for criterion in ("id_similarity", "emotion_naturalness", "lip_sync"):
+            value = score if criterion == "id_similarity" else 3
+            rows.append({"rater": rater, "clip_id": clips[emotion], "model": "talk_good", "criterion": criterion,
+                         "score": value, "item": f"{rater}-{emotion}", **timing})
+            for gold, good in (("gold_reference", 5), ("gold_degraded", 1)):
+                rows.append({"rater": rater, "clip_id": clips[emotion], "model": gold, "criterion": criterion,
+                             "score": 6 - good if careless else good, "item": f"{rater}-{emotion}-{gold}", **timing})
+    ratings = root / "ratings.csv"
+    with ratings.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return {"root": root, "release": release, "results": results, "ratings": ratings}
+
+
+def _hand_mos(kept: set) -> float:
+    clips: dict = {}
+    for (rater, emotion), score in SCORES.items():
+        if rater in kept:
+            clips.setdefault(emotion, []).append(score)
+    return sum(sum(v) / len(v) for v in clips.values()) / len(clips)
+
+
+def _row(markdown: str, model: str) -> str:
+    return next(line for line in markdown.splitlines() if line.startswith(f"| {model} |"))
+
+
+def test_report_mos_tables_leave_out_flagged_raters_and_say_so(world, tmp_path):
+    """Item 2 (report): Table 6 without the rater QC flags, a note under it, the unfiltered view on request."""
+    from hug_vis_dataset.report import build_report
+
+    kept, every = _hand_mos({"rater_a", "rater_b"}), _hand_mos(set(r for r, _ in SCORES))
+    assert (round(kept, 2), round(every, 2)) == (4.5, 3.33)
+    text = build_report([world["results"]], tmp_path / "r", mos=world["ratings"], n_boot=0, figures=False).markdown
+    section = text.split("### audio_driven")[1]
+    assert _row(section, "talk_good").split("|")[2].strip().strip("*<u>/") == f"{kept:.2f}"
+    assert "gold_reference" not in section.split("Inter-rater")[0]  # gold answers are QC, never a MOS row
+    assert "2 rater(s) kept / 1 flagged" in section
+    assert "rater_c: 4 of 4 gold answers failed" in section and "6 of 6 answers faster than the media" in section
+    assert "--mos-all-raters" in section
+    text = build_report([world["results"]], tmp_path / "all", mos=world["ratings"], n_boot=0, figures=False,
+                        mos_all_raters=True).markdown
+    section = text.split("### audio_driven")[1]
+    assert _row(section, "talk_good").split("|")[2].strip().strip("*<u>/") == f"{every:.2f}"
+    assert "Unfiltered view" in section
+
+
+def test_cli_report_mos_all_raters(world, tmp_path, capsys):
+    from hug_vis_dataset.cli import main
+
+    assert main(["report", str(world["results"]), "--out", str(tmp_path / "r"), "--mos", str(world["ratings"]),
+                 "--n-boot", "0", "--no-figures", "--mos-all-raters"]) == 0
+    out = capsys.readouterr().out
+    assert f"{_hand_mos(set(r for r, _ in SCORES)):.2f}" in _row(out.split("### audio_driven")[1], "talk_good")
