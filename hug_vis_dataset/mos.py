@@ -36,6 +36,8 @@ from typing import Sequence
 import numpy as np
 
 from .errors import HugvisError
+from .escaping import one_line
+from .skipped_lines import SHOWN_LINES, listed
 from .stats import format_interval
 
 CRITERIA: dict[str, str] = {
@@ -311,6 +313,7 @@ class MOSReport:
     invalid: object  # DataFrame of invalid ratings with line and reason
     n_valid: int
     extra: dict = field(default_factory=dict)
+    source: str = ""  # the ratings CSV the invalid lines are in ("" for a frame)
 
     @property
     def invalid_count(self) -> int:
@@ -324,6 +327,9 @@ class MOSReport:
         lines = [f"{self.n_valid} valid ratings, {self.invalid_count} invalid"]
         for reason, count in self.invalid_summary().items():
             lines.append(f"  invalid: {count} x {reason}")
+        # Named where they are read: file:line: reason, bounded (--out writes them all to invalid_ratings.csv).
+        lines += [f"  {one_line(line)}" for line in listed(invalid_lines(self.invalid, self.source),
+                                                            self.invalid_count)]
         wide = self.table["mos"].unstack("criterion")
         lines += ["", "MOS (ratings averaged within each clip, then over clips):",
                   wide.to_string(float_format=lambda v: f"{v:.2f}")]
@@ -353,17 +359,32 @@ class MOSReport:
 
 def mos_report(ratings: "str | Path | object", n_boot: int = 1000, seed: int = 0, level: str = "interval") -> MOSReport:
     """Validate ratings, compute MOS with intervals and agreement."""
-    if isinstance(ratings, (str, Path)):
+    source = str(ratings) if isinstance(ratings, (str, Path)) else ""
+    if source:
         valid, invalid = read_ratings(ratings)
     else:
         valid, invalid = validate_ratings(ratings)
     if valid.empty:
-        where = f"{ratings}: " if isinstance(ratings, (str, Path)) else ""
-        raise RatingsFileError(f"{where}no valid ratings ({len(invalid)} invalid); fix the lines listed by "
-                               f"hugvis mos --out DIR in invalid_ratings.csv")
+        where = f"{ratings}: " if source else ""
+        named = "; ".join(one_line(line) for line in listed(invalid_lines(invalid, source), len(invalid), limit=3))
+        raise RatingsFileError(f"{where}no valid ratings ({len(invalid)} invalid: {named}); fix those lines (hugvis "
+                               f"mos --out DIR lists them all in invalid_ratings.csv)")
     table = mos_table(valid)
     cis = mos_intervals(valid, n_boot=n_boot, seed=seed)
     table["ci_low"] = [cis[k].low for k in table.index]
     table["ci_high"] = [cis[k].high for k in table.index]
     table["n_actors"] = [cis[k].n_clusters for k in table.index]
-    return MOSReport(table, agreement(valid, level), invalid, len(valid))
+    return MOSReport(table, agreement(valid, level), invalid, len(valid), source=source)
+
+
+def invalid_lines(invalid, source: str = "", limit: int = SHOWN_LINES) -> list[str]:
+    """The first ``limit`` invalid ratings as ``"<file>:<line>: <reason>"`` (``line <n>: ...`` without a file).
+
+    Example:
+        >>> import pandas as pd
+        >>> invalid_lines(pd.DataFrame({"line": [3, 7], "reason": ["empty rater", "bad clip id"]}), "r.csv")
+        ['r.csv:3: empty rater', 'r.csv:7: bad clip id']
+    """
+    head = invalid.head(limit)
+    where = f"{source}:" if source else "line "
+    return [f"{where}{int(line)}: {reason}" for line, reason in zip(head["line"], head["reason"])]

@@ -194,8 +194,9 @@ def test_corrupt_lines_are_skipped_counted_and_named(release, tmp_path):
 
     # A new rating works, says the log has skipped lines, and its seq is above every seq written.
     message, table = study.rate(TASK, system, b, "r3", 3, 3, 3)
-    assert message == (f"Stored 3 score(s) from r3 for {system} on {b}. "
-                       "The ratings log has 6 skipped line(s), listed below.")
+    assert message.startswith(f"Stored 3 score(s) from r3 for {system} on {b}.\n\n"
+                              "The ratings log has 6 skipped line(s), left out of the MOS:\n")
+    assert message.splitlines()[3] == "- " + markdown_text(problems[0].replace(f"{path.parent}/", ""))  # named
     lines = path.read_bytes().split(b"\n")
     assert lines[14] == json.dumps(valid)[:60].encode()  # the cut line is left as it was ...
     new = [json.loads(line) for line in lines[15:18]]  # ... and the new submission starts on its own line

@@ -41,6 +41,7 @@ import numpy as np
 from ..escaping import markdown_text
 from ..layout import SIMULATED_SYSTEMS_DIR
 from ..leaderboard.store import RATINGS_FILE
+from ..skipped_lines import listed
 from .blind_study import VOICE_TASK
 from .ratings import CRITERIA, CRITERION_LABELS, MAX_CRITERIA, RatingError, RatingStore
 from .session_form import connect_session, item_updates, session_footer
@@ -257,10 +258,21 @@ class MosStudy:
         else:
             message = f"Stored {len(stored.scores)} score(s) from {who} for {what} on {clip}."
         if stored.skipped:
-            message += f" The ratings log has {stored.skipped} skipped line(s), listed below."
+            message += "\n\n" + self.skipped_note(stored.skipped_lines, stored.skipped)
         if problem:
             message += f" **{markdown_text(problem)}**"
         return message, self.table()
+
+    def skipped_note(self, lines: "tuple[str, ...] | list[str]", total: int) -> str:
+        """The skipped lines of the ratings log, named in the message itself (Markdown, escaped):
+        ``ratings.jsonl:<line>: <what>; <fix>`` for the first ones, then how many more.
+
+        The log is named by its file name: the page is public, the server's folders are not.
+        """
+        folder = str(self.ratings.path.parent) + os.sep
+        items = [markdown_text(line.removeprefix(folder)) for line in listed(lines, total)]
+        return (f"The ratings log has {total} skipped line(s), left out of the MOS:\n"
+                + "\n".join(f"- {item}" for item in items))
 
     def table(self):
         """MOS per (task, model, criterion): mean and counts of the ratings in force (MOS shown to

@@ -69,6 +69,7 @@ from ..mos import TASK_CRITERIA
 from ..readers import InputFileError
 from ..readers.json_files import loads_strict
 from ..results import name_problem
+from ..skipped_lines import SHOWN_LINES
 
 # The paper's criteria per task and their labels come from the MOS module, so what the form
 # stores is exactly what hug_vis_dataset.mos aggregates.
@@ -167,12 +168,16 @@ class Submission:
             that this submission replaces; empty for a first rating.
         skipped: lines of the log skipped when it was read for this submission (see
             :meth:`RatingStore.problems`); 0 for a clean log.
+        skipped_lines: the first :data:`~hug_vis_dataset.skipped_lines.SHOWN_LINES` of them, each
+            ``"<path>:<line>: <what>; <fix>"`` (plain text), so the message of this submission can
+            name them where the rater reads it.
     """
 
     seq: int
     scores: dict[str, int]
     replaced: dict[str, int] = field(default_factory=dict)
     skipped: int = 0
+    skipped_lines: tuple[str, ...] = ()
 
 
 class RatingStore:
@@ -213,7 +218,7 @@ class RatingStore:
         with FileLock(str(self.lock_path), timeout=30):
             # The sequence number and the replaced scores are read under the same lock as the
             # write, so two processes can never hand out the same number.
-            last_seq, earlier, skipped = _scan(self.path, (rater, task, clip, model), self.allowed)
+            last_seq, earlier, skipped, named = _scan(self.path, (rater, task, clip, model), self.allowed)
             seq = last_seq + 1
             now = time.time()
             lines = "".join(
@@ -229,7 +234,7 @@ class RatingStore:
                 handle.write(lead + lines.encode("utf-8"))
                 handle.flush()
                 os.fsync(handle.fileno())
-        return Submission(seq, clean, {c: earlier[c] for c in clean if c in earlier}, skipped)
+        return Submission(seq, clean, {c: earlier[c] for c in clean if c in earlier}, skipped, tuple(named))
 
     def history(self):
         """Every valid stored line, replaced ones included (see :func:`load_ratings`)."""
@@ -383,20 +388,23 @@ def _clean_line(record: dict) -> dict:
 
 
 def _scan(path: Path, item: tuple[str, str, str, str],
-          allowed: "AllowedCheck | None") -> tuple[int, dict[str, int], int]:
+          allowed: "AllowedCheck | None") -> tuple[int, dict[str, int], int, list[str]]:
     """(largest ``seq`` written on any line, the latest ``{criterion: score}`` of ``item``, the
-    number of skipped lines), streaming."""
-    last_seq, earlier, seqs, skipped = 0, {}, {}, 0
+    number of skipped lines, the first :data:`SHOWN_LINES` of them), streaming."""
+    last_seq, earlier, seqs, skipped, named = 0, {}, {}, 0, []
     for line in _lines(path, allowed):
         last_seq = max(last_seq, line.seq)
         if line.record is None:
-            skipped += line.problem is not None
+            if line.problem is not None:
+                skipped += 1
+                if len(named) < SHOWN_LINES:  # bounded: a log of a million bad lines names ten
+                    named.append(line.problem)
             continue
         record, seq = line.record, line.seq
         if (record["rater"], record["task"], record["clip_id"], record["model"]) == item \
                 and seq >= seqs.get(record["criterion"], 0):
             seqs[record["criterion"]], earlier[record["criterion"]] = seq, record["score"]
-    return last_seq, earlier, skipped
+    return last_seq, earlier, skipped, named
 
 
 def latest_ratings(frame):

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..escaping import one_line
 from ..metrics.rater_qc import GOLD_MODELS
+from ..skipped_lines import listed
 from ..studies.sessions import SESSIONS_FILE, SessionLog, coverage
 
 #: Bootstrap replicates of the strengths' intervals shown by the status.
@@ -115,8 +117,9 @@ def study_status(study_path: "str | Path", ratings_path: "str | Path", clip_ids:
              f"raters {cov['raters']}, sessions {cov['sessions']}, answers {cov['answers']} + {cov['gold_answers']} "
              f"gold, completion {100 * cov['completion']:.1f}%"]
     lines += [f"  {r}: {a} of {n} answered" for r, (a, n) in cov["per_rater"].items()]
-    if s.problems:
-        lines.append(f"{len(s.problems)} skipped line(s) in {ratings_path} (see the Space's MOS tab)")
+    if s.problems:  # named here, file:line: reason, not only counted
+        lines.append(f"{len(s.problems)} skipped line(s) in {ratings_path}, left out of the MOS:")
+        lines += [f"  {one_line(p)}" for p in listed(s.problems)]
     lines += ["", f"flagged raters: {len(s.flagged)}"]
     if s.flags is not None and len(s.flags):
         lines += [f"  {r.rater}: {r.reasons}" for r in s.flags.itertuples() if r.flagged]
