@@ -152,6 +152,7 @@ def video_info(path: "str | Path", count_frames: bool = True, decode_first: bool
                 packets = discarded = 0
                 for packet in container.demux(stream):
                     if packet.size:
+                        _check_packet(path, packet)
                         packets += 1
                         discarded += bool(getattr(packet, "is_discard", False))
                 frames = packets - discarded
@@ -203,7 +204,7 @@ def iter_video_frames(
             stream = container.streams.video[0]
             stream.thread_type = "AUTO"
             declared, slack = _expected_frames(container, stream)
-            for frame in _decode(container, stream):
+            for frame in _decode(path, container, stream):
                 if frame is None:  # a packet an edit list discards: the header counts it, no frame comes
                     discarded += 1
                     continue
@@ -230,11 +231,23 @@ def iter_video_frames(
         yield chunk[:filled]
 
 
-def _decode(container, stream) -> Iterator:
-    """``container.decode(stream)``, packet by packet, with None for each packet marked discard."""
+def _check_packet(path: "str | Path", packet) -> None:
+    """A packet the demuxer read short of its indexed size (the file ends inside it) is refused:
+    decoders may conceal the missing bytes and return a damaged frame as a good one."""
+    if packet.is_corrupt:
+        where = f"byte {packet.pos}" if packet.pos is not None and packet.pos >= 0 else ""
+        raise MediaHeaderError(path, where, f"a packet of {packet.size} bytes is cut short or damaged (truncated)",
+                               MEDIA_FIX)
+
+
+def _decode(path: "str | Path", container, stream) -> Iterator:
+    """``container.decode(stream)``, packet by packet, with None for each packet marked discard;
+    a packet cut short raises (:func:`_check_packet`)."""
     for packet in container.demux(stream):
-        if packet.size and getattr(packet, "is_discard", False):
-            yield None
+        if packet.size:
+            _check_packet(path, packet)
+            if getattr(packet, "is_discard", False):
+                yield None
         yield from packet.decode()
 
 

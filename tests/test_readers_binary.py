@@ -29,6 +29,15 @@ from test_builder import CLIPS, make_release
 
 FUZZ = settings(max_examples=40, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+#: For readers whose example costs a millisecond or so (a WAV header, a small rows file).
+FUZZ_MORE = settings(FUZZ, max_examples=150)
+
+
+class Blob(bytes):
+    """Bytes that a failing hypothesis example prints by length, not byte by byte."""
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} bytes>"
 
 
 def one_line(err: BaseException, path: "str | Path") -> str:
@@ -105,7 +114,8 @@ def test_loading_a_shard_with_an_extra_column_names_shard_column_and_fix(repo, o
 def test_a_clean_repo_still_loads(repo, offline):
     ds = load_config(repo, "matting", cache_dir=offline)
     assert ds["clip_id"] == [str(c) for c in CLIPS]
-    assert all(row["alpha_matte"] is not None for row in ds)
+    mattes = ds.data.column("alpha_matte").to_pylist()  # the stored cells, not decoded
+    assert len(mattes) == len(CLIPS) and all(cell["bytes"] for cell in mattes)
 
 
 def test_scoring_against_a_shard_without_alpha_matte_is_refused_when_the_source_opens(repo):
@@ -333,3 +343,229 @@ def test_evaluate_fails_a_clip_whose_reference_video_is_cut_naming_it(grid, tmp_
     assert reference.name in error and "(truncated)" in error and "\n" not in error
     others = rows[rows["clip_id"] != record.clip_id]
     assert len(others) and (others["status"] == "ok").all()
+
+
+# ----------------------------------------------------------------------------- the property, fuzzed
+def holds_or_names(path: Path, read, clean, same=None):
+    """The property: ``read(path)`` is ``clean`` (by ``same``), or a one-line HugvisError naming ``path``.
+
+    Any other exception propagates and fails the example; so does a different result."""
+    try:
+        got = read(path)
+    except HugvisError as err:
+        one_line(err, path)
+        return "error"
+    assert (same or (lambda a, b: a == b))(got, clean), "a damaged file read as a different result"
+    return "same"
+
+
+@pytest.fixture(scope="module")
+def shard_bytes(built) -> bytes:
+    return Blob(matting_shard(built).read_bytes())
+
+
+def _iter_shard(path: Path):
+    from hug_vis_dataset.hub.loading import open_shard
+
+    handle = open_shard(path, "matting")
+    return handle.read().to_pylist()
+
+
+@FUZZ
+@given(cut=st.integers(min_value=0, max_value=10**9))
+def test_fuzz_a_shard_truncated_at_any_byte(shard_bytes, tmp_path, cut):
+    path = tmp_path / "data" / "matting" / "test-00000.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(shard_bytes[:cut % len(shard_bytes)])
+    assert holds_or_names(path, _iter_shard, None) == "error"
+
+
+SHARD_MUTATIONS = ("extra", "missing", "renamed", "retyped")
+
+
+def mutate_table(table: "pa.Table", op: str, index: int) -> "tuple[pa.Table, str]":
+    """``table`` with column ``index`` (mod its width) changed by ``op``; returns the column named."""
+    name = table.column_names[index % table.num_columns]
+    if op == "extra":
+        return table.append_column(f"{name}_copy", table.column(name)), f"{name}_copy"
+    if op == "missing":
+        return table.drop_columns([name]), name
+    if op == "renamed":
+        return table.rename_columns([f"{c}_old" if c == name else c for c in table.column_names]), name
+    column = table.column(name)
+    kind = column.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        other = pa.array(range(len(table)), pa.int64())
+    elif pa.types.is_struct(kind):
+        other = pa.array(["x"] * len(table))
+    else:
+        other = pa.array([str(v) for v in column.to_pylist()])
+    return table.set_column(table.column_names.index(name), name, other), name
+
+
+@FUZZ
+@given(op=st.sampled_from(SHARD_MUTATIONS), index=st.integers(min_value=0, max_value=50),
+       keep_metadata=st.booleans())
+def test_fuzz_a_shard_with_a_column_extra_missing_renamed_or_retyped(built, tmp_path, op, index, keep_metadata):
+    from hug_vis_dataset.hub.builder import iter_rows
+
+    table = pq.read_table(matting_shard(built))
+    damaged, column = mutate_table(table, op, index)
+    if not keep_metadata:
+        damaged = damaged.replace_schema_metadata(None)
+    repo = tmp_path / "repo"
+    path = repo / "data" / "matting" / "test-00000.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(damaged, path)
+    with pytest.raises(InputFileError) as caught:
+        list(iter_rows(repo, "matting"))
+    one_line(caught.value, path)
+    assert caught.value.where in (f"column {column!r}", f"column '{column}_old'")
+
+
+@pytest.fixture(scope="module")
+def rows_bytes(tmp_path_factory) -> bytes:
+    path = tmp_path_factory.mktemp("rows") / "rows.parquet"
+    result_frame((0.5, 0.125)).to_parquet(path, index=False)
+    return Blob(path.read_bytes())
+
+
+def _read_rows(path: Path):
+    from hug_vis_dataset.scoring.store import read_stored
+
+    return read_stored(path)
+
+
+def _same_rows(got, clean) -> bool:
+    import pandas as pd
+
+    shared = [c for c in clean.columns if c in got.columns]  # an optional column may be absent
+    pd.testing.assert_frame_equal(got[shared], clean[shared])
+    return True
+
+
+@FUZZ_MORE
+@given(cut=st.integers(min_value=0, max_value=10**9))
+def test_fuzz_results_rows_truncated_at_any_byte(rows_bytes, tmp_path, cut):
+    path = tmp_path / "rows.parquet"
+    path.write_bytes(rows_bytes[:cut % len(rows_bytes)])
+    assert holds_or_names(path, _read_rows, None) == "error"
+
+
+@FUZZ
+@given(op=st.sampled_from(SHARD_MUTATIONS), index=st.integers(min_value=0, max_value=50))
+def test_fuzz_results_rows_with_a_column_extra_missing_renamed_or_retyped(rows_bytes, tmp_path, op, index):
+    import io
+
+    from hug_vis_dataset.results import RESULT_COLUMNS
+    from hug_vis_dataset.scoring.store import STORED_COLUMNS
+
+    clean_path = tmp_path / "clean.parquet"
+    clean_path.write_bytes(rows_bytes)
+    clean = _read_rows(clean_path)
+    table = pq.read_table(io.BytesIO(rows_bytes))
+    damaged, column = mutate_table(table, op, index)
+    path = tmp_path / "rows.parquet"
+    pq.write_table(damaged, path)
+    outcome = holds_or_names(path, _read_rows, clean, _same_rows)
+    # An extra column is ignored and the optional input_sha256 may be absent (the same rows);
+    # a result column missing or renamed, or any stored column of another type, is named.
+    named = column in (STORED_COLUMNS if op == "retyped" else RESULT_COLUMNS) and op != "extra"
+    assert outcome == ("error" if named else "same"), (op, column)
+
+
+def wav_with_list_chunk(path: Path, frames: int = 600) -> bytes:
+    """A clean mono 16-bit WAV whose data chunk is followed by a LIST chunk (as many editors write)."""
+    import struct
+
+    body = write_noise_wav(path, frames).read_bytes()
+    listing = b"LIST" + struct.pack("<I", 12) + b"INFOIART" + struct.pack("<I", 0)
+    data = body + listing
+    data = data[:4] + struct.pack("<I", len(data) - 8) + data[8:]
+    path.write_bytes(data)
+    return data
+
+
+def _read_audio(path: Path):
+    from hug_vis_dataset.media import read_audio
+
+    return read_audio(path)
+
+
+def _same_audio(got, clean) -> bool:
+    return got[1] == clean[1] and np.array_equal(got[0], clean[0])
+
+
+@pytest.fixture()
+def wav(tmp_path) -> "tuple[bytes, tuple]":
+    data = wav_with_list_chunk(tmp_path / "clean.wav")
+    return Blob(data), _read_audio(tmp_path / "clean.wav")
+
+
+@FUZZ_MORE
+@given(cut=st.integers(min_value=0, max_value=10**6))
+def test_fuzz_a_wav_truncated_at_any_byte(wav, tmp_path, cut):
+    data, clean = wav
+    path = tmp_path / "cut.wav"
+    path.write_bytes(data[:cut % (len(data) + 1)])
+    outcome = holds_or_names(path, _read_audio, clean, _same_audio)
+    assert outcome == ("same" if cut % (len(data) + 1) == len(data) else "error")
+
+
+@FUZZ_MORE
+@given(field=st.sampled_from(["data", "riff"]),
+       size=st.one_of(st.integers(min_value=0, max_value=2**32 - 1), st.integers(min_value=1100, max_value=1300),
+                      st.sampled_from([0, 0xFFFFFFFF])))
+def test_fuzz_a_wav_whose_data_or_riff_size_lies(wav, tmp_path, field, size):
+    import struct
+
+    data, clean = wav
+    offset = data.index(b"data") + 4 if field == "data" else 4
+    damaged = data[:offset] + struct.pack("<I", size) + data[offset + 4:]
+    path = tmp_path / "lie.wav"
+    path.write_bytes(damaged)
+    outcome = holds_or_names(path, _read_audio, clean, _same_audio)
+    if field == "data" and damaged != data:
+        assert outcome == "error"  # a data size that is not the payload's is always named
+
+
+@pytest.fixture(scope="module")
+def small_videos(tmp_path_factory) -> "dict[str, tuple[bytes, int]]":
+    from hug_vis_dataset.media import write_video
+
+    root = tmp_path_factory.mktemp("videos")
+    fast = write_faststart_mp4(root / "fast.mp4", frames=10)
+    plain = root / "plain.mp4"
+    write_video(plain, iter([np.random.default_rng(1).integers(0, 256, (10, 32, 48, 3), dtype=np.uint8)]),
+                fps=25.0, preset="ultrafast")
+    return {"faststart": (Blob(fast.read_bytes()), 10), "moov at the end": (Blob(plain.read_bytes()), 10)}
+
+
+def _decode_video(path: Path):
+    from hug_vis_dataset.media import iter_video_frames
+
+    return np.concatenate(list(iter_video_frames(path, chunk_frames=4)))
+
+
+def _same_frames(got, clean) -> bool:
+    return got.shape == clean.shape and np.array_equal(got, clean)
+
+
+@FUZZ
+@given(kind=st.sampled_from(["faststart", "moov at the end"]), cut=st.integers(min_value=0, max_value=10**6),
+       at_packet=st.booleans())
+def test_fuzz_a_video_truncated_at_random_offsets(small_videos, tmp_path, kind, cut, at_packet):
+    from hug_vis_dataset.media import video_info
+
+    data, frames = small_videos[kind]
+    clean_path = tmp_path / "clean.mp4"
+    clean_path.write_bytes(data)
+    clean = _decode_video(clean_path)
+    ends = packet_ends(clean_path)
+    offset = ends[cut % len(ends)] if at_packet else cut % (len(data) + 1)
+    path = tmp_path / "cut.mp4"
+    path.write_bytes(data[:offset])
+    outcome = holds_or_names(path, _decode_video, clean, _same_frames)
+    holds_or_names(path, lambda p: video_info(p).frames, frames)
+    if offset < len(data) and (kind == "moov at the end" or offset < ends[-1]):
+        assert outcome == "error"

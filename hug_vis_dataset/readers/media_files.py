@@ -116,6 +116,9 @@ def wav_layout(source: "str | Path | bytes | bytearray | memoryview", name: "str
                 if not block_align:
                     raise _error(name, f"byte {offset}", "the data chunk comes before the fmt chunk")
                 if length in _UNKNOWN_SIZES:  # streamed: samples run to the end of the file
+                    if riff_size not in _UNKNOWN_SIZES + (0,):  # a written RIFF size: this one lies
+                        raise _error(name, f"byte {offset + 4}", f"the data chunk's size is unknown (0x{length:X}) "
+                                     f"but the RIFF header gives the file's ({riff_size} bytes): the size lies")
                     length = size - start - (size - start) % block_align
                 if start + length > size:
                     raise _error(name, f"byte {start}", f"the data chunk's header says {length} bytes "

@@ -93,9 +93,23 @@ def read_stored(path: Path, declared: ParquetSchema = ROW_SCHEMA):
             (naming the file, the column and the fix), instead of pyarrow's error or a silent cast.
     """
     try:
-        return read_parquet_frame(path, declared)
+        frame = read_parquet_frame(path, declared)
     except InputFileError as err:
         raise StoredResultsError(err.path, err.where, err.problem, err.fix) from None
+    # The dtypes the writer gives (_rows_frame, _frames_frame), whatever pandas metadata the file
+    # carries: a file whose metadata went stale would otherwise read its ids as int64, not Int64.
+    for column, dtype in (_FRAME_DTYPES if declared is FRAME_SCHEMA else _ROW_DTYPES).items():
+        if column in frame and str(frame[column].dtype) != dtype:
+            try:
+                frame[column] = frame[column].astype(dtype)
+            except (TypeError, ValueError):
+                raise StoredResultsError(path, f"column {column!r}", f"holds values that are not {dtype}",
+                                         declared.fix) from None
+    return frame
+
+
+_ROW_DTYPES = {"actor_id": "Int64", "action_id": "Int64", "script_id": "Int64", "value": "float64"}
+_FRAME_DTYPES = {"frame": "int64", "value": "float64"}
 
 
 def check_name(kind: str, name: str) -> str:
