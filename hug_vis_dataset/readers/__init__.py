@@ -13,6 +13,8 @@ Modules:
     base: :class:`InputFileError` and the location helpers every reader uses.
     json_files: strict JSON / JSONL (duplicate keys, NaN/Infinity, trailing data are errors).
     csv_files: CSV tables against a declared header (columns, field counts, quotes, a cut last line).
+    parquet_files: Parquet footers against a declared schema (built-repo shards, stored results rows).
+    media_files: media headers against their payload (WAV chunk sizes, a video's frame count).
 """
 
 from .base import InputFileError
