@@ -68,7 +68,10 @@ class DigestCache:
     In memory only, or also in a JSON file (``cache_file``; :meth:`save` writes it atomically)
     so that another process -- scoring the same repo tomorrow -- does not reread large files. The
     file maps the absolute path to ``{"size", "mtime_ns", "sha256"}``; an unreadable or damaged
-    file is treated as empty (hashing again is always safe).
+    file is treated as empty (hashing again is always safe). A cache file lives only under the
+    output the user named (a run's folder, ``<out>/.verified-shards.json``), never beside the
+    files it describes: a reading command keeps its cache in memory (docs/ARCHITECTURE.md, "No
+    stray writes").
 
     Attributes:
         hashed: how many files this cache hashed (rather than remembered) since it was created.
