@@ -213,6 +213,36 @@ def test_build_leaves_the_release_untouched(world, tmp_path):
     assert (repo / "manifest.json").is_file()
 
 
+@pytest.mark.parametrize("source", ["release", "repo"])
+def test_predict_writes_only_its_out(world, tmp_path, source):
+    out = tmp_path / "submission"
+    done = run_audited(world, tmp_path, ["predict", "emotion", "--model", "baseline", "--dataset", str(world[source]),
+                                         "--out", str(out)], [world["release"], world["repo"]], out=out)
+    assert done.returncode == 0, done.stderr
+    assert (out / "predictions.jsonl").is_file()
+
+
+UPLOAD = """
+import os, shutil
+from hug_vis_dataset.leaderboard import LocalResultsStore
+from hug_vis_dataset.space.explorer import Explorer
+archive = shutil.make_archive(os.environ["TMPDIR"] + "/upload", "zip", {predictions!r})
+explorer = Explorer({release!r}, work_dir=os.environ["TMPDIR"] + "/space", store=LocalResultsStore({store!r}))
+message = explorer.score("emotion", "uploaded", archive)[0]
+print(message.split(":")[0])
+"""
+
+
+def test_the_spaces_upload_scoring_writes_only_into_its_store(world, tmp_path):
+    store = tmp_path / "store"
+    code = UPLOAD.format(predictions=str(world["systems"] / "emotion" / "emo_weak"), release=str(world["release"]),
+                         store=str(store))
+    done = run_audited(world, tmp_path, [], [world["release"], world["store"]], out=store, code=code)
+    assert done.returncode == 0, done.stderr
+    assert "Scored **emotion** for `uploaded`" in done.stdout
+    assert (store / "emotion" / "uploaded" / "rows.parquet").is_file()
+
+
 def test_mos_and_mos_status_write_nothing(world, tmp_path):
     systems = world["systems"]
     done = run_audited(world, tmp_path, ["mos", str(systems / "mos_ratings.csv")], [world["release"]])
