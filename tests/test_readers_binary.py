@@ -569,3 +569,16 @@ def test_fuzz_a_video_truncated_at_random_offsets(small_videos, tmp_path, kind, 
     holds_or_names(path, lambda p: video_info(p).frames, frames)
     if offset < len(data) and (kind == "moov at the end" or offset < ends[-1]):
         assert outcome == "error"
+
+
+def test_a_metric_space_upload_of_cut_rows_is_one_line_naming_it(rows_bytes, tmp_path):
+    # On main: pyarrow's ArrowInvalid ("Parquet magic bytes not found"), not a HugvisError.
+    from hug_vis_dataset.space.metric_examples import read_rows
+
+    path = tmp_path / "rows.parquet"
+    path.write_bytes(rows_bytes[: len(rows_bytes) // 2])
+    with pytest.raises(InputFileError) as caught:
+        read_rows(path)
+    assert "is not a readable Parquet file" in one_line(caught.value, path)
+    path.write_bytes(rows_bytes)
+    assert read_rows(path)["value"] == [0.5, 0.125]
