@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -101,6 +102,14 @@ def read_metadata_rows(path: "str | Path") -> list[dict[str, str]]:
     return read_metadata_table(path).rows
 
 
+def _finite(text: str, name: str, low: float, strict: bool = False) -> float:
+    """``float(text)``, refusing inf/nan ("1e999" parses as inf) and values below ``low`` (or at it)."""
+    value = float(text)
+    if not math.isfinite(value) or value < low or (strict and value == low):
+        raise ValueError(f"{name} {text!r} is not a finite number {'>' if strict else '>='} {low:g}")
+    return value
+
+
 def record_from_row(root: Path, row: dict[str, str], row_number: int) -> ClipRecord:
     """Turn a CSV row into a :class:`ClipRecord`; raises ValueError/ClipIdError on bad fields."""
     cid = ClipId.parse(row["clip_id"])
@@ -115,8 +124,8 @@ def record_from_row(root: Path, row: dict[str, str], row_number: int) -> ClipRec
         video_path=root / row["video_path"],
         alpha_matte_path=root / row["alpha_matte_path"],
         rgba_foreground_path=(root / rgba) if rgba else None,
-        duration=float(row["duration"]),
-        fps=float(row["fps"]),
+        duration=_finite(row["duration"], "duration", 0.0),
+        fps=_finite(row["fps"], "fps", 0.0, strict=True),
         sample_rate=int(row["sample_rate"]),
         width=width,
         height=height,

@@ -187,7 +187,15 @@ def parse_request(data: Any, path: str) -> ScoringRequest:
         problems.append("revision is not a 40-hex commit")
     if request.repo_type not in REPO_TYPES or not _REPO_RE.fullmatch(request.predictions_repo):
         problems.append(f"predictions repo {request.predictions_repo!r} ({request.repo_type}) is not a Hub repo id")
-    for name in ("files", "total_bytes", "clips", "scored", "total", "attempts"):
+    for name, field_ in known.items():  # the declared types: a worker 0 or a status [] is not a request
+        value = getattr(request, name)
+        declared = str(field_.type).strip("'\"")
+        if declared == "str" and not isinstance(value, str) or \
+                declared == "str | None" and not (value is None or isinstance(value, str)):
+            problems.append(f"{name} must be a string{' or null' if 'None' in declared else ''}")
+    if not all(isinstance(entry, dict) for entry in request.history):
+        problems.append("history must be a list of objects")
+    for name in ("files", "total_bytes", "clips", "scored", "total", "attempts", "schema"):
         value = getattr(request, name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             problems.append(f"{name} must be an integer >= 0")

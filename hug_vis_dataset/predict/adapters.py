@@ -41,7 +41,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ..readers import InputFileError
-from ..readers.json_files import read_json
+from ..readers.json_files import loads_strict
 from .runner import PredictionError, PredictSetupError
 
 BASE_URL_ENV = ("HUGVIS_OPENAI_BASE_URL", "OPENAI_BASE_URL")
@@ -393,12 +393,20 @@ def _local_config(model: str) -> "dict | None":
         return None
     fix = "replace it with the model's own config.json (a JSON object, as save_pretrained writes it)"
     try:
-        data = read_json(config, expect=None)  # strict: a duplicated "architectures" is refused, naming the line
-    except InputFileError as err:
-        raise PredictSetupError(f"{config} is not valid JSON ({err.where + ': ' if err.where else ''}{err.problem}); "
-                                f"{fix}") from None
+        text = config.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise PredictSetupError(f"{config} is not UTF-8 text (byte {err.start}); {fix}") from None
     except OSError as err:
         raise PredictSetupError(f"{config} cannot be read ({err.strerror or err}); {fix}") from None
+    try:  # strict: a duplicated "architectures" or NaN is refused, naming the line
+        data = loads_strict(text, config)
+    except InputFileError as err:
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as syntax:  # not JSON at all: the parser's own words and place
+            raise PredictSetupError(f"{config} is not valid JSON ({syntax.msg}, line {syntax.lineno} column "
+                                    f"{syntax.colno}); {fix}") from None
+        raise PredictSetupError(f"{config} is not valid JSON ({err.where}: {err.problem}); {fix}") from None
     if not isinstance(data, dict):
         raise PredictSetupError(f"{config} holds a JSON {type(data).__name__}, not an object; {fix}")
     return data

@@ -191,6 +191,11 @@ def _check_summary(summary: Any, task: str, model: str) -> dict:
     _need(isinstance(metrics, dict), "summary.json has no 'metrics' object")
     _need(isinstance(metrics.get("computed"), list) and all(isinstance(m, str) for m in metrics["computed"]),
           "summary.json's metrics.computed is not a list of names")
+    _need(len(set(metrics["computed"])) == len(metrics["computed"]), "summary.json's metrics.computed names a "
+                                                                     "metric twice")
+    unparsed = summary.get("unparsed_answers", 0)
+    _need(_is_int(unparsed) and unparsed >= 0,  # the runner always writes the count (0 for other tasks)
+          f"summary.json's unparsed_answers is {unparsed!r}, not a count")
     skipped = metrics.get("skipped")
     _need(isinstance(skipped, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in skipped.items()),
           "summary.json's metrics.skipped is not an object of texts")

@@ -161,6 +161,8 @@ def study_from_mapping(data: Mapping[str, Any], clip_ids: "Sequence[str] | None"
             fail(f"tasks.{task}: a pairwise study needs at least 2 systems")
         criteria = tuple(part.get("criteria") or TASK_CRITERIA[task])
         bad = [c for c in criteria if c not in TASK_CRITERIA[task]]
+        if len(set(criteria)) != len(criteria) and not bad:  # each item would be asked the same question twice
+            fail(f"tasks.{task}: a criterion is listed twice")
         if bad:
             fail(f"tasks.{task}: criteria {bad} are not rated for {task}; choose from {list(TASK_CRITERIA[task])}")
         tasks[task] = (systems, criteria)

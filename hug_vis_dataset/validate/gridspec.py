@@ -77,6 +77,8 @@ class GridSpec:
             bad = [v for v in values if top and not 1 <= v <= top]
             if bad:
                 raise GridSpecError(f"{name} {bad} outside 1..{top}")
+            if len(set(values)) != len(values):  # [1, 1, 2] would expect actor 1's clips twice
+                raise GridSpecError(f"{name} lists {sorted(v for v in set(values) if values.count(v) > 1)} twice")
         return spec
 
     @classmethod
@@ -108,6 +110,8 @@ class GridSpec:
 
 
 def _ids(values: "Iterable[int] | int") -> tuple[int, ...]:
+    if isinstance(values, bool) or (not isinstance(values, int) and any(isinstance(v, bool) for v in values)):
+        raise ValueError(f"true/false is not an id or a count: {values!r}")  # True would read as actor 1
     if isinstance(values, int):
         return tuple(range(1, values + 1))
     return tuple(int(v) for v in values)
