@@ -248,6 +248,23 @@ def test_a_data_chunk_size_that_lies_is_refused(tmp_path):
     assert "after the data chunk of 1000 bytes are not a chunk (the data chunk's size lies" in one_line(caught.value, lie)
 
 
+def test_a_data_chunk_size_that_swallows_the_list_chunk_is_refused(tmp_path):
+    # Found by the fuzz: a data size running over the LIST chunk after it read its bytes as 10 samples.
+    import struct
+
+    from hug_vis_dataset.media import MediaError, read_audio
+
+    data = wav_with_list_chunk(tmp_path / "clean.wav")
+    assert len(read_audio(tmp_path / "clean.wav")[0]) == 600
+    offset = data.index(b"data") + 4
+    for size in (1212, 1220):  # into the LIST chunk, and all of it (the data then ends with the file)
+        path = tmp_path / f"lie{size}.wav"
+        path.write_bytes(data[:offset] + struct.pack("<I", size) + data[offset + 4:])
+        with pytest.raises(MediaError) as caught:
+            read_audio(path)
+        assert "runs over a 'LIST' chunk at byte 1244 (the size lies)" in one_line(caught.value, path)
+
+
 def test_a_video_cut_at_a_packet_boundary_is_refused_naming_the_file(tmp_path):
     # On main: the faststart MP4 opened and decoded 5 of its 12 frames as a whole clip.
     from hug_vis_dataset.media import MediaError, iter_video_frames, video_info
@@ -515,7 +532,7 @@ def test_fuzz_a_wav_truncated_at_any_byte(wav, tmp_path, cut):
 @FUZZ_MORE
 @given(field=st.sampled_from(["data", "riff"]),
        size=st.one_of(st.integers(min_value=0, max_value=2**32 - 1), st.integers(min_value=1100, max_value=1300),
-                      st.sampled_from([0, 0xFFFFFFFF])))
+                      st.integers(min_value=1190, max_value=1230), st.sampled_from([0, 0xFFFFFFFF, 1212, 1220])))
 def test_fuzz_a_wav_whose_data_or_riff_size_lies(wav, tmp_path, field, size):
     import struct
 

@@ -127,6 +127,7 @@ def wav_layout(source: "str | Path | bytes | bytearray | memoryview", name: "str
                     raise _error(name, f"byte {offset + 4}", f"the data chunk's size {length} is not a whole number "
                                  f"of {block_align}-byte frames (the size lies)")
                 _check_trailing(handle, name, start + length + (length & 1), size, length)
+                _check_not_swallowed(handle, name, start, length, size)
                 if riff_size not in _UNKNOWN_SIZES and riff_size and 8 + riff_size > size:  # a whole chunk cut off
                     raise _error(name, "byte 4", f"the RIFF header says {8 + riff_size} bytes but the file holds "
                                                  f"{size} (truncated)")
@@ -163,6 +164,35 @@ def _check_trailing(handle: BinaryIO, name: "str | Path", offset: int, size: int
             raise _error(name, f"byte {offset}", f"{size - offset} bytes after the data chunk of {data_bytes} bytes "
                                                  f"are not a chunk (the data chunk's size lies, or the file is cut)")
         offset += 8 + length + (length & 1)
+
+
+#: Chunk ids that follow a WAV's data chunk (metadata editors write): one inside the claimed data
+#: whose extent reaches the data's end means the data size swallowed it.
+_TRAILING_IDS = (b"LIST", b"id3 ", b"ID3 ", b"bext", b"cue ", b"smpl", b"inst", b"fact", b"JUNK", b"PAD ", b"iXML",
+                 b"axml", b"_PMX", b"acid", b"cart", b"umid", b"DISP", b"fmt ", b"data")
+#: How much of the data chunk's end is searched for a swallowed chunk (metadata chunks are small).
+SWALLOW_WINDOW = 1 << 16
+
+
+def _check_not_swallowed(handle: BinaryIO, name: "str | Path", start: int, length: int, size: int) -> None:
+    """A data size that lies by running over a trailing chunk (``LIST``...) reads its bytes as samples:
+    refused when a known chunk id sits, on an even offset, inside the data's last :data:`SWALLOW_WINDOW`
+    bytes with a size that ends at or past the data's end and within the file. (Random samples match
+    that with odds of about 2**-32 per position.)"""
+    end = start + length
+    first = max(start, end - SWALLOW_WINDOW)
+    handle.seek(first)
+    tail = handle.read(end - first + 8)
+    for chunk in _TRAILING_IDS:
+        at = tail.find(chunk)
+        while at >= 0:
+            offset = first + at
+            if (offset - start) % 2 == 0 and offset < end and at + 8 <= len(tail):
+                extent = offset + 8 + struct.unpack("<I", tail[at + 4:at + 8])[0]
+                if end <= extent <= size:
+                    raise _error(name, f"byte {start - 4}", f"the data chunk's size {length} runs over a "
+                                 f"{chunk.decode('ascii')!r} chunk at byte {offset} (the size lies)")
+            at = tail.find(chunk, at + 1)
 
 
 def frames_problem(decoded: int, declared: int, unit: str = "frames", slack: int = 0) -> "str | None":
