@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import catalog
+from ..readers.json_files import loads_strict
 from .metric_examples import ANALYSIS_OPTIONS, compute_inputs, example_names, input_kind, needs_reference
 from .style import FONT_CSS
 
@@ -99,7 +100,7 @@ def run_module(module: Any, name: str, prediction: Any, reference: Any = None, o
     if pred is None:
         return "<p class='hugvis-error'>Upload a prediction file, or press <b>Use the bundled example</b>.</p>", {}
     try:
-        chosen = json.loads(options) if options and options.strip() else None
+        chosen = loads_strict(options, "options") if options and options.strip() else None  # a key twice: refused
         result = module.compute(**compute_inputs(name, pred, ref, chosen, work_dir))
     except Exception as err:  # noqa: BLE001 - a visitor's bad file is shown, never crashes the Space
         return f"<p class='hugvis-error'>{html.escape(type(err).__name__)}: {html.escape(str(err))}</p>", {}
@@ -147,7 +148,7 @@ def build_metric_app(folder: "str | Path", name: "str | None" = None) -> Any:
         def on_compute(pred, ref, rate, opts):
             chosen = opts
             if name == "metric_mos_agreement":
-                parsed = json.loads(opts) if opts and opts.strip() else {}
+                parsed = loads_strict(opts, "options") if opts and opts.strip() else {}
                 parsed["ratings"] = _file_path(rate)
                 chosen = json.dumps(parsed)
             return run_module(module, name, pred, ref, chosen, work)
