@@ -230,7 +230,7 @@ def test_a_wav_cut_short_is_refused_naming_the_file(tmp_path):
             reader(cut)
         assert isinstance(caught.value, InputFileError)
         text = one_line(caught.value, cut)
-        assert "says 8000 bytes (4000 frames) but the file holds 2000 (truncated)" in text
+        assert "says 8000 bytes (4000 frames) but the file holds 2000 bytes (truncated)" in text
 
 
 def test_a_data_chunk_size_that_lies_is_refused(tmp_path):
@@ -245,7 +245,8 @@ def test_a_data_chunk_size_that_lies_is_refused(tmp_path):
     lie.write_bytes(bytes(data))
     with pytest.raises(MediaError) as caught:
         read_audio(lie)
-    assert "after the data chunk of 1000 bytes are not a chunk (the data chunk's size lies" in one_line(caught.value, lie)
+    text = one_line(caught.value, lie)
+    assert "after the data chunk of 1000 bytes are not a chunk (the data chunk's size lies" in text
 
 
 def test_a_data_chunk_size_that_swallows_the_list_chunk_is_refused(tmp_path):

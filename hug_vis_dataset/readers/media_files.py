@@ -24,7 +24,7 @@ Example:
     ...     wav_layout(wav[:-2], "a.wav")
     ... except InputFileError as err:
     ...     print(err)
-    a.wav: byte 44: the data chunk's header says 8 bytes (4 frames) but the file holds 6 (truncated); replace it with a complete copy of the file
+    a.wav: byte 44: the data chunk's header says 8 bytes (4 frames) but the file holds 6 bytes (truncated); replace it with a complete copy of the file
 """
 
 from __future__ import annotations
@@ -121,8 +121,8 @@ def wav_layout(source: "str | Path | bytes | bytearray | memoryview", name: "str
                                      f"but the RIFF header gives the file's ({riff_size} bytes): the size lies")
                     length = size - start - (size - start) % block_align
                 if start + length > size:
-                    raise _error(name, f"byte {start}", f"the data chunk's header says {length} bytes "
-                                 f"({length // block_align} frames) but the file holds {size - start} (truncated)")
+                    raise _error(name, f"byte {start}", f"the data chunk's header says {length} bytes ({length // block_align} "
+                                 f"frames) but the file holds {size - start} bytes (truncated)")
                 if length % block_align:
                     raise _error(name, f"byte {offset + 4}", f"the data chunk's size {length} is not a whole number "
                                  f"of {block_align}-byte frames (the size lies)")
@@ -137,7 +137,7 @@ def wav_layout(source: "str | Path | bytes | bytearray | memoryview", name: "str
                                                      f"lies, or the file is damaged)")
             if start + length > size:
                 raise _error(name, f"byte {offset}", f"the {chunk.decode('ascii')!r} chunk says {length} bytes but "
-                                                     f"the file holds {size - start} (truncated)")
+                                                     f"the file holds {size - start} bytes (truncated)")
             if chunk == b"fmt ":
                 if length < 16:
                     raise _error(name, f"byte {offset}", f"the fmt chunk is {length} bytes, less than 16")
