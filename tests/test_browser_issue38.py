@@ -143,7 +143,13 @@ def site(release):
     """The explorer over the release and a store with a ratings log (see :data:`RATINGS`)."""
     from hug_vis_dataset.space.app import Explorer, app_kwargs, build_app
 
+    from hug_vis_dataset.scoring.runner import evaluate_submission
+
     rel, results, work = release / "release", release / "results", release / "work"
+    systems = rel / "simulated_systems"
+    for task, system, metrics in (("emotion", "emo_medium", None), ("matting", "matte_poor", None),
+                                  ("voice_cloning", "clone_poor", ["dnsmos"])):  # DNSMOS alone: the quick one
+        evaluate_submission(task, systems / task / system, system, rel, results, progress=False, metrics=metrics)
     explorer = Explorer(rel, results, work_dir=work)
     _write_ratings(explorer)
     demo = build_app(explorer)
@@ -198,4 +204,66 @@ def test_mos_table_leaves_out_the_rater_qc_flags_and_offers_every_rater(site, br
     # Not a MOS table: no QC toggle.
     _choose(page, "board-table", next(t for t in site["explorer"].table_labels() if t.startswith("Table 11")))
     expect(page.locator("#board-all-raters")).to_be_hidden()
+    page.close()
+
+
+def _viewer(page, run: str):
+    from playwright.sync_api import expect
+
+    page.get_by_role("tab", name="Per-clip viewer").click()
+    _choose(page, "viewer-run", run)
+    expect(page.locator("#viewer-message")).to_contain_text("worst first by")
+
+
+def test_viewer_fits_each_task(site, browser):
+    """Item 3: emotion rows per input setting in %, no image panels or frame slider for emotion and voice,
+    audio players for voice; a click on a row selects its clip; the curve marks the current frame."""
+    from playwright.sync_api import expect
+
+    from hug_vis_dataset.leaderboard import LocalResultsStore
+    from hug_vis_dataset.space.viewer import find_run
+
+    page = _site_page(browser, site["url"])
+    _viewer(page, "emotion / emo_medium")
+    table = page.locator("#viewer-clips")
+    expect(table).to_contain_text("Input setting")
+    rows = LocalResultsStore(site["results"]).runs()
+    run = find_run(rows, "emotion / emo_medium").rows
+    want = {(c, m.split(" | ")[1], f"{100 * v:.2f}") for c, m, v in zip(run["clip_id"], run["model"], run["value"])}
+    assert len(want) == 8  # 2 clips x 4 input settings
+    expect(table).to_contain_text("Video + Audio + Text")
+    cells = table.inner_text().split("Acc. (%) ↑", 1)[1].split()
+    cells = " ".join(cells)  # clip, setting, value per row (a setting may hold spaces)
+    got = set(re.findall(r"(actor_\S+) (.+?) (\d+\.\d\d)(?= |$)", cells))
+    assert got == want and len(re.findall(r"actor_", cells)) == 8, (got, want)  # each (clip, setting) once, correctness in the header's %
+    expect(page.locator("#viewer-reference")).to_be_hidden()
+    expect(page.locator("#viewer-output")).to_be_hidden()
+    expect(page.locator("#viewer-frame")).to_be_hidden()
+    text = page.locator("#viewer-text")
+    for setting in ("Audio", "Text", "Video", "Video + Audio + Text"):
+        expect(text).to_contain_text(f"Acc. (%) ↑ ({setting}): ")
+        expect(text).to_contain_text(re.compile(rf"{re.escape(setting)}: answer .* -> parsed label \w+: (correct|wrong)"))
+    expect(text).not_to_contain_text("frame 0 of")
+
+    _viewer(page, "voice_cloning / clone_poor")
+    expect(page.locator("#viewer-ref-audio")).to_be_visible()
+    expect(page.locator("#viewer-out-audio")).to_be_visible()
+    expect(page.locator("#viewer-reference")).to_be_hidden()
+    expect(page.locator("#viewer-frame")).to_be_hidden()
+
+    _viewer(page, "matting / matte_poor")
+    expect(page.locator("#viewer-reference img").first).to_be_visible()
+    expect(page.locator("#viewer-frame")).to_be_visible()
+    first = page.locator("#viewer-clip input").first.input_value()
+    second = table.locator('[data-testid="cell-1-0"]').inner_text().strip()  # the second row's clip
+    assert second != first
+    table.locator('[data-testid="cell-1-1"]').click()  # a click on the row's value cell selects the row's clip
+    expect(page.locator("#viewer-clip input").first).to_have_value(second)
+    expect(page.locator("#viewer-text")).to_contain_text(f"clip {second}")
+    curve = page.locator("#viewer-curve")
+    expect(curve).to_contain_text("frame 0 marked")
+    number = page.locator("#viewer-frame input[type=number]")
+    number.fill("3")
+    number.press("Enter")
+    expect(curve).to_contain_text("frame 3 marked")
     page.close()

@@ -254,6 +254,7 @@ def _viewer_tab(gr, explorer: Explorer, tab):
     """Per-clip viewer: a stored run's clips worst-first, one clip's output beside its reference,
     following the Frame slider; the per-frame curve of matting metrics."""
     from .explorer import VIEWER_HINT
+    from .viewer import curve_with_marker
 
     runs = explorer.viewer_runs()
     with gr.Row():
@@ -269,37 +270,56 @@ def _viewer_tab(gr, explorer: Explorer, tab):
         output = gr.Image(label="Model output", type="numpy", elem_id="viewer-output")
         error = gr.Image(label="Error map |output - reference|", type="numpy", visible=False, elem_id="viewer-error")
     with gr.Row():
-        ref_audio = gr.Audio(label="Reference recording", type="filepath", visible=False)
-        out_audio = gr.Audio(label="Generated recording", type="filepath", visible=False)
+        ref_audio = gr.Audio(label="Reference recording", type="filepath", visible=False, elem_id="viewer-ref-audio")
+        out_audio = gr.Audio(label="Generated recording", type="filepath", visible=False, elem_id="viewer-out-audio")
     text = gr.Markdown(elem_id="viewer-text")
-    curve = gr.LinePlot(x="frame", y="value", label="Per-frame value", visible=False, elem_id="viewer-curve")
+    # Two series: the values and a vertical mark at the frame the panels show (curve_with_marker).
+    curve = gr.LinePlot(x="frame", y="value", color="series", label="Per-frame value", visible=False,
+                        elem_id="viewer-curve")
 
     def show(label, chosen, at, by):
         view = explorer.viewer_view(label, chosen, at, by)
-        has_curve = view.curve is not None and len(view.curve) > 0
-        return (view.reference, view.output, gr.update(value=view.error, visible=view.error is not None),
-                gr.update(value=view.reference_audio, visible=view.reference_audio is not None),
-                gr.update(value=view.output_audio, visible=view.output_audio is not None), view.text,
-                gr.update(value=view.curve if has_curve else None, visible=has_curve,
-                          y_title=view.curve_title or "value", label=f"Per-frame {view.curve_title or 'value'}"))
+        has_curve = "curve" in view.panels and view.curve is not None and len(view.curve) > 0
+        images = "images" in view.panels
+        title = view.curve_title or "value"
+        return (gr.update(value=view.reference, visible=images), gr.update(value=view.output, visible=images),
+                gr.update(value=view.error, visible=view.error is not None),
+                gr.update(value=view.reference_audio, visible="audio" in view.panels),
+                gr.update(value=view.output_audio, visible="audio" in view.panels), view.text,
+                gr.update(value=curve_with_marker(view.curve, view.frame) if has_curve else None, visible=has_curve,
+                          y_title=title, label=f"Per-frame {title}, frame {view.frame} marked"))
 
     panels = [reference, output, error, ref_audio, out_audio, text, curve]
+
+    def slider(view):
+        """The frame slider of a clip: shown only where the task's view has frames."""
+        return gr.update(maximum=max(1, view.n_frames - 1), value=0, visible="images" in view.panels)
 
     def on_run(label, by):
         table, metrics, chosen_metric, ids, note = explorer.viewer_clips(label, by)
         first = ids[0] if ids else None
-        n = explorer.viewer_view(label, first, 0, chosen_metric).n_frames
-        return (note, gr.update(value=table, visible=len(table) > 0), gr.update(choices=metrics, value=chosen_metric),
-                gr.update(choices=ids, value=first), gr.update(maximum=max(1, n - 1), value=0),
-                *show(label, first, 0, chosen_metric))
+        view = explorer.viewer_view(label, first, 0, chosen_metric)
+        return (note, gr.update(value=table, visible=len(table) > 0), gr.update(choices=list(dict.fromkeys(ids)),
+                                                                                value=first),
+                gr.update(choices=metrics, value=chosen_metric), slider(view), *show(label, first, 0, chosen_metric))
 
     def on_clip(label, chosen, by):
-        n = explorer.viewer_view(label, chosen, 0, by).n_frames
-        return (gr.update(maximum=max(1, n - 1), value=0), *show(label, chosen, 0, by))
+        return (slider(explorer.viewer_view(label, chosen, 0, by)), *show(label, chosen, 0, by))
 
-    run.change(on_run, [run, metric], [message, clips, metric, clip, frame, *panels])
-    metric.input(on_run, [run, metric], [message, clips, metric, clip, frame, *panels])
+    def on_row(label, by, evt: gr.SelectData):
+        """A click on a row of "Clips, worst first" selects that row's clip."""
+        row = evt.row_value if isinstance(evt.row_value, (list, tuple)) else None
+        chosen = str(row[0]) if row else None
+        return (gr.update(value=chosen), *on_clip(label, chosen, by))
+
+    # The class itself, not the postponed string: Gradio finds the event-data parameter by its type,
+    # and "gr.SelectData" cannot be resolved in this module's globals.
+    on_row.__annotations__["evt"] = gr.SelectData
+
+    run.change(on_run, [run, metric], [message, clips, clip, metric, frame, *panels])
+    metric.input(on_run, [run, metric], [message, clips, clip, metric, frame, *panels])
     clip.input(on_clip, [run, clip, metric], [frame, *panels])
+    clips.select(on_row, [run, metric], [clip, frame, *panels])
     frame.change(show, [run, clip, frame, metric], panels)
     tab.select(lambda: gr.update(choices=explorer.viewer_runs()), None, run)
 

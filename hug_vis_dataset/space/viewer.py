@@ -7,8 +7,11 @@ What "output beside reference" is per task:
   matte overlaid, and the error map ``|predicted - reference|``; plus the per-frame curve of the
   metric (``frames.parquet``) where the metric has per-frame values;
 * audio- and vision-driven generation: the generated frame beside the reference video's frame;
-* voice cloning: both recordings (the reference and the generated one);
-* emotion: the model's answer and the label parsed from it, beside the clip's emotion.
+* voice cloning: both recordings (the reference and the generated one) as audio players, no frames;
+* emotion: one row per (clip, input setting) with the setting named, correctness in the table's %,
+  and per setting the model's answer and the label parsed from it, beside the clip's emotion; no frames.
+
+:data:`PANELS` says which panels each task shows (the Space hides the rest, frame slider included).
 
 The model's outputs are read from the predictions folder its ``run.json`` records. An upload scored
 in the Space is deleted after scoring, so its clips show the scores and the reference only, and the
@@ -19,6 +22,10 @@ Example:
     >>> rows = pd.DataFrame({"clip_id": ["a", "b", "c"], "metric": "mad", "value": [2.0, 5.0, 1.0], "status": "ok"})
     >>> worst_first_rows(rows, "mad")["clip_id"].tolist()   # MAD: lower is better, so the largest first
     ['b', 'a', 'c']
+    >>> rows = pd.DataFrame({"clip_id": ["a", "a", "b"], "model": ["m | Audio", "m | Text", "m | Audio"],
+    ...                      "metric": "emotion_accuracy", "value": [1.0, 0.0, 1.0], "status": "ok"})
+    >>> worst_first_rows(rows, "emotion_accuracy")[["clip_id", "input_setting"]].values.tolist()
+    [['a', 'Text'], ['a', 'Audio'], ['b', 'Audio']]
 """
 
 from __future__ import annotations
@@ -31,6 +38,16 @@ import numpy as np
 
 from .. import catalog
 from ..readers.json_files import read_json
+
+#: The panels each task's view uses: ``images`` (reference / output frames and the frame slider),
+#: ``error`` (the matte error map), ``audio`` (the two recordings), ``curve`` (per-frame values).
+PANELS: dict[str, frozenset] = {
+    "matting": frozenset({"images", "error", "curve"}), "matting_boundary": frozenset({"images", "error", "curve"}),
+    "audio_driven": frozenset({"images"}), "vision_driven": frozenset({"images"}),
+    "voice_cloning": frozenset({"audio"}), "emotion": frozenset(),
+}
+#: Separates a model from its input setting in stored emotion rows (``model | Audio``).
+SETTING_SEP = " | "
 
 #: What the viewer shows when a run's outputs are no longer on disk.
 NO_OUTPUTS = ("The model's outputs are not on this machine (an uploaded zip is deleted after scoring; a CLI run "
@@ -52,6 +69,7 @@ class ClipView:
     curve: Any = None  # DataFrame frame/value, or None
     curve_title: str = ""  # the curve's metric under the board's header (label, arrow, unit)
     notes: list[str] = field(default_factory=list)
+    panels: frozenset = frozenset({"images"})  # :data:`PANELS` of the run's task
 
 
 def run_label(run) -> str:
@@ -77,21 +95,58 @@ def run_metrics(run) -> list[str]:
     return [m for m in dict.fromkeys(order) if m in present and m in catalog.METRIC_NAMES]
 
 
+def input_setting(model: Any) -> str:
+    """The input setting a stored row's model carries (``m | Audio`` -> ``Audio``; "" when none).
+
+    Example:
+        >>> input_setting("emo | Video + Audio"), input_setting("matte_good")
+        ('Video + Audio', '')
+    """
+    return str(model).split(SETTING_SEP, 1)[1] if SETTING_SEP in str(model) else ""
+
+
 def worst_first_rows(rows, metric: str):
-    """One metric's OK per-clip rows ordered worst-first (by the catalog's direction; ties by clip id)."""
-    sel = rows[(rows["metric"] == metric) & (rows["status"] == "ok")][["clip_id", "value"]].copy()
+    """One metric's OK per-clip rows ordered worst-first (by the catalog's direction; ties by clip id,
+    then input setting); ``input_setting`` is a column where the rows have settings (emotion)."""
+    sel = rows[(rows["metric"] == metric) & (rows["status"] == "ok")]
+    settings = sel["model"].map(input_setting) if "model" in sel.columns else None
+    sel = sel[["clip_id", "value"]].copy()
+    if settings is not None and settings.astype(bool).any():
+        sel.insert(1, "input_setting", settings)
     higher = catalog.spec(metric).higher_is_better if metric in catalog.METRIC_NAMES else False
     # Worst first: the smallest value when higher is better, the largest when lower is.
     sel["_key"] = sel["value"] if higher else -sel["value"]
-    return sel.sort_values(["_key", "clip_id"], kind="mergesort").drop(columns="_key").reset_index(drop=True)
+    order = ["_key", "clip_id"] + (["input_setting"] if "input_setting" in sel.columns else [])
+    return sel.sort_values(order, kind="mergesort").drop(columns="_key").reset_index(drop=True)
 
 
 def worst_first(run, metric: str):
-    """A run's clips worst-first by ``metric``: ``clip_id`` and the value under the board's header."""
+    """A run's clips worst-first by ``metric``: ``clip_id`` (and the input setting where rows have one)
+    and the value in the board's units (:func:`~hug_vis_dataset.catalog.to_paper_units`) under its header."""
     table = worst_first_rows(run.rows, metric)
     spec = catalog.spec(metric)
-    table["value"] = [spec.printed(v) for v in table["value"]]
-    return table.rename(columns={"clip_id": "Clip", "value": spec.header})
+    table["value"] = [spec.printed(catalog.to_paper_units(metric, v)) for v in table["value"]]
+    return table.rename(columns={"clip_id": "Clip", "input_setting": "Input setting", "value": spec.header})
+
+
+def curve_with_marker(curve, frame: int):
+    """The per-frame curve as two series for the plot: ``value`` and ``current frame`` (a vertical
+    segment at ``frame`` spanning the curve's range), so the plot marks where the panels are.
+
+    Example:
+        >>> import pandas as pd
+        >>> c = curve_with_marker(pd.DataFrame({"frame": [0, 1, 2], "value": [1.0, 3.0, 2.0]}), 1)
+        >>> c[c["series"] == "current frame"][["frame", "value"]].values.tolist()
+        [[1.0, 1.0], [1.0, 3.0]]
+    """
+    import pandas as pd
+
+    if curve is None or not len(curve):
+        return curve
+    low, high = float(curve["value"].min()), float(curve["value"].max())
+    marker = pd.DataFrame({"frame": [float(frame)] * 2, "value": [low, high], "series": "current frame"})
+    values = curve.assign(frame=curve["frame"].astype(float), series="value")
+    return pd.concat([values, marker], ignore_index=True)
 
 
 def predictions_root(run) -> "Path | None":
@@ -134,12 +189,15 @@ def clip_view(release, run, clip_id: str, frame: Any = 0, metric: "str | None" =
     record = release.record(clip_id)
     n_frames = max(1, int(round(record.duration * record.fps)))
     index = min(max(int(frame or 0), 0), n_frames - 1)
-    view = ClipView(frame=index, n_frames=n_frames)
+    panels = PANELS.get(run.task, frozenset({"images"}))
+    view = ClipView(frame=index, n_frames=n_frames, panels=panels)
     root = predictions_root(run)
     scores = run.rows[(run.rows["clip_id"] == clip_id) & (run.rows["status"] == "ok")]
-    lines = [f"**{run.task} / {run.model}**, clip `{clip_id}`, frame {index} of {n_frames}."]
-    lines.append("; ".join(f"{catalog.spec(m).header}: {catalog.spec(m).printed(v)}"
-                           for m, v in zip(scores["metric"], scores["value"]) if m in catalog.METRIC_NAMES))
+    where = f", frame {index} of {n_frames}" if "images" in panels else ""
+    lines = [f"**{run.task} / {run.model}**, clip `{clip_id}`{where}."]
+    lines.append("; ".join(_score_text(m, v, model) for m, v, model in zip(scores["metric"], scores["value"],
+                                                                            scores["model"])
+                           if m in catalog.METRIC_NAMES))
     try:
         if run.task in ("matting", "matting_boundary"):
             rgb = read_video_frame(record.video_path, index)
@@ -168,7 +226,7 @@ def clip_view(release, run, clip_id: str, frame: Any = 0, metric: "str | None" =
             if view.output_audio is None:
                 view.notes.append(NO_OUTPUTS)
         elif run.task == "emotion":
-            lines += _emotion_lines(root, clip_id, record)
+            lines += _emotion_lines(root, clip_id, record, scores)
     except (MediaError, ValueError, OSError) as err:
         view.notes.append(f"**Could not read a frame:** {err}")
     view.text = "\n\n".join([*lines, *view.notes])
@@ -181,19 +239,30 @@ def _video_frames(path: Path) -> int:
     return max(1, sum(len(chunk) for chunk in iter_video_frames(path, chunk_frames=32)))
 
 
-def _emotion_lines(root: "Path | None", clip_id: str, record) -> list[str]:
-    """The model's answers for a clip (every input setting) and the label parsed from each."""
-    from ..escaping import markdown_text
-    from ..metrics.emotion import parse_answer, read_predictions_jsonl
+def _score_text(metric: str, value: float, model: Any) -> str:
+    """``Acc. (%) (Audio): 100.00``: a clip's score in the board's units, named by its input setting."""
+    spec = catalog.spec(metric)
+    setting = input_setting(model)
+    return f"{spec.header}{f' ({setting})' if setting else ''}: {spec.printed(catalog.to_paper_units(metric, value))}"
 
+
+def _emotion_lines(root: "Path | None", clip_id: str, record, scores=None) -> list[str]:
+    """The model's answers for a clip, one line per input setting: the answer, the label parsed from
+    it and whether it is the clip's emotion (the stored score of that setting)."""
+    from ..escaping import markdown_text
+    from ..metrics.emotion import normalize_input_setting, parse_answer, read_predictions_jsonl
+
+    lines = [f"Reference emotion: **{record.cid.emotion.value}**."]
+    stored = {} if scores is None else {input_setting(m): v for m, v in zip(scores["model"], scores["value"])}
     path = root / "predictions.jsonl" if root is not None else None
     if path is None or not path.is_file():
-        return [NO_OUTPUTS]
-    lines = [f"Reference emotion: **{record.cid.emotion.value}**."]
+        lines += [f"- {markdown_text(s)}: {'correct' if v >= 0.5 else 'wrong'}" for s, v in sorted(stored.items())]
+        return lines + [NO_OUTPUTS]
     for item in read_predictions_jsonl(path):
         if item.get("clip_id") == clip_id:
+            setting = normalize_input_setting(str(item.get("input_setting", "")))  # the stored rows' name
             parsed = parse_answer(item.get("answer"))
-            lines.append(f"- {markdown_text(item.get('input_setting', ''))}: answer "
-                         f"\"{markdown_text(item.get('answer', ''))}\" -> parsed label "
-                         f"**{parsed.value if parsed is not None else 'none'}**")
+            verdict = {True: ": correct", False: ": wrong"}.get(stored[setting] >= 0.5, "") if setting in stored else ""
+            lines.append(f"- {markdown_text(setting)}: answer \"{markdown_text(item.get('answer', ''))}\" -> parsed "
+                         f"label **{parsed.value if parsed is not None else 'none'}**{verdict}")
     return lines
