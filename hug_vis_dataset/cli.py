@@ -192,21 +192,30 @@ def build_parser(command: "str | None" = None) -> argparse.ArgumentParser:
 
 def main(argv: "Sequence[str] | None" = None) -> int:
     """Entry point of the ``hugvis`` console script; returns the exit status."""
+    from . import stopping
+
+    # SIGTERM becomes an exception like SIGINT's, so every finally and context manager cleans up
+    # (docs/ARCHITECTURE.md, "Stop signals"); installed before the parser imports anything heavy.
+    stopping.install()
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(command_of(argv))
-    args = parse_args(parser, argv)
+    args = None
     try:
+        parser = build_parser(command_of(argv))
+        args = parse_args(parser, argv)
         status = args.func(args)
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as err:  # stopping.Stopped included: the one stop line, 130 or 143
+        return stopping.finish(err)
     except Exception as err:  # noqa: BLE001 - sorted below: expected errors get one line
         from .errors import HugvisError
 
-        if args.debug or not isinstance(err, (HugvisError, OSError, ValueError)):
+        if stopping.requested() is not None:  # an error on the way out of a stop is the stop's
+            return stopping.finish(err)
+        if getattr(args, "debug", False) or not isinstance(err, (HugvisError, OSError, ValueError)):
             raise
         print(f"error: {one_line(err)}", file=sys.stderr)
         return exit_code(err)
+    if stopping.requested() is not None:  # a library caught the stop (Gradio's server loop does)
+        return stopping.finish()
     return int(status or 0)
 
 

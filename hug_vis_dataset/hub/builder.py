@@ -49,7 +49,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-from .. import __version__
+from .. import __version__, stopping
 from ..hashing import sha256_file
 from ..release import ClipRecord, Release
 from .build_info import (CHECKSUMS, FORMAT_VERSION, MANIFEST, STATE_DIR, BuildError, BuildOptions, BuildReport,
@@ -100,9 +100,13 @@ def _build_config(job: _ConfigJob) -> tuple[str, list[ShardEntry], int]:
             job.on_shard(job.config, entry)
 
     writer = ShardWriter(repo, job.config, job.options, len(trusted), commit)
-    for record in job.records[done_rows:]:
-        writer.add(clip_row(job.config, record, job.options.alpha_codec))
-    writer.close()
+    try:
+        for record in job.records[done_rows:]:
+            writer.add(clip_row(job.config, record, job.options.alpha_codec))
+        writer.close()
+    except BaseException:
+        writer.abort()  # the half-written shard goes; the recorded ones are the resume state
+        raise
     return job.config, shards, len(trusted)
 
 
@@ -195,13 +199,11 @@ def build_repo(
     repo.mkdir(parents=True, exist_ok=True)
     plan = plan_hash(records, options)
     jobs = [_ConfigJob(c, str(repo), tuple(records), options, plan, resume, on_shard, release_sha) for c in chosen]
-    if num_proc <= 1 or len(jobs) == 1:
-        results = [_build_config(job) for job in jobs]
-    else:
-        from multiprocessing import get_context
-
-        with get_context("spawn").Pool(min(num_proc, len(jobs))) as pool:
-            results = pool.map(_build_config, jobs, chunksize=1)
+    try:
+        results = _run_config_jobs(jobs, num_proc)
+    except BaseException:
+        remove_temporaries(repo)  # what a killed worker was writing; recorded shards stay
+        raise
 
     report = BuildReport(str(repo), len(records), excluded=excluded, synthetic=release.synthetic)
     for config, shards, reused in results:
@@ -241,6 +243,49 @@ def build_repo(
     shutil.rmtree(repo / STATE_DIR, ignore_errors=True)
     report.repo_bytes = sum((repo / f).stat().st_size for f in files) + (repo / CHECKSUMS).stat().st_size
     return report
+
+
+def _run_config_jobs(jobs: "list[_ConfigJob]", num_proc: int) -> list:
+    if num_proc <= 1 or len(jobs) == 1:
+        return [_build_config(job) for job in jobs]
+    from multiprocessing import get_context
+
+    # Workers ignore SIGINT and die on SIGTERM (stopping.py): on a stop, leaving the block
+    # terminates and joins them, and the caller removes the shard each was writing.
+    with stopping.children_start():
+        pool = get_context("spawn").Pool(min(num_proc, len(jobs)), initializer=stopping.child_init)
+    with pool:
+        return pool.map(_build_config, jobs, chunksize=1)
+
+
+def remove_temporaries(repo: Path) -> list[Path]:
+    """Remove the build's temporary files (half-written shards and state files); returns them.
+
+    Example:
+        >>> import tempfile
+        >>> repo = Path(tempfile.mkdtemp()); (repo / "data" / "clips").mkdir(parents=True)
+        >>> _ = (repo / "data" / "clips" / "test-00003.parquet.tmp").write_bytes(b"half")
+        >>> [p.name for p in remove_temporaries(repo)], list((repo / "data" / "clips").iterdir())
+        (['test-00003.parquet.tmp'], [])
+    """
+    found = [p for pattern in ("data/*/test-*.parquet.tmp", f"{STATE_DIR}/.*.tmp", ".*.tmp")
+             for p in repo.glob(pattern) if p.is_file()]
+    for path in found:
+        path.unlink(missing_ok=True)
+    return found
+
+
+def stop_note(repo: "str | Path", resume: bool) -> str:
+    """What a stopped build keeps (its checksummed shards) and how to finish it (the stop line's note).
+
+    Example:
+        >>> stop_note("/nonexistent/repo", resume=False)
+        '0 shard(s) kept in /nonexistent/repo; run the same command with --resume to finish the build'
+    """
+    repo = Path(repo)
+    shards = len(list(repo.glob("data/*/test-*.parquet"))) if repo.is_dir() else 0
+    again = "run the same command again" if resume else "run the same command with --resume"
+    return f"{shards} shard(s) kept in {repo}; {again} to finish the build"
 
 
 def release_media_bytes(records: Sequence[ClipRecord]) -> int:

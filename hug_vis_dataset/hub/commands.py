@@ -44,10 +44,14 @@ def _run(args) -> int:
     if args.row_group_mb is not None:
         options = replace(options, row_group_bytes=int(args.row_group_mb * 2**20))
     configs = [c.strip() for c in args.configs.split(",")] if args.configs else None
+    from .. import stopping
+    from .builder import stop_note
+
     try:
-        report = build_repo(args.release_dir, args.repo_dir, num_proc=args.num_proc,
-                            allow_invalid=args.allow_invalid, resume=args.resume, options=options, configs=configs,
-                            measure_storage=not args.no_storage_report)
+        with stopping.resume_note(lambda: stop_note(args.repo_dir, args.resume)):
+            report = build_repo(args.release_dir, args.repo_dir, num_proc=args.num_proc,
+                                allow_invalid=args.allow_invalid, resume=args.resume, options=options,
+                                configs=configs, measure_storage=not args.no_storage_report)
     except (BuildError, ValueError) as err:
         from ..errors import exit_code, one_line
 

@@ -133,6 +133,18 @@ class ShardWriter:
         if self.writer is not None:
             self._finish()
 
+    def abort(self) -> None:
+        """Drop the shard being written (a stop or an error): close it and delete its ``.tmp``."""
+        writer, tmp = self.writer, self.tmp
+        self.writer, self.tmp, self.rows, self.buffered = None, None, [], 0
+        if writer is not None:
+            try:
+                writer.close()
+            except Exception:  # noqa: BLE001 - the file is deleted next; its footer does not matter
+                pass
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+
 
 def check_row_groups(shard: Path, limit: int) -> None:
     """Check every row group of a written shard against ``limit`` (a group of one row may pass it)

@@ -100,13 +100,24 @@ def _worker(args: argparse.Namespace) -> int:
     from .store import open_store
     from .worker import QueueWorker
 
+    import os
+    import shutil
+    from pathlib import Path
+
     options = {"backend": args.backend, "ray_address": args.ray_address, "num_proc": args.num_proc,
                "device": args.device, "gpus_per_worker": args.gpus_per_worker, "flush_every": args.flush_every}
-    worker = QueueWorker(RequestsRepo(args.requests_repo), open_store(args.results, args.results_repo),
+    # The queue's mirror lives under --work-dir (what the user named), one per process, and goes
+    # when the worker ends, stopped or not: never a stray temporary folder.
+    mirror = Path(args.work_dir) / f".requests-{os.getpid()}"
+    worker = QueueWorker(RequestsRepo(args.requests_repo, mirror=mirror), open_store(args.results, args.results_repo),
                          args.dataset, args.work_dir, worker_id=args.worker_id, dataset_revision=args.dataset_revision,
                          heartbeat_s=args.heartbeat, stale_after_s=args.stale_after, poll_s=args.poll,
                          evaluate_options={k: v for k, v in options.items() if v is not None})
-    taken = worker.run(exit_when_idle=args.exit_when_idle, max_requests=args.max_requests)
+    try:
+        taken = worker.run(exit_when_idle=args.exit_when_idle, max_requests=args.max_requests)
+    finally:
+        for folder in (mirror, mirror.with_name(mirror.name + "-thread")):
+            shutil.rmtree(folder, ignore_errors=True)
     print(f"{worker.worker_id}: {taken} request(s) taken")
     return 0
 

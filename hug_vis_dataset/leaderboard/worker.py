@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from .. import stopping
 from ..errors import HugvisError, one_line
 from .requests import (FAILED, FINISHED, PENDING, RUNNING, QueueLimits, QueueState, RequestsRepo, ScoringRequest,
                        claimable, utc_now)
@@ -155,15 +156,17 @@ class QueueWorker:
             max_requests: return after this many requests.
         """
         taken = 0
-        while max_requests is None or taken < max_requests:
-            request, active = self._claim()
-            if request is None:
-                if exit_when_idle and not active:
-                    break
-                time.sleep(self.poll_s)
-                continue
-            taken += 1
-            self.process(request)
+        with stopping.resume_note(lambda: f"{self.worker_id} held no request ({taken} taken before); "
+                                          "start the worker again"):
+            while max_requests is None or taken < max_requests:
+                request, active = self._claim()
+                if request is None:
+                    if exit_when_idle and not active:
+                        break
+                    time.sleep(self.poll_s)
+                    continue
+                taken += 1
+                self.process(request)
         return taken
 
     def claim(self) -> "ScoringRequest | None":
@@ -196,9 +199,14 @@ class QueueWorker:
         """Score one claimed request; returns its final state (FINISHED, FAILED, or ``lost``)."""
         self.log(f"{self.worker_id}: {request.path} ({request.predictions_repo}@{request.revision[:12]}), "
                  f"attempt {request.attempts}")
-        with Lease(self.queue, request, self.worker_id, self.heartbeat_s) as lease:
+        released: list[str] = []
+        with stopping.resume_note(lambda: self._stop_note(request, released), overrides=True), \
+                Lease(self.queue, request, self.worker_id, self.heartbeat_s) as lease:
             try:
                 link = self._score(request, lease)
+            except KeyboardInterrupt:  # stopped (stopping.Stopped): hand the request back at once
+                released.append(self._release(lease))
+                raise
             except LeaseLostError as err:
                 self.log(f"{self.worker_id}: {err}")
                 return "lost"
@@ -208,6 +216,32 @@ class QueueWorker:
                 return self._end(lease, FAILED, failure=f"internal error of the scorer ({type(err).__name__}: "
                                                         f"{one_line(err)}); report it to the leaderboard maintainers")
         return self._end(lease, FINISHED, run_link=link)
+
+    def _release(self, lease: Lease) -> str:
+        """Put a stopped worker's request back to PENDING, so the next worker takes it without waiting
+        for the heartbeat to go stale; returns what became of it (``released``, ``taken over``, or the
+        reason the commit failed: the request then goes stale and is taken over as a dead worker's)."""
+
+        def decide(state: QueueState):
+            current = lease.owned(state)
+            if current is None:
+                return None
+            now = utc_now()
+            back = current.moved(PENDING, now, heartbeat_at=now, scored=lease.scored, total=lease.total)
+            return back, f"Release {current.path} by {self.worker_id} (stopped)"
+
+        try:
+            return "released" if self.queue.update(decide) is not None else "taken over"
+        except Exception as err:  # noqa: BLE001 - a stop must end even when the Hub cannot be reached
+            return f"not released ({type(err).__name__}); it is taken over once its heartbeat is stale"
+
+    def _stop_note(self, request: ScoringRequest, released: list[str]) -> str:
+        work = self.work_dir / request.request_id / "results"
+        state = released[0] if released else "not released; it is taken over once its heartbeat is stale"
+        if state == "released":
+            state = "released (PENDING again) for the next worker"
+        return (f"request {request.path} {state}; the clips scored so far are kept in {work}, which a worker "
+                f"on the same --work-dir resumes")
 
     def _end(self, lease: Lease, status: str, **changes: Any) -> str:
         """Write the final state if the request is still ours."""

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
+from .. import stopping
+
 LOG_DIR = ".hugvis-predict"
 LOG_FILE = "log.jsonl"
 STATUS_OK, STATUS_FAILED, STATUS_SKIPPED = "ok", "failed", "skipped"
@@ -126,25 +128,39 @@ def run_units(
     from tqdm.auto import tqdm
 
     summary = PredictSummary(task, Path(out) if out is not None else log.path.parent.parent, log_path=log.path)
-    for unit in tqdm(units, total=total, desc=f"predict {task}".strip(), unit="clip", disable=not progress,
-                     dynamic_ncols=True):
-        name = key(unit)
-        start = time.perf_counter()
-        try:
-            if is_done(unit):
-                summary.skipped.append(name)
-                log.write(name, STATUS_SKIPPED, time.perf_counter() - start)
-                continue
-            details = attempt(unit) or {}
-        except Exception as err:  # noqa: BLE001 - one clip's failure must not stop the others
-            error = f"{type(err).__name__}: {err}"
-            summary.failed.append(name)
-            summary.failures.append((name, error))
-            log.write(name, STATUS_FAILED, time.perf_counter() - start, error=error)
-            continue
-        summary.ok.append(name)
-        log.write(name, STATUS_OK, time.perf_counter() - start, details=details)
+    # A stop (SIGINT/SIGTERM, stopping.py) leaves the unit being written as nothing (atomic_output's
+    # finally) and every finished one in place: --resume keeps them.
+    with stopping.resume_note(lambda: _stop_note(summary, total)):
+        for unit in tqdm(units, total=total, desc=f"predict {task}".strip(), unit="clip", disable=not progress,
+                         dynamic_ncols=True):
+            _run_unit(unit, key, attempt, is_done, log, summary)
     return summary
+
+
+def _stop_note(summary: PredictSummary, total: "int | None") -> str:
+    done = len(summary.ok) + len(summary.skipped)
+    of = f" of {total}" if total is not None else ""
+    return f"{done}{of} clip(s) kept in {summary.out}; run the same command with --resume to continue"
+
+
+def _run_unit(unit, key, attempt, is_done, log: PredictLog, summary: PredictSummary) -> None:
+    """One unit: skipped, ok or failed (recorded in ``summary`` and the log)."""
+    name = key(unit)
+    start = time.perf_counter()
+    try:
+        if is_done(unit):
+            summary.skipped.append(name)
+            log.write(name, STATUS_SKIPPED, time.perf_counter() - start)
+            return
+        details = attempt(unit) or {}
+    except Exception as err:  # noqa: BLE001 - one clip's failure must not stop the others
+        error = f"{type(err).__name__}: {err}"
+        summary.failed.append(name)
+        summary.failures.append((name, error))
+        log.write(name, STATUS_FAILED, time.perf_counter() - start, error=error)
+        return
+    summary.ok.append(name)
+    log.write(name, STATUS_OK, time.perf_counter() - start, details=details)
 
 
 @contextlib.contextmanager

@@ -22,7 +22,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import catalog
+from .. import catalog, stopping
 from .. import paper_tables as pt
 from ..hub_access import HubUnreachableError
 from ..layout import SIMULATED_RATINGS_FILE, SIMULATED_SYSTEMS_DIR
@@ -437,8 +437,11 @@ class Explorer:
             return "Upload a zip of your predictions first.", empty, empty
         try:
             # The extracted files (they can be gigabytes) are deleted when scoring ends; the rows stay.
-            with extracted_upload(upload, self.work_dir / "uploads", self.limits) as root, \
-                    self.store.staging() as stage:
+            # A stopped Space (SIGTERM/SIGINT) waits for this block to unwind: the runner raises
+            # stopping.Stopped here at its next clip, and the upload and the staging folder go.
+            with stopping.working(), stopping.resume_note(_stopped_score_note, overrides=True), \
+                    extracted_upload(upload, self.work_dir / "uploads", self.limits) as root, \
+                    self.store.staging() as stage, stopping.removed_on_stop(stage):
                 result = evaluate_submission(task, root, model, self.release_dir, stage, progress=False,
                                              on_scored=progress, command_line=["space", task])
                 cov = result.coverage
@@ -457,6 +460,8 @@ class Explorer:
             return f"**Upload refused:** {markdown_text(err)}", empty, empty
         except (ValueError, FileNotFoundError, RuntimeError) as err:
             return f"**Scoring failed:** {markdown_text(err)}", empty, empty
+        except stopping.Stopped:
+            return "**Scoring stopped:** the Space is shutting down; nothing was added. Upload again.", empty, empty
         table = result.table.reset_index() if result.table is not None else empty
         origin = stored.origin
         where = (f"Added to the {catalog.paper_table_of(task)} leaderboard as **{ORIGIN_LABELS[origin]}**"
@@ -472,6 +477,11 @@ class Explorer:
         if refused:
             message += f"\n\n{refused}"
         return message, score_table(task, table), rows
+
+
+def _stopped_score_note() -> str:
+    return "an upload being scored was dropped (its files and staging folder removed, nothing added to the store); " \
+           "start the Space again and upload it again"
 
 
 def _shown_link(link: str) -> str:

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Iterator
 
+from .. import stopping
 from ..errors import HugvisError
 
 # What a prediction folder of any task holds (docs/CONVENTIONS.md), plus small text files.
@@ -232,10 +233,12 @@ def extracted_upload(zip_path: "str | Path", work_dir: "str | Path",
         raise UnsafeUploadError(f"{Path(zip_path).name}: expands to {incoming} bytes but the work folder already "
                                 f"holds {used} of its {limits.max_work_bytes}-byte quota; try again later")
     dest = work_dir / f"upload-{uuid.uuid4().hex}"
-    try:
-        yield safe_extract(zip_path, dest, limits)
-    finally:
-        shutil.rmtree(dest, ignore_errors=True)
+    # Scoring runs in a server thread: a stopped Space removes the extraction too (stopping.py).
+    with stopping.removed_on_stop(dest):
+        try:
+            yield safe_extract(zip_path, dest, limits)
+        finally:
+            shutil.rmtree(dest, ignore_errors=True)
 
 
 def _extract_members(zip_path: "str | Path", members: list[zipfile.ZipInfo], root: Path, limits: UploadLimits) -> None:

@@ -1,0 +1,316 @@
+"""Stop signals: SIGINT and SIGTERM end every command the same way, by construction.
+
+The rule (docs/ARCHITECTURE.md, "Stop signals"):
+
+* :func:`install` (called once by ``hugvis``'s ``main``) turns SIGTERM, like SIGINT, into an
+  exception raised in the main thread, :class:`Stopped` (a :class:`KeyboardInterrupt`, so no
+  ``except Exception`` swallows it), so every ``try/finally`` and context manager on the way out
+  runs: worker processes are ended and joined, temporary files and folders are removed, and what
+  is complete (the resume state) stays. A second signal while that cleanup runs is ignored, so
+  the cleanup is never cut short.
+* The command says what was kept and how to resume with :func:`resume_note`; the note of the
+  innermost block the stop left is the one printed.
+* ``main`` prints ONE line to stderr, :func:`stop_line` (``stopped by SIGTERM: 3 of 8 clips kept
+  in RESULTS/matting/.work-x; run the same command again to resume``), and exits
+  :func:`exit_code` (130 for SIGINT, 143 for SIGTERM).
+* Child worker processes never print nor clean up: :func:`child_init` (their pool initializer)
+  makes them ignore SIGINT (a Ctrl-C reaches the whole foreground process group) and die on
+  SIGTERM; the parent terminates and joins them (:func:`end_processes`). Children are started
+  inside :func:`children_start`, which holds SIGINT blocked, so a child ignores it from its
+  first instruction on (a signal mask is inherited across fork and exec).
+* Work in another thread (the Space's scoring in Gradio's worker threads) calls :func:`check`
+  between steps and registers what it must not leave behind with :func:`removed_on_stop`;
+  ``main`` waits a moment for those threads to unwind (:func:`drain`), then removes what is left.
+
+Example:
+    >>> try:
+    ...     with resume_note(lambda: "2 of 4 clips kept in out/.work-m; run the same command again to resume"):
+    ...         raise Stopped(signal.SIGTERM)  # what the handler raises in the main thread
+    ... except Stopped as err:
+    ...     stop = err
+    >>> exit_code(stop.signum), stop_line(stop.signum)
+    (143, 'stopped by SIGTERM: 2 of 4 clips kept in out/.work-m; run the same command again to resume')
+    >>> reset()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+#: The signals that stop a command, and the exit status of each (128 + the signal number).
+STOP_SIGNALS: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)
+#: The note when a command registered none (it stopped before it had made anything to keep).
+NOTHING_KEPT = "nothing was kept; run the same command again"
+
+
+class Stopped(KeyboardInterrupt):
+    """The command was stopped by ``signum`` (SIGINT or SIGTERM); raised in the main thread.
+
+    Example:
+        >>> Stopped(signal.SIGINT).name, Stopped(signal.SIGTERM).exit_code
+        ('SIGINT', 143)
+    """
+
+    def __init__(self, signum: int):
+        self.signum = int(signum)
+        super().__init__(f"stopped by {self.name}")
+
+    @property
+    def name(self) -> str:
+        return signal_name(self.signum)
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code(self.signum)
+
+
+def signal_name(signum: int) -> str:
+    """``SIGTERM`` for 15.
+
+    >>> signal_name(2)
+    'SIGINT'
+    """
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def exit_code(signum: int) -> int:
+    """The exit status of a command stopped by ``signum``: 128 + the number, the shell's convention.
+
+    >>> exit_code(signal.SIGINT), exit_code(signal.SIGTERM)
+    (130, 143)
+    """
+    return 128 + int(signum)
+
+
+class _State:
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.received: "int | None" = None
+        self.event = threading.Event()
+        self.notes: list[Callable[[], str]] = []
+        self.final_note: "str | None" = None
+        self.paths: dict[int, Path] = {}
+        self.working = 0
+        self.next_key = 0
+        self.installed = False
+
+
+_STATE = _State()
+
+
+def reset() -> None:
+    """Forget a received stop and every note (tests; a long-lived process serving again)."""
+    global _STATE
+    installed = _STATE.installed
+    _STATE = _State()
+    _STATE.installed = installed
+
+
+def _handler(signum: int, frame: object) -> None:
+    state = _STATE
+    with state.lock:
+        if state.received is not None:
+            return  # cleanup of the first stop is running: a second signal must not cut it short
+        state.received = signum
+        state.event.set()
+    raise Stopped(signum)
+
+
+def install() -> None:
+    """Handle SIGINT and SIGTERM in this process by raising :class:`Stopped` in the main thread.
+
+    Called once by ``hugvis``'s ``main``; a call from another thread, or a second call, does nothing.
+    """
+    if _STATE.installed or threading.current_thread() is not threading.main_thread():
+        return
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, _handler)
+    _STATE.installed = True
+
+
+def requested() -> "int | None":
+    """The stop signal received so far (None: none)."""
+    return _STATE.received
+
+
+def check() -> None:
+    """Raise :class:`Stopped` if a stop signal was received: for loops outside the main thread.
+
+    >>> check()  # nothing received: returns
+    """
+    received = _STATE.received
+    if received is not None:
+        raise Stopped(received)
+
+
+@contextlib.contextmanager
+def resume_note(describe: Callable[[], str], overrides: bool = False) -> Iterator[None]:
+    """Say what a stop inside the block keeps and how to resume (``describe()``, called at the stop).
+
+    The innermost block a stop leaves is the one whose note is printed, unless an outer one
+    ``overrides`` it (the queue worker's note about its request says more than the runner's about its
+    clips); ``describe`` runs after the inner blocks cleaned up, so it can count what is really left.
+    """
+    state = _STATE
+    state.notes.append(describe)
+    stopped = False
+    try:
+        yield
+    except KeyboardInterrupt:
+        stopped = True
+        raise
+    finally:
+        if describe in state.notes:
+            state.notes.remove(describe)
+        # Also when a library caught the stop on the way (Gradio's server loop catches KeyboardInterrupt).
+        if (stopped or state.received is not None) and (state.final_note is None or overrides):
+            try:
+                state.final_note = describe()
+            except Exception as failed:  # noqa: BLE001 - the note must not replace the stop
+                state.final_note = f"(what was kept could not be counted: {type(failed).__name__})"
+
+
+def stop_line(signum: int, note: "str | None" = None) -> str:
+    """The one line a stopped command prints: ``stopped by SIGTERM: <what was kept, how to resume>``.
+
+    >>> stop_line(signal.SIGINT, "nothing to keep")
+    'stopped by SIGINT: nothing to keep'
+    """
+    text = note if note is not None else (_STATE.final_note or NOTHING_KEPT)
+    return f"stopped by {signal_name(signum)}: {' '.join(str(text).split())}"
+
+
+# ----------------------------------------------------------------------------- child processes
+def child_init() -> None:
+    """Initializer of every worker process: ignore SIGINT (the parent decides), die on SIGTERM.
+
+    A child never prints about a stop nor cleans half of it: the parent ends it
+    (:func:`end_processes`) and removes what it left.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+@contextlib.contextmanager
+def children_start() -> Iterator[None]:
+    """Start child processes inside this block: they are born with SIGINT blocked.
+
+    The mask is inherited across fork and exec, so a Ctrl-C during a child's start-up cannot raise
+    a KeyboardInterrupt in it (with a traceback on the shared stderr) before :func:`child_init`
+    ignores SIGINT. In the parent a SIGINT of the block is held and delivered when it ends.
+    """
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def end_processes(processes: Iterable, timeout: float = 5.0) -> None:
+    """Terminate (SIGTERM), join, and if need be kill the given ``multiprocessing`` processes."""
+    processes = [p for p in processes if p is not None]
+    for process in processes:
+        with contextlib.suppress(Exception):
+            if process.is_alive():
+                process.terminate()
+    deadline = time.monotonic() + timeout
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.join(max(0.0, deadline - time.monotonic()))
+            if process.is_alive():
+                process.kill()
+                process.join(1.0)
+
+
+# ----------------------------------------------------------------------------- other threads
+@contextlib.contextmanager
+def removed_on_stop(path: "str | Path") -> Iterator[Path]:
+    """Register ``path`` (a temporary file or folder made by work outside the main thread).
+
+    The block's own cleanup removes it as usual; when the process is stopped, ``main`` waits a
+    moment for the block to end (:func:`drain`) and removes the path itself if it is still there.
+    """
+    state = _STATE
+    with state.lock:
+        key = state.next_key
+        state.next_key += 1
+        state.paths[key] = Path(path)
+    try:
+        yield Path(path)
+    finally:
+        with state.lock:
+            state.paths.pop(key, None)
+
+
+@contextlib.contextmanager
+def working() -> Iterator[None]:
+    """Mark work outside the main thread that a stop waits for (:func:`drain`) while it unwinds.
+
+    Work that makes temporary files registers them inside with :func:`removed_on_stop`; this outer
+    block is what ``main`` waits for, so it never prints the stop line while the work is still
+    removing them.
+    """
+    state = _STATE
+    with state.lock:
+        state.working += 1
+    try:
+        yield
+    finally:
+        with state.lock:
+            state.working -= 1
+
+
+def drain(timeout: float = 15.0) -> list[Path]:
+    """After a stop: wait up to ``timeout`` s for :func:`working` blocks and :func:`removed_on_stop`
+    registrations of other threads to end (they see :func:`check`), then remove what is still
+    registered; returns those paths."""
+    deadline = time.monotonic() + timeout
+    while (_STATE.paths or _STATE.working) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with _STATE.lock:
+        left = list(_STATE.paths.values())
+        _STATE.paths.clear()
+    for path in left:
+        remove(path)
+    return left
+
+
+def remove(path: "str | Path") -> None:
+    """Remove a file or a folder tree, if it is there."""
+    path = Path(path)
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
+def finish(err: "BaseException | None" = None) -> int:
+    """What ``main`` does once a command was stopped: drain other threads, print the one line to
+    stderr, and return the exit status (``err`` is the :class:`Stopped`, if it got that far)."""
+    import sys
+
+    signum = err.signum if isinstance(err, Stopped) else (requested() or signal.SIGINT)
+    drain()
+    print(stop_line(signum), file=sys.stderr, flush=True)
+    return exit_code(signum)
+
+
+__all__ = ["NOTHING_KEPT", "STOP_SIGNALS", "Stopped", "check", "child_init", "children_start", "drain",
+           "end_processes", "exit_code", "finish", "install", "remove", "removed_on_stop", "requested", "reset",
+           "resume_note", "signal_name", "stop_line", "working"]
