@@ -155,6 +155,21 @@ def test_evaluate_writes_only_its_out(world, tmp_path):
     assert (out / "emotion" / "ew" / "rows.parquet").is_file()
 
 
+@pytest.mark.parametrize("task,system", [("emotion", "emo_strong"), ("matting", "matte_good")])
+def test_an_up_to_date_rerun_reads_the_store_and_writes_nothing(world, tmp_path, task, system):
+    # main rewrote the whole run (work folder, .input-digests.json, summary) on every re-run, so scoring
+    # into a store the user cannot write failed with "Read-only file system" although nothing changed.
+    store = world["store"]
+    done = run_audited(world, tmp_path, ["evaluate", task, "--predictions", str(world["systems"] / task / system),
+                                         "--model", system, "--dataset", str(world["release"]), "--out", str(store),
+                                         "--no-progress"], [store, world["release"]])
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((store / task / system / "summary.json").read_text())
+    assert f"rows: {store / task / system / 'rows.parquet'}" in done.stdout
+    first = next(iter(summary["aggregate"].values()))  # the stored aggregate is what is printed
+    assert f"{next(v for v in first.values() if isinstance(v, float)):.4g}" in done.stdout
+
+
 def test_evaluate_against_a_built_repo_keeps_the_shard_digests_under_its_out(world, tmp_path):
     # main wrote the shards' digest cache into $HUGVIS_CACHE_DIR/verified_shards.json, a place nobody named.
     out = tmp_path / "results"

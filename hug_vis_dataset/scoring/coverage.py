@@ -107,3 +107,22 @@ def submission_coverage(task: str, model: str, refs: Any, index: Any, skipped: "
                            for c, v in sorted(dups.items())}
     coverage.predicted = sum(1 for c in grid if c in index.found and c not in dups)
     return coverage
+
+
+def run_coverage(task: str, model: str, refs: Any, index: Any, skipped: "dict[str, str] | None", rows: Any,
+                 check_failures: "dict[str, str] | None" = None) -> Coverage:
+    """The coverage a scoring run stores: :func:`submission_coverage` with ``failed`` and ``ok`` read
+    from the run's rows (a clip is ok when all its rows are), plus the clips whose checks failed
+    with no metric to compute (``check_failures``); missing and duplicate clips are not failures.
+    """
+    coverage = submission_coverage(task, model, refs, index, skipped)
+    skip = set(coverage.missing) | set(coverage.duplicates)
+    if rows is not None and len(rows):
+        failed = rows[rows["status"] == "failed"]
+        first_error = failed.groupby("clip_id", sort=False)["error"].first()
+        coverage.failed = {c: e for c, e in first_error.items() if c not in skip}
+        coverage.ok = int(rows.groupby("clip_id")["status"].agg(lambda s: (s == "ok").all()).sum())
+    # Clips checked but with no metric to compute (all skipped): the checks still name them.
+    coverage.failed.update({c: e for c, e in (check_failures or {}).items()
+                            if c not in skip and c not in coverage.failed})
+    return coverage

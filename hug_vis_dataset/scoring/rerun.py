@@ -18,11 +18,12 @@ is written, so a refused or failed re-run leaves the store byte-identical.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from ..errors import HugvisError, ToolUsageError
 from ..hashing import DigestCache
@@ -106,6 +107,56 @@ class RerunPlan:
         under = self.computed_under
         return (not any_job and under is not None and under.dataset == self.current.dataset
                 and all(under.definitions.get(m) == self.current.definitions[m] for m in set_metrics))
+
+    def unchanged(self, clip_ids: "Iterable[str]", clip_metrics: "tuple[str, ...]", set_metrics: "tuple[str, ...]",
+                  retry_failed: bool, protocol: dict, metrics_entry: dict) -> bool:
+        """Whether this run would store exactly what is stored: nothing to rescore, nothing to write.
+
+        True when the published run is bound to the same predictions, dataset, metric definitions and
+        library (no work folder, no ``--overwrite``), every clip of ``clip_ids`` is stored and kept
+        whole for ``clip_metrics`` (failed clips are retried unless ``retry_failed`` is off), the set
+        values are reusable and stored exactly when ``set_metrics`` asks for them, and the stored
+        summary's ``protocol`` and ``metrics`` entries are the ones this run would write. The
+        runner then reads the stored run instead of rewriting it, so a store the user cannot write
+        is read (docs/ARCHITECTURE.md, "No stray writes").
+        """
+        if (not clip_metrics or self.resume_work or self.seed is not self.published or self.earlier is None
+                or not len(self.earlier) or self.computed_under != self.current or self.work.dir.exists()):
+            return False
+        stored = set(self.earlier["clip_id"])
+        if stored != set(clip_ids) or reusable_clips(self.earlier, self.computed_under, self.current, self.fingerprints,
+                                                     clip_metrics, retry_failed) != stored:
+            return False
+        if set_metrics:
+            if not (self.published.set_rows_path.is_file() and self.set_rows_reusable(False, set_metrics)):
+                return False
+        elif self.published.set_rows_path.is_file():
+            return False
+        try:
+            summary = read_json(self.published.dir / "summary.json")
+        except ValueError:  # unreadable: the run is rewritten, which names nothing wrong but replaces it
+            return False
+        return summary.get("protocol") == protocol and summary.get("metrics") == metrics_entry
+
+    def stored_result(self, refs, index, skipped: dict, protocol: str, metrics: "tuple[str, ...]"
+                      ) -> "tuple[Any, dict, Any] | None":
+        """(coverage, summary, table) of the published run when :meth:`unchanged` holds and its stored
+        coverage is the one this run would write (the submission's names unchanged too); None
+        otherwise, and the run is scored as usual. Reads only."""
+        from .aggregate import task_table
+        from .coverage import run_coverage
+
+        coverage = run_coverage(self.current.task, self.current.model, refs, index, skipped, self.earlier)
+        try:
+            stored, summary = read_json(self.published.dir / "coverage.json"), read_json(self.published.dir / "summary.json")
+        except ValueError:
+            return None
+        if stored != json.loads(json.dumps(coverage.to_dict(), ensure_ascii=False)):
+            return None
+        frames, set_rows = self.published.read_frames(), self.published.read_set_rows()
+        table = task_table(self.earlier, frames, set_rows, metrics=metrics,
+                           protocol=protocol if len(frames) or protocol != "rvm" else "clip")
+        return coverage, summary, table
 
     def publish(self) -> None:
         """Save the digests, then put the finished work folder in place of the published run."""
