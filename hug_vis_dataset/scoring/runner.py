@@ -35,23 +35,26 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import numbers
-import os
 import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from ..errors import HugvisError, ToolUsageError
+from .. import stopping
+from ..errors import HugvisError
 from .coverage import Coverage, run_coverage
 from ..references import ReferenceSource, open_reference_source
 from ..references.sources import VERIFY_CACHE_FILE
 from ..textio import atomic_write_text
 from .binding import INPUT_COLUMN
 from .rerun import RunBusyError, RunConflictError, plan_rerun
+from .engines import (ClipWorker, RunOptionError, _worker_init, check_gpus_per_worker, default_gpus_per_worker,
+                      ray_worker_options, run_local, run_ray)
 from .store import SetFeatures
 from ..tasks import REAL_AUDIO, ClipJob, ClipOutcome, get_task, index_predictions, result_rows, score_job
 PROVENANCE_PACKAGES = ("hug-vis", "numpy", "scipy", "pandas", "pyarrow", "torch", "opencv-python-headless", "av",
@@ -94,179 +97,13 @@ def check_run_options(num_proc: int, chunk_frames: int, flush_every: int, backen
         raise RunOptionError(f"unknown backend {backend!r}; choose local or ray")
 
 
-class RunOptionError(ToolUsageError):
-    """An option of :func:`evaluate_submission` is out of range."""
-
-
-# ----------------------------------------------------------------------------- engines
+# ----------------------------------------------------------------------------- engines (engines.py)
 def _progress(iterable: Iterable, total: int, desc: str, enabled: bool) -> Iterator:
     if not enabled:  # tqdm.auto imports asyncio and tqdm's CLI: about 0.3 s of CPU for no bar
         return iter(iterable)
     from tqdm.auto import tqdm
 
     return iter(tqdm(iterable, total=total, desc=desc, unit="clip", disable=not enabled, dynamic_ncols=True))
-
-
-def _worker_init() -> None:
-    # One thread per worker: the pool already uses the cores, and BLAS/torch thread pools per
-    # process would oversubscribe them.
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ.setdefault(var, "1")
-    try:
-        import torch
-
-        torch.set_num_threads(1)
-    except ImportError:  # pragma: no cover - torch is optional
-        pass
-
-
-def run_local(jobs: Sequence[ClipJob], num_proc: int) -> Iterator[ClipOutcome]:
-    """Outcomes in completion order (serial when ``num_proc <= 1``, else a spawn process pool)."""
-    if num_proc <= 1:
-        for job in jobs:
-            yield score_job(job)
-        return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    context = multiprocessing.get_context("spawn")  # fork is unsafe with torch/onnxruntime threads
-    with ProcessPoolExecutor(max_workers=num_proc, mp_context=context, initializer=_worker_init) as pool:
-        futures = [pool.submit(score_job, job) for job in jobs]
-        for future in as_completed(futures):
-            yield future.result()
-
-
-def default_gpus_per_worker(backend: str, device: str) -> float:
-    """GPUs each Ray worker requests when none is given: 1 for ``backend="ray"`` on CUDA, else 0.
-
-    ``device="auto"`` counts as CUDA when torch sees a GPU on the driver machine.
-
-    Example:
-        >>> default_gpus_per_worker("ray", "cuda:0"), default_gpus_per_worker("ray", "cpu")
-        (1.0, 0.0)
-        >>> default_gpus_per_worker("local", "cuda")
-        0.0
-    """
-    if backend != "ray":
-        return 0.0
-    name = str(device).strip().lower()
-    if name == "auto":
-        from ..models.device import resolve_device
-
-        name = resolve_device("auto")
-    return 1.0 if name.startswith("cuda") else 0.0
-
-
-def check_gpus_per_worker(backend: str, gpus_per_worker: "float | None") -> None:
-    """Refuse ``gpus_per_worker`` outside Ray and values below 0 (one line each).
-
-    Example:
-        >>> try:
-        ...     check_gpus_per_worker("local", 1)
-        ... except RunOptionError as err:
-        ...     print(err)
-        gpus_per_worker (--gpus-per-worker) applies to the Ray backend only; add --backend ray or drop it
-    """
-    if gpus_per_worker is None:
-        return
-    if backend != "ray":
-        raise RunOptionError("gpus_per_worker (--gpus-per-worker) applies to the Ray backend only; "
-                             "add --backend ray or drop it")
-    if isinstance(gpus_per_worker, bool) or not isinstance(gpus_per_worker, numbers.Real) or not (
-            0 <= float(gpus_per_worker) < float("inf")):
-        raise RunOptionError(f"gpus_per_worker must be a number >= 0 (fractions share a GPU), got {gpus_per_worker!r}")
-
-
-def ray_worker_options(gpus_per_worker: float) -> dict[str, float]:
-    """Resources one Ray scoring worker (an actor) holds for its lifetime.
-
-    Example:
-        >>> ray_worker_options(0.5)
-        {'num_cpus': 1, 'num_gpus': 0.5}
-    """
-    return {"num_cpus": 1, "num_gpus": float(gpus_per_worker)}
-
-
-class ClipWorker:
-    """One Ray scoring worker: a long-lived process that scores clip after clip.
-
-    An actor, not plain Ray tasks, because Ray ends the worker process of a GPU *task* after
-    every call (``max_calls=1`` is its default for tasks with ``num_gpus``): the models would be
-    reloaded for every clip. The actor's process keeps :func:`hug_vis_dataset.tasks.models.process_models`
-    (one :class:`~hug_vis_dataset.tasks.models.ModelCache` per process and device) across clips.
-    """
-
-    def __init__(self) -> None:
-        _worker_init()
-
-    def score(self, job: ClipJob) -> ClipOutcome:
-        """One clip's rows, scored with this process's models."""
-        return score_job(job)
-
-    def pid(self) -> int:
-        """This worker's process id (the same for every clip it scores)."""
-        return os.getpid()
-
-
-def run_ray(jobs: Sequence[ClipJob], num_proc: int, address: "str | None" = None,
-            max_in_flight: "int | None" = None, gpus_per_worker: float = 0.0) -> Iterator[ClipOutcome]:
-    """Outcomes in completion order from ``num_proc`` Ray actors (:class:`ClipWorker`).
-
-    With ``address`` the run joins that cluster (``ray://host:10001`` or ``auto``); without it a
-    local Ray with ``num_proc`` CPUs starts and stops here. Each worker holds one CPU and
-    ``gpus_per_worker`` GPUs (a fraction lets workers share a GPU) and keeps its models loaded
-    across clips; no more workers start than the cluster's CPUs and GPUs can hold. Each worker has
-    at most two clips queued (``max_in_flight`` caps the total), so the driver's memory stays
-    bounded on large grids.
-
-    Raises:
-        RunOptionError: GPUs requested but the cluster has fewer than ``gpus_per_worker``.
-    """
-    import ray
-
-    started = False
-    if not ray.is_initialized():
-        if address:
-            ray.init(address=address, include_dashboard=False, log_to_driver=False)
-        else:
-            ray.init(num_cpus=max(1, num_proc), include_dashboard=False, log_to_driver=False,
-                     runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
-        started = True
-    workers: list = []
-    try:
-        options = ray_worker_options(gpus_per_worker)
-        resources = ray.cluster_resources()
-        capacity = max(1, int(resources.get("CPU", num_proc)))
-        if options["num_gpus"] > 0:
-            gpus = float(resources.get("GPU", 0))
-            if gpus < options["num_gpus"]:
-                raise RunOptionError(f"each Ray worker requests {options['num_gpus']:g} GPU(s) but the cluster "
-                                     f"has {gpus:g}; use --device cpu, a smaller --gpus-per-worker, or "
-                                     "--ray-address of a cluster with GPUs")
-            capacity = min(capacity, int(gpus // options["num_gpus"]))
-        # A worker that the cluster cannot place would hold its queued clips forever.
-        actor_class = ray.remote(**options)(ClipWorker)
-        workers = [actor_class.remote() for _ in range(max(1, min(num_proc, capacity)))]
-        per_worker = 2  # one clip running, the next one shipped
-        window = min(max_in_flight or per_worker * len(workers), per_worker * len(workers))
-        load = {i: 0 for i in range(len(workers))}
-        owner: dict = {}
-        queue = list(jobs)
-        queue.reverse()  # pop() from the end keeps grid order
-        while queue or owner:
-            while queue and len(owner) < window:
-                i = min(load, key=load.get)
-                owner[workers[i].score.remote(queue.pop())] = i
-                load[i] += 1
-            done, _ = ray.wait(list(owner), num_returns=1)
-            for ref in done:
-                load[owner.pop(ref)] -= 1
-                yield ray.get(ref)
-    finally:
-        for worker in workers:
-            ray.kill(worker)  # frees the worker's GPU on a shared cluster
-        if started:
-            ray.shutdown()
 
 
 # ----------------------------------------------------------------------------- provenance
@@ -481,7 +318,15 @@ def evaluate_submission(
         if stored is not None:
             return EvaluationResult(task, model, plan.published.rows_path, plan.published.dir / "summary.json",
                                     *stored, 0)
-    with plan.start(metrics, retry_failed) as kept:
+    counts = {"kept": None, "persisted": 0}  # what a stop keeps: the clips whose rows are in the work folder
+
+    def stop_note() -> str:
+        if counts["kept"] is None:
+            return f"nothing was scored; the stored run under {out} is unchanged; run the same command again"
+        return (f"{counts['kept'] + counts['persisted']} of {len(grid)} clips kept in {plan.work.dir}; "
+                "run the same command again to resume")
+
+    with stopping.resume_note(stop_note), contextlib.ExitStack() as stack, plan.start(metrics, retry_failed) as kept:
         store = plan.work
         features = SetFeatures.for_run(store, fingerprints, plan.current.definitions, options, set_metrics)
         jobs = []
@@ -492,6 +337,7 @@ def evaluate_submission(
         if not set_metrics:
             store.set_rows_path.unlink(missing_ok=True)  # set values of a metric not requested now
         set_reusable = plan.set_rows_reusable(bool(jobs), set_metrics)
+        counts["kept"] = len(grid) - len(jobs)
         persisted = 0
         buffer: list[ClipOutcome] = []
         check_failures: dict[str, str] = {}
@@ -505,6 +351,7 @@ def evaluate_submission(
             store.write_part([{**r, INPUT_COLUMN: fingerprints.get(o.clip_id, "")} for o in buffer for r in o.rows],
                              [f for o in buffer for f in o.frames])
             persisted += len(buffer)
+            counts["persisted"] = persisted
             buffer = []
             if on_persisted is not None:
                 on_persisted(persisted)
@@ -512,7 +359,10 @@ def evaluate_submission(
         if jobs:
             engine = (run_ray(jobs, num_proc, ray_address, gpus_per_worker=gpus_per_worker) if backend == "ray"
                       else run_local(jobs, num_proc))
+            # A stop ends the engine's workers (the generator's finally) before the note is read.
+            stack.enter_context(contextlib.closing(engine))
             for done, outcome in enumerate(_progress(engine, len(jobs), f"{task}/{model}", progress), start=1):
+                stopping.check()  # scoring outside the main thread (the Space) stops here
                 buffer.append(outcome)
                 if outcome.check_error:
                     check_failures[outcome.clip_id] = outcome.check_error
