@@ -29,7 +29,7 @@ from hug_vis_dataset.readers import InputFileError
 from hug_vis_dataset.readers.csv_files import read_csv_table
 from hug_vis_dataset.readers.json_files import iter_json_lines, loads_strict, read_json, require_fields
 
-FUZZ = settings(max_examples=40, deadline=None, derandomize=True,
+FUZZ = settings(max_examples=30, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 ERROR = "error"
 
@@ -109,6 +109,19 @@ def _predictions_value(path: Path):
     return tuple(tuple(sorted(r.items())) for r in read_predictions_jsonl(path))
 
 
+def _log_value(path: Path):
+    """The MOS ratings in force (one per rater, clip, model and criterion: the latest) and the skipped lines."""
+    from hug_vis_dataset.space.ratings import FRAME_COLUMNS, latest_ratings, read_log
+
+    frame, problems = read_log(path)
+    return tuple(map(tuple, latest_ratings(frame)[list(FRAME_COLUMNS)].astype(str).values.tolist())), tuple(problems)
+
+
+def _mos_lines(raw: bytes, n: int) -> int:
+    """How many of the log's first ``n`` lines are MOS ratings (pairwise answers are the preference store's)."""
+    return sum(1 for line in raw.splitlines()[:n] if b'"kind"' not in line)
+
+
 def _run_value(path: Path):
     from hug_vis_dataset.scoring.runs import DamagedRun, read_run
 
@@ -143,6 +156,9 @@ def _kinds(made) -> dict[str, KindOf]:
              reports=lambda v: bool(v[1])),
         Kind("pairwise_ratings.csv", study["pairwise"], _preferences_value, lines=True,
              prefix=lambda clean, n: clean[:max(n - 1, 0)]),
+        Kind("ratings.jsonl", study["log"], _log_value, lines=True,
+             prefix=lambda clean, n: (clean[0][:_mos_lines(study["log"].read_bytes(), n)], ()),
+             reports=lambda v: bool(v[1])),
         Kind("mos_study.json", study["mos_study"], lambda p: load_study(p, made["clip_ids"])),
         Kind("request.json", root / "request.json", lambda p: read_request_file(p, "requests/matting/Mine.json"),
              named="request"),
@@ -151,7 +167,7 @@ def _kinds(made) -> dict[str, KindOf]:
     ]}
 
 
-KINDS = ["clips.csv", "predictions.jsonl", "mos_ratings.csv", "pairwise_ratings.csv", "mos_study.json",
+KINDS = ["clips.csv", "predictions.jsonl", "ratings.jsonl", "mos_ratings.csv", "pairwise_ratings.csv", "mos_study.json",
          "request.json", "summary.json", "grid.json"]
 CSV_KINDS = [k for k in KINDS if k.endswith(".csv")]
 JSON_KINDS = [k for k in KINDS if k.endswith(".json")]
@@ -222,8 +238,8 @@ def test_truncated_at_any_byte(kinds, clean, tmp_path, name, data):
         check(kind, got, kind.prefix(value, raw[:cut].count(b"\n") + 1), may_report=False)
     elif not raw[cut:].strip():
         check(kind, got, value, may_report=False)  # only the final line break or spaces went
-    else:
-        assert got[0] == ERROR, f"{name} cut at byte {cut} of {len(raw)} read as {got[1]!r}"
+    else:  # cut inside a line: the error, or (the ratings log) that line reported
+        assert got[0] == ERROR or kind.reports(got[1]), f"{name} cut at byte {cut} of {len(raw)} read as {got[1]!r}"
 
 
 @pytest.mark.parametrize("name", KINDS)
@@ -285,7 +301,16 @@ def _objects(value: Any) -> list[Obj]:
     return found
 
 
-@pytest.mark.parametrize("name", JSON_KINDS + ["predictions.jsonl"])
+def _failure(kind: KindOf, got: tuple[str, Any]) -> str:
+    """The one-line error's text, or the bad lines a reporting consumer (the ratings log) lists."""
+    status, value = got
+    if status == ERROR:
+        return value
+    assert kind.reports(value), f"{kind.name}: damage read as {value!r}"
+    return " | ".join(value[1])
+
+
+@pytest.mark.parametrize("name", JSON_KINDS + ["predictions.jsonl", "ratings.jsonl"])
 @FUZZ
 @given(data=st.data())
 def test_a_key_given_twice_is_an_error(kinds, clean, tmp_path, name, data):
@@ -300,20 +325,25 @@ def test_a_key_given_twice_is_an_error(kinds, clean, tmp_path, name, data):
     new = data.draw(st.sampled_from([old, "Neutral", 0, None]), label="value")
     target.insert(at + 1, (key, new))
     lines[index] = _dump(tree)
-    status, text = outcome(kinds[name], ("\n".join(lines) + "\n").encode("utf-8"), tmp_path)
-    assert status == ERROR and f"duplicate key {key!r}" in text, text
+    text = _failure(kinds[name], outcome(kinds[name], ("\n".join(lines) + "\n").encode("utf-8"), tmp_path))
+    assert f"duplicate key {key!r}" in text, text
     if name.endswith(".jsonl"):
-        assert f"predictions.jsonl:{index + 1}:" in text
+        assert f"{name}:{index + 1}:" in text, text
 
 
 REQUIRED_KEYS = {"mos_study.json": ("tasks",),
                  "request.json": ("task", "model", "predictions_repo", "revision", "submitter", "submitted_at"),
                  "summary.json": ("task", "model", "metrics"),
-                 "predictions.jsonl": ("clip_id", "answer")}
+                 "predictions.jsonl": ("clip_id", "answer"),
+                 "ratings.jsonl": ("rater", "task", "clip_id", "model", "criterion", "score")}
 OTHER_TYPES = [0, 2.5, "x", True, None, [], {}, ["x"]]
-#: Fields whose declared type is "a string or null": a string or null there is a valid value, not damage.
-NULLABLE = {"request.json": {"worker", "claimed_at", "heartbeat_at", "finished_at", "run_link", "failure"},
-            "predictions.jsonl": {"answer", "input_setting"}}
+_TEXT, _NUMBER = {"str", "NoneType"}, {"number", "NoneType"}
+#: Fields declared "of this type or null": such a value there is valid, not damage.
+NULLABLE = {"request.json": dict.fromkeys(("worker", "claimed_at", "heartbeat_at", "finished_at", "run_link",
+                                           "failure"), _TEXT),
+            "predictions.jsonl": dict.fromkeys(("answer", "input_setting"), _TEXT),
+            "ratings.jsonl": {**dict.fromkeys(("study", "item"), _TEXT),
+                              **dict.fromkeys(("time", "elapsed", "duration"), _NUMBER)}}
 
 
 def _json_kind(value: Any) -> str:
@@ -322,7 +352,9 @@ def _json_kind(value: Any) -> str:
 
 def _damage_record(name: str, raw: bytes, data, damage: Callable[[dict, Any], str]) -> tuple[bytes, str]:
     lines = raw.decode("utf-8").splitlines() if name.endswith(".jsonl") else [raw.decode("utf-8")]
-    index = data.draw(st.integers(0, len(lines) - 1), label="line")
+    mos = [i for i, line in enumerate(lines)  # the ratings log's pairwise lines: the preference store's
+           if name != "ratings.jsonl" or '"kind"' not in line]
+    index = data.draw(st.sampled_from(mos), label="line")
     record = json.loads(lines[index])
     what = damage(record, data)
     lines[index] = json.dumps(record, ensure_ascii=False)
@@ -339,24 +371,22 @@ def test_a_required_key_missing(kinds, clean, tmp_path, name, data):
         return key
 
     damaged, key = _damage_record(name, clean[name][0], data, drop)
-    status, text = outcome(kinds[name], damaged, tmp_path)
-    assert status == ERROR, f"{name} without {key!r} read as {text!r}"
+    assert _failure(kinds[name], outcome(kinds[name], damaged, tmp_path)), f"{name} without {key!r} read as clean"
 
 
-@pytest.mark.parametrize("name", JSON_KINDS + ["predictions.jsonl"])
+@pytest.mark.parametrize("name", JSON_KINDS + ["predictions.jsonl", "ratings.jsonl"])
 @FUZZ
 @given(data=st.data())
 def test_a_value_of_another_type(kinds, clean, tmp_path, name, data):
     def retype(record, data):
         key = data.draw(st.sampled_from(sorted(record)), label="key")
-        allowed = {"str", "NoneType"} if key in NULLABLE.get(name, ()) else {_json_kind(record[key])}
+        allowed = NULLABLE.get(name, {}).get(key, {_json_kind(record[key])})
         record[key] = data.draw(st.sampled_from([v for v in OTHER_TYPES if _json_kind(v) not in allowed]),
                                 label="value")
         return f"{key!r} = {record[key]!r}"
 
     damaged, what = _damage_record(name, clean[name][0], data, retype)
-    status, text = outcome(kinds[name], damaged, tmp_path)
-    assert status == ERROR, f"{name} with {what} read as {text!r}"
+    assert _failure(kinds[name], outcome(kinds[name], damaged, tmp_path)), f"{name} with {what} read as clean"
 
 
 def _csv_rows(raw: bytes) -> list[list[str]]:

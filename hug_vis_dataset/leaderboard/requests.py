@@ -175,6 +175,8 @@ def parse_request(data: Any, path: str) -> ScoringRequest:
         values[name] = tuple(value) if name == "history" and isinstance(value, list) else value
     request = ScoringRequest(**values)
     problems = []
+    if not isinstance(request.history, tuple) or not all(isinstance(entry, dict) for entry in request.history):
+        problems.append("history must be a list of objects")
     if request.task not in catalog.task_names(with_paper_table=True):
         problems.append(f"unknown task {request.task!r}")
     try:
@@ -193,8 +195,6 @@ def parse_request(data: Any, path: str) -> ScoringRequest:
         if declared == "str" and not isinstance(value, str) or \
                 declared == "str | None" and not (value is None or isinstance(value, str)):
             problems.append(f"{name} must be a string{' or null' if 'None' in declared else ''}")
-    if not all(isinstance(entry, dict) for entry in request.history):
-        problems.append("history must be a list of objects")
     for name in ("files", "total_bytes", "clips", "scored", "total", "attempts", "schema"):
         value = getattr(request, name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:

@@ -379,6 +379,9 @@ def _clean_line(record: dict) -> dict:
     seq = record["seq"]
     if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
         raise RatingError(f"seq {_SHORT.repr(seq)} must be a positive integer")
+    stamp = record.get("time")
+    if stamp is not None and (isinstance(stamp, bool) or not isinstance(stamp, (int, float))):
+        raise RatingError(f"time {_SHORT.repr(stamp)} must be seconds since the epoch (a number) or null")
     # Canonical clip id and an int score, as add() writes them, so a hand-written line with another
     # emotion spelling or 4.0 is the same rating key and the same number.
     extras = validate_extra({k: record[k] for k in EXTRA_COLUMNS if k in record})
