@@ -600,3 +600,26 @@ def test_a_metric_space_upload_of_cut_rows_is_one_line_naming_it(rows_bytes, tmp
     assert "is not a readable Parquet file" in one_line(caught.value, path)
     path.write_bytes(rows_bytes)
     assert read_rows(path)["value"] == [0.5, 0.125]
+
+
+def test_resuming_over_a_shard_of_another_schema_names_it(built, tmp_path):
+    # On main the resume trusted the shard by its sha256 and kept it: the repo's matting config then
+    # lacked alpha_matte while its card declared it.
+    import hashlib
+    import json
+    import shutil
+
+    from hug_vis_dataset.hub.build_info import MANIFEST, STATE_DIR
+
+    repo = tmp_path / "repo"
+    shutil.copytree(built, repo)
+    shard = matting_shard(repo)
+    pq.write_table(pq.read_table(shard).drop_columns(["alpha_matte"]), shard)
+    manifest = json.loads((repo / MANIFEST).read_text())
+    [entry] = manifest["configs"]["matting"]["shards"]  # as another version's build would record it
+    entry.update(sha256=hashlib.sha256(shard.read_bytes()).hexdigest(), bytes=shard.stat().st_size)
+    (repo / MANIFEST).write_text(json.dumps(manifest))
+    with pytest.raises(InputFileError) as caught:
+        build_repo(built.parent / "release", repo, resume=True, configs=("matting", "clips"), measure_storage=False)
+    assert caught.value.where == "column 'alpha_matte'" and SHARD_FIX in one_line(caught.value, shard)
+    assert not (repo / STATE_DIR).exists()  # refused when the shards were trusted, before anything was written

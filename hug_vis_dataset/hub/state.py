@@ -20,6 +20,7 @@ from ..readers.json_files import read_json, require_fields
 from ..release import ClipRecord
 from ..textio import atomic_write_text
 from .build_info import FORMAT_VERSION, MANIFEST, STATE_DIR, BuildError, BuildOptions, ShardEntry
+from .loading import open_shard
 from .shards import shard_name
 
 
@@ -44,7 +45,12 @@ def state_path(repo: Path, config: str) -> Path:
 
 
 def load_state(repo: Path, config: str, plan: str) -> list[ShardEntry]:
-    """Shards of an earlier run that can be trusted: recorded, same plan, checksum intact, in order."""
+    """Shards of an earlier run that can be trusted: recorded, same plan, checksum intact, in order.
+
+    Raises:
+        InputFileError: a trusted shard whose footer is not of ``config``'s schema (see
+            :func:`hug_vis_dataset.hub.loading.open_shard`).
+    """
     path = state_path(repo, config)
     entries: list[dict] = []
     if path.is_file():
@@ -66,6 +72,9 @@ def load_state(repo: Path, config: str, plan: str) -> list[ShardEntry]:
         # Shards are consecutive: one bad shard invalidates all later ones (their clip offsets).
         if entry.file != shard_name(config, index) or not file.is_file() or sha256_file(file) != entry.sha256:
             break
+        # Intact but of another schema (a repo built by another version of the toolkit): kept, it would
+        # leave the card's features lying about it; refused, naming shard, column and fix.
+        open_shard(file, config)
         trusted.append(entry)
     return trusted
 
