@@ -593,3 +593,16 @@ def test_duplicated_key_in_the_other_json_files(made, tmp_path):
     (tmp_path / "study.json").write_text(text)
     with pytest.raises(StudyFileError, match="duplicate key 'name'"):
         load_study(tmp_path / "study.json", made["clip_ids"])
+
+
+def test_metric_space_rows_csv_is_read_strictly(tmp_path):
+    """The metric Space's uploaded rows CSV: the clean file types as before, a cut one is one line."""
+    from hug_vis_dataset.space.metric_examples import read_rows
+
+    path = tmp_path / "rows.csv"
+    path.write_text("clip_id,metric,value,error\nc1,mad,0.5,\nc2,mad,,failed\n", encoding="utf-8")
+    rows = read_rows(path)
+    assert rows["value"][0] == 0.5 and rows["value"][1] != rows["value"][1] and rows["error"] == [None, "failed"]
+    path.write_text("clip_id,metric,value,error\nc1,mad,0.5,\nc2,mad,0.12", encoding="utf-8")  # cut mid-value
+    with pytest.raises(InputFileError, match=r"rows.csv: line 3: has 3 fields but the header names 4"):
+        read_rows(path)

@@ -100,13 +100,17 @@ def read_rows(path: "str | Path") -> dict[str, list]:
     """Stored result rows (``rows.parquet`` or the same columns as CSV) as columns of lists."""
     import pandas as pd
 
+    from ..readers.csv_files import read_csv_table
     from ..readers.parquet_files import ParquetSchema, read_parquet_frame
 
     path = Path(path)
     # An upload that is cut short or not rows is one line naming it, not pyarrow's error.
     rows = ParquetSchema("result rows", {"value": "number"}, fix="upload the rows.parquet hugvis evaluate wrote")
-    frame = read_parquet_frame(path, rows) if path.suffix.lower() == ".parquet" else pd.read_csv(
-        path, keep_default_na=False, na_values=[""])
+    if path.suffix.lower() == ".parquet":
+        frame = read_parquet_frame(path, rows)
+    else:  # the same columns as CSV: its shape read strictly first (a ragged row, an open quote, a cut last
+        read_csv_table(path, ("value",))  # line: one line naming it), then pandas types the columns as before
+        frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
     frame = frame.astype({c: "float64" for c in ("value",) if c in frame})
     return {c: [None if (isinstance(v, float) and v != v and c != "value") else v for v in frame[c]]
             for c in frame.columns}
