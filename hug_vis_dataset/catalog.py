@@ -284,29 +284,29 @@ METRICS: tuple[MetricSpec, ...] = (
                definition="As Sync-C; Sync-D = min over offsets of the mean L2 distance; mean over face tracks.",
                reference_urls=("https://github.com/joonson/syncnet_python",)),
     # ---------------------------------------------------------------- voice cloning (Table 9)
-    MetricSpec("utmos", "UTMOS", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "predicted MOS (1-5)",
+    MetricSpec("utmos", "UTMOS", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "predicted MOS, 1-5 scale (unclipped)",
                weights=("utmos22_strong",), paper_table="Table 9",
                description="UTMOS22 strong learner (SpeechMOS) naturalness MOS prediction, reference-free.",
                definition="16 kHz mono; wav2vec 2.0 + BLSTM UTMOS22 strong learner; score = 2 x frame mean + 3.",
                reference_urls=("https://github.com/tarepan/SpeechMOS",), range_is_bound=False),
-    MetricSpec("dnsmos", "DNSMOS", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "P.835 OVRL (1-5)",
+    MetricSpec("dnsmos", "DNSMOS", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "P.835 OVRL, MOS-scale fit (unclipped)",
                weights=("dnsmos_sig_bak_ovr", "dnsmos_p808"), paper_table="Table 9",
                description="DNSMOS P.835 OVRL (overall quality), mean over 9.01 s windows, reference-free.",
                definition="microsoft/DNS-Challenge dnsmos_local.py: 16 kHz, clips shorter than 9.01 s tiled, "
                           "9.01 s windows with 1 s hop, sig_bak_ovr.onnx raw scores mapped by the P.835 "
                           "polynomials; the clip value is the mean OVRL over windows.",
                reference_urls=("https://github.com/microsoft/DNS-Challenge",), range_is_bound=False),
-    MetricSpec("dnsmos_sig", "DNSMOS SIG", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "P.835 SIG (1-5)",
+    MetricSpec("dnsmos_sig", "DNSMOS SIG", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "P.835 SIG, MOS-scale fit (unclipped)",
                weights=("dnsmos_sig_bak_ovr", "dnsmos_p808"), paper_table="", in_table=False,
                description="DNSMOS P.835 SIG (speech signal quality).",
                definition="As DNSMOS; the SIG output.", reference_urls=("https://github.com/microsoft/DNS-Challenge",),
                range_is_bound=False),
-    MetricSpec("dnsmos_bak", "DNSMOS BAK", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "P.835 BAK (1-5)",
+    MetricSpec("dnsmos_bak", "DNSMOS BAK", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "P.835 BAK, MOS-scale fit (unclipped)",
                weights=("dnsmos_sig_bak_ovr", "dnsmos_p808"), paper_table="", in_table=False,
                description="DNSMOS P.835 BAK (background noise quality).",
                definition="As DNSMOS; the BAK output.", reference_urls=("https://github.com/microsoft/DNS-Challenge",),
                range_is_bound=False),
-    MetricSpec("dnsmos_p808", "DNSMOS P.808", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "P.808 MOS (1-5)",
+    MetricSpec("dnsmos_p808", "DNSMOS P.808", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "P.808 MOS prediction (unclipped)",
                weights=("dnsmos_sig_bak_ovr", "dnsmos_p808"), paper_table="", in_table=False,
                description="DNSMOS P.808 MOS (model_v8).",
                definition="As DNSMOS; model_v8.onnx on a 120-band mel spectrogram (n_fft 321, hop 160).",
@@ -363,11 +363,14 @@ _EXTRAS: dict[str, tuple[str, ...]] = {
     "utmos": ("torch", "audio"), "speaker_similarity": ("torch", "audio"),
     "dnsmos": ("audio",), "dnsmos_sig": ("audio",), "dnsmos_bak": ("audio",), "dnsmos_p808": ("audio",),
 }
-# How a header shows each metric's unit (the paper's scaling of Table 11, dB); metrics on the MOS
-# scale show it.
+# How a header shows each metric's unit (the paper's scaling of Table 11, dB). Only values bound to
+# the MOS scale show "(1-5)": a network's prediction on that scale is not clipped to it (DNSMOS maps
+# its raw outputs by dnsmos_local.py's polynomials, which give e.g. 0.69 for non-speech), so a
+# "(1-5)" header over it would promise a range its values leave.
 _UNIT_SHORT: dict[str, str] = {"mad": "×1e3", "mse": "×1e3", "dtssd": "×1e2", "grad": "÷1e3", "conn": "÷1e3", "psnr": "dB"}
 METRICS = tuple(replace(m, extras=_EXTRAS.get(m.name, ()),
-                        unit_short=_UNIT_SHORT.get(m.name) or (MOS_SCALE_TEXT if m.value_range == MOS_SCALE else ""))
+                        unit_short=_UNIT_SHORT.get(m.name)
+                        or (MOS_SCALE_TEXT if m.value_range == MOS_SCALE and m.range_is_bound else ""))
                 for m in METRICS)
 
 # ---------------------------------------------------------------- boundary-aware matting (finding iii)

@@ -267,3 +267,33 @@ def test_viewer_fits_each_task(site, browser):
     number.press("Enter")
     expect(curve).to_contain_text("frame 3 marked")
     page.close()
+
+
+def test_dnsmos_column_does_not_claim_a_1_to_5_range_its_values_leave(site, browser):
+    """Item 4: DNSMOS is dnsmos_local.py's polynomial fit of the network outputs, not clipped to 1-5 (the
+    synthetic clone scores below 1); the column said "(1-5)" over such values."""
+    from playwright.sync_api import expect
+
+    from hug_vis_dataset.leaderboard import LocalResultsStore
+    from hug_vis_dataset.space.viewer import find_run
+
+    rows = find_run(LocalResultsStore(site["results"]).runs(), "voice_cloning / clone_poor").rows
+    value = rows.loc[rows["metric"] == "dnsmos", "value"].mean()
+    assert value < 1.0  # the reference definition's value, outside the nominal scale
+    page = _site_page(browser, site["url"])
+    _choose(page, "board-table", next(t for t in site["explorer"].table_labels() if t.startswith("Table 9")))
+    page.locator("#board-show").get_by_label("synthetic demo", exact=True).check()
+    board = page.locator("#leaderboard")
+    expect(board.locator("td", has_text=re.compile(r"^\s*clone_poor\s*$"))).to_have_count(1)
+    headers = board.locator("th").all_inner_texts()
+    dnsmos = [h for h in headers if h.startswith("DNSMOS")]
+    assert dnsmos and all("1-5" not in h for h in dnsmos), headers
+    at = headers.index(dnsmos[0])
+    row = board.locator("tr").filter(has=page.locator("td", has_text=re.compile(r"^\s*clone_poor\s*$")))
+    expect(row.locator("td").nth(at)).to_have_text(re.compile(rf"^\s*{value:.3f}"))  # 3 decimals below 1
+    # The metric's own page (Metric Card) names the scale honestly too.
+    from hug_vis_dataset.module_cards import card_body
+
+    card = card_body("dnsmos", None)
+    assert "P.835 OVRL (1-5)" not in card and "unclipped" in card
+    page.close()

@@ -88,3 +88,22 @@ def test_cli_report_mos_all_raters(world, tmp_path, capsys):
                  "--n-boot", "0", "--no-figures", "--mos-all-raters"]) == 0
     out = capsys.readouterr().out
     assert f"{_hand_mos(set(r for r, _ in SCORES)):.2f}" in _row(out.split("### audio_driven")[1], "talk_good")
+
+
+def test_dnsmos_unit_is_the_unclipped_fit_of_the_reference():
+    """Item 4: dnsmos_local.py maps the network's raw outputs with quadratics and does not clip them, so a
+    raw OVRL of 0.6 is 0.69 (the values of the issue); the catalog's labels no longer promise 1-5."""
+    import numpy as np
+
+    from hug_vis_dataset import catalog
+    from hug_vis_dataset.metrics.voice import DNSMOS_POLYNOMIALS
+
+    # dnsmos_local.py's non-personalised p_ovr, written out by hand.
+    assert float(np.polyval(DNSMOS_POLYNOMIALS["ovrl"], 0.6)) == pytest.approx(
+        -0.06766283 * 0.36 + 1.11546468 * 0.6 + 0.04602535) == pytest.approx(0.691, abs=1e-3)
+    for name in ("dnsmos", "dnsmos_sig", "dnsmos_bak", "dnsmos_p808", "utmos"):
+        spec = catalog.spec(name)
+        assert not spec.range_is_bound and "(1-5)" not in spec.header and "(1-5)" not in spec.unit, spec
+        assert "unclipped" in spec.unit
+    # Values bound to 1-5 (the human MOS tables) keep the range in their header.
+    assert catalog.column_header("ID Similarity", True, catalog.MOS_SCALE_TEXT) == "ID Similarity ↑ (1-5)"

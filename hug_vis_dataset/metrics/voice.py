@@ -21,7 +21,11 @@ returns plain Python floats. Input handling is the same for all three metrics
 DNSMOS follows Microsoft's ``DNSMOS/dnsmos_local.py`` exactly (see :func:`dnsmos_windows`) with the
 ONNX models the ``speechmos`` wheel ships; the single "DNSMOS" number of Table 9 is **OVRL**
 (the P.835 overall quality), the usual choice in TTS papers; SIG, BAK and P.808 MOS are reported
-alongside as ``dnsmos_sig``, ``dnsmos_bak`` and ``dnsmos_p808``.
+alongside as ``dnsmos_sig``, ``dnsmos_bak`` and ``dnsmos_p808``. The scores are on the P.835 / P.808
+1-5 MOS scale but, as in the reference, the polynomial fit of the network's outputs is **not clipped**
+to it: non-speech or heavily degraded audio can score below 1 (the synthetic grid's clones score
+0.69-1.1, equal to ``speechmos.dnsmos.run`` on the same samples), so the catalog's unit says so and
+no header prints "(1-5)" over them.
 
 Example:
     >>> import numpy as np
