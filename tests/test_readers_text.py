@@ -606,3 +606,18 @@ def test_metric_space_rows_csv_is_read_strictly(tmp_path):
     path.write_text("clip_id,metric,value,error\nc1,mad,0.5,\nc2,mad,0.12", encoding="utf-8")  # cut mid-value
     with pytest.raises(InputFileError, match=r"rows.csv: line 3: has 3 fields but the header names 4"):
         read_rows(path)
+
+
+@pytest.mark.parametrize("text,problem", [('{"plan": "p", "plan": "q", "shards": []}', "duplicate key 'plan'"),
+                                          ('{"plan": "p", "shards": [', "is not JSON"),
+                                          ('{"plan": "p", "shards": {}}', "field 'shards' holds an object")])
+def test_a_damaged_build_state_is_one_line(tmp_path, text, problem):
+    """``hugvis build --resume`` over a damaged state file: was json's traceback, or "the last plan"."""
+    from hug_vis_dataset.hub.state import load_state, state_path
+
+    path = state_path(tmp_path, "matting")
+    path.parent.mkdir(parents=True)
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputFileError) as caught:
+        load_state(tmp_path, "matting", "p")
+    assert str(path) in str(caught.value) and problem in str(caught.value) and "\n" not in str(caught.value)
