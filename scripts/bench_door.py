@@ -13,7 +13,10 @@ PNG folders) this times, in one run and on the same files:
   Space scores every metric of the task that its weights allow: with ``$HUGVIS_WEIGHTS_DIR`` empty,
   as here, PSNR+SSIM for vision_driven and all five matting metrics);
 * ``module``: the evaluate module's ``compute`` (:func:`hug_vis_dataset.modules.compute_metric`);
-* ``reference``: decode + scikit-image (PSNR+SSIM) on ``--ref-frames`` frames per clip (scaled per frame).
+* ``reference``: decode + scikit-image (PSNR+SSIM) on ``--ref-frames`` frames per clip (scaled per frame);
+* the evaluate modules as a user loads them (``evaluate.load`` of ``metrics/psnr`` and ``metrics/ssim``, then
+  ``compute``) on one lossless FFV1 pair of each ``--module-frames`` count (default 4 and 90), against the
+  ideal of those two calls: each module's decode of the pair + its kernel (``--modules-only``: this door alone).
 
 It reports CPU ms per frame (voice cloning: per second of audio; DNSMOS's ONNX files and
 Resemblyzer's encoder ship with their pip packages, so its five metrics run here), door/ideal, and the peak RSS of ``hugvis evaluate`` on a clip of
@@ -24,7 +27,7 @@ every run's CPU seconds. door/ideal is the median over repetitions of each run's
 same repetition (a change of load between repetitions cancels); the ratio of the medians is printed beside it.
 The default clip is 6 s, the release's mean (1.51 M frames / 8,400 clips = 180 frames).
 
-Usage: ``python scripts/bench_door.py [--size 1920x1080] [--seconds 6] [--clips 2] [--repeat 3] [--tasks vision_driven matting voice_cloning]``
+Usage: ``python scripts/bench_door.py [--size 1920x1080] [--seconds 6] [--clips 2] [--repeat 3] [--tasks vision_driven matting voice_cloning] [--module-frames 4 90] [--modules-only]``
 """
 
 from __future__ import annotations
@@ -249,6 +252,81 @@ def door_rows(task: str, root: Path, work: Path, ref_frames: int, repeat: int) -
     return out
 
 
+def write_ffv1(path: Path, frames: np.ndarray, fps: int = 30) -> None:
+    """Lossless RGB FFV1 in Matroska (as the audit's transformed videos are written): decode-heavy, exact."""
+    from fractions import Fraction
+
+    import av
+
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("ffv1", rate=Fraction(fps))
+        stream.width, stream.height, stream.pix_fmt = frames.shape[2], frames.shape[1], "bgr0"
+        stream.options = {"slices": "4", "level": "3"}
+        for frame in frames:
+            for packet in stream.encode(av.VideoFrame.from_ndarray(frame, format="rgb24")):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+
+
+def ffv1_pair(work: Path, size, frames: int) -> tuple[str, str]:
+    """A reference (moving gradients) and a noisy prediction of ``frames`` frames, both FFV1."""
+    width, height = size
+    yy, xx = np.mgrid[0:height, 0:width]
+    rng = np.random.default_rng(frames)
+    ref = ((xx[None, :, :, None] * 0.1 + yy[None, :, :, None] * 0.05 + 3 * np.arange(frames)[:, None, None, None]
+            + 40 * np.arange(3)) % 256).astype(np.uint8)
+    pred = np.clip(ref.astype(np.int16) + rng.integers(-6, 7, ref.shape, dtype=np.int16), 0, 255).astype(np.uint8)
+    folder = work / f"ffv1_{frames}"
+    folder.mkdir(exist_ok=True)
+    write_ffv1(folder / "pred.mkv", pred)
+    write_ffv1(folder / "ref.mkv", ref)
+    return str(folder / "pred.mkv"), str(folder / "ref.mkv")
+
+
+def module_door_rows(work: Path, size, frame_counts, repeat: int) -> list[dict]:
+    """The evaluate modules as a user calls them, on one 1080p FFV1 pair per frame count (issue 37):
+    ``evaluate.load`` of ``metrics/psnr`` and of ``metrics/ssim`` and each ``compute``, each module
+    decoding the pair, against the ideal of the same two calls: each module's decode of the pair
+    (as the library decodes) + its kernel. Interleaved ``repeat`` times; paired ratios."""
+    import evaluate
+
+    from hug_vis_dataset.media import paired_video_chunks
+    from hug_vis_dataset.metrics._frame_kernels import psnr_batch, ssim_batch
+
+    out = []
+    for frames in frame_counts:
+        pred, ref = ffv1_pair(work, size, frames)
+
+        def ideal() -> None:
+            for p, r in paired_video_chunks(pred, ref, 32):
+                psnr_batch(p, r, 100.0)
+            for p, r in paired_video_chunks(pred, ref, 32):
+                ssim_batch(p, r)
+
+        def modules() -> None:
+            for name in ("psnr", "ssim"):
+                module = evaluate.load(str(ROOT / "metrics" / name))
+                result = module.compute(predictions=[pred], references=[ref])
+                if result["n_ok"] != 1:
+                    raise RuntimeError(f"the {name} module failed: {result['errors'][:1]}")
+
+        ideal(), modules()  # warm: kernels, the module folders' copies in evaluate's cache, the page cache
+        times: dict[str, list[float]] = {"ideal": [], "modules": []}
+        for _ in range(repeat):
+            times["ideal"].append(timed(ideal))
+            times["modules"].append(timed(modules))
+        median = {k: float(np.median(v)) for k, v in times.items()}
+        for door, label in (("ideal", "ideal: each module's decode of the pair + its kernel"),
+                            ("modules", "evaluate.load + compute of psnr, then ssim")):
+            out.append({"task": f"vision_driven, FFV1 {size[0]}x{size[1]}, {frames} frames", "door": label,
+                        "cpu_ms_per_frame": 1e3 * median[door] / frames, "unit": "frame",
+                        "ratio_of_medians": median[door] / median["ideal"],
+                        "ratio": float(np.median([t / i for t, i in zip(times[door], times["ideal"])])),
+                        "runs_s": [round(t, 3) for t in times[door]]})
+    return out
+
+
 def rss_growth(task: str, size, short: float, long: float, work: Path) -> dict:
     """Peak RSS of ``hugvis evaluate`` on one clip of ``short`` and one of ``long`` seconds."""
     out = {}
@@ -277,6 +355,9 @@ def main(argv=None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs of each door; the median is reported")
     parser.add_argument("--no-rss", action="store_true")
     parser.add_argument("--json", default=None, help="also write the rows here")
+    parser.add_argument("--module-frames", type=int, nargs="*", default=[4, 90],
+                        help="frame counts of the FFV1 pairs the evaluate modules' door is timed on (none: skip it)")
+    parser.add_argument("--modules-only", action="store_true", help="time the evaluate modules' door alone")
     args = parser.parse_args(argv)
     size = tuple(int(x) for x in args.size.split("x"))
     print(f"cores: {os.cpu_count()}, load before: {os.getloadavg()}", flush=True)
@@ -287,21 +368,25 @@ def main(argv=None) -> int:
     os.environ.update(HUGVIS_WEIGHTS_DIR=str(work / "no_weights"), HUGVIS_CACHE_DIR=str(work / "cache"))
     try:
         root = work / "release"
-        make_release(root, size, args.seconds, args.clips)
+        if not args.modules_only:
+            make_release(root, size, args.seconds, args.clips)
         # The dataset's sha256 check runs once per dataset and is then served by the digest cache
         # (size + mtime): warmed here so no door pays it for the others.
         from hug_vis_dataset.references import open_reference_source
 
-        for task in args.tasks:
+        tasks = [] if args.modules_only else args.tasks
+        for task in tasks:
             open_reference_source(root, task, None, verify=True)
-        rows = [r for task in args.tasks for r in door_rows(task, root, work, args.ref_frames, args.repeat)]
-        print(f"\n{args.clips} clips of {args.seconds:g} s at {args.size}; median of {args.repeat} interleaved runs per door")
+        rows = [r for task in tasks for r in door_rows(task, root, work, args.ref_frames, args.repeat)]
+        rows += module_door_rows(work, size, args.module_frames, args.repeat)
+        clips = "" if args.modules_only else f"{args.clips} clips of {args.seconds:g} s at {args.size}; "
+        print(f"\n{clips}median of {args.repeat} interleaved runs per door")
         print("\n| task | door | CPU ms | per | door / ideal (median of paired runs) | ratio of medians | runs (CPU s) |"
               "\n| --- | --- | ---: | --- | ---: | ---: | --- |")
         for r in rows:
             print(f"| {r['task']} | {r['door']} | {r['cpu_ms_per_frame']:.1f} | {r['unit']} | {r['ratio']:.2f} | "
                   f"{r['ratio_of_medians']:.2f} | " + ", ".join(f"{t:.2f}" for t in r["runs_s"]) + " |")
-        rss = {} if args.no_rss else {t: rss_growth(t, size, args.short, args.long, work) for t in args.tasks}
+        rss = {} if args.no_rss else {t: rss_growth(t, size, args.short, args.long, work) for t in tasks}
         for task, values in rss.items():
             print(f"peak RSS of hugvis evaluate {task}: " + ", ".join(f"{s:g} s clip {v:.0f} MiB" for s, v in values.items()))
         print(f"load after: {os.getloadavg()}")

@@ -259,7 +259,8 @@ class _GenerationTask(TaskScorer):
 
     def check(self, prediction: str, reference: Mapping[str, str], expected: Mapping[str, Any]) -> None:
         if "video" in reference:
-            check_video(prediction, reference["video"], size=self.same_size, what="video", fps=expected.get("fps"))
+            check_video(prediction, reference["video"], size=self.same_size, what="video", fps=expected.get("fps"),
+                        decode_first=expected.get("decode_first", True))
 
     def score_set(self, predictions, references, metrics, models, options=None, features=None) -> dict[str, float]:
         """FID of the system's valid clips; a prediction's Inception features are ``features(path, "fid")``

@@ -33,7 +33,8 @@ class MattingTask(TaskScorer):
         return {"alpha": str(record.alpha_matte_path)}
 
     def check(self, prediction: str, reference: Mapping[str, str], expected: Mapping[str, Any]) -> None:
-        check_video(prediction, reference["alpha"], size=True, what="alpha")
+        check_video(prediction, reference["alpha"], size=True, what="alpha",
+                    decode_first=expected.get("decode_first", True))
 
     def _errors(self, prediction, reference, metrics: Sequence[str], models, options) -> ClipScores:
         from ..metrics.matting import score_matting_clip
