@@ -126,12 +126,17 @@ def _handler(signum: int, frame: object) -> None:
     raise Stopped(signum)
 
 
-def install() -> None:
+def install(again: bool = False) -> None:
     """Handle SIGINT and SIGTERM in this process by raising :class:`Stopped` in the main thread.
 
     Called once by ``hugvis``'s ``main``; a call from another thread, or a second call, does nothing.
+    ``again`` puts the handlers back after a library replaced them (``ray.init`` sets a SIGTERM
+    handler that calls ``sys.exit``), only where they were installed: a library user's own
+    handlers are never replaced.
     """
-    if _STATE.installed or threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread() or (_STATE.installed and not again):
+        return
+    if again and not _STATE.installed:
         return
     for signum in STOP_SIGNALS:
         signal.signal(signum, _handler)

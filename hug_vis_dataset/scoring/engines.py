@@ -162,6 +162,9 @@ def run_ray(jobs: Sequence[ClipJob], num_proc: int, address: "str | None" = None
             ray.init(num_cpus=max(1, num_proc), include_dashboard=False, log_to_driver=False,
                      runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
         started = True
+        # ray.init replaces the SIGTERM handler with sys.exit: a stop must still unwind through the
+        # finally below (actors killed, the local Ray shut down) and print its one line.
+        stopping.install(again=True)
     workers: list = []
     try:
         options = ray_worker_options(gpus_per_worker)
