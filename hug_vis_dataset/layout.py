@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .grid import DEFAULT_EMOTION_TOKENS, ClipId, Emotion, parse_emotion
+from .readers import InputFileError
 from .readers.json_files import read_json, require_fields
 
 CSV_COLUMNS: tuple[str, ...] = (
@@ -138,16 +139,18 @@ class ReleaseLayout:
         error naming the line) and checked against the fields' types.
 
         Raises:
-            ValueError: an unknown field; :class:`~hug_vis_dataset.readers.InputFileError` (a
-                ValueError) for a file that is not strict JSON or a field of the wrong type.
+            InputFileError: (a ValueError) not strict JSON, an unknown field or one of the wrong type.
         """
         data = read_json(path)
         unknown = set(data) - {f.name for f in dataclasses.fields(cls)}
         if unknown:
-            raise ValueError(f"unknown layout fields in {path}: {sorted(unknown)}")
+            raise InputFileError(path, "", f"has unknown layout fields {sorted(unknown)}",
+                                 f"use only {', '.join(f.name for f in dataclasses.fields(cls))}")
         types = {f.name: str for f in dataclasses.fields(cls)}
-        types.update(emotion_tokens=dict, expected_fps=float, expected_sample_rate=int)
-        require_fields(data, {}, path, optional=types)
+        types.update(emotion_tokens=dict, expected_fps=float)
+        nullable = {"expected_sample_rate": int}  # null: the release's own rate, clip by clip
+        require_fields(data, {k: t for k, t in types.items() if k in data and k not in nullable}, path,
+                       optional=nullable)
         return dataclasses.replace(DEFAULT_LAYOUT, **data)
 
 

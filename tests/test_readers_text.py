@@ -60,7 +60,10 @@ def made(tmp_path_factory) -> dict[str, Any]:
     evaluate_submission("emotion", root / "pred", "m", release, root / "results", progress=False)
     request = ScoringRequest("matting", "Mine", "alice/preds", "a" * 40, "alice", "2026-12-01T00:00:00+00:00")
     (root / "request.json").write_text(request.to_json(), encoding="utf-8")
-    return {"root": root, "release": release, "clip_ids": clip_ids, "study": study}
+    from hug_vis_dataset.layout import DEFAULT_LAYOUT
+
+    (root / "layout.json").write_text(DEFAULT_LAYOUT.to_json(), encoding="utf-8")
+    return {"root": root, "release": release, "clip_ids": clip_ids, "study": study, "layout": root / "layout.json"}
 
 
 @dataclass
@@ -137,6 +140,7 @@ def _run_value(path: Path):
 def _kinds(made) -> dict[str, KindOf]:
     from hug_vis_dataset.leaderboard.requests import read_request_file
     from hug_vis_dataset.studies.spec import load_study
+    from hug_vis_dataset.layout import ReleaseLayout
     from hug_vis_dataset.validate.gridspec import expected_grid
 
     root, release, study = made["root"], made["release"], made["study"]
@@ -164,11 +168,12 @@ def _kinds(made) -> dict[str, KindOf]:
              named="request"),
         Kind("summary.json", root / "results" / "emotion" / "m" / "summary.json", _run_value),
         Kind("grid.json", release / "metadata" / "grid.json", lambda p: expected_grid(p.parents[1])),
+        Kind("layout.json", made["layout"], ReleaseLayout.from_json),
     ]}
 
 
 KINDS = ["clips.csv", "predictions.jsonl", "ratings.jsonl", "mos_ratings.csv", "pairwise_ratings.csv", "mos_study.json",
-         "request.json", "summary.json", "grid.json"]
+         "request.json", "summary.json", "grid.json", "layout.json"]
 CSV_KINDS = [k for k in KINDS if k.endswith(".csv")]
 JSON_KINDS = [k for k in KINDS if k.endswith(".json")]
 
@@ -342,6 +347,7 @@ _TEXT, _NUMBER = {"str", "NoneType"}, {"number", "NoneType"}
 NULLABLE = {"request.json": dict.fromkeys(("worker", "claimed_at", "heartbeat_at", "finished_at", "run_link",
                                            "failure"), _TEXT),
             "predictions.jsonl": dict.fromkeys(("answer", "input_setting"), _TEXT),
+            "layout.json": {"expected_sample_rate": _NUMBER},
             "ratings.jsonl": {**dict.fromkeys(("study", "item"), _TEXT),
                               **dict.fromkeys(("time", "elapsed", "duration"), _NUMBER)}}
 
