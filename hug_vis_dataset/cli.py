@@ -9,7 +9,9 @@ Errors a user can cause (:class:`hug_vis_dataset.errors.HugvisError` and its sub
 ``error: <what> (<file or clip>): <how to fix>``, with exit status 1 (bad data) or 2 (bad
 invocation); ``hugvis --debug COMMAND ...`` shows the traceback instead. Options are checked
 when parsed (:func:`positive_int`, :func:`positive_float`, :func:`nonnegative_int`), so a bad
-value never reaches a command, let alone a result file.
+value never reaches a command, let alone a result file. SIGINT and SIGTERM stop every command the
+same way (:mod:`hug_vis_dataset.stopping`): cleanup runs, one line ``stopped by SIGTERM: <what was
+kept>; <how to resume>`` on stderr, exit 130 or 143.
 
 Example:
     >>> positive_int("3")

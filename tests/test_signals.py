@@ -329,9 +329,9 @@ def test_evaluate_stops_cleanly_and_resumes_to_identical_rows(grid, evaluated, t
 
 
 # ----------------------------------------------------------------------------- hugvis build
-def build_args(grid: Path, repo: Path, resume: bool = False) -> list[str]:
+def build_args(grid: Path, repo: Path, resume: bool = False, num_proc: int = 2) -> list[str]:
     # Tiny shards and row groups: about 50 shards, so a stop lands between two of them.
-    return ["build", str(grid), str(repo), "--num-proc", "2", "--no-storage-report", "--shard-mb", "0.05",
+    return ["build", str(grid), str(repo), "--num-proc", str(num_proc), "--no-storage-report", "--shard-mb", "0.05",
             "--row-group-mb", "0.01"] + (["--resume"] if resume else [])
 
 
@@ -347,13 +347,15 @@ def built(grid, tmp_path_factory) -> Path:
     return where / "repo"
 
 
-@pytest.mark.parametrize("signum, group", [(signal.SIGTERM, True), (signal.SIGINT, False)],
-                         ids=["SIGTERM-group", "SIGINT-pid"])
-def test_build_stops_cleanly_and_resumes_to_the_same_shards(grid, built, tmp_path, signum, group):
+# Two worker processes (the pool is terminated, the shards they were writing removed), and one process
+# (the shard writer aborts its own shard).
+@pytest.mark.parametrize("signum, group, num_proc", [(signal.SIGTERM, True, 2), (signal.SIGINT, False, 1)],
+                         ids=["SIGTERM-group-2-workers", "SIGINT-pid-serial"])
+def test_build_stops_cleanly_and_resumes_to_the_same_shards(grid, built, tmp_path, signum, group, num_proc):
     repo = tmp_path / "repo"
     total = len(shards_of(built))
-    at = draw(f"build-{signum}-{group}", 1, total // 2)
-    run = Command(build_args(grid, repo), tmp_path)
+    at = draw(f"build-{signum}-{group}-{num_proc}", 1, total // 2)
+    run = Command(build_args(grid, repo, num_proc=num_proc), tmp_path)
     run.wait_until(lambda: len(shards_of(repo)) >= at, f"{at} shard(s)")
     note = assert_stopped(run, run.stop(signum, group), signum)
 
@@ -363,7 +365,7 @@ def test_build_stops_cleanly_and_resumes_to_the_same_shards(grid, built, tmp_pat
     assert temporaries(repo) == []
     assert not (repo / "manifest.json").exists()
 
-    again = Command(build_args(grid, repo, resume=True), tmp_path, name="again")
+    again = Command(build_args(grid, repo, resume=True, num_proc=num_proc), tmp_path, name="again")
     assert again.finish() == 0, again.stderr[-2000:]
     # Each of the two workers may have renamed a shard it had not yet recorded: the resume rewrites it.
     reused = int(re.search(r"reused from an earlier run: (\d+)", again.out_path.read_text()).group(1))
