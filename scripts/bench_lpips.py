@@ -12,7 +12,7 @@ threads) is divided by the pairs, and the ratio reported is the median of each r
 package/ours ratio, so a change of the machine's load between repetitions cancels. It prints the
 load average before and after, the thread counts and the largest absolute difference of the values.
 
-Usage: ``python scripts/bench_lpips.py [--pairs 3] [--repeat 3] [--size 1920x1080]``
+Usage: ``python scripts/bench_lpips.py [--pairs 3] [--repeat 3] [--size 1920x1080] [--threads 1]``
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ def main(argv=None) -> int:
     parser.add_argument("--pairs", type=int, default=3, help="frame pairs per run (the last one identical)")
     parser.add_argument("--repeat", type=int, default=3, help="interleaved runs of each side")
     parser.add_argument("--size", default="1920x1080")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch threads (default torch's; the runner's worker processes use 1)")
     args = parser.parse_args(argv)
     width, height = (int(v) for v in args.size.split("x"))
     print(f"cores: {os.cpu_count()} (may use {len(os.sched_getaffinity(0))}), load before: {os.getloadavg()}",
@@ -50,6 +52,8 @@ def main(argv=None) -> int:
     from hug_vis_dataset.metrics.frames import lpips_frames
     from hug_vis_dataset.models.lpips import load_lpips
 
+    if args.threads:
+        torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; numba {numba.get_num_threads()} threads")
     torch.manual_seed(0)
     path = os.path.join(tempfile.mkdtemp(prefix="bench_lpips_"), "alexnet.pth")
