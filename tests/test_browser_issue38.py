@@ -297,3 +297,55 @@ def test_dnsmos_column_does_not_claim_a_1_to_5_range_its_values_leave(site, brow
     card = card_body("dnsmos", None)
     assert "P.835 OVRL (1-5)" not in card and "unclipped" in card
     page.close()
+
+
+def _zip(release: Path, path: Path, system: str, clips: "int | None" = None) -> Path:
+    import zipfile
+
+    folder = release / "simulated_systems" / "matting" / system
+    chosen = sorted(p.name for p in folder.iterdir() if p.is_dir())[:clips]
+    with zipfile.ZipFile(path, "w") as archive:
+        for clip in chosen:
+            for png in sorted((folder / clip).glob("*.png")):
+                archive.write(png, f"{system}/{clip}/{png.name}")
+    return path
+
+
+def _score(page, name: str, archive: Path) -> None:
+    from playwright.sync_api import expect
+
+    page.locator("#score-model textarea, #score-model input").first.fill(name)
+    expect(page.locator("#score-model-check")).to_contain_text("is free")
+    page.locator("#score-upload input[type=file]").set_input_files(str(archive))
+    expect(page.locator("#score-precheck")).to_contain_text("match")
+    page.get_by_role("button", name="Score", exact=True).click()
+
+
+def test_uploads_follow_the_queue_rules_and_the_name_field_says_stored(site, browser, tmp_path):
+    """Item 5: a partial upload and the same predictions under a second name are refused (as the queue
+    refuses them), nothing added; after a successful upload the name field says it was stored."""
+    from playwright.sync_api import expect
+
+    from hug_vis_dataset.leaderboard import LocalResultsStore
+
+    page = _site_page(browser, site["url"])
+    page.get_by_role("tab", name="Score a submission").click()
+    message = page.locator("#score-message")
+    _score(page, "up_part", _zip(site["release"], tmp_path / "part.zip", "matte_good", clips=1))
+    expect(message).to_contain_text("Not added: the scoring queue's check: 1 problem(s) of 2 clips (1 missing; "
+                                    "first missing clip", timeout=90_000)
+    expect(message).to_contain_text("coverage 50.0%")
+    _score(page, "up_one", _zip(site["release"], tmp_path / "full.zip", "matte_good"))
+    expect(message).to_contain_text("2 clip(s) ok of 2", timeout=90_000)
+    check = page.locator("#score-model-check")
+    expect(check).to_contain_text("Stored as up_one: it is on the leaderboard now")
+    expect(check).not_to_contain_text("choose another name")
+    _score(page, "up_two", _zip(site["release"], tmp_path / "again.zip", "matte_good"))
+    expect(message).to_contain_text("Not added: these predictions are already on the Table 11 leaderboard as "
+                                    "up_one", timeout=90_000)
+    # The same predictions as a run scored by the CLI (matte_poor's files) are refused too.
+    _score(page, "up_three", _zip(site["release"], tmp_path / "poor.zip", "matte_poor"))
+    expect(message).to_contain_text("already on the Table 11 leaderboard as matte_poor", timeout=90_000)
+    models = {r.model for r in LocalResultsStore(site["results"]).runs() if r.task == "matting"}
+    assert models == {"matte_poor", "up_one"}
+    page.close()

@@ -71,8 +71,10 @@ def test_score_refuses_unsafe_zip_and_reports_missing(explorer, tmp_path):
         wav = sorted(system.glob("*.wav"))[0]
         archive.write(wav, wav.name)
     message, table, rows = explorer.score("voice_cloning", "one_clip", str(good))
-    assert "of 2" in message and "missing 1" in message
-    assert set(rows.loc[rows["status"] == "ok", "clip_id"]) == {wav.stem}
+    # The scoring queue's rule at the upload door: a partial submission is refused, nothing stored.
+    assert message.startswith("**Not added:** the scoring queue's check: 1 problem(s) of 2 clips (1 missing")
+    assert "coverage 50.0%" in message and table.empty and rows.empty
+    assert not explorer.store.has("voice_cloning", "one_clip")
 
 
 def test_mos_flow_stores_and_aggregates(explorer):

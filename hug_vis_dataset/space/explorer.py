@@ -31,7 +31,7 @@ from ..escaping import markdown_text
 from ..leaderboard.board import (ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SPACE_REVEAL, SUBMITTED, SYNTHETIC,
                                  clip_rows_of, provenance_href)
 from .mos_study import MosStudy, aggregate_ratings, ratings_location
-from .precheck import layout_check, refusals_message
+from .precheck import coverage_refusal, layout_check, refusals_message
 from .uploads import UnsafeUploadError, UploadLimits, check_zip, extracted_upload
 
 SCORED_TASKS = catalog.task_names(with_paper_table=True)
@@ -386,6 +386,17 @@ class Explorer:
             return False, f"**Model name:** {err}"
         return True, f"`{name}` is free on the {task} leaderboard; now upload the zip."
 
+    def _queue_refusal(self, task: str, root: Path, model: str) -> "str | None":
+        """The leaderboard queue's check-only pass on an extracted upload (``scoring.check``, as the
+        worker runs it): an upload with missing, extra, unmatched, duplicate or failing clips is
+        refused in one message, so a partial run is never ranked among complete ones."""
+        from ..scoring.check import check_submission
+
+        coverage = check_submission(task, root, self.release_dir, model=model)
+        if not coverage.problems():
+            return None
+        return f"**Not added:** {coverage_refusal(coverage)}\n\n{refusals_message(coverage, root)}".strip()
+
     def check_upload(self, task: str, upload: "str | None") -> str:
         """The layout check of an uploaded zip from its member names (nothing extracted yet)."""
         if not upload:
@@ -442,6 +453,9 @@ class Explorer:
             with stopping.working(), stopping.resume_note(_stopped_score_note, overrides=True), \
                     extracted_upload(upload, self.work_dir / "uploads", self.limits) as root, \
                     self.store.staging() as stage, stopping.removed_on_stop(stage):
+                refusal = self._queue_refusal(task, root, model)  # the queue's rules at this door
+                if refusal:
+                    return refusal, empty, empty
                 result = evaluate_submission(task, root, model, self.release_dir, stage, progress=False,
                                              on_scored=progress, command_line=["space", task])
                 cov = result.coverage
@@ -454,8 +468,13 @@ class Explorer:
                     refused = refusals_message(cov, root)
                     return (f"**0 scored**: {why} Nothing was added to the leaderboard."
                             + (f"\n\n{refused}" if refused else "")), empty, _rows(result.rows_path)
-                stored = self.store.add(stage, task, model, verified=True)
                 rows = _rows(result.rows_path)
+                twin = same_predictions(self.store.runs(), task, rows)
+                if twin:
+                    return (f"**Not added:** these predictions are already on the {catalog.paper_table_of(task)} "
+                            f"leaderboard as `{markdown_text(twin)}` (the scoring queue refuses the same predictions "
+                            "under a second name); nothing was added."), empty, rows
+                stored = self.store.add(stage, task, model, verified=True)
         except UnsafeUploadError as err:
             return f"**Upload refused:** {markdown_text(err)}", empty, empty
         except (ValueError, FileNotFoundError, RuntimeError) as err:
@@ -490,6 +509,21 @@ def _shown_link(link: str) -> str:
     if link.startswith("https://"):
         return link
     return provenance_href(link)
+
+
+def same_predictions(runs, task: str, rows) -> "str | None":
+    """The stored run of ``task`` scored from exactly the predictions behind ``rows`` (the same clips
+    with the same input sha256), or None; the queue refuses such a request (same predictions)."""
+    def inputs(frame):
+        if frame is None or not len(frame) or "input_sha256" not in frame.columns:
+            return None
+        pairs = frame[["clip_id", "input_sha256"]].dropna()
+        return frozenset(zip(pairs["clip_id"].astype(str), pairs["input_sha256"].astype(str))) or None
+
+    mine = inputs(rows)
+    if mine is None:
+        return None
+    return next((run.model for run in runs if run.task == task and inputs(run.rows) == mine), None)
 
 
 def score_table(task: str, table):

@@ -355,12 +355,20 @@ def _score_tab(gr, explorer: Explorer, stored_runs):
         return (text, gr.update(value=aggregate, visible=len(aggregate) > 0),
                 gr.update(value=per_clip, visible=len(per_clip) > 0), None, "")
 
+    def after_run(task_name, name, outcome):
+        """The name check after scoring: a run just stored under the name says so (not "taken")."""
+        if str(outcome or "").startswith("Scored "):
+            return (f"Stored as `{markdown_text(str(name).strip())}`: it is on the leaderboard now. Type a new model "
+                    "name to score another submission.", gr.update(interactive=False), gr.update(interactive=False))
+        return on_name(task_name, name)
+
     task.change(lambda t: layout_help(t), task, help_text)
     for event in (task.change, model.change):
         event(on_name, [task, model], [model_check, upload, button])
     upload.upload(explorer.check_upload, [task, upload], precheck)
     button.click(run, [task, model, upload], [message, table, rows, upload, precheck]).then(
-        on_name, [task, model], [model_check, upload, button]).then(lambda n: n + 1, stored_runs, stored_runs)
+        after_run, [task, model, message], [model_check, upload, button]).then(lambda n: n + 1, stored_runs,
+                                                                                 stored_runs)
 
 
 def build_blocks(explorer: Explorer):
