@@ -338,6 +338,11 @@ def _map(func, jobs: list, num_proc: int, progress: bool) -> list:
         return [func(job) for job in tqdm(jobs, desc="validate", disable=not progress, unit="clip")]
     from multiprocessing import get_context
 
-    with get_context("spawn").Pool(num_proc) as pool:
+    from .. import stopping
+
+    # Workers ignore SIGINT and die on SIGTERM; a stop terminates them on leaving the block (stopping.py).
+    with stopping.children_start():
+        pool = get_context("spawn").Pool(num_proc, initializer=stopping.child_init)
+    with pool:
         return list(tqdm(pool.imap(func, jobs, chunksize=1), total=len(jobs), desc="validate",
                          disable=not progress, unit="clip"))
