@@ -170,3 +170,13 @@ def test_lpips_cpu_path_refuses_other_networks(random_lpips):
     assert not is_alex_v01(spatial)
     with pytest.raises(ValueError, match="alex"):
         AlexLPIPS(spatial)
+
+
+def test_lpips_cpu_path_fused_relu_equals_torchs_two_calls(random_lpips, monkeypatch):
+    """The convolution with oneDNN's ReLU post-op and torch's conv2d + relu_ (the fallback) agree bit for bit."""
+    from hug_vis_dataset.models import lpips_cpu
+
+    a, b = _smooth(2, 40, 56, seed=4)
+    fused = lpips_cpu.AlexLPIPS(random_lpips)(a, b)
+    monkeypatch.setattr(lpips_cpu, "_FUSED", [False])
+    assert np.array_equal(lpips_cpu.AlexLPIPS(random_lpips)(a, b), fused)

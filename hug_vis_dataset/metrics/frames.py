@@ -16,7 +16,7 @@ from :mod:`hug_vis_dataset.catalog`):
   ``x / 127.5 - 1`` in [-1, 1], spatially averaged per frame; the model comes from
   :func:`hug_vis_dataset.models.lpips.load_lpips`. On the CPU the same function runs through
   :mod:`hug_vis_dataset.models.lpips_cpu` (folded normalisation, channels-last, a fused distance:
-  the package's values to about 1e-9, 1.6-1.8x cheaper per 1080p pair: ``scripts/bench_lpips.py``).
+  the package's values to about 1e-9, 1.4-1.7x cheaper per 1080p pair: ``scripts/bench_lpips.py``).
 
 Example:
     >>> import numpy as np

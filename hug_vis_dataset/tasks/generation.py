@@ -28,8 +28,8 @@ def frame_metric_sums(prediction: str, reference_video: str, metrics: Sequence[s
                       chunk_frames: int, batch_size: "int | None" = None) -> ClipScores:
     """Per-clip means of PSNR/SSIM/LPIPS over the common frame prefix (surplus frames are noted).
 
-    ``batch_size``: LPIPS frame pairs per forward pass (default 1 on CPU, measured fastest there by
-    ``scripts/bench_scale.py``, 8 on a GPU); values do not depend on it beyond float rounding.
+    ``batch_size``: LPIPS frame pairs per forward pass on a GPU (default 8; values do not depend on it
+    beyond float rounding); the CPU path runs one pair per forward whatever it is (``models/lpips_cpu.py``).
     """
     from ..media import paired_video_chunks, video_info
     from ..metrics.frames import lpips_frames, psnr_frames, ssim_frames
