@@ -241,7 +241,24 @@ def make_handler(state: HubState):
 
 @contextlib.contextmanager
 def serve_hub(state: "HubState | None" = None) -> Iterator[tuple[str, HubState]]:
-    """Serve ``state`` on 127.0.0.1 (a free port) for the ``with`` block; yields ``(url, state)``."""
+    """Serve ``state`` on 127.0.0.1 (a free port) for the ``with`` block; yields ``(url, state)``.
+
+    ``huggingface_hub`` reads ``HF_HUB_OFFLINE`` once, at its first import: a test earlier in the same
+    process that imported it under ``monkeypatch.setenv("HF_HUB_OFFLINE", "1")`` would leave the client
+    offline for good, so the block turns the client's own flag off and restores it afterwards.
+    """
+    from huggingface_hub import constants
+
+    was_offline, constants.HF_HUB_OFFLINE = constants.HF_HUB_OFFLINE, False
+    try:
+        with _serve(state) as served:
+            yield served
+    finally:
+        constants.HF_HUB_OFFLINE = was_offline
+
+
+@contextlib.contextmanager
+def _serve(state: "HubState | None") -> Iterator[tuple[str, HubState]]:
     state = state or HubState()
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(state))
     server.daemon_threads = True
