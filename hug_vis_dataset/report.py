@@ -34,6 +34,7 @@ from typing import Sequence
 from . import catalog
 from .errors import HugvisError
 # The MOS section lives in report_mos (re-exported: the report's API).
+from .report_html import html_page
 from .report_mos import FORMATS, MOS_PAPER_TABLE, _mos_section, mos_model_tasks, render_mos_table  # noqa: F401
 from .results import AUDIT_PREFIX, REAL_AUDIO_MODEL, RESERVED_LABELS
 
@@ -138,6 +139,32 @@ def task_tables(rows, frames, set_rows, summaries, n_boot: int = 1000):
             cis.update(rvm_intervals(fr, n_boot=n_boot, seed=0))
         out[task] = (table, cis, skipped, protocol)
     return out
+
+
+def collapsed_intervals(cis: "dict | None") -> str:
+    """A warning naming the intervals that collapsed to a point (low = high) although two or more actors
+    were resampled: with so few actors every resample can give the same mean, and "71.43 [71.43, 71.43]"
+    reads as certainty it is not; "" when none collapsed.
+
+    Example:
+        >>> from types import SimpleNamespace as CI
+        >>> print(collapsed_intervals({("m", "csim"): CI(low=71.43, high=71.43, n_clusters=2),
+        ...                            ("m", "psnr"): CI(low=20.0, high=21.0, n_clusters=2)}))
+        Warning: 1 interval(s) collapsed to a point (m csim: low = high with 2 actors): so few actors resample to the same mean, so the interval says nothing about uncertainty; score more actors.
+    """
+    import math
+
+    single = sum(1 for ci in (cis or {}).values() if getattr(ci, "n_clusters", 2) < 2)
+    note = (f"{single} interval(s) left out: one actor, nothing to resample." if single else "")
+    bad = [(key, ci) for key, ci in (cis or {}).items() if getattr(ci, "n_clusters", 0) >= 2
+           and math.isfinite(float(ci.low)) and float(ci.low) == float(ci.high)]
+    if not bad:
+        return note
+    actors = sorted({int(ci.n_clusters) for _, ci in bad})
+    names = ", ".join(" ".join(map(str, key)) for key, _ in bad[:6]) + (" ..." if len(bad) > 6 else "")
+    return (f"Warning: {len(bad)} interval(s) collapsed to a point ({names}: low = high with "
+            f"{'/'.join(map(str, actors))} actors): so few actors resample to the same mean, so the interval says "
+            "nothing about uncertainty; score more actors." + (f" {note}" if note else ""))
 
 
 #: How every report table states its cells (one convention, in each caption).
@@ -263,8 +290,9 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
                                                  if src in UNRANKED_SOURCES or str(m).startswith(AUDIT_PREFIX)]
     if not metrics:
         return "(no metric could be computed)"
+    # An interval of one actor is not an interval (nothing to resample): left out, and the caption says so.
     intervals = {(i, m): (ci.low, ci.high) for i, label in enumerate(frame["_label"]) for m in metrics
-                 for ci in [(cis or {}).get((label, m))] if ci is not None}
+                 for ci in [(cis or {}).get((label, m))] if ci is not None and getattr(ci, "n_clusters", 2) >= 2}
     # The paper's cells print its digits as published (Table 11's MSE 0.82, not 0.820).
     texts = {(i, m): text for m in metrics if f"text:{m}" in frame.columns
              for i, text in enumerate(frame[f"text:{m}"]) if isinstance(text, str) and text}
@@ -275,6 +303,9 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
         caption += " " + RVM_CAPTION
     if synthetic:
         caption += " " + SYNTHETIC_CAPTION + (f" {SYNTHETIC_SCALE[task]}" if task in SYNTHETIC_SCALE else "")
+    collapsed = collapsed_intervals(cis)
+    if collapsed:
+        caption += " " + collapsed
     return render_table(frame[["model", *([group] if group else []), *metrics, *extra, "_pool"]], metrics=metrics,
                         group=group, fmt=fmt, extra_columns=extra, scales={m: 1.0 for m in metrics},
                         caption=caption, unranked=unranked, intervals=intervals, precision="catalog",
@@ -331,8 +362,10 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
         if out_dir:
             for f in formats:
                 path = out_dir / f"{task}.{f}"
-                path.write_text(_render(task, table, FORMATS[f], cis, task in synthetic, mine, published,
-                                        protocol), encoding="utf-8")
+                text = _render(task, table, FORMATS[f], cis, task in synthetic, mine, published, protocol)
+                if f == "html":  # a whole document (charset, styles), not a bare fragment
+                    text = html_page(f"{catalog.paper_table_of(task)} ({task}): HUG-VIS results", text)
+                path.write_text(text, encoding="utf-8")
                 files.append(path)
     for task in TASK_ORDER:
         skipped_only = {m: w for s in summaries if s["task"] == task and task not in tables

@@ -8,6 +8,10 @@ from pathlib import Path
 from typing import Sequence
 
 from .escaping import markdown_text
+from .layout import SIMULATED_RATINGS_FILE, SIMULATED_SYSTEMS_DIR
+
+#: After a model name whose ratings are the synthetic release's simulated raters (the Space's label).
+SIMULATED_LABEL = " (simulated raters)"
 
 FORMATS = {"md": "markdown", "tex": "latex", "html": "html"}
 
@@ -97,6 +101,42 @@ def _joint_gaps(task: str, criteria: "set[str]", tables, summaries) -> list[str]
     return gaps
 
 
+def _mos_html(task: str, wide, table, simulated: bool, qc_line: str) -> str:
+    """One task's MOS table as a whole HTML document: the ranked MOS (models marked "(simulated raters)"
+    where they are), then every MOS with its 95% actor-clustered interval and the clips, ratings and
+    actors behind it, the rater-QC note, and a warning for intervals that collapsed to a point."""
+    import html as escape_html
+
+    from .report_html import html_note, html_page
+    from .stats import format_interval
+
+    label = SIMULATED_LABEL if simulated else ""
+    body = [render_mos_table(task, wide.rename(index=lambda m: f"{m}{label}"), "html")]
+    rows = []
+    collapsed = []
+    for (model, criterion), row in table.iterrows():
+        actors = int(row["n_actors"]) if "n_actors" in row and row["n_actors"] == row["n_actors"] else 0
+        low, high = float(row["ci_low"]), float(row["ci_high"])
+        cell = format_interval(float(row["mos"]), low, high, actors) if actors else f"{float(row['mos']):.2f} [n/a]"
+        if actors >= 2 and low == high:
+            collapsed.append(f"{model} {criterion}")
+            cell += " (collapsed)"
+        rows.append("<tr>" + "".join(f"<td>{escape_html.escape(str(v))}</td>" for v in (
+            f"{model}{label}", criterion, cell, int(row["n_clips"]), int(row["n_ratings"]), actors)) + "</tr>")
+    body.append("<table><caption>MOS with its 95% actor-clustered bootstrap interval and the counts behind it"
+                "</caption><thead><tr><th>Model</th><th>Criterion</th><th>MOS [95% interval]</th><th>Clips</th>"
+                "<th>Ratings</th><th>Actors</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+    if simulated:
+        body.append(html_note("Simulated raters (the synthetic release's), not human judgements."))
+    if qc_line:
+        body.append(html_note(qc_line.replace("\\", "")))
+    if collapsed:
+        body.append(html_note(f"Warning: {len(collapsed)} interval(s) collapsed to a point ({', '.join(collapsed)}): "
+                              "with so few actors every resample gives the same MOS, so the interval says nothing "
+                              "about uncertainty; rate clips of more actors."))
+    return html_page(f"{MOS_PAPER_TABLE[task]} ({task}): HUG-VIS subjective results", "\n".join(body))
+
+
 def _mos_section(mos_path, tables, summaries, out_dir, n_boot, formats, files, all_raters: bool = False) -> list[str]:
     """Tables 6/8/10 (MOS per criterion, best bold / second underlined), intervals, per-task
     inter-rater agreement, invalid-rating counts, and the MOS vs automatic-metric joint view.
@@ -116,6 +156,9 @@ def _mos_section(mos_path, tables, summaries, out_dir, n_boot, formats, files, a
     qc = select_raters(valid, apply=not all_raters)
     valid = valid[~valid["model"].isin(GOLD_MODELS) & ~valid["rater"].isin(sorted(qc.excluded))].reset_index(drop=True)
     qc_line = markdown_text(qc.note("run hugvis report with --mos-all-raters")) if qc.raters else ""
+    simulated = Path(mos_path).name == SIMULATED_RATINGS_FILE and Path(mos_path).parent.name == SIMULATED_SYSTEMS_DIR
+    if simulated:
+        md += ["These ratings are the synthetic release's **simulated raters**, not human judgements.", ""]
     md.append(f"{len(valid)} valid ratings, {len(invalid)} invalid"
               + (" (excluded; each listed with its CSV line and reason in mos/invalid_ratings.csv):"
                  if len(invalid) else "."))
@@ -176,7 +219,11 @@ def _mos_section(mos_path, tables, summaries, out_dir, n_boot, formats, files, a
         if out_dir:
             for f in formats:
                 path = out_dir / f"{task}_mos.{f}"
-                path.write_text(render_mos_table(task, wide.loc[models], FORMATS[f]), encoding="utf-8")
+                if f == "html":
+                    text = _mos_html(task, wide.loc[models], report.table.loc[models], simulated, qc_line)
+                else:
+                    text = render_mos_table(task, wide.loc[models], FORMATS[f])
+                path.write_text(text, encoding="utf-8")
                 files.append(path)
     if n_boot and interval_rows and min(r["n_clusters"] for r in interval_rows) < 2:
         md += ["- some MOS were rated on one actor only: their actor-clustered intervals are degenerate "

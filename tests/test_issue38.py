@@ -4,6 +4,7 @@ and one-line messages of the CLI (the browser side is tests/test_browser_issue38
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,56 @@ def test_dnsmos_unit_is_the_unclipped_fit_of_the_reference():
         assert "unclipped" in spec.unit
     # Values bound to 1-5 (the human MOS tables) keep the range in their header.
     assert catalog.column_header("ID Similarity", True, catalog.MOS_SCALE_TEXT) == "ID Similarity ↑ (1-5)"
+
+
+def test_report_html_files_are_documents_with_intervals_counts_and_the_simulated_label(world, tmp_path):
+    """Item 6: every HTML file is a whole UTF-8 document with styles; the MOS HTML keeps the interval, the
+    counts, the QC note and the "(simulated raters)" label of simulated ratings."""
+    import shutil
+
+    from hug_vis_dataset.report import build_report
+
+    simulated = tmp_path / "simulated_systems" / "mos_ratings.csv"  # where the synthetic release keeps its raters
+    simulated.parent.mkdir()
+    shutil.copy(world["ratings"], simulated)
+    out = tmp_path / "report"
+    build_report([world["results"]], out, formats=("md", "html"), mos=simulated, n_boot=20, figures=False)
+    for name in ("matting.html", "audio_driven_mos.html"):
+        page = (out / name).read_text(encoding="utf-8")
+        assert page.startswith("<!DOCTYPE html>\n<html lang=\"en\">") and '<meta charset="utf-8">' in page
+        assert "<style>" in page and page.rstrip().endswith("</html>") and "<title>" in page
+    matting = (out / "matting.html").read_text(encoding="utf-8")
+    # One actor: no zero-width "[x, x]" posing as an interval; the caption says why there is none.
+    assert "interval(s) left out: one actor, nothing to resample" in matting
+    assert not re.search(r"\[(\d+\.\d+), \1\]", matting), matting
+    page = (out / "audio_driven_mos.html").read_text(encoding="utf-8")
+    assert "talk_good (simulated raters)" in page and "Simulated raters" in page
+    # rater_a and rater_b kept (rater_c flagged): 2 clips x 2 raters = 4 ratings per criterion, 1 actor.
+    row = next(r for r in page.split("<tr>") if "talk_good (simulated raters)</td><td>id_similarity" in r)
+    cells = [c.split("</td>")[0] for c in row.split("<td>")[1:]]
+    assert cells[2:] == [f"{_hand_mos({'rater_a', 'rater_b'}):.2f} n/a (1 actor)", "2", "4", "1"], cells
+    assert "2 rater(s) kept / 1 flagged" in page
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "simulated raters" in md
+
+
+def test_collapsed_intervals_carry_a_warning():
+    """Item 6: an actor bootstrap over 2 actors with equal means gives low = high; the tables say so."""
+    import pandas as pd
+
+    from hug_vis_dataset.mos import mos_intervals, mos_table
+    from hug_vis_dataset.report import collapsed_intervals
+    from hug_vis_dataset.report_mos import _mos_html
+
+    clips = ["actor_0001_happy_action_01_script_001", "actor_0002_happy_action_01_script_001"]
+    valid = pd.DataFrame({"rater": ["a", "b"] * 2, "clip_id": [clips[0]] * 2 + [clips[1]] * 2, "model": "m",
+                          "criterion": "id_similarity", "score": [4, 5, 5, 4], "actor_id": [1, 1, 2, 2]})
+    cis = mos_intervals(valid, n_boot=50)
+    ci = cis[("m", "id_similarity")]
+    assert (ci.n_clusters, ci.low, ci.high) == (2, 4.5, 4.5)  # both actors' clip means are 4.5
+    warning = collapsed_intervals(cis)
+    assert warning.startswith("Warning: 1 interval(s) collapsed to a point (m id_similarity: low = high with 2 actors)")
+    table = mos_table(valid).assign(ci_low=ci.low, ci_high=ci.high, n_actors=2)
+    page = _mos_html("voice_cloning", table["mos"].unstack("criterion"), table, False, "")
+    assert "4.50 [4.50, 4.50] (collapsed)" in page and "Warning: 1 interval(s) collapsed" in page
+    assert "(simulated raters)" not in page
