@@ -41,6 +41,7 @@ import numpy as np
 
 from .hashing import DigestCache, sha256_file
 from .readers.json_files import read_json
+from .textio import atomic_write, atomic_write_text
 
 #: Preprocessing version per feature kind: part of every key, bumped when the computation changes.
 FEATURE_VERSIONS = {"fid_reference": 1, "portrait_embedding": 1}
@@ -124,14 +125,11 @@ class FeatureCache:
         key = self.key(parts)
         data, meta = self._paths(kind, key)
         data.parent.mkdir(parents=True, exist_ok=True)
-        tmp = data.with_name(f".{key}.{os.getpid()}.npz")
-        with open(tmp, "wb") as handle:
-            np.savez(handle, **{k: np.asarray(v) for k, v in arrays.items()})
-        os.replace(tmp, data)
+        # atomic_write removes its temporary file whatever happens (a stop signal mid-write included),
+        # so a stopped run leaves the old entry or the new one and no half-written file beside them.
+        atomic_write(data, lambda handle: np.savez(handle, **{k: np.asarray(v) for k, v in arrays.items()}))
         record = {"kind": kind, "parts": dict(parts), "sha256": sha256_file(data), "created": time.time()}
-        tmp_meta = meta.with_name(f".{key}.{os.getpid()}.json")
-        tmp_meta.write_text(json.dumps(record, sort_keys=True, default=str), encoding="utf-8")
-        os.replace(tmp_meta, meta)
+        atomic_write_text(meta, json.dumps(record, sort_keys=True, default=str))
 
     def get_or_compute(self, kind: str, parts: Mapping[str, Any],
                        compute: Callable[[], Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:

@@ -62,6 +62,15 @@ def sha256_file(path: "str | Path", block: int = BLOCK_BYTES) -> str:
     return digest.hexdigest()
 
 
+def _valid_entry(entry: Any) -> bool:
+    """Whether a cache file's entry has the shape :meth:`DigestCache.sha256` writes."""
+    if not isinstance(entry, dict) or set(entry) != {"size", "mtime_ns", "sha256"}:
+        return False
+    ints = all(type(entry[k]) is int and entry[k] >= 0 for k in ("size", "mtime_ns"))
+    digest = entry["sha256"]
+    return ints and isinstance(digest, str) and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)
+
+
 class DigestCache:
     """sha256 of files remembered by (absolute path, size, mtime): a file is hashed again only when it changed.
 
@@ -93,11 +102,17 @@ class DigestCache:
         self.hashed = 0
 
     def _load(self) -> dict[str, dict]:
+        # A cache is never trusted beyond its shape: a file that is not strict JSON (cut, a key twice)
+        # is treated as empty, and an entry whose fields are not an int size, an int mtime and a
+        # 64-digit hex sha256 is dropped, so a damaged cache only costs rehashing, never a digest.
+        from .readers import InputFileError
+        from .readers.json_files import read_json
+
         try:
-            data = json.loads(self.cache_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = read_json(self.cache_file, expect=dict)
+        except (OSError, InputFileError):
             return {}
-        return data if isinstance(data, dict) else {}
+        return {key: entry for key, entry in data.items() if _valid_entry(entry)}
 
     def sha256(self, path: "str | Path") -> str:
         """The file's sha256, hashed now only if its size or mtime differs from what is remembered."""
