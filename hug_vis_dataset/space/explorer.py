@@ -393,8 +393,8 @@ class Explorer:
         from ..scoring.check import check_submission
 
         coverage = check_submission(task, root, self.release_dir, model=model)
-        if not coverage.problems():
-            return None
+        if not coverage.problems() or not coverage.predicted:
+            return None  # clean, or nothing matched the layout at all: the scoring path says which layout
         return f"**Not added:** {coverage_refusal(coverage)}\n\n{refusals_message(coverage, root)}".strip()
 
     def check_upload(self, task: str, upload: "str | None") -> str:
