@@ -141,7 +141,7 @@ def _write_ratings(explorer) -> None:
 @pytest.fixture(scope="module")
 def site(release):
     """The explorer over the release and a store with a ratings log (see :data:`RATINGS`)."""
-    from hug_vis_dataset.space.app import Explorer, app_kwargs, build_app
+    from hug_vis_dataset.space.app import Explorer, launch
 
     from hug_vis_dataset.scoring.runner import evaluate_submission
 
@@ -150,11 +150,9 @@ def site(release):
     for task, system, metrics in (("emotion", "emo_medium", None), ("matting", "matte_poor", None),
                                   ("voice_cloning", "clone_poor", ["dnsmos"])):  # DNSMOS alone: the quick one
         evaluate_submission(task, systems / task / system, system, rel, results, progress=False, metrics=metrics)
-    explorer = Explorer(rel, results, work_dir=work)
+    explorer = Explorer(rel, results, work_dir=work)  # writes the ratings log; the Space reads it from the store
     _write_ratings(explorer)
-    demo = build_app(explorer)
-    _, url, _ = demo.launch(server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True,
-                            allowed_paths=[str(rel), str(work), str(results)], app_kwargs=app_kwargs(explorer))
+    demo, url = launch(rel, results, port=_free_port(), work_dir=work, block=False)  # `hugvis space`'s own path
     yield {"url": url, "explorer": explorer, "release": rel, "results": results}
     demo.close()
 
@@ -349,3 +347,47 @@ def test_uploads_follow_the_queue_rules_and_the_name_field_says_stored(site, bro
     models = {r.model for r in LocalResultsStore(site["results"]).runs() if r.task == "matting"}
     assert models == {"matte_poor", "up_one"}
     page.close()
+
+
+def test_metric_space_names_failures_and_a_missing_reference_and_no_i18n_key_leaks(site, browser, tmp_path,
+                                                                                   monkeypatch):
+    """Item 7: the metric Space says why a value is n/a and asks for a missing reference in words (was a
+    raw ValueError); no Gradio i18n key ("common.complete") reaches the explorer's or the metric's page."""
+    from playwright.sync_api import expect
+
+    from hug_vis_dataset.space.metric_app import launch
+
+    # The explorer, after an event (the board's refresh): the status words are words.
+    page = _site_page(browser, site["url"])
+    page.get_by_role("tab", name="Per-clip viewer").click()
+    _choose(page, "viewer-run", "matting / matte_poor")
+    status = page.locator('.sr-only[role="status"]').filter(has_text=re.compile(r"\S"))
+    expect(status.first).to_be_attached()  # Gradio's status tracker announced the event's end
+    assert [t.strip() for t in status.all_inner_texts()] and all("common." not in t for t in status.all_inner_texts())
+    assert "common." not in page.locator("body").inner_text()
+    page.close()
+
+    folder = Path(__file__).resolve().parents[1] / "metrics" / "psnr"
+    broken = tmp_path / "broken.mp4"
+    broken.write_bytes((folder / "examples" / "reference.mp4").read_bytes()[:3000])  # cut short: unreadable
+    port = _free_port()
+    monkeypatch.setenv("GRADIO_SERVER_PORT", str(port))
+    demo = launch(folder / "app.py", block=False)
+    try:
+        page = _page(browser, f"http://127.0.0.1:{port}/")
+        page.locator("#prediction input[type=file]").set_input_files(str(folder / "examples" / "prediction.mp4"))
+        page.locator("#compute").click()
+        result = page.locator("#result")
+        expect(result).to_contain_text("Upload the reference too: PSNR compares the prediction with its reference")
+        expect(result).not_to_contain_text("ValueError")
+        page.locator("#reference input[type=file]").set_input_files(str(broken))
+        page.locator("#reference a").first.wait_for()
+        page.locator("#compute").click()
+        expect(page.locator("#hugvis-failures")).to_contain_text("1 input(s) could not be scored")
+        expect(page.locator("#hugvis-failures")).to_contain_text("cannot read video broken.mp4")
+        expect(page.locator('#result tr[data-key="psnr"] td.value')).to_have_text("n/a")
+        text = page.locator("body").inner_text()
+        assert "common." not in text and str(tmp_path) not in text
+        page.close()
+    finally:
+        demo.close()

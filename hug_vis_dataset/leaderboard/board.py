@@ -76,6 +76,17 @@ class Board:
         return "\n".join(f"- {n}" for n in self.notes)
 
 
+def word_list(words: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b, c and d``: labels as one English list (never "a and b and c").
+
+    Example:
+        >>> word_list(["Real audio"]), word_list(["a", "b", "c", "d"])
+        ('Real audio', 'a, b, c and d')
+    """
+    words = [str(w) for w in words]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1] if words else ""
+
+
 def print_value(value: float) -> str:
     """Two decimals, three below 1 (the paper's printing); ranking uses these printed values."""
     return f"{value:.2f}" if abs(value) >= 1 or value == 0 else f"{value:.3f}"
@@ -375,7 +386,7 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
     unranked_labels = sorted({RESERVED_LABELS[m] for m in sub["model"] if m in RESERVED_LABELS}
                              | {str(m) for m, src in zip(sub["model"], sub["source"]) if src in UNRANKED_SOURCES})
     if unranked_labels:
-        notes.append(UNRANKED_NOTE.format(labels=" and ".join(unranked_labels)))
+        notes.append(UNRANKED_NOTE.format(labels=word_list(unranked_labels)))
     if marked_close:
         notes.append(NOT_SEPARABLE_NOTE)
     if has_mos:

@@ -21,6 +21,17 @@ def _evaluate(args) -> int:
     from ..tasks import REAL_AUDIO, get_task
 
     predictions, model = args.predictions, args.model
+    # Every missing argument in one message (argparse would name --dataset alone, then the next one).
+    submission = not (args.real_audio or get_task(args.task).reference_only)
+    needed = [("--predictions DIR", predictions if submission else True), ("--model NAME", model if submission else True),
+              ("--dataset D", args.dataset)]
+    missing = [option for option, value in needed if value is None]
+    if missing:
+        listed = missing[0] if len(missing) == 1 else ", ".join(missing[:-1]) + " and " + missing[-1]
+        usage = (f"hugvis evaluate {args.task} --predictions DIR --model NAME --dataset D" if submission
+                 else f"hugvis evaluate {args.task}{' --real-audio' if args.real_audio else ''} --dataset D")
+        print(f"error: {args.task} needs {listed} (usage: {usage})", file=sys.stderr)
+        return 2
     if args.real_audio:
         if args.task != "voice_cloning" or predictions is not None:
             print("error: --real-audio scores the release's own recordings for voice_cloning; "
@@ -152,8 +163,9 @@ def register(subparsers) -> None:
     p.add_argument("--real-audio", action="store_true",
                    help="voice_cloning: score the release's own recordings against another recording of the same "
                         "actor (the paper's 'Real audio' row of Table 9; model name 'Real audio')")
-    p.add_argument("--dataset", required=True,
-                   help="release tree, dataset repo folder (hugvis build), or Hub id such as hugvis/hug-vis")
+    # Not argparse-required: the handler names every missing argument at once.
+    p.add_argument("--dataset", default=None,
+                   help="(required) release tree, dataset repo folder (hugvis build), or Hub id such as hugvis/hug-vis")
     p.add_argument("--revision", default=None,
                    help="Hub revision (tag, branch or commit) to score against when --dataset is a Hub id")
     p.add_argument("--out", type=Path, default=Path("results"), help="results root (default: results)")

@@ -23,14 +23,16 @@ import html
 import json
 import math
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from .. import catalog
+from ..errors import HugvisError
 from ..readers.json_files import loads_strict
 from .metric_examples import ANALYSIS_OPTIONS, compute_inputs, example_names, input_kind, needs_reference
-from .style import FONT_CSS
+from .style import FONT_CSS, launch_i18n
 
 #: What the upload fields accept, per input kind (Gradio ``file_types``).
 FILE_TYPES = {"alpha": [".zip", ".mkv", ".mov", ".mp4", ".avi"], "video": [".mp4", ".mov", ".mkv", ".avi"],
@@ -78,13 +80,42 @@ def result_rows(name: str, result: dict) -> list[tuple[str, str, str, str, str]]
     return rows + [(k, k, _format(result[k]), "clips", "") for k in ("n_ok", "n_failed", "n_clips") if k in result]
 
 
+def failure_html(result: dict) -> str:
+    """Why clips failed (``errors`` of the module's output), one escaped line each above the table, so a
+    headline "n/a" is never shown without its reason; "" when every clip scored."""
+    errors = result.get("errors") if isinstance(result, dict) else None
+    if not errors:
+        return ""
+    lines = []
+    for e in errors[:10]:
+        if isinstance(e, dict):
+            where = e.get("clip_id") or f"input {e.get('index', '?')}"
+            lines.append(f"<li>{html.escape(str(where))}: {html.escape(_no_folders(e.get('error', '')))}</li>")
+        else:
+            lines.append(f"<li>{html.escape(str(e))}</li>")
+    more = f"<li>... and {len(errors) - 10} more</li>" if len(errors) > 10 else ""
+    return (f"<div class='hugvis-error' id='hugvis-failures'><b>{len(errors)} input(s) could not be scored</b> "
+            f"(n/a below):<ul>{''.join(lines)}{more}</ul></div>")
+
+
+def _no_folders(text: Any) -> str:
+    """An error text with absolute paths cut to their file names: a visitor sees their upload's name,
+    never the server's folders.
+
+    Example:
+        >>> _no_folders("cannot read video /tmp/gradio/ab12/clip.mp4: Invalid data")
+        'cannot read video clip.mp4: Invalid data'
+    """
+    return re.sub(r"(?<![\w.])/(?:[^\s/:'\"]+/)+(?=[^\s/:'\"]+)", "", str(text))
+
+
 def result_html(name: str, result: dict) -> str:
     """The result as an HTML table, one ``<tr data-key=...>`` per value (escaped: values may hold
-    uploaded text)."""
+    uploaded text), after the reasons of any failed input (:func:`failure_html`)."""
     cells = [f'<tr data-key="{html.escape(key)}"><th>{html.escape(label)}</th><td class="value">'
              f"{html.escape(value)}</td><td>{html.escape(unit)}</td><td>{html.escape(direction)}</td></tr>"
              for key, label, value, unit, direction in result_rows(name, result)]
-    return '<table id="hugvis-result-table">\n' + "\n".join(cells) + "\n</table>"
+    return failure_html(result) + '<table id="hugvis-result-table">\n' + "\n".join(cells) + "\n</table>"
 
 
 def _file_path(upload: Any) -> "str | None":
@@ -99,10 +130,15 @@ def run_module(module: Any, name: str, prediction: Any, reference: Any = None, o
     pred, ref = _file_path(prediction), _file_path(reference)
     if pred is None:
         return "<p class='hugvis-error'>Upload a prediction file, or press <b>Use the bundled example</b>.</p>", {}
+    if needs_reference(name) and ref is None:
+        return (f"<p class='hugvis-error'>Upload the reference too: {html.escape(_title(name))} compares the "
+                "prediction with its reference (the second upload field).</p>"), {}
     try:
         chosen = loads_strict(options, "options") if options and options.strip() else None  # a key twice: refused
         result = module.compute(**compute_inputs(name, pred, ref, chosen, work_dir))
-    except Exception as err:  # noqa: BLE001 - a visitor's bad file is shown, never crashes the Space
+    except (HugvisError, ValueError, OSError) as err:  # a visitor's bad file or option: the reason, in words
+        return f"<p class='hugvis-error'>Could not compute: {html.escape(str(err))}</p>", {}
+    except Exception as err:  # noqa: BLE001 - anything else is shown with its kind, never crashes the Space
         return f"<p class='hugvis-error'>{html.escape(type(err).__name__)}: {html.escape(str(err))}</p>", {}
     return result_html(name, result), json.loads(json.dumps(result, default=str))
 
@@ -174,5 +210,5 @@ def launch(app_file: "str | Path", block: bool = True) -> Any:
     port = os.environ.get("GRADIO_SERVER_PORT")
     demo.launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
                 server_port=int(port) if port else None, css=FONT_CSS, prevent_thread_lock=not block,
-                allowed_paths=demo.hugvis_allowed_paths)
+                allowed_paths=demo.hugvis_allowed_paths, i18n=launch_i18n())
     return demo

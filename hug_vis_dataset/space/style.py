@@ -24,3 +24,15 @@ FONT_STACK = ", ".join(f'"{f}"' if " " in f else f for f in FONT_FAMILIES)
 FONT_CSS = (f":root, .gradio-container {{ --font: {FONT_STACK}; font-family: {FONT_STACK}; }}\n"
             f".gradio-container * {{ font-family: {FONT_STACK}; }}\n"
             ".gradio-container code, .gradio-container pre { font-family: ui-monospace, monospace; }\n")
+
+#: Status words Gradio 6.31's status tracker announces (``role="status"``, read by screen readers and in
+#: the page's text) through i18n keys its bundle does not translate, so the raw key "common.complete"
+#: reached the page after every event; every Space passes these to ``launch(i18n=...)``.
+STATUS_WORDS: dict[str, str] = {"common.complete": "Complete", "common.error": "Error"}
+
+
+def launch_i18n():
+    """``gr.I18n`` with :data:`STATUS_WORDS` for English (the fallback of every locale)."""
+    import gradio as gr
+
+    return gr.I18n(en=dict(STATUS_WORDS))
