@@ -148,7 +148,8 @@ def site(release):
     rel, results, work = release / "release", release / "results", release / "work"
     systems = rel / "simulated_systems"
     for task, system, metrics in (("emotion", "emo_medium", None), ("matting", "matte_poor", None),
-                                  ("voice_cloning", "clone_poor", ["dnsmos"])):  # DNSMOS alone: the quick one
+                                  ("voice_cloning", "clone_poor", ["dnsmos"]),  # DNSMOS alone: the quick one
+                                  ("vision_driven", "vis_good", ["psnr", "ssim"])):
         evaluate_submission(task, systems / task / system, system, rel, results, progress=False, metrics=metrics)
     explorer = Explorer(rel, results, work_dir=work)  # writes the ratings log; the Space reads it from the store
     _write_ratings(explorer)
@@ -248,6 +249,12 @@ def test_viewer_fits_each_task(site, browser):
     expect(page.locator("#viewer-out-audio")).to_be_visible()
     expect(page.locator("#viewer-reference")).to_be_hidden()
     expect(page.locator("#viewer-frame")).to_be_hidden()
+
+    _viewer(page, "vision_driven / vis_good")  # generation: the generated frame beside the reference's
+    expect(page.locator("#viewer-reference img").first).to_be_visible()
+    expect(page.locator("#viewer-output img").first).to_be_visible()
+    expect(page.locator("#viewer-frame")).to_be_visible()
+    expect(page.locator("#viewer-ref-audio")).to_be_hidden()
 
     _viewer(page, "matting / matte_poor")
     expect(page.locator("#viewer-reference img").first).to_be_visible()
