@@ -1,0 +1,664 @@
+"""MetricTester: the one harness every per-clip metric of the catalog passes (issue 36).
+
+One table, :data:`FAMILIES`, gives for each family of per-clip metrics: its inputs (edge cases
+included), its functional core (``library``), an independent reference (``reference``: a hand
+formula, scikit-image, speechmos, Resemblyzer or the re-derivation the family tests already use,
+imported from them, never copied) and the ways of computing the same thing that must not change
+a value (``variants``: chunk size, batch size, thread count, row order, file vs array). Every
+catalog metric is either in :data:`FAMILIES`, or in :data:`NEEDS_WEIGHTS` / :data:`NOT_PER_CLIP`
+with the reason; ``tests/test_metric_tester.py`` fails on a catalog metric in none of them.
+
+The door part (library == evaluate module == ``hugvis evaluate`` runner == report) runs on one
+small synthetic release built once per session (:func:`door_world`); ``tests/test_doors.py``
+reuses it for its other door checks.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import tempfile
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+import reference_matting as R
+import test_boundary as _boundary  # ref_scores, CASES, figure_clip
+import test_emotion as _emotion  # ANSWERS (hand-labelled answers)
+import test_frame_kernels as _frames  # INPUTS, _skimage_psnr, _skimage_ssim
+import test_matting as _matting  # CASES, soft_blobs, to_u8
+import test_voice as _voice  # tone_noise, speechmos_dnsmos, resemblyzer_similarity
+
+from hug_vis_dataset import catalog
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ----------------------------------------------------------------------------- exact comparison
+def same(a: Any, b: Any, tol: float = 0.0, where: str = "") -> None:
+    """``a`` equals ``b`` recursively (dicts, sequences, arrays, floats; NaN equals NaN), within ``tol``."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and set(a) == set(b), (where, sorted(a), sorted(b) if isinstance(b, dict) else b)
+        for key in a:
+            same(a[key], b[key], tol, f"{where}/{key}")
+    elif isinstance(a, (np.ndarray, list, tuple)):
+        x, y = np.asarray(a), np.asarray(b)
+        assert x.shape == y.shape, (where, x.shape, y.shape)
+        if x.dtype.kind in "fc" or y.dtype.kind in "fc":
+            np.testing.assert_allclose(x, y, rtol=0, atol=tol, equal_nan=True, err_msg=where)
+        else:
+            assert np.array_equal(x, y), where
+    elif isinstance(a, float) or isinstance(b, float):
+        assert (math.isnan(a) and math.isnan(b)) or abs(a - b) <= tol, (where, a, b)
+    else:
+        assert a == b, (where, a, b)
+
+
+def _nanmean(values: Any) -> float:
+    values = np.asarray(values, np.float64)
+    finite = values[np.isfinite(values)]
+    return float(finite.mean()) if finite.size else math.nan
+
+
+def _numba_threads(fn: Callable[[], Any], threads: int = 1) -> Any:
+    import numba
+
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(threads)
+        return fn()
+    finally:
+        numba.set_num_threads(before)
+
+
+# ----------------------------------------------------------------------------- the families
+@dataclass(frozen=True)
+class Family:
+    """The harness row of one family of per-clip metrics.
+
+    Attributes:
+        name: family name (test ids).
+        task: the catalog task whose rows carry the metrics.
+        metrics: the catalog metrics it covers.
+        cases: ``() -> {case id: (prediction, reference)}`` (arrays, texts or ``None`` for reference-only).
+        library: the functional core on one case: its full output.
+        value: ``(output, metric) -> the stored per-clip value``.
+        reference: the independent reference on one case: ``{metric: value}``.
+        variants: ``(prediction, reference) -> (label, output)`` pairs that must equal ``library``'s output.
+        rel, abs: tolerance of library vs reference.
+        variant_tol: absolute tolerance of the variants (0: bit-identical).
+        door_clips: clips of the door world its door checks use (a DNSMOS clip costs ~3.6 s on a loaded
+            2-core machine: two of them).
+        door_chunk: the evaluate door takes ``chunk_frames`` (frames are decoded in chunks).
+        door_rel: relative tolerance of the door's chunk invariance (0: bit-identical).
+        door_order: metrics whose door order invariance is checked (default all).
+    """
+
+    name: str
+    task: str
+    metrics: tuple[str, ...]
+    cases: Callable[[], dict[str, tuple[Any, Any]]]
+    library: Callable[[Any, Any], Any]
+    value: Callable[[Any, str], float]
+    reference: Callable[[Any, Any], dict[str, float]]
+    variants: Callable[[Any, Any], Iterator[tuple[str, Any]]]
+    rel: float = 1e-9
+    abs: float = 1e-12
+    variant_tol: float = 0.0
+    module: str = ""
+    door_clips: int = 4
+    door_chunk: bool = True
+    door_rel: float = 0.0
+    door_order: "tuple[str, ...] | None" = None
+
+
+# -- matting (Table 11): RVM-style re-derivation of tests/reference_matting.py
+def _matting_cases() -> dict[str, tuple[Any, Any]]:
+    cases = {name: (pred, ref) for name, pred, ref in _matting.CASES}
+    # seven frames (the family test's chunk clip): chunks of 2 and 3 split it unevenly
+    ref = _matting.to_u8(_matting.soft_blobs(7, 18, 21, 11))
+    cases["seven_frames"] = (_matting.to_u8(np.clip(_matting.soft_blobs(7, 18, 21, 11) * 0.9 + 0.02, 0, 1)), ref)
+    return cases
+
+
+def _matting_library(pred, ref):
+    from hug_vis_dataset.metrics.matting import score_matting_clip
+
+    return score_matting_clip(pred, ref)
+
+
+def _matting_reference(pred, ref):
+    exact = R.ref_clip(pred, ref, dtype=np.float64)
+    return {m: _nanmean(v) for m, v in exact.items()}  # dtSSD of a one-frame clip: no pair, NaN
+
+
+def _matting_variants(pred, ref):
+    from hug_vis_dataset.media import write_alpha_pngs
+    from hug_vis_dataset.metrics.matting import score_matting_clip
+
+    for chunk in (1, 2, 3, 7):
+        yield f"chunk_frames={chunk}", score_matting_clip(pred, ref, chunk_frames=chunk)
+    n = len(ref)  # chunk iterators of different, uneven sizes on either side
+    yield "uneven chunks", score_matting_clip(iter([pred[:2], pred[2:]]), iter([ref[:n - 1], ref[n - 1:]]),
+                                              chunk_frames=3)
+    yield "numba threads=1", _numba_threads(lambda: score_matting_clip(pred, ref))
+    if pred.dtype == np.uint8:  # the PNG folders a submission holds, streamed
+        with tempfile.TemporaryDirectory() as tmp:
+            write_alpha_pngs(Path(tmp) / "p", [pred])
+            write_alpha_pngs(Path(tmp) / "t", [ref])
+            yield "png folders", score_matting_clip(str(Path(tmp) / "p"), str(Path(tmp) / "t"), chunk_frames=2)
+
+
+MATTING = Family("matting", "matting", ("mad", "mse", "dtssd", "grad", "conn"), _matting_cases, _matting_library,
+                 lambda out, m: out["clip"][m], _matting_reference, _matting_variants, rel=1e-6, abs=1e-7, module="matting")
+
+
+# -- PSNR / SSIM (Table 7): scikit-image, frame by frame
+def _frame_cases() -> dict[str, tuple[Any, Any]]:
+    return {f"{kind}_{h}x{w}": make((h, w), 3) for kind, make in sorted(_frames.INPUTS.items())
+            for h, w in ((11, 12), (37, 50))}
+
+
+def _frame_library(pred, ref):
+    from hug_vis_dataset.metrics import frames
+
+    return {"psnr": frames.psnr_frames(pred, ref), "ssim": frames.ssim_frames(pred, ref)}
+
+
+def _frame_reference(pred, ref):
+    return {"psnr": float(_frames._skimage_psnr(pred, ref).mean()),
+            "ssim": float(_frames._skimage_ssim(pred, ref).mean())}
+
+
+def _frame_variants(pred, ref):
+    one = [_frame_library(pred[i:i + 1], ref[i:i + 1]) for i in range(len(ref))]
+    yield "one frame per batch", {m: np.concatenate([o[m] for o in one]) for m in ("psnr", "ssim")}
+    back = _frame_library(pred[::-1], ref[::-1])
+    yield "frames reversed", {m: v[::-1] for m, v in back.items()}
+    yield "numba threads=1", _numba_threads(lambda: _frame_library(pred, ref))
+
+
+# The generation scorer adds np.sum of each decoded chunk: the clip mean's last bit depends on the
+# chunk size (measured: SSIM 0.9218290287995436 vs ...438 at chunk_frames 3 vs 32, 64x36).
+FRAMES = Family("frames", "vision_driven", ("psnr", "ssim"), _frame_cases, _frame_library,
+                lambda out, m: float(np.mean(out[m])), _frame_reference, _frame_variants, door_rel=1e-15)
+
+
+# -- DNSMOS (Table 9): speechmos's dnsmos (the DNS-Challenge script as a package)
+def _dnsmos_cases() -> dict[str, tuple[Any, Any]]:
+    rng = np.random.default_rng(7)
+    return {"short_0.3s": (_voice.tone_noise(0.3, 5), None), "tone_3.3s": (_voice.tone_noise(3.3, 1), None),
+            "noise_3s": ((0.2 * rng.standard_normal(16000 * 3)).clip(-1, 1).astype(np.float32), None),
+            "silence_2s": (np.zeros(16000 * 2, np.float32), None)}
+
+
+def _dnsmos_library(pred, ref):
+    from hug_vis_dataset.metrics import voice
+
+    return voice.dnsmos(pred, 16000)
+
+
+def _dnsmos_variants(pred, ref):
+    import soundfile as sf
+
+    from hug_vis_dataset.metrics import voice
+
+    with tempfile.TemporaryDirectory() as tmp:  # a 16 kHz file is read window by window
+        path = Path(tmp) / "x.wav"
+        sf.write(path, pred, 16000, subtype="FLOAT")
+        yield "float wav file", voice.dnsmos(path)
+    yield "stereo of two equal channels", voice.dnsmos(np.stack([pred, pred], axis=1), 16000)
+
+
+DNSMOS = Family("dnsmos", "voice_cloning", ("dnsmos", "dnsmos_sig", "dnsmos_bak", "dnsmos_p808"), _dnsmos_cases,
+                _dnsmos_library, lambda out, m: out[m], lambda p, r: _voice.speechmos_dnsmos(p),
+                _dnsmos_variants, rel=0, abs=2e-5, module="dnsmos", door_clips=2, door_chunk=False,
+                # SIG/BAK/P.808 come from dnsmos's one scorer group: its order invariance is theirs
+                door_order=("dnsmos",))
+
+
+# -- speaker similarity (Table 9): Resemblyzer's own encoder and preprocess_wav
+def _speaker_cases() -> dict[str, tuple[Any, Any]]:
+    a, b = _voice.tone_noise(2.0, 0), _voice.tone_noise(2.0, 3)
+    return {"two_voices": (a, b), "same_signal": (a, a.copy()), "long_vs_short": (_voice.tone_noise(5.0, 1), b)}
+
+
+def _speaker_library(pred, ref):
+    from hug_vis_dataset.metrics import voice
+
+    return voice.speaker_similarity(pred, ref, 16000, 16000)
+
+
+def _speaker_variants(pred, ref):
+    from hug_vis_dataset.metrics import voice
+
+    for batch in (1, 7):  # partials per forward pass: float rounding only
+        yield f"batch_partials={batch}", voice.speaker_similarity(pred, ref, 16000, 16000, batch_partials=batch)
+
+
+SPEAKER = Family("speaker", "voice_cloning", ("speaker_similarity",), _speaker_cases, _speaker_library,
+                 lambda out, m: float(out), lambda p, r: {"speaker_similarity": _voice.resemblyzer_similarity(p, r)},
+                 _speaker_variants, rel=0, abs=1e-5, variant_tol=1e-6, module="speaker_similarity", door_clips=2,
+                 door_chunk=False)
+
+
+# -- emotion accuracy (Table 4): the hand-labelled answers of tests/test_emotion.py
+def _emotion_cases() -> dict[str, tuple[Any, Any]]:
+    from hug_vis_dataset.grid import EMOTION_NAMES
+
+    answers = [a for a, _ in _emotion.ANSWERS]
+    expected = [e for _, e in _emotion.ANSWERS]
+    other = [EMOTION_NAMES[(EMOTION_NAMES.index(e) + 1) % 7] if e else "Happy" for e in expected]
+    cases = {"each_vs_its_class": (answers, [e or "Neutral" for e in expected]), "each_vs_another": (answers, other)}
+    for i in (0, 9, len(answers) - 1):  # one-clip inputs: the per-clip 0/1 itself
+        cases[f"single_{i}_right"] = ([answers[i]], [expected[i] or "Sad"])
+        cases[f"single_{i}_wrong"] = ([answers[i]], [other[i]])
+    return cases
+
+
+def _emotion_library(pred, ref):
+    from hug_vis_dataset.metrics.emotion import emotion_accuracy
+
+    return emotion_accuracy(pred, ref)
+
+
+def _emotion_reference(pred, ref):
+    truth = dict(_emotion.ANSWERS)  # a hand label per answer (None: unparsed, counted wrong)
+    return {"emotion_accuracy": float(np.mean([truth[p] == r for p, r in zip(pred, ref)]))}
+
+
+def _emotion_variants(pred, ref):
+    from hug_vis_dataset.metrics.emotion import emotion_accuracy
+
+    for seed in (0, 1):
+        order = list(range(len(pred)))
+        random.Random(seed).shuffle(order)
+        yield f"rows shuffled ({seed})", json.loads(json.dumps(
+            emotion_accuracy([pred[i] for i in order], [ref[i] for i in order]), sort_keys=True))
+
+
+EMOTION = Family("emotion", "emotion", ("emotion_accuracy",), _emotion_cases,
+                 lambda p, r: json.loads(json.dumps(_emotion_library(p, r), sort_keys=True)),
+                 lambda out, m: out["accuracy"], _emotion_reference, _emotion_variants, module="emotion_accuracy",
+                 door_chunk=False)
+
+
+# -- motion statistics (Eq. 5-6): centroids by scipy.ndimage.center_of_mass
+def _motion_cases() -> dict[str, tuple[Any, Any]]:
+    hand = np.zeros((3, 2, 4), np.float32)
+    hand[0, :, 0], hand[1, :, 2], hand[2, :, 2] = 1.0, 1.0, 0.6
+    gap = np.zeros((4, 4, 2), np.uint8)
+    gap[0, 0, :], gap[1, 2, :], gap[3, 3, :] = 255, 255, 255  # frame 2 empty: its pairs have no displacement
+    return {"hand": (None, hand), "empty_frame": (None, gap), "all_zero": (None, np.zeros((3, 5, 6), np.uint8)),
+            "soft_blobs": (None, _matting.to_u8(_matting.soft_blobs(6, 20, 24, 3))),
+            "float_blobs": (None, _matting.soft_blobs(4, 15, 16, 4).astype(np.float32))}
+
+
+def _motion_library(pred, ref):
+    from hug_vis_dataset.metrics.matting import motion_stats
+
+    return motion_stats(ref)
+
+
+def _motion_reference(pred, ref):
+    from scipy import ndimage
+
+    alpha = ref.astype(np.float64) / 255 if ref.dtype == np.uint8 else ref.astype(np.float64)
+    u = float(np.mean([np.abs(alpha[k + 1] - alpha[k]).mean() for k in range(len(alpha) - 1)]))
+    H, W = alpha.shape[1:]
+    centres = [np.array(ndimage.center_of_mass(a >= 0.5)) / (H, W) if (a >= 0.5).any() else None for a in alpha]
+    steps = [np.hypot(*(c1 - c0)) for c0, c1 in zip(centres, centres[1:]) if c0 is not None and c1 is not None]
+    return {"motion_u": u, "motion_v": float(np.mean(steps)) if steps else 0.0}
+
+
+def _motion_variants(pred, ref):
+    from hug_vis_dataset.metrics.matting import motion_stats
+
+    for chunk in (1, 2, 3):
+        yield f"chunk_frames={chunk}", motion_stats(ref, chunk_frames=chunk)
+    yield "frame iterator", motion_stats(iter([ref[:1], ref[1:]]), chunk_frames=2)
+
+
+MOTION = Family("motion", "motion", ("motion_u", "motion_v"), _motion_cases, _motion_library,
+                lambda out, m: out[0 if m == "motion_u" else 1], _motion_reference, _motion_variants)
+
+
+# -- boundary-aware matting (finding iii): the brute-force re-derivation of tests/test_boundary.py
+def _boundary_cases() -> dict[str, tuple[Any, Any]]:
+    # at 120 rows the 16 px (1080p) opening disk has radius 1.8 px: the 1-px bar is a thin structure
+    return {**_boundary.CASES, "figure_7": _boundary.figure_clip(T=7), "figure_h120": _boundary.figure_clip(3, 120, 48)}
+
+
+def _boundary_library(pred, ref):
+    from hug_vis_dataset.metrics.boundary import score_boundary_clip
+
+    return score_boundary_clip(pred, ref)
+
+
+def _boundary_reference(pred, ref):
+    from hug_vis_dataset.metrics.boundary import DEFAULT_THIN_RADIUS
+
+    per_frame = _boundary.ref_scores(pred, ref, catalog.BOUNDARY_BAND_WIDTHS, DEFAULT_THIN_RADIUS)
+    return {f"{e}_{r}": _nanmean(per_frame[r][e]) for r in catalog.BOUNDARY_REGIONS for e in catalog.BOUNDARY_ERRORS}
+
+
+def _boundary_variants(pred, ref):
+    from hug_vis_dataset.metrics.boundary import score_boundary_clip
+
+    for chunk in (1, 2, 3, 7):
+        yield f"chunk_frames={chunk}", score_boundary_clip(iter(list(pred)), iter(list(ref)), chunk_frames=chunk)
+
+
+BOUNDARY = Family("boundary", "matting_boundary", catalog.SUITES["boundary_matting"], _boundary_cases,
+                  _boundary_library, lambda out, m: out["clip"][m.split("_", 1)[1]][m.split("_", 1)[0]],
+                  _boundary_reference, _boundary_variants, module="boundary_matting")
+
+FAMILIES: tuple[Family, ...] = (MATTING, FRAMES, DNSMOS, SPEAKER, EMOTION, MOTION, BOUNDARY)
+#: metric -> its family: the one table of references.
+REFERENCES: dict[str, Family] = {m: f for f in FAMILIES for m in f.metrics}
+
+#: Metrics whose pretrained files cannot be had on a machine without downloads (their own tests
+#: inject models or need ``hugvis weights download``).
+NEEDS_WEIGHTS: dict[str, str] = {
+    "lpips": "AlexNet + LPIPS linear heads (downloaded); tests/test_generation_lpips.py",
+    "csim": "SCRFD + ArcFace ONNX (downloaded); injected models in tests/test_doors.py, tests/test_arcface*.py",
+    "fid": "Inception-v3 FID weights (downloaded), set-level; tests/test_generation.py, test_fid_one_decode.py",
+    "sync_c": "SyncNet + SCRFD (downloaded); tests/test_syncnet.py, tests/test_sync_*.py",
+    "sync_d": "SyncNet + SCRFD (downloaded); tests/test_syncnet.py, tests/test_sync_*.py",
+    "utmos": "UTMOS22 strong learner (downloaded); tests/test_utmos.py",
+}
+#: Catalog rows with no per-clip value: analyses over stored rows (their modules are door-tested in
+#: tests/test_doors.py, their math in their family tests).
+NOT_PER_CLIP: dict[str, str] = {
+    "emotion_difficulty": "analysis over stored rows; tests/test_crosstask.py",
+    "difficulty_agreement": "analysis over stored rows; tests/test_crosstask.py",
+    "source_difficulty": "analysis over stored rows; tests/test_crosstask.py",
+    "motion_difficulty": "analysis over stored rows; tests/test_crosstask.py, test_matting_evaluate.py",
+    "metric_mos_agreement": "analysis over stored rows; tests/test_mos_agreement.py",
+    "variance_decomposition": "analysis over stored rows; tests/test_variance.py",
+    "neighbour_significance": "analysis over stored rows; tests/test_significance.py",
+    "detectable_difference": "analysis over stored rows; tests/test_power.py",
+}
+
+
+def weight_needing_metrics() -> set[str]:
+    """Catalog metrics with a pretrained file that is not shipped inside an installed package."""
+    from hug_vis_dataset.weights.registry import REGISTRY
+
+    return {m.name for m in catalog.METRICS if any(REGISTRY[w].source != "package" for w in m.weights)}
+
+
+_OUTPUTS: dict[tuple[str, str, str], Any] = {}
+
+
+def outputs(family: Family, case: str, side: str) -> Any:
+    """``library`` or ``reference`` output of one case, computed once per session (a family's metrics share it)."""
+    key = (family.name, case, side)
+    if key not in _OUTPUTS:
+        pred, ref = cases_of(family)[case]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # means of empty regions: NaN on both sides
+            _OUTPUTS[key] = (family.library if side == "library" else family.reference)(pred, ref)
+    return _OUTPUTS[key]
+
+
+_CASES: dict[str, dict[str, tuple[Any, Any]]] = {}
+
+
+def cases_of(family: Family) -> dict[str, tuple[Any, Any]]:
+    """A family's inputs, built once."""
+    if family.name not in _CASES:
+        _CASES[family.name] = family.cases()
+    return _CASES[family.name]
+
+
+def check_reference(metric: str) -> tuple[int, int]:
+    """(a) the functional value equals the independent reference on every case.
+
+    Returns:
+        ``(cases with a finite value, cases)``: NaN (an empty region) must be NaN on both sides.
+
+    Also checks the catalog's range contract: inside ``value_range`` when it is a bound, else finite.
+    """
+    family, spec = REFERENCES[metric], catalog.spec(metric)
+    finite = 0
+    for case in cases_of(family):
+        got = family.value(outputs(family, case, "library"), metric)
+        want = outputs(family, case, "reference")[metric]
+        if math.isnan(want):
+            assert math.isnan(got), (metric, case, got)
+            continue
+        assert abs(got - want) <= family.abs + family.rel * abs(want), (metric, case, got, want)
+        low, high = spec.value_range
+        assert math.isfinite(got) and (not spec.range_is_bound or low - 1e-9 <= got <= high + 1e-9), (metric, case, got)
+        finite += 1
+    return finite, len(cases_of(family))
+
+
+def check_variants(family: Family) -> list[str]:
+    """(b) every variant (chunk, batch, threads, order, file) gives the library's output; returns the labels run."""
+    run = []
+    for case, (pred, ref) in cases_of(family).items():
+        whole = outputs(family, case, "library")
+        for label, out in family.variants(pred, ref):
+            same(out, whole, family.variant_tol, f"{family.name}/{case}/{label}")
+            run.append(f"{case}/{label}")
+    return run
+
+
+# ----------------------------------------------------------------------------- the door world
+#: Metrics checked door by door on the synthetic grid (at 64x36 the thin region is empty: NaN everywhere).
+SYSTEM = {"matting": "matte_fair", "matting_boundary": "matte_fair", "vision_driven": "vis_fair",
+          "voice_cloning": "clone_fair", "emotion": "emo_medium", "motion": "reference"}
+SETTING = "Video + Audio + Text"
+_WORLD: list[tuple[Path, Path, Any]] = []
+
+
+def door_world(tmp_path_factory) -> tuple[Path, Path, Any]:
+    """A 4-clip synthetic release, one system per task scored by the runner, and the report (built once)."""
+    if not _WORLD:
+        from hug_vis_dataset.report import build_report
+        from hug_vis_dataset.scoring.runner import evaluate_submission
+        from hug_vis_dataset.synth import synthesize
+
+        root = tmp_path_factory.mktemp("doors")
+        synthesize(root / "rel", actors=2, emotions=["Happy", "Sad"], actions=1, scripts=1, seconds=0.5,
+                   size=(64, 36), systems=True)
+        release = root / "rel"
+        for task, system in SYSTEM.items():
+            folder = "reference" if task == "motion" else release / "simulated_systems" / _folder_task(task) / system
+            evaluate_submission(task, folder, system, release, root / "results", progress=False)
+        report = build_report([root / "results"], root / "report", formats=("md",), n_boot=0, figures=False)
+        _WORLD.append((release, root / "results", report))
+    return _WORLD[0]
+
+
+def _folder_task(task: str) -> str:
+    return "matting" if task == "matting_boundary" else task
+
+
+def door_inputs(release: Path, task: str, system: str) -> tuple[list[str], list[str], list]:
+    """Module inputs of a system: prediction paths named by clip id, reference paths of the release."""
+    from hug_vis_dataset.metrics.emotion import normalize_input_setting
+    from hug_vis_dataset.release import Release
+
+    records = list(Release(release))
+    folder = release / "simulated_systems" / _folder_task(task) / system
+    if task in ("matting", "matting_boundary", "motion"):
+        return [str(folder / r.clip_id) for r in records], [str(r.alpha_matte_path) for r in records], records
+    if task == "vision_driven":
+        return [str(folder / f"{r.clip_id}.mp4") for r in records], [str(r.video_path) for r in records], records
+    if task == "voice_cloning":
+        return [str(folder / f"{r.clip_id}.wav") for r in records], [str(r.audio_path) for r in records], records
+    answers = {}
+    for line in (folder / "predictions.jsonl").read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if normalize_input_setting(record["input_setting"]) == SETTING:
+            answers[record["clip_id"]] = record["answer"]
+    return [answers[r.clip_id] for r in records], [r.clip_id.split("_")[2] for r in records], records
+
+
+_MEMO: dict[tuple, Any] = {}
+
+
+def memo(key: tuple, fn: Callable[[], Any]) -> Any:
+    """``fn()`` once per session per ``key`` (the metrics of one family share one computation)."""
+    if key not in _MEMO:
+        _MEMO[key] = fn()
+    return _MEMO[key]
+
+
+def module_of(metric: str) -> str:
+    """The evaluate module folder whose door computes ``metric``: its own, else its suite's ("" for none)."""
+    if catalog.spec(metric).module:
+        return metric
+    return next((suite for suite, members in catalog.SUITES.items() if metric in members), "")
+
+
+def door_compute(name: str, predictions: list, references: list, **options: Any) -> dict:
+    """``hug_vis_dataset.modules.compute`` (what every evaluate module calls), once per input set."""
+    from hug_vis_dataset.modules import compute
+
+    key = ("compute", name, tuple(predictions), tuple(references), tuple(sorted(options.items())))
+    return memo(key, lambda: compute(name, predictions=predictions, references=references, **options))
+
+
+def door_per_clip(out: dict, metric: str) -> list:
+    return out["per_clip"][metric] if isinstance(out["per_clip"], dict) else out["per_clip"]
+
+
+def door_library(task: str, metric: str, prediction: str, reference: str) -> float:
+    """The metric computed by calling the library's math directly on the files (no scorer, no door)."""
+    from hug_vis_dataset.media import iter_video_frames
+    from hug_vis_dataset.metrics import emotion, frames, matting, voice
+
+    if task == "matting":
+        return matting.score_matting_clip(prediction, reference, metrics=(metric,))["clip"][metric]
+    if task == "motion":
+        return matting.motion_stats(reference)[0 if metric == "motion_u" else 1]
+    if task == "matting_boundary":
+        from hug_vis_dataset.metrics.boundary import score_boundary_clip
+
+        error, region = metric.split("_", 1)
+        scored = memo(("boundary", prediction, reference), lambda: score_boundary_clip(prediction, reference))
+        return scored["clip"][region][error]
+    if task == "vision_driven":
+        p, r = memo(("decoded", prediction, reference), lambda: (np.concatenate(list(iter_video_frames(prediction))),
+                                                                 np.concatenate(list(iter_video_frames(reference)))))
+        return float(getattr(frames, f"{metric}_frames")(p, r).mean())
+    if task == "voice_cloning":
+        if metric == "speaker_similarity":
+            return voice.speaker_similarity(prediction, reference)
+        return memo(("dnsmos", prediction), lambda: voice.dnsmos(prediction))[metric]
+    return float(emotion.parse_answer(prediction) == emotion.parse_answer(reference))
+
+
+def stored_rows(results: Path, task: str, model: str):
+    import pandas as pd
+
+    return pd.read_parquet(results / task / model / "rows.parquet")
+
+
+def _close(a: "float | None", b: float, where: Any) -> None:
+    a = math.nan if a is None else a
+    assert (math.isnan(a) and math.isnan(b)) or abs(a - b) <= 1e-12 + 1e-9 * abs(b), (where, a, b)
+
+
+def check_doors(world: tuple[Path, Path, Any], metric: str) -> None:
+    """(d) library == evaluate door (``compute``) == runner rows == report, clip by clip, on the door world."""
+    from hug_vis_dataset.scoring.aggregate import task_table
+
+    release, results, report = world
+    family = REFERENCES[metric]
+    task, system, n = family.task, SYSTEM[family.task], family.door_clips
+    predictions, references, records = (x[:n] for x in door_inputs(release, task, system))
+    model = f"{system} | {SETTING}" if task == "emotion" else system
+    stored = stored_rows(results, task, system)
+    rows = stored[(stored["metric"] == metric) & (stored["model"] == model)].set_index("clip_id")["value"]
+    library = [door_library(task, metric, predictions[i], references[i]) for i in range(len(records))]
+    for i, record in enumerate(records):
+        _close(rows[record.clip_id], library[i], (metric, record.clip_id, "runner"))
+    if task == "motion":  # reference statistics: no module; the runner's rows are the door
+        return
+    name = module_of(metric)
+    out = door_compute(name, predictions, references)
+    # answers carry no clip id: the module pairs them by position
+    keys = [f"#{i}" for i in range(len(records))] if task == "emotion" else [r.clip_id for r in records]
+    assert out["clip_ids"] == keys
+    # (a suite's clip fails when any of its metrics does: an empty region here)
+    assert out["n_failed"] == 0 or name != metric or all(math.isnan(v) for v in library), out["errors"]
+    for i, record in enumerate(records):
+        _close(door_per_clip(out, metric)[i], library[i], (metric, record.clip_id, "module"))
+    if all(math.isnan(v) for v in library):
+        return
+    if n < len(stored["clip_id"].unique()):  # a subset of the clips: the aggregation of the same rows
+        _close(task_table(stored[stored["clip_id"].isin([r.clip_id for r in records])]).loc[model, metric],
+               out[metric], (metric, "aggregate"))
+    elif task in report.tables and metric in catalog.table_metrics(task):  # a paper-table column: printed
+        _close(report.tables[task].loc[model, metric], out[metric], (metric, "report"))
+    else:  # stored but not printed (DNSMOS SIG/BAK/P.808, boundary): the report's aggregation of the rows
+        _close(task_table(stored).loc[model, metric], out[metric], (metric, "aggregate"))
+
+
+def check_module_invariance(world: tuple[Path, Path, Any], metric: str) -> None:
+    """(b) through the evaluate door: chunk size and input order (with ids) change no value."""
+    release, _, _ = world
+    family, name = REFERENCES[metric], module_of(metric)
+    if not name:  # reference statistics: the scorer's chunk invariance is a family variant
+        return
+    predictions, references, _ = (x[:family.door_clips] for x in door_inputs(release, family.task, SYSTEM[family.task]))
+    base = door_compute(name, predictions, references)
+    scale = max(1.0, abs(base[metric])) if math.isfinite(base[metric]) else 1.0
+    if family.door_chunk:
+        small = door_compute(name, predictions, references, chunk_frames=3)
+        same(door_per_clip(small, metric), door_per_clip(base, metric), family.door_rel * 100, f"{metric} chunk_frames=3")
+        same(small[metric], base[metric], family.door_rel * scale, f"{metric} chunk_frames=3 aggregate")
+    if family.door_order is None or metric in family.door_order:
+        backwards = door_compute(name, predictions[::-1], references[::-1])
+        same(door_per_clip(backwards, metric)[::-1], door_per_clip(base, metric), 0.0, f"{metric} reversed")
+        same(backwards[metric], base[metric], 1e-12 * scale, f"{metric} reversed aggregate")
+
+
+def check_pickle(world: tuple[Path, Path, Any], metric: str) -> None:
+    """(c) the evaluate module (the scorer for reference statistics) survives pickling with the same values.
+
+    A freshly loaded module is pickled (what a worker pool receives); evaluate keeps file locks on a
+    module after its first ``compute``, so a used one does not pickle (evaluate's own behaviour).
+    """
+    import pickle
+
+    release, _, _ = world
+    family, name = REFERENCES[metric], module_of(metric)
+    task = family.task
+    predictions, references, records = (x[:family.door_clips] for x in door_inputs(release, task, SYSTEM[task]))
+    n = 1 if task == "voice_cloning" else 2  # a voice clip costs seconds
+    if not name:
+        from hug_vis_dataset.tasks import ModelCache, get_task
+
+        scorer = get_task(task)
+        clone = pickle.loads(pickle.dumps(scorer))
+        for ref in references[:n]:
+            a, _ = scorer.score_groups("reference", {"alpha": ref}, family.metrics, ModelCache("cpu"), {})
+            b, _ = clone.score_groups("reference", {"alpha": ref}, family.metrics, ModelCache("cpu"), {})
+            same(b.values, a.values, 0.0, f"{metric} pickled scorer")
+            _close(b.values[metric], door_library(task, metric, ref, ref), (metric, "pickled scorer"))
+        return
+
+    def pickled_compute() -> dict:
+        import evaluate
+
+        clone = pickle.loads(pickle.dumps(evaluate.load(str(ROOT / "metrics" / name))))
+        assert type(clone).__module__.split(".")[-1] == name, type(clone)
+        return clone.compute(predictions=predictions[:n], references=references[:n])
+
+    got = memo(("pickled", name), pickled_compute)
+    # a clip's value does not depend on the other clips: the first n of the door's four
+    same(door_per_clip(got, metric), door_per_clip(door_compute(name, predictions, references), metric)[:n],
+         0.0, f"{metric} pickled module vs compute")
+    for i in range(n):
+        _close(door_per_clip(got, metric)[i], door_library(task, metric, predictions[i], references[i]),
+               (metric, records[i].clip_id, "pickled module"))
