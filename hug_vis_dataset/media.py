@@ -71,14 +71,15 @@ def check_decoded(path: "str | Path", decoded: int, declared: int, unit: str = "
         raise MediaHeaderError(path, "", problem, MEDIA_FIX)
 
 
-def _expected_frames(container, stream) -> "tuple[int, int]":
+def _expected_frames(stream) -> "tuple[int, int]":
     """(frames the container's header declares, frames it may be off by): the stream's frame count
-    exactly (MP4 ``stsz``), else its duration x rate give or take a frame (Matroska, WebM)."""
+    exactly (MP4 ``stsz``), else the video stream's own duration x rate give or take a frame; nothing
+    (0, 0) when only the container's duration is known (Matroska/WebM often): that spans every stream,
+    so an audio track longer than the picture (an Opus track's padding) would read as missing frames."""
     if stream.frames:
         return int(stream.frames), 0
     rate = float(stream.average_rate or 0)
-    seconds = float(stream.duration * stream.time_base) if stream.duration and stream.time_base else (
-        container.duration / 1e6 if container.duration else 0.0)
+    seconds = float(stream.duration * stream.time_base) if stream.duration and stream.time_base else 0.0
     return (int(round(seconds * rate)), 1) if rate and seconds else (0, 0)
 
 
@@ -148,7 +149,7 @@ def video_info(path: "str | Path", count_frames: bool = True, decode_first: bool
             fps = float(stream.average_rate or stream.guessed_rate or 0)
             frames = stream.frames
             if count_frames or not frames:
-                declared, slack = _expected_frames(container, stream)
+                declared, slack = _expected_frames(stream)
                 packets = discarded = 0
                 for packet in container.demux(stream):
                     if packet.size:
@@ -203,7 +204,7 @@ def iter_video_frames(
         with av.open(str(path)) as container:
             stream = container.streams.video[0]
             stream.thread_type = "AUTO"
-            declared, slack = _expected_frames(container, stream)
+            declared, slack = _expected_frames(stream)
             for frame in _decode(path, container, stream):
                 if frame is None:  # a packet an edit list discards: the header counts it, no frame comes
                     discarded += 1
