@@ -142,8 +142,9 @@ def _matting_variants(pred, ref):
 
     for chunk in (1, 2, 3, 7):
         yield f"chunk_frames={chunk}", score_matting_clip(pred, ref, chunk_frames=chunk)
-    n = len(ref)  # chunk iterators of different, uneven sizes on either side
-    yield "uneven chunks", score_matting_clip(iter([pred[:2], pred[2:]]), iter([ref[:n - 1], ref[n - 1:]]),
+    n = len(ref)  # chunk iterators of different, uneven sizes on either side (7 frames: 2+5 vs 5+1+1)
+    yield "uneven chunks", score_matting_clip(iter([pred[:2], pred[2:]]),
+                                              iter([ref[:max(n - 2, 0)], ref[max(n - 2, 0):n - 1], ref[n - 1:]]),
                                               chunk_frames=3)
     yield "numba threads=1", _numba_threads(lambda: score_matting_clip(pred, ref))
     if pred.dtype == np.uint8:  # the PNG folders a submission holds, streamed

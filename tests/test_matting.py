@@ -202,42 +202,9 @@ def test_single_metric_equals_all_five_bitwise(name, pred, ref):
             np.testing.assert_array_equal(alone[metric], together[metric], err_msg=f"{subset} {metric}")
 
 
-def test_thread_count_does_not_change_values():
-    import numba
-
-    pred, ref = CASES[0][1], CASES[0][2]
-    before = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        one = M.matting_frame_metrics(pred, ref)
-        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
-        many = M.matting_frame_metrics(pred, ref)
-    finally:
-        numba.set_num_threads(before)
-    for metric in NAMES:
-        np.testing.assert_array_equal(one[metric], many[metric])
-
-
 # ----------------------------------------------------------------------------- streaming
-def test_chunk_size_does_not_change_values(tmp_path):
-    from hug_vis_dataset.media import write_alpha_pngs
-
-    ref = to_u8(soft_blobs(7, 18, 21, 11))
-    pred = to_u8(np.clip(soft_blobs(7, 18, 21, 11) * 0.9 + 0.02, 0, 1))
-    whole = M.matting_frame_metrics(pred, ref)
-    write_alpha_pngs(tmp_path / "p", [pred])
-    write_alpha_pngs(tmp_path / "t", [ref])
-    for chunk in (1, 2, 3, 7, 32):
-        for sources in ((pred, ref), (str(tmp_path / "p"), str(tmp_path / "t"))):
-            out = M.score_matting_clip(*sources, chunk_frames=chunk)
-            assert out["frames"] == 7
-            for metric in NAMES:
-                np.testing.assert_array_equal(out["per_frame"][metric], whole[metric])
-                assert out["clip"][metric] == pytest.approx(whole[metric].mean(), rel=1e-12)
-    # Chunk iterators of different, uneven sizes on either side.
-    out = M.score_matting_clip(iter([pred[:2], pred[2:7]]), iter([ref[:5], ref[5:6], ref[6:]]), chunk_frames=3)
-    for metric in NAMES:
-        np.testing.assert_array_equal(out["per_frame"][metric], whole[metric])
+# Chunk size (1, 2, 3, 7; arrays, PNG folders, uneven chunk iterators), numba thread count and the
+# seven-frame clip that spans chunks: tests/metric_tester.py (MATTING variants), bit for bit.
 
 
 def test_one_frame_clip_has_no_dtssd():

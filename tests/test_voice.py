@@ -108,20 +108,14 @@ def test_short_audio_is_doubled_not_tiled():
     np.testing.assert_array_equal(windows[3], doubled[48000 : 48000 + 144160])
 
 
-@pytest.mark.parametrize("seconds,seed", [(1.0, 0), (3.3, 1), (9.01, 2), (11.0, 3), (12.4, 4)])
+@pytest.mark.parametrize("seconds,seed", [(1.0, 0), (9.01, 2), (11.0, 3), (12.4, 4)])
 def test_dnsmos_equals_speechmos_on_synthetic_signals(seconds, seed):
     x = tone_noise(seconds, seed)
     assert_matches(voice.dnsmos(x, 16000), speechmos_dnsmos(x))
 
 
-def test_dnsmos_equals_speechmos_on_noise_and_silence():
-    rng = np.random.default_rng(7)
-    noise = (0.2 * rng.standard_normal(16000 * 3)).clip(-1, 1).astype(np.float32)
-    assert_matches(voice.dnsmos(noise, 16000), speechmos_dnsmos(noise))
-    silence = np.zeros(16000 * 2, np.float32)
-    ours = voice.dnsmos(silence, 16000)  # documented: silence is scored, not rejected
-    assert np.isfinite(ours["dnsmos"])
-    assert_matches(ours, speechmos_dnsmos(silence))
+# Noise, silence (scored, not rejected: finite), a 0.3 s clip and (3.3 s, seed 1) against speechmos:
+# tests/metric_tester.py (DNSMOS rows), which also reads them from float WAV files and as stereo.
 
 
 @needs_espeak
