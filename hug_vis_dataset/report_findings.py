@@ -29,6 +29,7 @@ from typing import Any
 
 from . import catalog
 from .results import EMOTION_MODEL_SEP, reference_rows
+from .tables import markdown_table
 
 
 def _model_rows(rows, task: str):
@@ -195,34 +196,6 @@ def noise_floor_markdown(audit_dir: "str | Path") -> list[str]:
             "shift = mean per-clip change against the untouched reference with a 95% actor-clustered "
             "interval; the last column counts the paper table's neighbour gaps smaller than the shift.", "",
             robustness_markdown(audits), ""]
-
-
-def markdown_table(frame, digits: int = 3, index: bool = False) -> str:
-    """A plain Markdown table of a DataFrame (numbers to ``digits`` significant digits, NaN as n/a).
-
-    Example:
-        >>> import pandas as pd
-        >>> print(markdown_table(pd.DataFrame({"a": [1.23456, float("nan")], "b": ["x", "y"]})))
-        | a | b |
-        | --- | --- |
-        | 1.23 | x |
-        | n/a | y |
-    """
-    import math
-
-    from .escaping import markdown_text
-
-    frame = frame.reset_index() if index else frame
-
-    def cell(value) -> str:
-        if isinstance(value, float):
-            return "n/a" if math.isnan(value) else f"{value:.{digits}g}"
-        # Stored text (model names, settings, reasons) must not split the row or become markup.
-        return markdown_text(value)
-
-    lines = ["| " + " | ".join(markdown_text(c) for c in frame.columns) + " |", "| " + " | ".join("---" for _ in frame.columns) + " |"]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
-    return "\n".join(lines)
 
 
 def methods_text(decompositions: "dict[str, Any]") -> str:

@@ -2,7 +2,7 @@
 
 From a pairwise CSV (``hugvis report --preferences``; the synthetic release's
 ``simulated_systems/pairwise_ratings.csv``, or a study's export,
-:meth:`~hug_vis_dataset.space.preferences.PreferenceStore.to_csv`):
+:meth:`~hug_vis_dataset.studies.preferences.PreferenceStore.to_csv`):
 
 * :func:`strengths_frame` -- per task and criterion, each system's Bradley-Terry log-strength
   (mean 0) with its actor-clustered bootstrap interval, answers, wins, ties and rank

@@ -1,6 +1,7 @@
-"""Paper-style result tables in Markdown, LaTeX and HTML (Tables 4-11).
+"""The table renderers every report, board and status uses: paper-style result tables in Markdown, LaTeX
+and HTML (Tables 4-11, :func:`render_table`) and plain Markdown tables of a DataFrame (:func:`markdown_table`).
 
-One renderer for every task: a frame of model x metric values (wide, or long with ``metric`` and
+:func:`render_table` is one renderer for every task: a frame of model x metric values (wide, or long with ``metric`` and
 ``value`` columns), an optional group column (Table 4 groups rows by input setting), and a
 direction per metric. Best values are bold and second-best underlined, per metric column and,
 when rows are grouped, within each group.
@@ -294,4 +295,32 @@ def render_table(
         lines.append("<tr>" + "".join(f"<td>{html.escape(str(wide[c].iloc[i]))}</td>" for c in label_cols)
                      + "".join(f"<td>{cell(m, i)}</td>" for m in metrics) + "</tr>")
     lines += ["</tbody>", "</table>"]
+    return "\n".join(lines)
+
+
+def markdown_table(frame, digits: int = 3, index: bool = False) -> str:
+    """A plain Markdown table of a DataFrame (numbers to ``digits`` significant digits, NaN as n/a).
+
+    Example:
+        >>> import pandas as pd
+        >>> print(markdown_table(pd.DataFrame({"a": [1.23456, float("nan")], "b": ["x", "y"]})))
+        | a | b |
+        | --- | --- |
+        | 1.23 | x |
+        | n/a | y |
+    """
+    import math
+
+    from .escaping import markdown_text
+
+    frame = frame.reset_index() if index else frame
+
+    def cell(value) -> str:
+        if isinstance(value, float):
+            return "n/a" if math.isnan(value) else f"{value:.{digits}g}"
+        # Stored text (model names, settings, reasons) must not split the row or become markup.
+        return markdown_text(value)
+
+    lines = ["| " + " | ".join(markdown_text(c) for c in frame.columns) + " |", "| " + " | ".join("---" for _ in frame.columns) + " |"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
     return "\n".join(lines)

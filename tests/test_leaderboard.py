@@ -90,7 +90,7 @@ def test_every_door_takes_the_same_names(name):
     from hug_vis_dataset.leaderboard import check_model_name
     from hug_vis_dataset.results import name_problem
     from hug_vis_dataset.scoring.store import BadNameError, check_name
-    from hug_vis_dataset.space.ratings import RatingError, validate_rating
+    from hug_vis_dataset.studies.ratings import RatingError, validate_rating
 
     clip = "actor_0002_sad_action_03_script_004"
     scores = {"emotion_naturalness": 3, "id_similarity": 4}

@@ -35,8 +35,8 @@ def _study(release, tmp_path, **overrides):
 
 
 def test_outcome_of_maps_sides_to_the_stored_pair():
-    from hug_vis_dataset.space.preferences import outcome_of
-    from hug_vis_dataset.space.ratings import RatingError
+    from hug_vis_dataset.studies.preferences import outcome_of
+    from hug_vis_dataset.studies.ratings import RatingError
 
     pair = ("x", "y")
     # "A" is the left system; the outcome is for pair[0].
@@ -47,8 +47,8 @@ def test_outcome_of_maps_sides_to_the_stored_pair():
 
 
 def test_store_latest_answer_wins_and_mos_reading_is_unaffected(tmp_path):
-    from hug_vis_dataset.space.preferences import PreferenceStore
-    from hug_vis_dataset.space.ratings import RatingError, RatingStore
+    from hug_vis_dataset.studies.preferences import PreferenceStore
+    from hug_vis_dataset.studies.ratings import RatingError, RatingStore
 
     path = tmp_path / "ratings.jsonl"
     ratings, prefs = RatingStore(path), PreferenceStore(path)

@@ -344,8 +344,8 @@ def test_unassigned_model_is_reported_not_dropped(grid, tmp_path):
 # ----------------------------------------------------------------------------- the simulated study
 def test_simulated_study_follows_the_schedule(grid):
     from hug_vis_dataset.metrics.rater_qc import flag_raters
-    from hug_vis_dataset.space.preferences import PreferenceStore
-    from hug_vis_dataset.space.ratings import read_log
+    from hug_vis_dataset.studies.preferences import PreferenceStore
+    from hug_vis_dataset.studies.ratings import read_log
     from hug_vis_dataset.studies.schedule import pair_sides
     from hug_vis_dataset.studies.sessions import SessionLog, coverage
     from hug_vis_dataset.studies.spec import load_study
@@ -392,9 +392,9 @@ def test_simulated_study_follows_the_schedule(grid):
 def test_report_pairwise_findings_and_study_section(grid, tmp_path):
     from hug_vis_dataset.metrics.preference import bradley_terry
     from hug_vis_dataset.report import build_report
-    from hug_vis_dataset.space.mos_study import aggregate_ratings
-    from hug_vis_dataset.space.ratings import latest_ratings, read_log
-    from hug_vis_dataset.space.study_status import study_markdown
+    from hug_vis_dataset.studies.status import aggregate_ratings
+    from hug_vis_dataset.studies.ratings import latest_ratings, read_log
+    from hug_vis_dataset.studies.status import study_markdown
 
     root, _ = grid
     systems_root = root / "grid" / "simulated_systems"

@@ -16,7 +16,7 @@ import shutil
 import pytest
 
 from hug_vis_dataset.escaping import markdown_text
-from hug_vis_dataset.space.ratings import LINE_FIX, RatingError, read_log
+from hug_vis_dataset.studies.ratings import LINE_FIX, RatingError, read_log
 
 TASK = "audio_driven"
 CRITERIA_LABELS = ("ID Similarity", "Emotion Naturalness", "Lip Synchronization")
@@ -50,7 +50,7 @@ def _system(study) -> str:
 
 
 def _mos(study) -> dict[str, float]:
-    from hug_vis_dataset.space.mos_study import aggregate_ratings
+    from hug_vis_dataset.studies.status import aggregate_ratings
 
     table = aggregate_ratings(study.ratings.frame())
     return {r.criterion: r.mos for r in table.itertuples() if r.task == TASK and r.model == _system(study)}

@@ -114,7 +114,7 @@ def _predictions_value(path: Path):
 
 def _log_value(path: Path):
     """The MOS ratings in force (one per rater, clip, model and criterion: the latest) and the skipped lines."""
-    from hug_vis_dataset.space.ratings import FRAME_COLUMNS, latest_ratings, read_log
+    from hug_vis_dataset.studies.ratings import FRAME_COLUMNS, latest_ratings, read_log
 
     frame, problems = read_log(path)
     return tuple(map(tuple, latest_ratings(frame)[list(FRAME_COLUMNS)].astype(str).values.tolist())), tuple(problems)

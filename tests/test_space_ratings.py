@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from hug_vis_dataset.space.ratings import (CRITERIA, LINE_FIX, RatingError, RatingStore, latest_ratings,
+from hug_vis_dataset.studies.ratings import (CRITERIA, LINE_FIX, RatingError, RatingStore, latest_ratings,
                                            load_ratings, validate_rating)
 
 CLIP = "actor_0001_happy_action_01_script_001"
@@ -168,7 +168,7 @@ def test_concurrent_writers_never_interleave(tmp_path):
 def test_space_mos_table_averages_within_clip_then_over_clips():
     import pandas as pd
 
-    from hug_vis_dataset.space.mos_study import aggregate_ratings
+    from hug_vis_dataset.studies.status import aggregate_ratings
 
     clip_a = "actor_0001_happy_action_01_script_001"
     clip_b = "actor_0002_sad_action_01_script_001"
@@ -188,7 +188,7 @@ def test_space_mos_table_averages_within_clip_then_over_clips():
 
 def test_exported_csv_gives_hugvis_mos_the_spaces_mos(tmp_path):
     from hug_vis_dataset.mos import mos_report
-    from hug_vis_dataset.space.mos_study import aggregate_ratings
+    from hug_vis_dataset.studies.status import aggregate_ratings
 
     store = RatingStore(tmp_path / "r.jsonl")
     sad = "actor_0002_sad_action_01_script_001"

@@ -208,7 +208,7 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
     markdown = report.markdown
     study = systems_root / STUDY_DIR
     if (study / LOG_FILE).is_file():
-        from ..space.study_status import study_markdown
+        from ..studies.status import study_markdown
 
         section = study_markdown([study / MOS_STUDY_FILE, study / PAIRWISE_STUDY_FILE], study / LOG_FILE)
         markdown = markdown.rstrip("\n") + "\n\n" + "\n".join(section)

@@ -154,7 +154,7 @@ def mos_rows(mos, origin: str, note: str = ""):
 
     Args:
         mos: ``task, model, criterion (label), mos, n_clips, n_ratings, n_raters`` rows, with
-            ``ci_low``/``ci_high`` when present (:func:`hug_vis_dataset.space.mos_study.aggregate_ratings`);
+            ``ci_low``/``ci_high`` when present (:func:`hug_vis_dataset.studies.status.aggregate_ratings`);
             the interval and the ratings count go in ``detail``, printed after the MOS.
         origin: the origin of every row (ratings of synthetic systems are synthetic).
         note: appended to the model name (``(simulated raters)``).

@@ -17,7 +17,7 @@ from ..hub_access import HUB_REQUESTS_ID as DEFAULT_REQUESTS_REPO, HUB_RESULTS_I
 
 
 def _show(args: argparse.Namespace) -> int:
-    from ..report_findings import markdown_table
+    from ..tables import markdown_table
     from .board import CLI_REVEAL, DEFAULT_ORIGINS, board, board_rows, clip_rows_of
     from .store import LocalResultsStore
 

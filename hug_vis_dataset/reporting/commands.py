@@ -45,7 +45,7 @@ def _mos(args) -> int:
 def _mos_status(args) -> int:
     """``hugvis mos status --study STUDY.json --log RATINGS.jsonl [--release DIR]``: study coverage."""
     from ..errors import ToolUsageError
-    from ..space.study_status import study_status
+    from ..studies.status import study_status
 
     if args.study is None or args.log is None:
         raise ToolUsageError("hugvis mos status needs --study STUDY.json and --log RATINGS.jsonl (the Space's "

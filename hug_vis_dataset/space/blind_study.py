@@ -15,7 +15,7 @@
   clip side by side as "A" and "B", the side drawn per rater and item from the session seed
   (:func:`~hug_vis_dataset.studies.schedule.pair_sides`) and stored with the answer (``left``);
   media ``<code>-a`` / ``<code>-b``; each criterion is answered A, B or Tie and stored by
-  :class:`~hug_vis_dataset.space.preferences.PreferenceStore` in the same ratings log.
+  :class:`~hug_vis_dataset.studies.preferences.PreferenceStore` in the same ratings log.
 * **Timing.** The server notes when an item was shown; the answer is stored with ``elapsed`` and
   the media's ``duration`` (seconds), so raters answering faster than the media are flagged
   (:mod:`hug_vis_dataset.metrics.rater_qc`).
@@ -36,11 +36,11 @@ import numpy as np
 from ..escaping import markdown_text
 from ..metrics.rater_qc import GOLD_HIGH, GOLD_LOW
 from ..studies.anchors import ANCHORS, anchor_markdown, pairwise_markdown
+from ..studies.preferences import PreferenceStore
+from ..studies.ratings import RatingError, RatingStore
 from ..studies.schedule import pair_sides
 from ..studies.sessions import SESSIONS_FILE, Session, SessionLog, coverage, coverage_markdown
 from ..studies.spec import PAIRWISE, StudyItem, StudySpec
-from .preferences import PreferenceStore
-from .ratings import RatingError, RatingStore
 
 VOICE_TASK = "voice_cloning"
 

@@ -30,7 +30,8 @@ from ..leaderboard import LocalResultsStore, ModelNameError, StoreError, board, 
 from ..escaping import markdown_text
 from ..leaderboard.board import (ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SPACE_REVEAL, SUBMITTED, SYNTHETIC,
                                  clip_rows_of, provenance_href)
-from .mos_study import MosStudy, aggregate_ratings, ratings_location
+from ..studies.status import aggregate_ratings
+from .mos_study import MosStudy, ratings_location
 from .precheck import coverage_refusal, layout_check, refusals_message
 from .uploads import UnsafeUploadError, UploadLimits, check_zip, extracted_upload
 
@@ -156,7 +157,7 @@ class Explorer:
         """The synthetic release's simulated ratings (``simulated_systems/mos_ratings.csv``) with their
         task, read once: they are part of the release, so they do not change while the app runs."""
         from ..mos import read_ratings
-        from .ratings import CRITERIA
+        from ..studies.ratings import CRITERIA
 
         path = self.release_dir / SIMULATED_SYSTEMS_DIR / SIMULATED_RATINGS_FILE
         if not path.is_file():

@@ -13,7 +13,7 @@ What a rater sees for one item (task, system, clip):
 
 The sliders go back to :data:`NEUTRAL_SCORE` whenever the task, system or clip changes, and the
 first item is shown as soon as the page opens. Ratings go to a
-:class:`~hug_vis_dataset.space.ratings.RatingStore`: one rating per (rater, task, clip, model,
+:class:`~hug_vis_dataset.studies.ratings.RatingStore`: one rating per (rater, task, clip, model,
 criterion), a resubmission replaces the earlier one (latest wins, by the store's sequence
 number); aggregation is :mod:`hug_vis_dataset.mos`'s, so the Space's MOS equals ``hugvis mos``'s
 on the same (deduplicated) ratings. Where they live: :func:`ratings_location`.
@@ -42,8 +42,9 @@ from ..escaping import markdown_text
 from ..layout import SIMULATED_SYSTEMS_DIR
 from ..leaderboard.store import RATINGS_FILE
 from ..skipped_lines import listed
+from ..studies.ratings import CRITERIA, CRITERION_LABELS, MAX_CRITERIA, RatingError, RatingStore
+from ..studies.status import aggregate_ratings
 from .blind_study import VOICE_TASK
-from .ratings import CRITERIA, CRITERION_LABELS, MAX_CRITERIA, RatingError, RatingStore
 from .session_form import connect_session, item_updates, session_footer
 
 #: The middle of the 1..5 scale: every slider starts here for each new item.
@@ -55,8 +56,6 @@ RATINGS_ENV = "HUGVIS_RATINGS"
 SHOWN_PROBLEMS = 10
 #: Environment variable naming the study file the tab runs (default: :func:`default_study`).
 STUDY_ENV = "HUGVIS_STUDY"
-#: Bootstrap replicates of the intervals :func:`aggregate_ratings` adds (actor-clustered).
-TABLE_BOOT = 200
 
 
 def ratings_location(ratings_path: "str | Path | None" = None, results_dir: "str | Path | None" = None,
@@ -165,7 +164,7 @@ class MosStudy:
 
         The store's ``allowed`` check: a rating is stored only for a system of the task's study,
         a clip of the release and a system with an output for that clip. The criteria are checked
-        by the store (:func:`~hug_vis_dataset.space.ratings.validate_rating`).
+        by the store (:func:`~hug_vis_dataset.studies.ratings.validate_rating`).
         """
         from ..metrics.rater_qc import is_gold
 
@@ -288,52 +287,6 @@ def default_study(study: MosStudy, clips: list[str]):
     tasks = {task: {"systems": study.systems(task)} for task in CRITERIA if study.systems(task)}
     return study_from_mapping({"name": "space-study", "tasks": tasks, "clips": clips, "ratings_per_item": 3,
                                "items_per_session": 6, "gold_rate": 1 / 6, "seed": 0}, where="default study")
-
-
-def aggregate_ratings(frame, exclude_raters=()):
-    """MOS per (task, model, criterion) with :mod:`hug_vis_dataset.mos` (ratings averaged within
-    each clip, then over clips), its 95% actor-clustered bootstrap interval, and the number of
-    clips, ratings and raters behind it.
-
-    ``frame`` holds one rating per (rater, task, clip, model, criterion) (the store's
-    :meth:`~hug_vis_dataset.space.ratings.RatingStore.frame`); a duplicate left in it is
-    excluded by :func:`hug_vis_dataset.mos.validate_ratings`, every copy. Gold items
-    (:data:`~hug_vis_dataset.metrics.rater_qc.GOLD_MODELS`) are quality control, never a MOS row;
-    ``exclude_raters`` (e.g. the flagged ones) are left out.
-
-    Columns: ``task, model, criterion, mos, ci_low, ci_high, n_clips, n_ratings, n_raters``
-    (``ci_low``/``ci_high`` NaN with a single actor: nothing to resample).
-    """
-    import pandas as pd
-
-    from ..metrics.rater_qc import GOLD_MODELS
-    from ..mos import RATING_COLUMNS, mos_intervals, mos_table, validate_ratings
-
-    columns = ["task", "model", "criterion", "mos", "ci_low", "ci_high", "n_clips", "n_ratings", "n_raters"]
-    if len(frame):
-        frame = frame[~frame["model"].isin(GOLD_MODELS) & ~frame["rater"].isin(list(exclude_raters))]
-    if not len(frame):
-        return pd.DataFrame(columns=columns)
-    parts = []
-    for task, ratings in frame.groupby("task", sort=True):
-        valid, _invalid = validate_ratings(ratings[list(RATING_COLUMNS)].astype(str))
-        if not len(valid):
-            continue
-        table = mos_table(valid)
-        cis = mos_intervals(valid, n_boot=TABLE_BOOT)
-        several = {k: ci.n_clusters > 1 for k, ci in cis.items()}
-        table["ci_low"] = [cis[k].low if several[k] else np.nan for k in table.index]
-        table["ci_high"] = [cis[k].high if several[k] else np.nan for k in table.index]
-        table = table.reset_index()
-        raters = valid.groupby(["model", "criterion"])["rater"].nunique().rename("n_raters").reset_index()
-        table = table.merge(raters, on=["model", "criterion"])
-        table.insert(0, "task", task)
-        parts.append(table)
-    if not parts:
-        return pd.DataFrame(columns=columns)
-    out = pd.concat(parts, ignore_index=True)[columns]
-    out["criterion"] = out["criterion"].map(lambda c: CRITERION_LABELS.get(c, c))
-    return out
 
 
 def build_mos_tab(study: MosStudy, demo=None) -> None:

@@ -16,9 +16,9 @@ Wired by :func:`hug_vis_dataset.space.mos_study.build_mos_tab` when the study fi
 from __future__ import annotations
 
 from ..escaping import markdown_text
-from .ratings import MAX_CRITERIA
+from ..studies.preferences import CHOICES
+from ..studies.ratings import MAX_CRITERIA
 from .session_form import connect_session, item_updates, session_footer
-from .preferences import CHOICES
 
 MEDIA_HEIGHT = 280
 

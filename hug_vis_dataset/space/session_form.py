@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from .blind_study import VOICE_TASK
-from .ratings import MAX_CRITERIA
+from ..studies.ratings import MAX_CRITERIA
 
 
 def item_updates(view: Any, media: Sequence[tuple[Any, bool]]) -> list:

@@ -1,6 +1,6 @@
 """Exported pairwise answers: the CSV a study's preference answers are written to and read from.
 
-The Space stores answers in the ratings log (:mod:`hug_vis_dataset.space.preferences`); the report,
+The Space stores answers in the ratings log (:mod:`hug_vis_dataset.studies.preferences`); the report,
 ``hugvis report --preferences`` and the ``metric_mos_agreement`` module read the exported CSV
 (``PreferenceStore.to_csv``, or the synthetic release's ``simulated_systems/pairwise_ratings.csv``)
 through :func:`read_preferences`, one row per (rater, clip, pair, criterion):

@@ -33,7 +33,7 @@ rater's MOS score is ``round(q + bias_r + e)`` clipped to 1..5 (bias sd :data:`R
 
 **Files** (under ``simulated_systems/``): :data:`RATINGS_FILE` (the MOS study's ratings of the
 systems, with ``study, item, elapsed, duration``), :data:`PAIRWISE_FILE` (the pairwise answers,
-:meth:`~hug_vis_dataset.space.preferences.PreferenceStore.to_csv`'s columns) and the study folder
+:meth:`~hug_vis_dataset.studies.preferences.PreferenceStore.to_csv`'s columns) and the study folder
 :data:`STUDY_DIR`: the two study files, ``ratings.jsonl`` (every answer, gold included, as the
 Space's ratings log) and ``sessions.jsonl`` (the sessions, as the Space's session log), so
 ``hugvis mos status --study simulated_systems/study/mos_study.json --log

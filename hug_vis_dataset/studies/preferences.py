@@ -2,7 +2,7 @@
 
 A pairwise answer says, for one criterion, which of two systems' outputs of the same clip is better,
 or that they are tied. It is stored in the same file as the MOS ratings (``ratings/ratings.jsonl``,
-:mod:`hug_vis_dataset.space.ratings`), with the same convention: append-only, one JSON line per
+:mod:`hug_vis_dataset.studies.ratings`), with the same convention: append-only, one JSON line per
 criterion, written under the same file lock with the next sequence number ``seq`` of the file, and
 **the latest answer per (rater, task, clip, pair, criterion) wins** on reading. Each line is marked
 ``"kind": "preference"``, so the MOS reader skips it (it is not a rating and not a problem)::
@@ -113,10 +113,10 @@ class PreferenceStore:
             choices: criterion -> "A", "B" or "Tie" (what the rater saw: "A" is ``left``); every
                 criterion of the task must be answered.
             left: the system shown as "A".
-            extra: the study fields (:data:`~hug_vis_dataset.space.ratings.EXTRA_COLUMNS`).
+            extra: the study fields (:data:`~hug_vis_dataset.studies.ratings.EXTRA_COLUMNS`).
 
         Returns:
-            A :class:`~hug_vis_dataset.space.ratings.Submission`-like record: ``seq`` and the
+            A :class:`~hug_vis_dataset.studies.ratings.Submission`-like record: ``seq`` and the
             stored ``{criterion: outcome}`` (``scores``).
 
         Raises:

@@ -88,7 +88,7 @@ RATING_KEY: tuple[str, ...] = ("rater", "task", "clip_id", "model", "criterion")
 SCORE_RANGE = MOS_SCALE
 #: What to do about a skipped line, the end of every :meth:`RatingStore.problems` entry.
 LINE_FIX = "skipped: correct or delete this line (the ratings in force and the MOS leave it out)"
-#: The ``kind`` of a pairwise-preference line in the same log (:mod:`hug_vis_dataset.space.preferences`):
+#: The ``kind`` of a pairwise-preference line in the same log (:mod:`hug_vis_dataset.studies.preferences`):
 #: not a rating, never a problem; its ``seq`` still counts, so both kinds share one sequence.
 PREFERENCE_KIND = "preference"
 #: ``allowed(task, model, clip_id)``: why the study does not present that item, or None when it does.
@@ -121,11 +121,11 @@ def validate_rating(rater: str, task: str, clip_id: str, model: str, scores: Map
         ...                 {"emotion_naturalness": 4.6, "id_similarity": 5})
         Traceback (most recent call last):
         ...
-        hug_vis_dataset.space.ratings.RatingError: emotion_naturalness score 4.6 must be an integer in 1..5
+        hug_vis_dataset.studies.ratings.RatingError: emotion_naturalness score 4.6 must be an integer in 1..5
         >>> validate_rating("r1", "voice_cloning", "actor_0002_sad_action_03_script_004", "m", {"id_similarity": 4})
         Traceback (most recent call last):
         ...
-        hug_vis_dataset.space.ratings.RatingError: missing scores for ['emotion_naturalness']: each needs an integer in 1..5
+        hug_vis_dataset.studies.ratings.RatingError: missing scores for ['emotion_naturalness']: each needs an integer in 1..5
     """
     for label, value in (("rater", rater), ("model", model)):
         problem = name_problem(label, value)
@@ -275,7 +275,7 @@ def validate_extra(extra: Mapping[str, object]) -> dict[str, object]:
         >>> validate_extra({"elapsed": -1})
         Traceback (most recent call last):
         ...
-        hug_vis_dataset.space.ratings.RatingError: elapsed -1 must be a finite number of seconds >= 0
+        hug_vis_dataset.studies.ratings.RatingError: elapsed -1 must be a finite number of seconds >= 0
     """
     unknown = sorted(map(str, set(extra) - set(EXTRA_COLUMNS)))
     if unknown:

@@ -3,7 +3,8 @@ for a pairwise study the Bradley-Terry strengths with and without the flagged ra
 
 Reads only files: the study file, the ratings log and the session log next to it; shared by the CLI
 (:mod:`hug_vis_dataset.reporting.commands`), the demo's report (:func:`study_markdown`, the synthetic
-release's simulated study) and usable from a notebook.
+release's simulated study) and usable from a notebook. :func:`aggregate_ratings` is the MOS table of a
+ratings log the Space, the status and the leaderboard show (ratings averaged per clip, actor-clustered intervals).
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from typing import Any, Sequence
 from ..escaping import one_line
 from ..metrics.rater_qc import GOLD_MODELS
 from ..skipped_lines import listed
-from ..studies.sessions import SESSIONS_FILE, SessionLog, coverage
+from .sessions import SESSIONS_FILE, SessionLog, coverage
 
 #: Bootstrap replicates of the strengths' intervals shown by the status.
 STATUS_BOOT = 200
+#: Bootstrap replicates of the intervals :func:`aggregate_ratings` adds (actor-clustered).
+TABLE_BOOT = 200
 
 
 @dataclass
@@ -38,7 +41,7 @@ def read_status(study_path: "str | Path", ratings_path: "str | Path", clip_ids: 
                 n_boot: int = STATUS_BOOT) -> StudyStatus:
     """The measurements of ``hugvis mos status`` for one study file over one ratings log."""
     from ..metrics.rater_qc import flag_raters
-    from ..studies.spec import PAIRWISE, load_study
+    from .spec import PAIRWISE, load_study
     from .ratings import latest_ratings, read_log
 
     spec = load_study(study_path, clip_ids)
@@ -74,8 +77,7 @@ def _table(spec, answers, exclude: "set[str]", n_boot: int):
     """MOS (mos study) or Bradley-Terry strengths per task (pairwise study) of the raters not excluded."""
     import pandas as pd
 
-    from ..studies.spec import PAIRWISE
-    from .mos_study import aggregate_ratings
+    from .spec import PAIRWISE
 
     if spec.protocol != PAIRWISE:
         return aggregate_ratings(answers, exclude_raters=exclude)
@@ -139,7 +141,7 @@ def study_markdown(study_paths: Sequence["str | Path"], ratings_path: "str | Pat
     files over one ratings log: coverage, flagged raters and why, MOS (or strengths) with and without
     them, agreement. Stored text (rater ids, reasons) is escaped."""
     from ..escaping import markdown_text
-    from ..report_findings import markdown_table
+    from ..tables import markdown_table
 
     md = ["## Subjective study: schedule and quality control", "",
           "Blind, scheduled study (docs/MOS.md): every item reaches k ratings before any gets k + 1; gold items "
@@ -163,3 +165,50 @@ def study_markdown(study_paths: Sequence["str | Path"], ratings_path: "str | Pat
         if s.alphas:
             md += ["Inter-rater agreement (Krippendorff's alpha, interval): " + "; ".join(s.alphas) + ".", ""]
     return md
+
+
+def aggregate_ratings(frame, exclude_raters=()):
+    """MOS per (task, model, criterion) with :mod:`hug_vis_dataset.mos` (ratings averaged within
+    each clip, then over clips), its 95% actor-clustered bootstrap interval, and the number of
+    clips, ratings and raters behind it.
+
+    ``frame`` holds one rating per (rater, task, clip, model, criterion) (the store's
+    :meth:`~hug_vis_dataset.studies.ratings.RatingStore.frame`); a duplicate left in it is
+    excluded by :func:`hug_vis_dataset.mos.validate_ratings`, every copy. Gold items
+    (:data:`~hug_vis_dataset.metrics.rater_qc.GOLD_MODELS`) are quality control, never a MOS row;
+    ``exclude_raters`` (e.g. the flagged ones) are left out.
+
+    Columns: ``task, model, criterion, mos, ci_low, ci_high, n_clips, n_ratings, n_raters``
+    (``ci_low``/``ci_high`` NaN with a single actor: nothing to resample).
+    """
+    import numpy as np
+    import pandas as pd
+
+    from ..mos import RATING_COLUMNS, mos_intervals, mos_table, validate_ratings
+    from .ratings import CRITERION_LABELS
+
+    columns = ["task", "model", "criterion", "mos", "ci_low", "ci_high", "n_clips", "n_ratings", "n_raters"]
+    if len(frame):
+        frame = frame[~frame["model"].isin(GOLD_MODELS) & ~frame["rater"].isin(list(exclude_raters))]
+    if not len(frame):
+        return pd.DataFrame(columns=columns)
+    parts = []
+    for task, ratings in frame.groupby("task", sort=True):
+        valid, _invalid = validate_ratings(ratings[list(RATING_COLUMNS)].astype(str))
+        if not len(valid):
+            continue
+        table = mos_table(valid)
+        cis = mos_intervals(valid, n_boot=TABLE_BOOT)
+        several = {k: ci.n_clusters > 1 for k, ci in cis.items()}
+        table["ci_low"] = [cis[k].low if several[k] else np.nan for k in table.index]
+        table["ci_high"] = [cis[k].high if several[k] else np.nan for k in table.index]
+        table = table.reset_index()
+        raters = valid.groupby(["model", "criterion"])["rater"].nunique().rename("n_raters").reset_index()
+        table = table.merge(raters, on=["model", "criterion"])
+        table.insert(0, "task", task)
+        parts.append(table)
+    if not parts:
+        return pd.DataFrame(columns=columns)
+    out = pd.concat(parts, ignore_index=True)[columns]
+    out["criterion"] = out["criterion"].map(lambda c: CRITERION_LABELS.get(c, c))
+    return out
