@@ -164,7 +164,7 @@ def run_process(argv: list[str]) -> tuple[float, int]:
 
 def space_callback(task: str, preds: Path, root: Path, work: Path):
     """The Space's Score button as a door: a function ``(repetition) -> CPU seconds`` of ``Explorer.score``
-    on a zip of ``preds`` (the zip and the Explorer, i.e. the running Space, are made untimed, once)."""
+    on a zip of ``preds`` (the zip, once, and the Explorer, i.e. the running Space, per run, are made untimed)."""
     import zipfile
 
     from hug_vis_dataset.space.explorer import Explorer
@@ -174,9 +174,10 @@ def space_callback(task: str, preds: Path, root: Path, work: Path):
         for path in sorted(preds.rglob("*")):
             if path.is_file():
                 archive.write(path, path.relative_to(preds).as_posix())
-    explorer = Explorer(root, work / "space_results", work_dir=work / "space_work")
-
     def score(repetition: int) -> float:
+        # A fresh Space (results folder) per run, made untimed: the scoring queue refuses the same
+        # predictions under a second name, so each run must be the first upload of them.
+        explorer = Explorer(root, work / f"space_results_{repetition}", work_dir=work / f"space_work_{repetition}")
         t0 = cpu()
         message, table, _ = explorer.score(task, f"bench-{task}-{repetition}", str(upload))  # a free name each time
         seconds = cpu() - t0
