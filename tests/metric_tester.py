@@ -512,6 +512,29 @@ def check_module_invariance(world: tuple[Path, Path, Any], metric: str) -> None:
         same(backwards[metric], base[metric], 1e-12 * scale, f"{metric} reversed aggregate")
 
 
+def check_workers(world: tuple[Path, Path, Any], metric: str) -> None:
+    """(b) ``hugvis evaluate --num-proc 2`` stores the rows the one-process run of the door world stored."""
+    from hug_vis_dataset.scoring.runner import evaluate_submission
+
+    release, results, _ = world
+    task = REFERENCES[metric].task
+    system = SYSTEM[task]
+
+    def run():
+        out = results.parent / f"workers_{task}"
+        folder = "reference" if task == "motion" else release / "simulated_systems" / (
+            "matting" if task == "matting_boundary" else task) / system
+        evaluate_submission(task, folder, system, release, out, num_proc=2, progress=False)
+        return stored_rows(out, task, system)
+
+    key = ["model", "clip_id", "metric"]
+    two = memo(("workers", task), run)
+    two, one = (r[r["metric"] == metric].sort_values(key).reset_index(drop=True) for r in (two, stored_rows(results, task, system)))
+    assert len(one) == len(two) > 0, metric
+    same(two[key + ["status"]].to_dict("list"), one[key + ["status"]].to_dict("list"), 0.0, f"{metric} rows")
+    same(two["value"].tolist(), one["value"].tolist(), 0.0, f"{metric} values, 2 workers vs 1")
+
+
 def check_pickle(world: tuple[Path, Path, Any], metric: str) -> None:
     """(c) the evaluate module (the scorer for reference statistics) survives pickling with the same values.
 

@@ -60,6 +60,11 @@ def test_module_door_invariance(world, metric):
 
 
 @pytest.mark.parametrize("metric", METRICS)
+def test_two_worker_processes_store_the_same_rows(world, metric):
+    MT.check_workers(world, metric)
+
+
+@pytest.mark.parametrize("metric", METRICS)
 def test_pickled_module_gives_the_same_value(world, metric):
     MT.check_pickle(world, metric)
 
