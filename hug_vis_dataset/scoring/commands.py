@@ -23,8 +23,9 @@ def _evaluate(args) -> int:
     predictions, model = args.predictions, args.model
     # Every missing argument in one message (argparse would name --dataset alone, then the next one).
     submission = not (args.real_audio or get_task(args.task).reference_only)
-    needed = [("--predictions DIR", predictions if submission else True), ("--model NAME", model if submission else True),
-              ("--dataset D", args.dataset)]
+    # --check-only stores nothing, so it needs no model name (the Space's pre-check and predict --collect rely on it)
+    needed = [("--predictions DIR", predictions if submission else True),
+              ("--model NAME", model if submission and not args.check_only else True), ("--dataset D", args.dataset)]
     missing = [option for option, value in needed if value is None]
     if missing:
         listed = missing[0] if len(missing) == 1 else ", ".join(missing[:-1]) + " and " + missing[-1]
