@@ -22,7 +22,7 @@ reads a name *from* its own package ``__init__`` while that ``__init__`` imports
 through others) is a real cycle and is reported.
 
 **Top-level parts layer too** (:func:`package_cycles`): collapsing modules into the package's
-top-level parts (``hug_vis_dataset.scoring``, ``hug_vis_dataset.report`` ...) must also give no
+top-level parts (``hug_vis_dataset.scoring``, ``hug_vis_dataset.reporting`` ...) must also give no
 cycle, or the parts cannot be layered even when the modules are acyclic.
 
 **No oversized module.** No module exceeds :data:`MAX_MODULE_LINES` lines, except the few listed in

@@ -123,7 +123,8 @@ def test_shift_equals_the_metric_computed_by_hand(release, tmp_path):
 
 
 def test_pseudo_systems_never_enter_rankings_or_analyses():
-    from hug_vis_dataset import modules, report_findings
+    from hug_vis_dataset import modules
+    from hug_vis_dataset.reporting import findings as report_findings
     from hug_vis_dataset.results import reference_rows
 
     rows = []

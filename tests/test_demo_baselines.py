@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from hug_vis_dataset.predict.api import TASKS as PREDICT_TASKS
-from hug_vis_dataset.report import build_report
+from hug_vis_dataset.reporting.report import build_report
 from hug_vis_dataset.demo import score_baselines
 
 # The fixture runs the whole demo on two clips (DNSMOS and Resemblyzer for five voice submissions):

@@ -155,7 +155,7 @@ def test_analysis_modules_take_stored_rows_as_they_are(world):
     import evaluate
 
     from hug_vis_dataset.metrics.crosstask import MissingMetricsError, emotion_difficulty, motion_relation
-    from hug_vis_dataset.report import load_results
+    from hug_vis_dataset.reporting.report import load_results
 
     _, results, report = world
     rows = pd.concat([pd.read_parquet(p) for p in sorted(results.glob("*/*/rows.parquet"))], ignore_index=True)
@@ -188,7 +188,7 @@ def test_findings_modules_equal_the_library_on_stored_rows(world):
 
     from hug_vis_dataset.metrics.significance import neighbour_tests
     from hug_vis_dataset.metrics.variance import variance_decomposition
-    from hug_vis_dataset.report_findings import significance_frame, variance_frame
+    from hug_vis_dataset.reporting.findings import significance_frame, variance_frame
 
     release, results, report = world
     rows = pd.concat([pd.read_parquet(p) for p in sorted(results.glob("*/*/rows.parquet"))], ignore_index=True)
@@ -210,7 +210,7 @@ def test_findings_modules_equal_the_library_on_stored_rows(world):
 
 
 def test_space_findings_tab_shows_the_reports_numbers(world, tmp_path):
-    from hug_vis_dataset.report_findings import boundary_frame, variance_frame
+    from hug_vis_dataset.reporting.findings import boundary_frame, variance_frame
     from hug_vis_dataset.space.app import FINDINGS, Explorer
 
     release, results, _ = world

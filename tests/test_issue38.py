@@ -64,7 +64,7 @@ def _row(markdown: str, model: str) -> str:
 
 def test_report_mos_tables_leave_out_flagged_raters_and_say_so(world, tmp_path):
     """Item 2 (report): Table 6 without the rater QC flags, a note under it, the unfiltered view on request."""
-    from hug_vis_dataset.report import build_report
+    from hug_vis_dataset.reporting.report import build_report
 
     kept, every = _hand_mos({"rater_a", "rater_b"}), _hand_mos(set(r for r, _ in SCORES))
     assert (round(kept, 2), round(every, 2)) == (4.5, 3.33)
@@ -115,7 +115,7 @@ def test_report_html_files_are_documents_with_intervals_counts_and_the_simulated
     counts, the QC note and the "(simulated raters)" label of simulated ratings."""
     import shutil
 
-    from hug_vis_dataset.report import build_report
+    from hug_vis_dataset.reporting.report import build_report
 
     simulated = tmp_path / "simulated_systems" / "mos_ratings.csv"  # where the synthetic release keeps its raters
     simulated.parent.mkdir()
@@ -146,8 +146,8 @@ def test_collapsed_intervals_carry_a_warning():
     import pandas as pd
 
     from hug_vis_dataset.mos import mos_intervals, mos_table
-    from hug_vis_dataset.report import collapsed_intervals
-    from hug_vis_dataset.report_mos import _mos_html
+    from hug_vis_dataset.reporting.report import collapsed_intervals
+    from hug_vis_dataset.reporting.mos_tables import _mos_html
 
     clips = ["actor_0001_happy_action_01_script_001", "actor_0002_happy_action_01_script_001"]
     valid = pd.DataFrame({"rater": ["a", "b"] * 2, "clip_id": [clips[0]] * 2 + [clips[1]] * 2, "model": "m",

@@ -184,7 +184,7 @@ def test_mos_ranking_follows_strength_on_average_not_always_at_the_top(grid):
 # ----------------------------------------------------------------------------- report
 @pytest.fixture(scope="module")
 def report_dir(grid, tmp_path_factory):
-    from hug_vis_dataset.report import build_report
+    from hug_vis_dataset.reporting.report import build_report
 
     root, _ = grid
     out = tmp_path_factory.mktemp("mosout")
@@ -255,7 +255,7 @@ def test_report_joint_view_names_tasks_without_metrics(report_dir):
 
 
 def test_joint_view_rho_against_scipy(grid):
-    from hug_vis_dataset.report import _mos_section
+    from hug_vis_dataset.reporting.report import _mos_section
 
     root, _ = grid
     path = root / "grid" / "simulated_systems" / "mos_ratings.csv"
@@ -272,7 +272,7 @@ def test_joint_view_rho_against_scipy(grid):
 
 
 def test_report_counts_invalid_ratings_and_excludes_them(grid, tmp_path):
-    from hug_vis_dataset.report import build_report
+    from hug_vis_dataset.reporting.report import build_report
 
     root, _ = grid
     rows = _read_csv(root / "grid" / "simulated_systems" / "mos_ratings.csv")
@@ -306,7 +306,7 @@ def test_report_counts_invalid_ratings_and_excludes_them(grid, tmp_path):
 
 
 def test_report_with_no_valid_rating_says_so(grid, tmp_path):
-    from hug_vis_dataset.report import build_report
+    from hug_vis_dataset.reporting.report import build_report
 
     root, _ = grid
     path = tmp_path / "ratings.csv"
@@ -316,7 +316,7 @@ def test_report_with_no_valid_rating_says_so(grid, tmp_path):
 
 
 def test_mos_model_tasks_from_criteria_and_stored_results():
-    from hug_vis_dataset.report import mos_model_tasks
+    from hug_vis_dataset.reporting.report import mos_model_tasks
 
     tasks, unassigned = mos_model_tasks(
         {"a": {"lip_sync"}, "v": {"id_similarity", "motion_naturalness"}, "c": {"id_similarity"},
@@ -328,7 +328,7 @@ def test_mos_model_tasks_from_criteria_and_stored_results():
 
 
 def test_unassigned_model_is_reported_not_dropped(grid, tmp_path):
-    from hug_vis_dataset.report import build_report
+    from hug_vis_dataset.reporting.report import build_report
 
     root, _ = grid
     clip = "actor_0001_happy_action_01_script_001"
@@ -391,7 +391,7 @@ def test_simulated_study_follows_the_schedule(grid):
 
 def test_report_pairwise_findings_and_study_section(grid, tmp_path):
     from hug_vis_dataset.metrics.preference import bradley_terry
-    from hug_vis_dataset.report import build_report
+    from hug_vis_dataset.reporting.report import build_report
     from hug_vis_dataset.studies.status import aggregate_ratings
     from hug_vis_dataset.studies.ratings import latest_ratings, read_log
     from hug_vis_dataset.studies.status import study_markdown
@@ -412,7 +412,7 @@ def test_report_pairwise_findings_and_study_section(grid, tmp_path):
     names = sorted(fit)
     rho = spearmanr([fit[n] for n in names], [mos[(n, "motion_naturalness")] for n in names])[0]
     assert f"| vision_driven | motion_naturalness | MOS | 3 | {rho:.3g} |" in block
-    from hug_vis_dataset.report import load_results
+    from hug_vis_dataset.reporting.report import load_results
 
     rows = load_results([root / "res"])[0]
     psnr = rows[(rows["metric"] == "psnr") & (rows["status"] == "ok")].groupby("model")["value"].mean()

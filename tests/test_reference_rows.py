@@ -49,7 +49,7 @@ def test_real_audio_rows_pair_each_clip_with_another_recording_of_the_actor(rele
 
 
 def test_report_ranks_models_but_not_the_real_audio_row_and_draws_fig11(release, tmp_path):
-    from hug_vis_dataset.report import build_report, motion_analysis
+    from hug_vis_dataset.reporting.report import build_report, motion_analysis
     from hug_vis_dataset.results import REAL_AUDIO_LABEL
 
     systems = release / "simulated_systems"

@@ -79,7 +79,7 @@ def test_report_mos_joint_view(results, tmp_path):
     text = (out / "report.md").read_text()
     assert "1 invalid" in text and "Subjective study" in text
     from hug_vis_dataset.mos import mos_metric_agreement, mos_report
-    from hug_vis_dataset.report import build_report
+    from hug_vis_dataset.reporting.report import build_report
 
     table = build_report([results / "res"], None, n_boot=0, figures=False).tables["vision_driven"]
     joint = mos_metric_agreement(mos_report(ratings, n_boot=20).table, table, "vision_driven",
@@ -98,7 +98,7 @@ def test_report_table_headers_precision_and_intervals_from_hand_made_rows():
     import pandas as pd
 
     from hug_vis_dataset import catalog
-    from hug_vis_dataset.report import CELL_CONVENTION, SYNTHETIC_CAPTION, _render
+    from hug_vis_dataset.reporting.report import CELL_CONVENTION, SYNTHETIC_CAPTION, _render
 
     table = pd.DataFrame({"mad": [11.391, 20.0], "mse": [5.0, 6.0], "dtssd": [2.04, 3.0], "grad": [0.0441, 0.0632],
                           "conn": [0.0631, 0.05], "n_ok": [4, 4], "n_failed": [0, 0]}, index=["good", "poor"])
@@ -133,7 +133,7 @@ def test_report_prints_the_papers_rows_beside_stored_rows_in_the_boards_pools():
 
     from hug_vis_dataset import catalog
     from hug_vis_dataset.paper_tables import paper_frame
-    from hug_vis_dataset.report import PAPER_CAPTION, _render, paper_rows
+    from hug_vis_dataset.reporting.report import PAPER_CAPTION, _render, paper_rows
 
     published = paper_frame()
     published = published[published.table == 11]
@@ -186,7 +186,7 @@ def test_report_paper_rows_of_table_9_and_table_4():
     import pandas as pd
 
     from hug_vis_dataset.paper_tables import paper_frame
-    from hug_vis_dataset.report import _render, paper_rows
+    from hug_vis_dataset.reporting.report import _render, paper_rows
     from hug_vis_dataset.results import REAL_AUDIO_LABEL
 
     published = paper_frame()
@@ -225,7 +225,7 @@ def test_rvm_values_carry_intervals_of_the_rvm_statistic():
     import numpy as np
     import pandas as pd
 
-    from hug_vis_dataset.report import RVM_CAPTION, _render, task_tables
+    from hug_vis_dataset.reporting.report import RVM_CAPTION, _render, task_tables
     from hug_vis_dataset.scoring.aggregate import rvm_intervals
 
     rng = np.random.default_rng(0)
@@ -262,7 +262,7 @@ def test_rvm_values_carry_intervals_of_the_rvm_statistic():
 def test_audit_pseudo_systems_are_printed_but_never_ranked_in_a_task_table():
     import pandas as pd
 
-    from hug_vis_dataset.report import _render
+    from hug_vis_dataset.reporting.report import _render
 
     table = pd.DataFrame({"mad": [0.5, 3.0, 4.0], "n_ok": [2, 2, 2], "n_failed": [0, 0, 0]},
                          index=["audit@h264_crf23", "sys_a", "sys_b"])

@@ -151,7 +151,7 @@ def test_ratings_location_and_restart(tmp_path, monkeypatch):
 
 
 def test_crosstask_tab_draws_fig11_from_stored_rows_like_the_report(tmp_path):
-    from hug_vis_dataset.report import motion_analysis
+    from hug_vis_dataset.reporting.report import motion_analysis
     from hug_vis_dataset.results import RESULT_COLUMNS
     from hug_vis_dataset.scoring.runner import evaluate_submission
     from hug_vis_dataset.space.app import Explorer

@@ -149,7 +149,7 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
     Returns:
         ``{"release", "results", "report", "markdown", "seconds"}``.
     """
-    from ..report import build_report
+    from ..reporting.report import build_report
     from ..scoring.runner import evaluate_submission
 
     out = Path(out_dir)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 
 def _report(args) -> int:
-    from ..report import build_report
+    from .report import build_report
 
     formats = tuple(f.strip() for f in args.format.split(",") if f.strip())
     report = build_report(args.results, args.out, formats=formats, mos=args.mos, n_boot=args.n_boot,

@@ -221,7 +221,7 @@ class Explorer:
 
         from .. import figures
         from ..metrics import crosstask as ct
-        from ..report import motion_analysis
+        from ..reporting.report import motion_analysis
 
         applies = ANALYSIS_FILTERS.get(analysis, ())
         # A filter that does not apply, or is left empty, is All; below, only ``== ALL`` is asked.
@@ -274,10 +274,10 @@ class Explorer:
     # ------------------------------------------------------------------ findings
     def findings(self, analysis: str, task: str):
         """(table, figure path or None, message) of one finding on the stored rows of a task; the
-        same functions as the report's Findings section (:mod:`hug_vis_dataset.report_findings`)."""
+        same functions as the report's Findings section (:mod:`hug_vis_dataset.reporting.findings`)."""
         import pandas as pd
 
-        from .. import report_findings as rf
+        from ..reporting import findings as rf
 
         rows = self.result_rows()
         if analysis == FINDINGS[0]:

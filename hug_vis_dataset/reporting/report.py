@@ -31,12 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from . import catalog
-from .errors import HugvisError
-# The MOS section lives in report_mos (re-exported: the report's API).
-from .report_html import html_page
-from .report_mos import FORMATS, MOS_PAPER_TABLE, _mos_section, mos_model_tasks, render_mos_table  # noqa: F401
-from .results import AUDIT_PREFIX, REAL_AUDIO_MODEL, RESERVED_LABELS
+from .. import catalog
+from ..errors import HugvisError
+# The MOS section lives in mos_tables (re-exported: the report's API).
+from .html import html_page
+from .mos_tables import FORMATS, MOS_PAPER_TABLE, _mos_section, mos_model_tasks, render_mos_table  # noqa: F401
+from ..results import AUDIT_PREFIX, REAL_AUDIO_MODEL, RESERVED_LABELS
 
 TASK_ORDER = catalog.task_names(with_paper_table=True)
 
@@ -71,7 +71,7 @@ def load_results(roots: "Sequence[str | Path]", skipped: "list[str] | None" = No
     """
     import pandas as pd
 
-    from .scoring.runs import run_folders, scan_runs
+    from ..scoring.runs import run_folders, scan_runs
 
     rows, frames, set_rows, summaries = [], [], [], []
     skipped = skipped if skipped is not None else []
@@ -99,8 +99,8 @@ def load_results(roots: "Sequence[str | Path]", skipped: "list[str] | None" = No
 
 def _intervals(rows, task: str, n_boot: int, metrics):
     """Actor-clustered bootstrap interval of each model's clip-protocol mean, paper units."""
-    from .scoring.aggregate import task_table
-    from .stats import bootstrap_ci
+    from ..scoring.aggregate import task_table
+    from ..stats import bootstrap_ci
 
     ok = rows[rows["status"] == "ok"]
     if ok.empty or ok["actor_id"].nunique() < 1:
@@ -115,7 +115,7 @@ def _intervals(rows, task: str, n_boot: int, metrics):
 
 def task_tables(rows, frames, set_rows, summaries, n_boot: int = 1000):
     """Per task: (wide table in paper units, intervals, skipped metrics)."""
-    from .scoring.aggregate import task_table
+    from ..scoring.aggregate import task_table
 
     out = {}
     for task in TASK_ORDER:
@@ -133,7 +133,7 @@ def task_tables(rows, frames, set_rows, summaries, n_boot: int = 1000):
                 skipped.update(s["metrics"]["skipped"])
         cis = _intervals(sub, task, n_boot, metrics) if n_boot else {}
         if n_boot and protocol == "rvm":
-            from .scoring.aggregate import rvm_intervals
+            from ..scoring.aggregate import rvm_intervals
 
             # The intervals of the values the table prints: of the rvm statistic where it applies.
             cis.update(rvm_intervals(fr, n_boot=n_boot, seed=0))
@@ -198,7 +198,7 @@ def paper_rows(task: str):
     """
     import pandas as pd
 
-    from .paper_tables import TASK_TABLES, paper_frame
+    from ..paper_tables import TASK_TABLES, paper_frame
 
     frame = paper_frame()
     frame = frame[frame["table"] == TASK_TABLES[task]]
@@ -233,10 +233,10 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
     """
     import pandas as pd
 
-    from .leaderboard.board import ORIGIN_LABELS, PAPER, RANK_POOLS, row_group
-    from .paper_tables import UNRANKED_SOURCES
-    from .tables import render_table
-    from .tasks import split_emotion_model
+    from ..leaderboard.board import ORIGIN_LABELS, PAPER, RANK_POOLS, row_group
+    from ..paper_tables import UNRANKED_SOURCES
+    from ..tables import render_table
+    from ..tasks import split_emotion_model
 
     stored_metrics = {m for m in table.columns if table[m].notna().any()}
     paper_metrics = {m for m in (paper.columns if paper is not None else ()) if paper[m].notna().any()}
@@ -248,7 +248,7 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
     frame["_label"] = frame["model"]  # the stored label, the intervals' key
     extra = ["n_ok", "n_failed"]
     group = None
-    from .metrics.emotion import input_setting_sort_key
+    from ..metrics.emotion import input_setting_sort_key
 
     if task == "emotion":
         split = frame["model"].map(split_emotion_model)
@@ -320,7 +320,7 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
 
     ``audit``: a ``hugvis audit robustness`` folder; its noise floors follow the Findings section.
     ``preferences``: a pairwise CSV; its Bradley-Terry strengths and their agreement with the MOS and
-    the metrics join the Findings (:mod:`hug_vis_dataset.report_pairwise`).
+    the metrics join the Findings (:mod:`hug_vis_dataset.reporting.pairwise`).
     ``mos_all_raters``: count the raters quality control flags in Tables 6/8/10 (by default they are
     left out, :mod:`hug_vis_dataset.mos_qc`).
     ``paper``: print the paper's published rows (:func:`paper_rows`, origin ``paper``) in each
@@ -379,11 +379,11 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
     if rows is not None and len(rows):
         md += _crosstask(rows, out_dir, figures, files)
     if rows is not None and len(rows):
-        from .report_findings import findings_markdown
+        from .findings import findings_markdown
 
         md += findings_markdown(rows, out_dir, figures, files, mos, preferences)
     if audit is not None:
-        from .report_findings import noise_floor_markdown
+        from .findings import noise_floor_markdown
 
         md += noise_floor_markdown(audit) or [f"(no robustness audit found in {Path(audit).name}: run "
                                               "`hugvis audit robustness` first)", ""]
@@ -397,7 +397,7 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
 
 
 def _crosstask(rows, out_dir, figures: bool, files: list) -> list[str]:
-    from .metrics.crosstask import difficulty_agreement, emotion_difficulty
+    from ..metrics.crosstask import difficulty_agreement, emotion_difficulty
 
     md = ["## Cross-task analyses", ""]
     try:
@@ -415,7 +415,7 @@ def _crosstask(rows, out_dir, figures: bool, files: list) -> list[str]:
     md += motion_md
     if figures and out_dir:
         try:
-            from .figures import crosstask_figures
+            from ..figures import crosstask_figures
 
             written = crosstask_figures(rows, out_dir / "figures", motion=motion)
             for name, paths in written.items():
@@ -434,7 +434,7 @@ def motion_analysis(rows) -> "tuple[object | None, list[str]]":
         ``(MotionRelation or None, markdown lines)``
         (:func:`hug_vis_dataset.metrics.crosstask.motion_relation`).
     """
-    from .metrics.crosstask import motion_relation
+    from ..metrics.crosstask import motion_relation
 
     try:
         result = motion_relation(rows)

@@ -1,14 +1,14 @@
 """The report's subjective-study section: Tables 6/8/10 (MOS per criterion) from a ratings CSV, the
 raters quality control keeps (:mod:`hug_vis_dataset.mos_qc`), intervals, agreement, and the MOS vs
-automatic-metric joint view. Split from :mod:`hug_vis_dataset.report`, which calls :func:`_mos_section`."""
+automatic-metric joint view. Split from :mod:`hug_vis_dataset.reporting.report`, which calls :func:`_mos_section`."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Sequence
 
-from .escaping import markdown_text
-from .layout import SIMULATED_RATINGS_FILE, SIMULATED_SYSTEMS_DIR
+from ..escaping import markdown_text
+from ..layout import SIMULATED_RATINGS_FILE, SIMULATED_SYSTEMS_DIR
 
 #: After a model name whose ratings are the synthetic release's simulated raters (the Space's label).
 SIMULATED_LABEL = " (simulated raters)"
@@ -34,7 +34,7 @@ def mos_model_tasks(models_criteria: "dict[str, set[str]]", summaries: Sequence[
         ...                 [{"task": "vision_driven", "model": "c"}])[0]
         {'a': 'audio_driven', 'b': 'voice_cloning', 'c': 'vision_driven'}
     """
-    from .mos import TASK_CRITERIA
+    from ..mos import TASK_CRITERIA
 
     stored: dict[str, set[str]] = {}
     for s in summaries:
@@ -73,8 +73,8 @@ def render_mos_table(task: str, mos, fmt: str = "markdown") -> str:
         | a | **4.20** | <u>4.00</u> |
         | b | <u>3.10</u> | **4.50** |
     """
-    from .mos import CRITERIA, TASK_CRITERIA
-    from .tables import render_table
+    from ..mos import CRITERIA, TASK_CRITERIA
+    from ..tables import render_table
 
     criteria = list(TASK_CRITERIA[task])
     frame = mos.reindex(columns=criteria).rename_axis("model").reset_index()
@@ -86,7 +86,7 @@ def render_mos_table(task: str, mos, fmt: str = "markdown") -> str:
 
 def _joint_gaps(task: str, criteria: "set[str]", tables, summaries) -> list[str]:
     """Why each rated criterion of ``task`` has no joint-view row (no silent omission)."""
-    from .mos import MATCHING_METRIC
+    from ..mos import MATCHING_METRIC
 
     gaps = []
     table = tables[task][0] if task in tables else None
@@ -107,8 +107,8 @@ def _mos_html(task: str, wide, table, simulated: bool, qc_line: str) -> str:
     actors behind it, the rater-QC note, and a warning for intervals that collapsed to a point."""
     import html as escape_html
 
-    from .report_html import html_note, html_page
-    from .stats import format_interval
+    from .html import html_note, html_page
+    from ..stats import format_interval
 
     label = SIMULATED_LABEL if simulated else ""
     body = [render_mos_table(task, wide.rename(index=lambda m: f"{m}{label}"), "html")]
@@ -145,9 +145,9 @@ def _mos_section(mos_path, tables, summaries, out_dir, n_boot, formats, files, a
     and the note under each table says so, unless ``all_raters``."""
     import pandas as pd
 
-    from .metrics.rater_qc import GOLD_MODELS
-    from .mos import TASK_CRITERIA, MOSReport, agreement, mos_intervals, mos_metric_agreement, mos_table, read_ratings
-    from .mos_qc import select_raters
+    from ..metrics.rater_qc import GOLD_MODELS
+    from ..mos import TASK_CRITERIA, MOSReport, agreement, mos_intervals, mos_metric_agreement, mos_table, read_ratings
+    from ..mos_qc import select_raters
 
     md = ["## Subjective study (MOS)", ""]
     valid, invalid = read_ratings(mos_path)

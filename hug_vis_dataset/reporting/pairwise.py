@@ -9,7 +9,7 @@ From a pairwise CSV (``hugvis report --preferences``; the synthetic release's
   (:func:`hug_vis_dataset.metrics.preference.strengths_table`);
 * :func:`pairwise_agreement_frame` -- the strengths against the MOS ranking and each automatic
   metric (``metric_mos_agreement``'s pairwise source, :func:`hug_vis_dataset.modules.mos_agreement_by_task`);
-* :func:`pairwise_frames` -- both, for the Findings block (rendered by :mod:`hug_vis_dataset.report_findings`).
+* :func:`pairwise_frames` -- both, for the Findings block (rendered by :mod:`hug_vis_dataset.reporting.findings`).
 
 Example:
     >>> frame, why = strengths_frame(None)
@@ -30,7 +30,7 @@ STRENGTH_BOOT = 200
 def _answers(preferences: Any):
     import pandas as pd
 
-    from .studies.answers import read_preferences
+    from ..studies.answers import read_preferences
 
     if preferences is None:
         return pd.DataFrame()
@@ -41,7 +41,7 @@ def strengths_frame(preferences: Any, n_boot: int = STRENGTH_BOOT, seed: int = 0
     """Bradley-Terry strengths per (task, criterion, system); ``(frame, why-empty)``."""
     import pandas as pd
 
-    from .metrics.preference import strengths_table
+    from ..metrics.preference import strengths_table
 
     answers = _answers(preferences)
     if answers.empty:
@@ -58,7 +58,7 @@ def pairwise_agreement_frame(rows, preferences: Any, ratings: Any = None, top_k:
     """The strengths against the MOS (with ``ratings``) and each automatic metric; ``(frame, why-empty)``."""
     import pandas as pd
 
-    from .modules import ModuleInputError, mos_agreement_by_task
+    from ..modules import ModuleInputError, mos_agreement_by_task
 
     if preferences is None:
         return pd.DataFrame(), NO_ANSWERS
@@ -73,7 +73,7 @@ def pairwise_agreement_frame(rows, preferences: Any, ratings: Any = None, top_k:
     return pd.concat([pd.DataFrame(v) for v in pairwise.values()], ignore_index=True), ""
 
 
-#: The Findings block's heading and what its numbers are (report_findings renders the frames).
+#: The Findings block's heading and what its numbers are (findings.py renders the frames).
 TITLE = "### Pairwise preference (Bradley-Terry) vs MOS and automatic metrics"
 INTRO = ("Strengths are log Bradley-Terry strengths (mean 0 per criterion; a difference of 1 = odds e:1), a tie "
          "half a win, 0.5 virtual ties per compared pair, 95% intervals from actors resampled as clusters. "
@@ -84,7 +84,7 @@ INTRO = ("Strengths are log Bradley-Terry strengths (mean 0 per criterion; a dif
 def pairwise_frames(rows, preferences: Any, ratings: Any = None) -> list:
     """The Findings block's two tables as ``[(frame, why-empty), ...]``: the strengths, then their
     agreement (metrics named by their catalog label)."""
-    from . import catalog
+    from .. import catalog
 
     strengths = strengths_frame(preferences)
     frame, why = pairwise_agreement_frame(rows, preferences, ratings)

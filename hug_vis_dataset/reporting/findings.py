@@ -6,7 +6,7 @@
 * :func:`boundary_frame` -- boundary, thin-structure and moving-region matting errors (finding iii),
   from the rows of ``hugvis evaluate matting_boundary``;
 * :func:`mos_agreement_frame` -- automatic metric vs MOS at the top (finding ii), with ratings; with
-  pairwise answers also the Bradley-Terry strengths against both (:mod:`hug_vis_dataset.report_pairwise`);
+  pairwise answers also the Bradley-Terry strengths against both (:mod:`hug_vis_dataset.reporting.pairwise`);
 * :func:`detectable_frame` -- the minimum detectable difference per table metric (80% power at 0.05,
   actors as clusters) at the rows' actor count and at the grid's 30, and the neighbours closer than it;
   :func:`noise_floor_markdown` -- the noise floors an audit measured (``hugvis audit robustness``).
@@ -27,9 +27,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from . import catalog
-from .results import EMOTION_MODEL_SEP, reference_rows
-from .tables import markdown_table
+from .. import catalog
+from ..results import EMOTION_MODEL_SEP, reference_rows
+from ..tables import markdown_table
 
 
 def _model_rows(rows, task: str):
@@ -61,7 +61,7 @@ def significance_frame(rows, task: str, n_resamples: int = 9999, n_boot: int = 2
     """
     import pandas as pd
 
-    from .metrics.significance import neighbour_tests
+    from ..metrics.significance import neighbour_tests
 
     sel, why = _model_rows(rows, task)
     if sel is None:
@@ -90,7 +90,7 @@ def variance_frame(rows, task: str):
     """
     import pandas as pd
 
-    from .metrics.variance import VarianceInputError, variance_decomposition
+    from ..metrics.variance import VarianceInputError, variance_decomposition
 
     sel, why = _model_rows(rows, task)
     if sel is None:
@@ -121,7 +121,7 @@ def boundary_frame(rows, regions: "tuple[str, ...]" = ("band_10", "thin", "bulk"
     """
     import pandas as pd
 
-    from .scoring.aggregate import task_table
+    from ..scoring.aggregate import task_table
 
     sel, why = _model_rows(rows, "matting_boundary")
     if sel is None:
@@ -135,7 +135,7 @@ def mos_agreement_frame(rows, ratings: "str | Path", n_boot: int = 200, seed: in
     """Metric vs MOS agreement per generation task with stored rows and ratings of the same models."""
     import pandas as pd
 
-    from .modules import ModuleInputError, mos_agreement_by_task
+    from ..modules import ModuleInputError, mos_agreement_by_task
 
     try:
         out = mos_agreement_by_task(rows, ratings=ratings, n_boot=n_boot, seed=seed)
@@ -154,7 +154,7 @@ def detectable_frame(rows, task: str, actor_counts: "tuple[int, ...]" = (30, 10,
     """
     import pandas as pd
 
-    from .metrics.power import PowerInputError, detectable_differences
+    from ..metrics.power import PowerInputError, detectable_differences
 
     sel, why = _model_rows(rows, task)
     if sel is None:
@@ -186,7 +186,7 @@ def detectable_frame(rows, task: str, actor_counts: "tuple[int, ...]" = (30, 10,
 
 def noise_floor_markdown(audit_dir: "str | Path") -> list[str]:
     """The "Noise floor under ordinary processing" block from an audit folder (empty list when none)."""
-    from .audit.robustness import load_robustness, robustness_markdown
+    from ..audit.robustness import load_robustness, robustness_markdown
 
     audits = load_robustness(audit_dir)
     if not audits:
@@ -215,7 +215,7 @@ def methods_text(decompositions: "dict[str, Any]") -> str:
 def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, mos: Any = None,
                       preferences: Any = None) -> list[str]:
     """The report's "Findings" section (every table computed from the stored rows); ``preferences``
-    (a pairwise CSV) adds the pairwise source (:mod:`hug_vis_dataset.report_pairwise`)."""
+    (a pairwise CSV) adds the pairwise source (:mod:`hug_vis_dataset.reporting.pairwise`)."""
     md = ["## Findings (measured from the stored rows)", ""]
     tasks = [t for t in catalog.task_names(with_paper_table=True) if rows is not None and (rows["task"] == t).any()]
     md += ["### Significance between leaderboard neighbours", "",
@@ -238,7 +238,7 @@ def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, 
         md += [f"**{task}** (share of variance; {methods_text(decompositions)}):", "",
                markdown_table(wide, 3, index=True), ""]
         if figures and out_dir:
-            from .figures import plot_variance_decomposition
+            from ..figures import plot_variance_decomposition
 
             paths = plot_variance_decomposition(decompositions, out_dir / "figures" / f"variance_{task}",
                                                 title=f"{task}: share of variance")
@@ -262,7 +262,7 @@ def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, 
         frame, why = mos_agreement_frame(rows, mos)
         md += [why if frame.empty else markdown_table(frame, 3), ""]
     if preferences is not None:
-        from .report_pairwise import INTRO, TITLE, pairwise_frames
+        from .pairwise import INTRO, TITLE, pairwise_frames
 
         md += [TITLE, "", INTRO, ""]
         for frame, why in pairwise_frames(rows, preferences, mos):
