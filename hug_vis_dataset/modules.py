@@ -303,7 +303,7 @@ def mos_agreement_by_task(frame, ratings: Any = None, top_k: int = 3, n_boot: in
     import pandas as pd
 
     from .metrics.mos_agreement import metric_mos_agreement_rows, strength_agreement_rows
-    from .mos import clip_means, read_ratings
+    from .studies.mos import clip_means, read_ratings
 
     if ratings is None and preferences is None:
         raise ModuleInputError("metric_mos_agreement needs ratings=<ratings CSV path> (rater, clip_id, model, "

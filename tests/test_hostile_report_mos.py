@@ -11,7 +11,7 @@ import pytest
 from hostile_cli import assert_one_line_error, run_cli, snapshot
 from test_scoring_repo import built, systems  # noqa: F401 - fixture
 
-from hug_vis_dataset.mos import RATING_COLUMNS
+from hug_vis_dataset.studies.mos import RATING_COLUMNS
 from hug_vis_dataset.scoring.runner import evaluate_submission
 
 

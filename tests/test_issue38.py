@@ -145,7 +145,7 @@ def test_collapsed_intervals_carry_a_warning():
     """Item 6: an actor bootstrap over 2 actors with equal means gives low = high; the tables say so."""
     import pandas as pd
 
-    from hug_vis_dataset.mos import mos_intervals, mos_table
+    from hug_vis_dataset.studies.mos import mos_intervals, mos_table
     from hug_vis_dataset.reporting.report import collapsed_intervals
     from hug_vis_dataset.reporting.mos_tables import _mos_html
 

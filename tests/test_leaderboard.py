@@ -402,7 +402,7 @@ def test_a_run_whose_every_metric_needs_weights_is_listed_with_the_command():
 
 
 def test_mos_tables_show_the_study_ratings_and_the_simulated_raters(release, tmp_path):
-    from hug_vis_dataset.mos import mos_table, read_ratings
+    from hug_vis_dataset.studies.mos import mos_table, read_ratings
     from hug_vis_dataset.space.app import Explorer
 
     space = Explorer(release, tmp_path / "results", work_dir=tmp_path / "work")

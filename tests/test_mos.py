@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hug_vis_dataset.mos import (agreement, krippendorff_alpha, mos_metric_agreement, mos_report, mos_table,
+from hug_vis_dataset.studies.mos import (agreement, krippendorff_alpha, mos_metric_agreement, mos_report, mos_table,
                                  read_ratings, validate_ratings)
 
 C1, C2, C3 = ("actor_0001_happy_action_01_script_001", "actor_0001_sad_action_01_script_001",

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hug_vis_dataset.metrics.preference import (PreferenceInputError, bradley_terry, fit_strengths, strengths_table,
+from hug_vis_dataset.studies.bradley_terry import (PreferenceInputError, bradley_terry, fit_strengths, strengths_table,
                                                 win_matrix, win_probability)
-from hug_vis_dataset.metrics.rater_qc import GOLD_HIGH, GOLD_LOW, QcRules, flag_raters, flagged_raters
+from hug_vis_dataset.studies.rater_qc import GOLD_HIGH, GOLD_LOW, QcRules, flag_raters, flagged_raters
 
 
 @pytest.mark.parametrize("w_ab,w_ba", [(3, 1), (1, 1), (7, 2), (1, 9), (2.5, 0.5)])

@@ -15,7 +15,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from hug_vis_dataset.grid import ClipId, iter_grid
-from hug_vis_dataset.mos import RATING_COLUMNS, TASK_CRITERIA, agreement, read_ratings, validate_ratings
+from hug_vis_dataset.studies.mos import RATING_COLUMNS, TASK_CRITERIA, agreement, read_ratings, validate_ratings
 from hug_vis_dataset.synth.ratings import choose_clips, simulate_ratings, write_simulated_ratings
 from hug_vis_dataset.synth.systems import SYSTEMS
 
@@ -343,7 +343,7 @@ def test_unassigned_model_is_reported_not_dropped(grid, tmp_path):
 
 # ----------------------------------------------------------------------------- the simulated study
 def test_simulated_study_follows_the_schedule(grid):
-    from hug_vis_dataset.metrics.rater_qc import flag_raters
+    from hug_vis_dataset.studies.rater_qc import flag_raters
     from hug_vis_dataset.studies.preferences import PreferenceStore
     from hug_vis_dataset.studies.ratings import read_log
     from hug_vis_dataset.studies.schedule import pair_sides
@@ -390,7 +390,7 @@ def test_simulated_study_follows_the_schedule(grid):
 
 
 def test_report_pairwise_findings_and_study_section(grid, tmp_path):
-    from hug_vis_dataset.metrics.preference import bradley_terry
+    from hug_vis_dataset.studies.bradley_terry import bradley_terry
     from hug_vis_dataset.reporting.report import build_report
     from hug_vis_dataset.studies.status import aggregate_ratings
     from hug_vis_dataset.studies.ratings import latest_ratings, read_log

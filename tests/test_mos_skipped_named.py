@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from hug_vis_dataset.escaping import markdown_text
-from hug_vis_dataset.mos import RATING_COLUMNS
+from hug_vis_dataset.studies.mos import RATING_COLUMNS
 from hug_vis_dataset.studies.ratings import LINE_FIX
 
 SHOWN_LINES = 10  # the bound every listing keeps (hug_vis_dataset.skipped_lines.SHOWN_LINES)

@@ -92,7 +92,7 @@ def _release_value(path: Path):
 
 
 def _ratings_value(path: Path):
-    from hug_vis_dataset.mos import RATING_COLUMNS, read_ratings
+    from hug_vis_dataset.studies.mos import RATING_COLUMNS, read_ratings
 
     valid, invalid = read_ratings(path)
     columns = ["line", *RATING_COLUMNS]

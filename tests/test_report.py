@@ -78,7 +78,7 @@ def test_report_mos_joint_view(results, tmp_path):
                  "--mos", str(ratings)]) == 0
     text = (out / "report.md").read_text()
     assert "1 invalid" in text and "Subjective study" in text
-    from hug_vis_dataset.mos import mos_metric_agreement, mos_report
+    from hug_vis_dataset.studies.mos import mos_metric_agreement, mos_report
     from hug_vis_dataset.reporting.report import build_report
 
     table = build_report([results / "res"], None, n_boot=0, figures=False).tables["vision_driven"]

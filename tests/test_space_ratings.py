@@ -187,7 +187,7 @@ def test_space_mos_table_averages_within_clip_then_over_clips():
 
 
 def test_exported_csv_gives_hugvis_mos_the_spaces_mos(tmp_path):
-    from hug_vis_dataset.mos import mos_report
+    from hug_vis_dataset.studies.mos import mos_report
     from hug_vis_dataset.studies.status import aggregate_ratings
 
     store = RatingStore(tmp_path / "r.jsonl")

@@ -169,7 +169,7 @@ def metric_mos_agreement_rows(metric_rows: Any, mos_rows: Any, higher_is_better:
     """:func:`metric_mos_agreement` of per-clip rows, with actor-clustered bootstrap intervals.
 
     System means are plain means over each system's clips (automatic metrics: result rows with
-    status ok and a finite value; MOS: per-clip means over raters, as :func:`hug_vis_dataset.mos.clip_means`
+    status ok and a finite value; MOS: per-clip means over raters, as :func:`hug_vis_dataset.studies.mos.clip_means`
     gives them). The bootstrap draws actors with replacement over both tables together, so a drawn
     actor brings its clips' metric values and ratings, and recomputes rho and tau.
 
@@ -292,7 +292,7 @@ def strength_agreement_rows(preference_rows: Any, mos_rows: Any = None, metric_r
                             task: str = "", prior: float = 0.5):
     """:func:`strength_agreement` from per-answer and per-clip rows (point estimates).
 
-    Strengths are the Bradley-Terry fit per criterion (:func:`hug_vis_dataset.metrics.preference.bradley_terry`,
+    Strengths are the Bradley-Terry fit per criterion (:func:`hug_vis_dataset.studies.bradley_terry.bradley_terry`,
     ``prior`` virtual ties per compared pair); MOS means are means over clips of the per-clip means;
     metric means are means over each system's ok rows with a finite value.
 
@@ -312,7 +312,7 @@ def strength_agreement_rows(preference_rows: Any, mos_rows: Any = None, metric_r
     """
     import pandas as pd
 
-    from .preference import bradley_terry
+    from ..studies.bradley_terry import bradley_terry
 
     prefs = pd.DataFrame(preference_rows)
     strengths = {}

@@ -30,7 +30,7 @@ def _report(args) -> int:
 
 
 def _mos(args) -> int:
-    from ..mos import mos_report
+    from ..studies.mos import mos_report
 
     if str(args.ratings) == "status" and not args.ratings.is_file():
         return _mos_status(args)

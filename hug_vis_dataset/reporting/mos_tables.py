@@ -1,5 +1,5 @@
 """The report's subjective-study section: Tables 6/8/10 (MOS per criterion) from a ratings CSV, the
-raters quality control keeps (:mod:`hug_vis_dataset.mos_qc`), intervals, agreement, and the MOS vs
+raters quality control keeps (:mod:`hug_vis_dataset.studies.mos_qc`), intervals, agreement, and the MOS vs
 automatic-metric joint view. Split from :mod:`hug_vis_dataset.reporting.report`, which calls :func:`_mos_section`."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def mos_model_tasks(models_criteria: "dict[str, set[str]]", summaries: Sequence[
         ...                 [{"task": "vision_driven", "model": "c"}])[0]
         {'a': 'audio_driven', 'b': 'voice_cloning', 'c': 'vision_driven'}
     """
-    from ..mos import TASK_CRITERIA
+    from ..studies.mos import TASK_CRITERIA
 
     stored: dict[str, set[str]] = {}
     for s in summaries:
@@ -73,7 +73,7 @@ def render_mos_table(task: str, mos, fmt: str = "markdown") -> str:
         | a | **4.20** | <u>4.00</u> |
         | b | <u>3.10</u> | **4.50** |
     """
-    from ..mos import CRITERIA, TASK_CRITERIA
+    from ..studies.mos import CRITERIA, TASK_CRITERIA
     from ..tables import render_table
 
     criteria = list(TASK_CRITERIA[task])
@@ -86,7 +86,7 @@ def render_mos_table(task: str, mos, fmt: str = "markdown") -> str:
 
 def _joint_gaps(task: str, criteria: "set[str]", tables, summaries) -> list[str]:
     """Why each rated criterion of ``task`` has no joint-view row (no silent omission)."""
-    from ..mos import MATCHING_METRIC
+    from ..studies.mos import MATCHING_METRIC
 
     gaps = []
     table = tables[task][0] if task in tables else None
@@ -141,13 +141,13 @@ def _mos_section(mos_path, tables, summaries, out_dir, n_boot, formats, files, a
     """Tables 6/8/10 (MOS per criterion, best bold / second underlined), intervals, per-task
     inter-rater agreement, invalid-rating counts, and the MOS vs automatic-metric joint view.
 
-    Raters flagged by the study's quality control (:mod:`hug_vis_dataset.mos_qc`) are left out,
+    Raters flagged by the study's quality control (:mod:`hug_vis_dataset.studies.mos_qc`) are left out,
     and the note under each table says so, unless ``all_raters``."""
     import pandas as pd
 
-    from ..metrics.rater_qc import GOLD_MODELS
-    from ..mos import TASK_CRITERIA, MOSReport, agreement, mos_intervals, mos_metric_agreement, mos_table, read_ratings
-    from ..mos_qc import select_raters
+    from ..studies.rater_qc import GOLD_MODELS
+    from ..studies.mos import TASK_CRITERIA, MOSReport, agreement, mos_intervals, mos_metric_agreement, mos_table, read_ratings
+    from ..studies.mos_qc import select_raters
 
     md = ["## Subjective study (MOS)", ""]
     valid, invalid = read_ratings(mos_path)

@@ -6,7 +6,7 @@ From a pairwise CSV (``hugvis report --preferences``; the synthetic release's
 
 * :func:`strengths_frame` -- per task and criterion, each system's Bradley-Terry log-strength
   (mean 0) with its actor-clustered bootstrap interval, answers, wins, ties and rank
-  (:func:`hug_vis_dataset.metrics.preference.strengths_table`);
+  (:func:`hug_vis_dataset.studies.bradley_terry.strengths_table`);
 * :func:`pairwise_agreement_frame` -- the strengths against the MOS ranking and each automatic
   metric (``metric_mos_agreement``'s pairwise source, :func:`hug_vis_dataset.modules.mos_agreement_by_task`);
 * :func:`pairwise_frames` -- both, for the Findings block (rendered by :mod:`hug_vis_dataset.reporting.findings`).
@@ -41,7 +41,7 @@ def strengths_frame(preferences: Any, n_boot: int = STRENGTH_BOOT, seed: int = 0
     """Bradley-Terry strengths per (task, criterion, system); ``(frame, why-empty)``."""
     import pandas as pd
 
-    from ..metrics.preference import strengths_table
+    from ..studies.bradley_terry import strengths_table
 
     answers = _answers(preferences)
     if answers.empty:

@@ -322,7 +322,7 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
     ``preferences``: a pairwise CSV; its Bradley-Terry strengths and their agreement with the MOS and
     the metrics join the Findings (:mod:`hug_vis_dataset.reporting.pairwise`).
     ``mos_all_raters``: count the raters quality control flags in Tables 6/8/10 (by default they are
-    left out, :mod:`hug_vis_dataset.mos_qc`).
+    left out, :mod:`hug_vis_dataset.studies.mos_qc`).
     ``paper``: print the paper's published rows (:func:`paper_rows`, origin ``paper``) in each
     task table beside the stored rows, ranked only with full-grid runs.
     """

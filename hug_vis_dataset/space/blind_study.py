@@ -18,7 +18,7 @@
   :class:`~hug_vis_dataset.studies.preferences.PreferenceStore` in the same ratings log.
 * **Timing.** The server notes when an item was shown; the answer is stored with ``elapsed`` and
   the media's ``duration`` (seconds), so raters answering faster than the media are flagged
-  (:mod:`hug_vis_dataset.metrics.rater_qc`).
+  (:mod:`hug_vis_dataset.studies.rater_qc`).
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 
 from ..escaping import markdown_text
-from ..metrics.rater_qc import GOLD_HIGH, GOLD_LOW
 from ..studies.anchors import ANCHORS, anchor_markdown, pairwise_markdown
 from ..studies.preferences import PreferenceStore
+from ..studies.rater_qc import GOLD_HIGH, GOLD_LOW
 from ..studies.ratings import RatingError, RatingStore
 from ..studies.schedule import pair_sides
 from ..studies.sessions import SESSIONS_FILE, Session, SessionLog, coverage, coverage_markdown

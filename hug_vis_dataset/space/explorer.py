@@ -131,14 +131,14 @@ class Explorer:
         return board_rows(self.store.runs() if runs is None else runs, *extra)
 
     def mos_qc(self, all_raters: bool = False):
-        """(the study's ratings, the simulated ratings or None) as :class:`~hug_vis_dataset.mos_qc.QcSelection`:
+        """(the study's ratings, the simulated ratings or None) as :class:`~hug_vis_dataset.studies.mos_qc.QcSelection`:
         the study's QC rule (``hugvis mos status``'s, with the study file's thresholds) on each."""
-        from ..mos_qc import select_raters
+        from ..studies.mos_qc import select_raters
 
         try:
             rules = self.mos.spec.qc
         except Exception:  # noqa: BLE001 - a broken study file is reported by the MOS tab; QC keeps its defaults
-            from ..metrics.rater_qc import QcRules
+            from ..studies.rater_qc import QcRules
 
             rules = QcRules()
         live = select_raters(self.mos.ratings.frame(), rules, apply=not all_raters)
@@ -156,7 +156,7 @@ class Explorer:
     def simulated_ratings(self):
         """The synthetic release's simulated ratings (``simulated_systems/mos_ratings.csv``) with their
         task, read once: they are part of the release, so they do not change while the app runs."""
-        from ..mos import read_ratings
+        from ..studies.mos import read_ratings
         from ..studies.ratings import CRITERIA
 
         path = self.release_dir / SIMULATED_SYSTEMS_DIR / SIMULATED_RATINGS_FILE

@@ -15,7 +15,7 @@ The sliders go back to :data:`NEUTRAL_SCORE` whenever the task, system or clip c
 first item is shown as soon as the page opens. Ratings go to a
 :class:`~hug_vis_dataset.studies.ratings.RatingStore`: one rating per (rater, task, clip, model,
 criterion), a resubmission replaces the earlier one (latest wins, by the store's sequence
-number); aggregation is :mod:`hug_vis_dataset.mos`'s, so the Space's MOS equals ``hugvis mos``'s
+number); aggregation is :mod:`hug_vis_dataset.studies.mos`'s, so the Space's MOS equals ``hugvis mos``'s
 on the same (deduplicated) ratings. Where they live: :func:`ratings_location`.
 
 Dropdown values can be forged by a client, so the server decides what may be rated: the store
@@ -166,7 +166,7 @@ class MosStudy:
         a clip of the release and a system with an output for that clip. The criteria are checked
         by the store (:func:`~hug_vis_dataset.studies.ratings.validate_rating`).
         """
-        from ..metrics.rater_qc import is_gold
+        from ..studies.rater_qc import is_gold
 
         if is_gold(system) and task in CRITERIA:
             # Gold items rate the clip's own recording (or its degraded copy): any clip of the release.

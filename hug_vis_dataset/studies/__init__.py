@@ -1,4 +1,14 @@
-"""Subjective studies: the study file (:mod:`.spec`), the balanced schedule (:mod:`.schedule`) and
-the per-rater sessions with their opaque item codes (:mod:`.sessions`). ``docs/MOS.md`` describes
-the protocols; the math of quality control and of pairwise preference lives in
-:mod:`hug_vis_dataset.metrics.rater_qc` and :mod:`hug_vis_dataset.metrics.preference`."""
+"""The human study, everything but its forms: what the Space's rater tabs, ``hugvis mos``, ``hugvis mos status``
+and the report's MOS tables call.
+
+It owns the study file (:mod:`.spec`), the balanced schedule (:mod:`.schedule`), the per-rater sessions
+with their opaque item codes (:mod:`.sessions`), the rating scale's anchors (:mod:`.anchors`); the ratings
+log the Space appends to (:mod:`.ratings`, latest rating wins) and its pairwise answers
+(:mod:`.preferences`), a pairwise CSV export (:mod:`.answers`); the MOS arithmetic of a ratings CSV
+(:mod:`.mos`), rater quality control (:mod:`.rater_qc`, the rules; :mod:`.mos_qc`, the raters the MOS
+tables keep), Bradley-Terry strengths (:mod:`.bradley_terry`) and the study's status with the MOS
+table of a log (:mod:`.status`). ``docs/MOS.md`` describes the protocols. The Gradio layout lives in
+:mod:`hug_vis_dataset.space` (``mos_study``, ``blind_study``, ``session_form``, ``pairwise_form``); the
+report's blocks in :mod:`hug_vis_dataset.reporting`; the MOS-metric agreement metric in
+:mod:`hug_vis_dataset.metrics.mos_agreement`.
+"""

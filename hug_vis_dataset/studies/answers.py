@@ -25,9 +25,9 @@ from pathlib import Path
 
 from ..errors import HugvisError
 from ..grid import ClipId, ClipIdError
-from ..metrics.preference import LOSS, PREFERENCE_COLUMNS, TIE, WIN
 from ..readers import InputFileError
 from ..readers.csv_files import read_csv_table
+from .bradley_terry import LOSS, PREFERENCE_COLUMNS, TIE, WIN
 
 #: Columns a pairwise CSV must have (the task names which study table a pair belongs to).
 PAIRWISE_CSV_COLUMNS: tuple[str, ...] = ("rater", "task") + tuple(c for c in PREFERENCE_COLUMNS if c != "rater")
@@ -38,7 +38,7 @@ class PreferencesFileError(HugvisError, ValueError):
 
 
 def read_preferences(path: "str | Path"):
-    """A pairwise CSV as a frame for :func:`hug_vis_dataset.metrics.preference.strengths_table`.
+    """A pairwise CSV as a frame for :func:`hug_vis_dataset.studies.bradley_terry.strengths_table`.
 
     Raises:
         PreferencesFileError: a missing file or column, an outcome not in {0, 0.5, 1}, a system

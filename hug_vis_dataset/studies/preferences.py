@@ -13,7 +13,7 @@ criterion, written under the same file lock with the next sequence number ``seq`
      "elapsed": 4.1, "duration": 1.0}
 
 ``system_a`` / ``system_b`` are the pair in the study's order; ``outcome`` is 1 when ``system_a`` is
-better, 0 when ``system_b`` is, 0.5 for a tie (what :mod:`hug_vis_dataset.metrics.preference`
+better, 0 when ``system_b`` is, 0.5 for a tie (what :mod:`hug_vis_dataset.studies.bradley_terry`
 fits); ``left`` is the system the rater saw as "A" (the randomised side, recorded).
 
 Example:
@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from ..grid import ClipId, ClipIdError
-from ..metrics.preference import LOSS, TIE, WIN
 from ..readers.json_files import loads_strict
 from ..results import name_problem
+from .bradley_terry import LOSS, TIE, WIN
 from .ratings import (CRITERIA, EXTRA_COLUMNS, LINE_FIX, PREFERENCE_KIND, _SEQ_RE, RatingError,
                       _ends_without_newline, validate_extra)
 

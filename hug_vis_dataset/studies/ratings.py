@@ -12,7 +12,7 @@ is kept for the audit only). A rater who resubmits the same clip and system *rep
 earlier scores: :func:`latest_ratings` keeps, per key, the line with the largest ``seq``, and
 :meth:`RatingStore.add` reports which earlier scores it replaced. The task is part of the key
 because one system name can be rated under several tasks. The history stays on disk
-(:meth:`RatingStore.history`); aggregation (:mod:`hug_vis_dataset.mos`) reads
+(:meth:`RatingStore.history`); aggregation (:mod:`hug_vis_dataset.studies.mos`) reads
 :meth:`RatingStore.frame`, the resolved ratings.
 
 This differs on purpose from a ratings CSV given to ``hugvis mos`` / ``hugvis report --mos``
@@ -64,15 +64,15 @@ from typing import Callable, Iterator, Mapping, NamedTuple
 
 from ..catalog import MOS_SCALE
 from ..grid import ClipId, ClipIdError
-from ..mos import CRITERIA as MOS_CRITERIA
-from ..mos import TASK_CRITERIA
 from ..readers import InputFileError
 from ..readers.json_files import loads_strict
 from ..results import name_problem
 from ..skipped_lines import SHOWN_LINES
+from .mos import CRITERIA as MOS_CRITERIA
+from .mos import TASK_CRITERIA
 
 # The paper's criteria per task and their labels come from the MOS module, so what the form
-# stores is exactly what hug_vis_dataset.mos aggregates.
+# stores is exactly what hug_vis_dataset.studies.mos aggregates.
 CRITERIA: dict[str, tuple[str, ...]] = TASK_CRITERIA
 CRITERION_LABELS: dict[str, str] = MOS_CRITERIA
 #: Criterion slots a rating form holds (the task with the most criteria fills them all).
@@ -80,7 +80,7 @@ MAX_CRITERIA = max(len(c) for c in CRITERIA.values())
 RATING_COLUMNS: tuple[str, ...] = ("rater", "task", "clip_id", "model", "criterion", "score", "seq", "time")
 #: Optional fields a study's submission adds (None when absent): the study's name, the opaque item
 #: code the rater answered, seconds from showing the item to the answer, and the media's duration
-#: (quality control, :mod:`hug_vis_dataset.metrics.rater_qc`).
+#: (quality control, :mod:`hug_vis_dataset.studies.rater_qc`).
 EXTRA_COLUMNS: tuple[str, ...] = ("study", "item", "elapsed", "duration")
 FRAME_COLUMNS: tuple[str, ...] = RATING_COLUMNS + EXTRA_COLUMNS
 #: One rating per key: a later submission (larger ``seq``) replaces an earlier one.
@@ -255,7 +255,7 @@ class RatingStore:
         The CSV has no task column, so ``task`` picks one task's ratings (None: all; then a
         system name rated under two tasks gives duplicates, which ``hugvis mos`` excludes).
         """
-        from ..mos import RATING_COLUMNS as CSV_COLUMNS
+        from .mos import RATING_COLUMNS as CSV_COLUMNS
 
         frame = self.frame()
         if task is not None:

@@ -34,9 +34,9 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import HugvisError
 from ..grid import ClipId, ClipIdError
-from ..metrics.rater_qc import GOLD_HIGH, GOLD_LOW, QcRules
-from ..mos import TASK_CRITERIA
 from ..results import name_problem
+from .mos import TASK_CRITERIA
+from .rater_qc import GOLD_HIGH, GOLD_LOW, QcRules
 
 MOS, PAIRWISE = "mos", "pairwise"
 PROTOCOLS = (MOS, PAIRWISE)
@@ -55,7 +55,7 @@ class StudyItem:
     """One thing to answer: a clip of a task with one system (MOS) or two (pairwise), or a gold item.
 
     ``kind`` is ``system``, or ``gold`` for the quality-control items (their one "system" is
-    :data:`~hug_vis_dataset.metrics.rater_qc.GOLD_HIGH` or ``GOLD_LOW``).
+    :data:`~hug_vis_dataset.studies.rater_qc.GOLD_HIGH` or ``GOLD_LOW``).
     """
 
     task: str

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..escaping import one_line
-from ..metrics.rater_qc import GOLD_MODELS
 from ..skipped_lines import listed
+from .rater_qc import GOLD_MODELS
 from .sessions import SESSIONS_FILE, SessionLog, coverage
 
 #: Bootstrap replicates of the strengths' intervals shown by the status.
@@ -40,7 +40,7 @@ class StudyStatus:
 def read_status(study_path: "str | Path", ratings_path: "str | Path", clip_ids: "list[str] | None" = None,
                 n_boot: int = STATUS_BOOT) -> StudyStatus:
     """The measurements of ``hugvis mos status`` for one study file over one ratings log."""
-    from ..metrics.rater_qc import flag_raters
+    from .rater_qc import flag_raters
     from .spec import PAIRWISE, load_study
     from .ratings import latest_ratings, read_log
 
@@ -81,7 +81,7 @@ def _table(spec, answers, exclude: "set[str]", n_boot: int):
 
     if spec.protocol != PAIRWISE:
         return aggregate_ratings(answers, exclude_raters=exclude)
-    from ..metrics.preference import strengths_table
+    from .bradley_terry import strengths_table
 
     kept = answers[~answers["rater"].isin(list(exclude))]
     parts = []
@@ -93,7 +93,7 @@ def _table(spec, answers, exclude: "set[str]", n_boot: int):
 
 
 def _alphas(answers) -> list[str]:
-    from ..mos import RATING_COLUMNS, agreement, validate_ratings
+    from .mos import RATING_COLUMNS, agreement, validate_ratings
 
     rated = answers[~answers["model"].isin(GOLD_MODELS)]
     lines = []
@@ -168,14 +168,14 @@ def study_markdown(study_paths: Sequence["str | Path"], ratings_path: "str | Pat
 
 
 def aggregate_ratings(frame, exclude_raters=()):
-    """MOS per (task, model, criterion) with :mod:`hug_vis_dataset.mos` (ratings averaged within
+    """MOS per (task, model, criterion) with :mod:`hug_vis_dataset.studies.mos` (ratings averaged within
     each clip, then over clips), its 95% actor-clustered bootstrap interval, and the number of
     clips, ratings and raters behind it.
 
     ``frame`` holds one rating per (rater, task, clip, model, criterion) (the store's
     :meth:`~hug_vis_dataset.studies.ratings.RatingStore.frame`); a duplicate left in it is
-    excluded by :func:`hug_vis_dataset.mos.validate_ratings`, every copy. Gold items
-    (:data:`~hug_vis_dataset.metrics.rater_qc.GOLD_MODELS`) are quality control, never a MOS row;
+    excluded by :func:`hug_vis_dataset.studies.mos.validate_ratings`, every copy. Gold items
+    (:data:`~hug_vis_dataset.studies.rater_qc.GOLD_MODELS`) are quality control, never a MOS row;
     ``exclude_raters`` (e.g. the flagged ones) are left out.
 
     Columns: ``task, model, criterion, mos, ci_low, ci_high, n_clips, n_ratings, n_raters``
@@ -184,7 +184,7 @@ def aggregate_ratings(frame, exclude_raters=()):
     import numpy as np
     import pandas as pd
 
-    from ..mos import RATING_COLUMNS, mos_intervals, mos_table, validate_ratings
+    from .mos import RATING_COLUMNS, mos_intervals, mos_table, validate_ratings
     from .ratings import CRITERION_LABELS
 
     columns = ["task", "model", "criterion", "mos", "ci_low", "ci_high", "n_clips", "n_ratings", "n_raters"]

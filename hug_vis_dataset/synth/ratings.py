@@ -1,7 +1,7 @@
 """Simulated subjective study of the synthetic grid, in the format of a real blind study.
 
 **These are simulated raters, not human judgements.** They exist to exercise the study pipeline
-(:mod:`hug_vis_dataset.studies`, :mod:`hug_vis_dataset.mos`, ``hugvis mos``, ``hugvis mos status``,
+(:mod:`hug_vis_dataset.studies`, :mod:`hug_vis_dataset.studies.mos`, ``hugvis mos``, ``hugvis mos status``,
 the MOS, quality-control and pairwise sections of ``hugvis report``) end to end on the synthetic
 grid; no conclusion about perception may be drawn from them.
 
@@ -69,9 +69,9 @@ import numpy as np
 
 from ..grid import ClipId
 from ..layout import SIMULATED_RATINGS_FILE
-from ..metrics.rater_qc import GOLD_HIGH, GOLD_LOW
-from ..mos import RATING_COLUMNS, TASK_CRITERIA
 from ..readers.json_files import read_json, require_fields
+from ..studies.mos import RATING_COLUMNS, TASK_CRITERIA
+from ..studies.rater_qc import GOLD_HIGH, GOLD_LOW
 from ..studies.schedule import pair_sides, plan_session, session_rng, session_seed
 from ..studies.sessions import SESSIONS_FILE, item_code
 from ..studies.spec import StudyItem, StudySpec, study_from_mapping
@@ -191,7 +191,7 @@ def simulate_study(clip_ids: Sequence[str], systems: Mapping[str, Mapping[str, f
     Args:
         clip_ids: the grid's clip ids; a subset per actor is rated (:func:`choose_clips`).
         systems: task -> {system name: degradation strength in [0, 1]}; tasks without MOS
-            criteria (:data:`hug_vis_dataset.mos.TASK_CRITERIA`) are ignored.
+            criteria (:data:`hug_vis_dataset.studies.mos.TASK_CRITERIA`) are ignored.
         seed: every draw derives from it (and the studies' seed is it).
         n_raters: size of the rater pool (``sim_rater_01`` ...).
         careless: how many of them (the last ones) answer at random and too fast.
@@ -312,7 +312,7 @@ def _csv(rows: Sequence[Mapping], columns: Sequence[str]) -> str:
 
 
 def ratings_csv(rows: Sequence[Mapping]) -> str:
-    """MOS rows as CSV text (:data:`hug_vis_dataset.mos.RATING_COLUMNS`, then the study fields when the
+    """MOS rows as CSV text (:data:`hug_vis_dataset.studies.mos.RATING_COLUMNS`, then the study fields when the
     rows have them) with ``\\n`` line ends."""
     columns = list(RATING_COLUMNS) + [c for c in STUDY_COLUMNS if rows and c in rows[0]]
     return _csv(rows, columns)

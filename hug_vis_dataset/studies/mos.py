@@ -35,10 +35,10 @@ from typing import Sequence
 
 import numpy as np
 
-from .errors import HugvisError
-from .escaping import one_line
-from .skipped_lines import SHOWN_LINES, listed
-from .stats import format_interval
+from ..errors import HugvisError
+from ..escaping import one_line
+from ..skipped_lines import SHOWN_LINES, listed
+from ..stats import format_interval
 
 CRITERIA: dict[str, str] = {
     "id_similarity": "ID Similarity",
@@ -81,7 +81,7 @@ def validate_ratings(frame) -> "tuple[object, object]":
     """
     import pandas as pd
 
-    from .grid import ClipId, ClipIdError
+    from ..grid import ClipId, ClipIdError
 
     missing = [c for c in RATING_COLUMNS if c not in frame.columns]
     if missing:
@@ -141,8 +141,8 @@ def read_ratings(path: "str | Path"):
         RatingsFileError: missing or empty file, header only, ``;``/tab separators, missing
             columns, unparsable CSV; the message names the file and the fix.
     """
-    from .readers import InputFileError
-    from .readers.csv_files import read_csv_table
+    from ..readers import InputFileError
+    from ..readers.csv_files import read_csv_table
 
     path = Path(path)
     if not path.is_file():
@@ -175,7 +175,7 @@ def _ratings_file_problem(err, header: str) -> str:
 def clip_means(valid):
     """Mean score per (model, criterion, clip) over raters."""
     if "actor_id" not in valid.columns:
-        from .grid import ClipId
+        from ..grid import ClipId
 
         valid = valid.assign(actor_id=valid["clip_id"].map(lambda c: ClipId.parse(c).actor_id))
     return valid.groupby(["model", "criterion", "clip_id", "actor_id"], sort=True)["score"].mean().reset_index()
@@ -195,7 +195,7 @@ def mos_table(valid):
 
 def mos_intervals(valid, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> dict:
     """Actor-clustered bootstrap interval of every (model, criterion) MOS."""
-    from .stats import bootstrap_ci
+    from ..stats import bootstrap_ci
 
     per_clip = clip_means(valid)
 
@@ -281,8 +281,8 @@ def mos_metric_agreement(mos, auto, task: str, mapping: "dict[str, str] | None" 
     Lower-is-better metrics are negated first, so a positive rho always means agreement. Also
     reports whether both name the same best model (the paper: they agree in trend, not at the top).
     """
-    from . import catalog
-    from .stats import spearman
+    from .. import catalog
+    from ..stats import spearman
 
     rows = []
     for criterion, metric in (mapping or MATCHING_METRIC.get(task, {})).items():

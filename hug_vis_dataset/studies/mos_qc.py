@@ -1,6 +1,6 @@
 """The study's rater quality control applied to the MOS tables (Tables 6, 8, 10) of the Space and the report.
 
-``hugvis mos status`` flags raters with :func:`hug_vis_dataset.metrics.rater_qc.flag_raters` (gold answers
+``hugvis mos status`` flags raters with :func:`hug_vis_dataset.studies.rater_qc.flag_raters` (gold answers
 that contradict the gold item, answers faster than the media). The MOS tables apply the same function to
 the ratings they aggregate and, by default, leave the flagged raters out; the note under each table says
 how many raters were kept and flagged, by which rule, and how to see every rater (the Space's
@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .metrics.rater_qc import GOLD_MODELS, QcRules, flag_raters
+from .rater_qc import GOLD_MODELS, QcRules, flag_raters
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class QcSelection:
 
     Attributes:
         raters: every rater with a (non-gold) rating, sorted.
-        flagged: rater -> why :func:`~hug_vis_dataset.metrics.rater_qc.flag_raters` flags them.
+        flagged: rater -> why :func:`~hug_vis_dataset.studies.rater_qc.flag_raters` flags them.
         rules: the thresholds used.
         applied: whether the flagged raters are left out (False: the unfiltered view).
         gold: whether the ratings had gold answers to check; ``timed``: answer times.
@@ -80,7 +80,7 @@ def select_raters(ratings: Any, rules: QcRules = QcRules(), apply: bool = True) 
     Args:
         ratings: one row per score with ``rater``, ``model``, ``score`` and ``clip_id`` (or ``item``:
             the answer's code), optionally ``elapsed`` and ``duration`` (seconds) and gold rows
-            (:data:`~hug_vis_dataset.metrics.rater_qc.GOLD_MODELS`).
+            (:data:`~hug_vis_dataset.studies.rater_qc.GOLD_MODELS`).
         rules: the study's thresholds (``StudySpec.qc``).
         apply: False for the unfiltered view (flags still computed and named).
     """
