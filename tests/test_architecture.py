@@ -29,6 +29,11 @@ cycle, or the parts cannot be layered even when the modules are acyclic.
 :data:`SINGLE_JOB_MODULES` with the reason they are one job (bounded by :data:`SINGLE_JOB_MAX_LINES`);
 the largest few are printed by ``pytest -s`` so the margin is visible.
 
+**One home per concept** (:func:`misplaced_modules`): the report's modules live in ``reporting/``, the
+human study's in ``studies/`` (the Space keeps only its forms), so a module named ``report*``, ``mos*`` or after
+a study part outside them is a second home, unless :data:`CONCEPT_EXCEPTIONS` says why it is another concept;
+the Markdown table renderer is defined once, in ``tables.py``, and imported from there only.
+
 **One CLI convention.** Every sub-command is registered by ``register(subparsers)`` in a module named
 ``commands`` inside its feature's package; ``cli.COMMAND_MODULES`` lists exactly those modules, and no
 other module builds argparse sub-parsers (docs/CONVENTIONS.md).
@@ -375,6 +380,83 @@ def test_every_sub_command_registers_from_a_commands_module():
     assert elsewhere == []
 
 
+
+# ----------------------------------------------------------------------------- one home per concept
+#: Module name prefixes of a concept -> the packages it may live in (docs/ARCHITECTURE.md): the study's
+#: logic in studies/, the report's blocks (the MOS tables among them) in reporting/.
+CONCEPT_HOMES: dict[str, "str | tuple[str, ...]"] = {
+    "report": "reporting",
+    "mos": ("studies", "reporting"),
+    "rater_qc": "studies",
+    "bradley_terry": "studies",
+    "preference": "studies",
+    "study": "studies",
+    "ratings": "studies",
+}
+#: Modules whose names match a concept but are another one, with why.
+CONCEPT_EXCEPTIONS: dict[str, str] = {
+    "validate/report.py": "the validation report of hugvis validate (problems of a release), not the results report",
+    "metrics/mos_agreement.py": "the math of the metric_mos_agreement evaluate module: a metric, beside the others",
+    "space/mos_study.py": "the Gradio layout of the MOS study tab (its logic is in studies/)",
+    "synth/ratings.py": "the synthetic release's simulated ratings (a generator, like the rest of synth/)",
+}
+#: The one Markdown table renderer: where it is defined, the one module it is imported from.
+MARKDOWN_RENDERER = ("markdown_table", "tables")
+
+
+def misplaced_modules(package_dir: Path, homes: dict, exceptions: dict[str, str]) -> list[str]:
+    """Modules named after a concept (a prefix of ``homes``) that live outside that concept's packages."""
+    out = []
+    for path in sorted(package_dir.rglob("*.py")):
+        relative = path.relative_to(package_dir).as_posix()
+        for prefix, home in homes.items():
+            allowed = (home,) if isinstance(home, str) else home
+            if (path.stem.startswith(prefix) and relative.split("/")[0] not in allowed
+                    and relative not in exceptions):
+                out.append(f"{relative}: belongs in {' or '.join(f'{h}/' for h in allowed)}")
+    return out
+
+
+def renderer_homes(package_dir: Path, package: str, name: str) -> tuple[list[str], list[str]]:
+    """(modules defining a function ``name``, modules ``name`` is imported from), as dotted names."""
+    modules = module_files(package_dir, package)
+    defined, imported = set(), set()
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        defined |= {module for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name == name}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and any(alias.name == name for alias in node.names):
+                imported.add(_resolve_relative(_package_of(module, path), node.level, node.module)
+                             if node.level else (node.module or ""))
+    return sorted(defined), sorted(imported)
+
+
+def test_concept_checker_finds_a_second_home(tmp_path):
+    package = _write_package(tmp_path, {
+        "__init__.py": "", "report_extra.py": "", "reporting/__init__.py": "", "reporting/report.py": "",
+        "space/mos_form.py": "", "space/study_ok.py": "", "studies/mos.py": "",
+        "tables.py": "def markdown_table():\n    pass\n",
+        "leaderboard.py": "from .tables import markdown_table\n",
+        "status.py": "from .reporting.report import markdown_table\n",
+    })
+    homes = {"report": "reporting", "mos": ("studies", "reporting"), "study": "studies"}
+    assert misplaced_modules(package, homes, {"space/study_ok.py": "why"}) == [
+        "report_extra.py: belongs in reporting/", "space/mos_form.py: belongs in studies/ or reporting/"]
+    assert renderer_homes(package, "pkg", "markdown_table") == (["pkg.tables"], ["pkg.reporting.report", "pkg.tables"])
+
+
+def test_each_concept_lives_in_its_package():
+    misplaced = misplaced_modules(PACKAGE_DIR, CONCEPT_HOMES, CONCEPT_EXCEPTIONS)
+    assert misplaced == [], "modules outside their concept's package:\n" + "\n".join(misplaced)
+    files = {p.relative_to(PACKAGE_DIR).as_posix() for p in PACKAGE_DIR.rglob("*.py")}
+    assert [path for path in CONCEPT_EXCEPTIONS if path not in files] == []  # no stale exception
+
+
+def test_the_markdown_table_renderer_has_one_home():
+    name, home = MARKDOWN_RENDERER
+    defined, imported = renderer_homes(PACKAGE_DIR, "hug_vis_dataset", name)
+    assert defined == [f"hug_vis_dataset.{home}"]
+    assert imported == [f"hug_vis_dataset.{home}"]
 
 
 if __name__ == "__main__":  # pragma: no cover
