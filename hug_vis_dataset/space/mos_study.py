@@ -42,9 +42,9 @@ from ..escaping import markdown_text
 from ..layout import SIMULATED_SYSTEMS_DIR
 from ..leaderboard.store import RATINGS_FILE
 from ..skipped_lines import listed
+from ..studies.blind_study import VOICE_TASK
 from ..studies.ratings import CRITERIA, CRITERION_LABELS, MAX_CRITERIA, RatingError, RatingStore
 from ..studies.status import aggregate_ratings
-from .blind_study import VOICE_TASK
 from .session_form import connect_session, item_updates, session_footer
 
 #: The middle of the 1..5 scale: every slider starts here for each new item.
@@ -134,10 +134,10 @@ class MosStudy:
 
     @property
     def blind(self):
-        """The blind rater sessions (:class:`~hug_vis_dataset.space.blind_study.BlindStudy`),
+        """The blind rater sessions (:class:`~hug_vis_dataset.studies.blind_study.BlindStudy`),
         kept next to the ratings file."""
         if self._blind is None:
-            from .blind_study import BlindStudy
+            from ..studies.blind_study import BlindStudy
 
             self._blind = BlindStudy(self, self.spec, self.ratings.path.parent)
         return self._blind
@@ -293,7 +293,7 @@ def build_mos_tab(study: MosStudy, demo=None) -> None:
     """The blind MOS study's components and events; call inside a ``gr.Tab`` of ``demo``.
 
     The rater enters an id and presses *Start / resume*; items come one at a time under opaque
-    codes (:class:`~hug_vis_dataset.space.blind_study.BlindStudy`), every criterion with its
+    codes (:class:`~hug_vis_dataset.studies.blind_study.BlindStudy`), every criterion with its
     question and anchors, unset until answered. Nothing on the page names a system. The coverage
     view (items by number of ratings, raters, completion) is under *Study coverage*.
 

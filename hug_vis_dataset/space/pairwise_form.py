@@ -1,7 +1,7 @@
 """The Space's pairwise-preference form: two systems on the same clip, side by side, blind.
 
 Wired by :func:`hug_vis_dataset.space.mos_study.build_mos_tab` when the study file says
-``"protocol": "pairwise"``; the callbacks are :class:`~hug_vis_dataset.space.blind_study.BlindStudy`'s
+``"protocol": "pairwise"``; the callbacks are :class:`~hug_vis_dataset.studies.blind_study.BlindStudy`'s
 (the same sessions, codes, resume and coverage as the MOS form). What a rater sees for one item:
 
 * video tasks: the **source portrait**, then "Video A" and "Video B" side by side; voice cloning:

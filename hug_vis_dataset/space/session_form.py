@@ -1,6 +1,6 @@
 """What the MOS form and the pairwise form share: one item's updates and the session's two handlers.
 
-Both forms show one item of a rater's blind session at a time (:class:`~hug_vis_dataset.space.blind_study.BlindStudy`):
+Both forms show one item of a rater's blind session at a time (:class:`~hug_vis_dataset.studies.blind_study.BlindStudy`):
 media (video or speech, per task), one slot per criterion (its anchors or question, an answer that
 starts unset), and a submit button; Start / resume opens or resumes the rater's session and Submit
 stores the answer or names what is missing, keeping the item on screen.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from .blind_study import VOICE_TASK
+from ..studies.blind_study import VOICE_TASK
 from ..studies.ratings import MAX_CRITERIA
 
 

@@ -34,13 +34,13 @@ from typing import Any
 import numpy as np
 
 from ..escaping import markdown_text
-from ..studies.anchors import ANCHORS, anchor_markdown, pairwise_markdown
-from ..studies.preferences import PreferenceStore
-from ..studies.rater_qc import GOLD_HIGH, GOLD_LOW
-from ..studies.ratings import RatingError, RatingStore
-from ..studies.schedule import pair_sides
-from ..studies.sessions import SESSIONS_FILE, Session, SessionLog, coverage, coverage_markdown
-from ..studies.spec import PAIRWISE, StudyItem, StudySpec
+from .anchors import ANCHORS, anchor_markdown, pairwise_markdown
+from .preferences import PreferenceStore
+from .rater_qc import GOLD_HIGH, GOLD_LOW
+from .ratings import RatingError, RatingStore
+from .schedule import pair_sides
+from .sessions import SESSIONS_FILE, Session, SessionLog, coverage, coverage_markdown
+from .spec import PAIRWISE, StudyItem, StudySpec
 
 VOICE_TASK = "voice_cloning"
 
