@@ -16,6 +16,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from ..metrics.exact_sum import ExactSum
 from .base import ClipScores, SubmissionError, TaskScorer
 from .fid_features import CACHE_KIND, PassFeatures, fid_batch, narrow, reference_entry
 from .submission import check_video
@@ -37,19 +38,19 @@ def frame_metric_sums(prediction: str, reference_video: str, metrics: Sequence[s
     batch = int(batch_size or (1 if models.device == "cpu" else 8))
     functions = {"psnr": psnr_frames, "ssim": ssim_frames,
                  "lpips": lambda p, r: lpips_frames(models.get("lpips"), p, r, batch)}
-    sums = {m: 0.0 for m in metrics}
+    sums = {m: ExactSum() for m in metrics}  # exact: the mean cannot depend on chunking
     n = 0
     for p, r in paired_video_chunks(prediction, reference_video, chunk_frames):
         if p.shape != r.shape:
             raise SubmissionError(f"frames {p.shape[1:]} differ from the reference's {r.shape[1:]}")
         for metric in metrics:
-            sums[metric] += float(np.sum(functions[metric](p, r)))
+            sums[metric].add(functions[metric](p, r))
         n += len(p)
     if n == 0:
         raise SubmissionError("no frames to compare with the reference video")
     # Container counts (demuxed, not decoded): the surplus needs no second decode.
     total = max(video_info(prediction).frames, video_info(reference_video).frames)
-    return ClipScores({m: v / n for m, v in sums.items()}, notes={"frames": n, "frames_dropped": total - n})
+    return ClipScores({m: v.value() / n for m, v in sums.items()}, notes={"frames": n, "frames_dropped": total - n})
 
 
 def portrait_embedding(portrait: str, models) -> np.ndarray:
@@ -160,7 +161,7 @@ def video_pass(prediction: str, reference: Mapping[str, str], metrics: Sequence[
             errors["csim"] = f"{type(err).__name__}: {err}"
     # FID's Inception features of this decode, when the run scores FID (tasks/fid_features.py).
     fid = PassFeatures.start(reference.get("video"), models, options)
-    sums = {m: 0.0 for m in frame_metrics}
+    sums = {m: ExactSum() for m in frame_metrics}  # exact: the mean cannot depend on chunking
     n = surplus = 0
     paired = frame_metrics or (fid is not None and fid.wants_reference)
     for p, r in _paired_or_alone(prediction, reference["video"] if paired else None, chunk):
@@ -170,7 +171,7 @@ def video_pass(prediction: str, reference: Mapping[str, str], metrics: Sequence[
                 errors.update({m: why for m in frame_metrics})
             else:
                 for metric in frame_metrics:
-                    sums[metric] += float(np.sum(functions[metric](p, r)))
+                    sums[metric].add(functions[metric](p, r))
                 n += len(p)
         elif r is None:
             surplus += len(p)
@@ -195,7 +196,7 @@ def video_pass(prediction: str, reference: Mapping[str, str], metrics: Sequence[
         else:
             from ..media import video_info
 
-            scores.values.update({m: v / n for m, v in sums.items()})
+            scores.values.update({m: v.value() / n for m, v in sums.items()})
             scores.notes.update(frames=n, frames_dropped=max(surplus, video_info(reference["video"]).frames - n))
     if csim is not None and "csim" not in errors:
         try:
