@@ -27,7 +27,7 @@ from hug_vis_dataset.readers.parquet_files import ParquetSchema, open_parquet, r
 
 from test_builder import CLIPS, make_release
 
-FUZZ = settings(max_examples=40, deadline=None, derandomize=True,
+FUZZ = settings(max_examples=40, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 #: For readers whose example costs a millisecond or so (a WAV header, a small rows file).
 FUZZ_MORE = settings(FUZZ, max_examples=150)

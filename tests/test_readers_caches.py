@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from hug_vis_dataset.features_cache import FeatureCache
 from hug_vis_dataset.hashing import DigestCache
 
-FUZZ = settings(max_examples=40, deadline=None, derandomize=True,
+FUZZ = settings(max_examples=40, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 

@@ -29,7 +29,7 @@ from hug_vis_dataset.readers import InputFileError
 from hug_vis_dataset.readers.csv_files import read_csv_table
 from hug_vis_dataset.readers.json_files import iter_json_lines, loads_strict, read_json, require_fields
 
-FUZZ = settings(max_examples=30, deadline=None, derandomize=True,
+FUZZ = settings(max_examples=30, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 ERROR = "error"
 
