@@ -52,6 +52,17 @@ def _groups(sel, task: str):
     return [(s, sel[setting == s]) for s in sorted(set(setting))]
 
 
+def _compared_metrics(sel, task: str):
+    """``(group, metric, spec, rows)`` of each per-clip table metric that at least two models share, per
+    comparable group: what the neighbour tests and the detectable differences both compare."""
+    for group, part in _groups(sel, task):
+        for metric in catalog.table_metrics(task):
+            spec = catalog.spec(metric)
+            one = part[part["metric"] == metric]
+            if one["model"].nunique() >= 2 and spec.mode != catalog.SET_LEVEL:
+                yield group, metric, spec, one
+
+
 def significance_frame(rows, task: str, n_resamples: int = 9999, n_boot: int = 2000, seed: int = 0):
     """Each table metric's leaderboard neighbours, tested on their common clips (actors as clusters).
 
@@ -67,15 +78,10 @@ def significance_frame(rows, task: str, n_resamples: int = 9999, n_boot: int = 2
     if sel is None:
         return pd.DataFrame(), why
     records = []
-    for group, part in _groups(sel, task):
-        for metric in catalog.table_metrics(task):
-            one = part[part["metric"] == metric]
-            if one["model"].nunique() < 2 or catalog.spec(metric).mode == catalog.SET_LEVEL:
-                continue
-            for test in neighbour_tests(one, catalog.spec(metric).higher_is_better, n_resamples=n_resamples,
-                                        n_boot=n_boot, seed=seed):
-                records.append({"group": group, "metric": metric, **{k: test[k] for k in (
-                    "model", "next_model", "difference", "ci_low", "ci_high", "p_value", "n_actors", "verdict")}})
+    for group, metric, spec, one in _compared_metrics(sel, task):
+        for test in neighbour_tests(one, spec.higher_is_better, n_resamples=n_resamples, n_boot=n_boot, seed=seed):
+            records.append({"group": group, "metric": metric, **{k: test[k] for k in (
+                "model", "next_model", "difference", "ci_low", "ci_high", "p_value", "n_actors", "verdict")}})
     if not records:
         return pd.DataFrame(), f"{task}: fewer than two models share a per-clip metric"
     return pd.DataFrame(records), ""
@@ -160,25 +166,19 @@ def detectable_frame(rows, task: str, actor_counts: "tuple[int, ...]" = (30, 10,
     if sel is None:
         return pd.DataFrame(), why
     records = []
-    for group, part in _groups(sel, task):
-        for metric in catalog.table_metrics(task):
-            spec = catalog.spec(metric)
-            one = part[part["metric"] == metric]
-            if one["model"].nunique() < 2 or spec.mode == catalog.SET_LEVEL:
-                continue
-            try:
-                out = detectable_differences(one, spec.higher_is_better, actor_counts, scale=spec.paper_scale)
-            except PowerInputError as err:
-                records.append({"group": group, "metric": metric, "note": str(err)})
-                continue
-            pooled = out["pooled"]
-            pairs = [p for p in out["pairs"] if p["separable"] is not None]
-            record = {"group": group, "metric": metric, "actors": out["n_actors"],
-                      "clips/actor": out["clips_per_actor"], "MDD": pooled["mdd"] if pooled else float("nan"),
-                      **{f"MDD at {a} actors": out["by_actors"].get(a, float("nan")) for a in actor_counts},
-                      "ICC": pooled["icc"] if pooled else float("nan"),
-                      "not separable": f"{sum(not p['separable'] for p in pairs)} of {len(pairs)}", "note": ""}
-            records.append(record)
+    for group, metric, spec, one in _compared_metrics(sel, task):
+        try:
+            out = detectable_differences(one, spec.higher_is_better, actor_counts, scale=spec.paper_scale)
+        except PowerInputError as err:
+            records.append({"group": group, "metric": metric, "note": str(err)})
+            continue
+        pooled = out["pooled"]
+        pairs = [p for p in out["pairs"] if p["separable"] is not None]
+        records.append({"group": group, "metric": metric, "actors": out["n_actors"],
+                        "clips/actor": out["clips_per_actor"], "MDD": pooled["mdd"] if pooled else float("nan"),
+                        **{f"MDD at {a} actors": out["by_actors"].get(a, float("nan")) for a in actor_counts},
+                        "ICC": pooled["icc"] if pooled else float("nan"),
+                        "not separable": f"{sum(not p['separable'] for p in pairs)} of {len(pairs)}", "note": ""})
     if not records:
         return pd.DataFrame(), f"{task}: fewer than two models share a per-clip metric"
     return pd.DataFrame(records), ""
