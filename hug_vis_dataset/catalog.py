@@ -71,6 +71,10 @@ class MetricSpec:
             says it all.
         decimals: the paper's printed decimals for the metric's values of 1 or more; a value below 1
             gets one more (``0.044``, not ``0.04``), as the leaderboard prints (:meth:`printed`).
+        implementation: for an analysis, the function computing it from stored rows, as
+            ``"module:function"`` (imported when called: :func:`hug_vis_dataset.analyses.run`), so an
+            analysis is one row plus one function; empty for per-clip metrics, computed in their task's
+            one pass (:attr:`hug_vis_dataset.tasks.base.TaskScorer.computations`).
         range_is_bound: the stored value can never leave ``value_range`` (a stored run with a value
             outside it is damaged). False where the range is the nominal scale of a network's
             prediction that can fall outside it (DNSMOS's fitted polynomials, UTMOS's regression
@@ -97,12 +101,15 @@ class MetricSpec:
     unit_short: str = ""
     range_is_bound: bool = True
     decimals: int = 2
+    implementation: str = ""
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"{self.name}: mode {self.mode!r} is not one of {MODES}")
         if self.protocol not in (RVM, CLIP, SET):
             raise ValueError(f"{self.name}: protocol {self.protocol!r}")
+        if (self.mode == ANALYSIS) != bool(self.implementation):
+            raise ValueError(f"{self.name}: an analysis (and only an analysis) names its function in implementation")
 
     def printed(self, value: float) -> str:
         """A value (paper units) as tables print it: :attr:`decimals`, one more below 1.
@@ -335,21 +342,25 @@ METRICS: tuple[MetricSpec, ...] = (
     # ---------------------------------------------------------------- cross-task analyses (section 4.3)
     MetricSpec("emotion_difficulty", "D_{e,k}", (), ANALYSIS, False, (0.0, 1.0), "normalised difficulty",
                paper_table="Fig. 8 (Eq. 1-2)",
+               implementation="hug_vis_dataset.analyses:emotion_difficulty",
                description="Per-metric emotion difficulty, model-averaged and min-max normalised over the seven emotions.",
                definition="Per-clip values oriented so that larger is harder (retain, negate or 1 - value), "
                           "averaged per model and emotion (Eq. 1), averaged over models, then min-max normalised "
                           "over the seven emotions (Eq. 2)."),
     MetricSpec("difficulty_agreement", "Spearman rho", (), ANALYSIS, True, (-1.0, 1.0), "rank correlation",
                paper_table="Fig. 9 (Eq. 3)",
+               implementation="hug_vis_dataset.analyses:difficulty_agreement",
                description="Spearman rank correlation between the emotion difficulty profiles of metric pairs.",
                definition="Spearman rho between the seven-emotion difficulty profiles D_{.,k} of every metric pair."),
     MetricSpec("source_difficulty", "Z_s", (), ANALYSIS, False, (float("-inf"), float("inf")), "z-score",
                paper_table="Fig. 10 (Eq. 4)",
+               implementation="hug_vis_dataset.analyses:source_difficulty",
                description="Clip-level difficulty of audio-driven vs vision-driven generation on common valid clips.",
                definition="Per regime, each per-clip metric is z-scored over the common valid clips, oriented so "
                           "that larger is harder and averaged over metrics and models (Eq. 4)."),
     MetricSpec("motion_difficulty", "D_motion", (), ANALYSIS, True, (0.0, 1.0), "mean percentile rank",
                paper_table="Fig. 11 (Eq. 5-6)",
+               implementation="hug_vis_dataset.analyses:motion_difficulty",
                description="Mean percentile rank of the reference's alpha change U_s and centroid shift V_s, "
                            "and its relation to model-averaged dtSSD.",
                definition="D_motion = mean of the percentile ranks of U_s and V_s over the clips analysed; its "
@@ -399,6 +410,7 @@ METRICS = METRICS + tuple(
 # ---------------------------------------------------------------- findings over stored rows (issue 15)
 METRICS = METRICS + (
     MetricSpec("metric_mos_agreement", "rho (metric, MOS)", (), ANALYSIS, True, (-1.0, 1.0), "rank correlation",
+               implementation="hug_vis_dataset.analyses:metric_mos_agreement",
                description="System-level Spearman/Kendall agreement of each automatic metric with each MOS "
                            "criterion, and agreement at the top (same best system, top-k overlap, pairwise "
                            "ranking accuracy among the MOS top-k vs all pairs).",
@@ -408,11 +420,13 @@ METRICS = METRICS + (
                           "answers, the Bradley-Terry strengths per criterion against the MOS and each metric "
                           "(docs/MOS.md)."),
     MetricSpec("variance_decomposition", "share of variance", (), ANALYSIS, True, (0.0, 1.0), "share of the total",
+               implementation="hug_vis_dataset.analyses:variance_decomposition",
                description="Share of a metric's per-clip variance explained by actor, emotion, action (in emotion), "
                            "script, model, emotion x model and actor x model.",
                definition="Sums of squares of the balanced grid from marginal means; on an incomplete grid a "
                           "sequential (type I) regression with the same terms, reported as such."),
     MetricSpec("neighbour_significance", "p (neighbours)", (), ANALYSIS, False, (0.0, 1.0), "p-value",
+               implementation="hug_vis_dataset.analyses:neighbour_significance",
                description="Paired test between each system and the next one of a leaderboard, actors resampled "
                            "as clusters: which neighbours are not distinguishable at 95%.",
                definition="Sign-flip permutation test of the per-clip differences with whole actors flipped "
@@ -420,6 +434,7 @@ METRICS = METRICS + (
                           "actors cannot reach p < 0.05 and say so (n/a)."),
     MetricSpec("detectable_difference", "MDD", (), ANALYSIS, False, (0.0, float("inf")),
                "minimum detectable difference (paper units)",
+               implementation="hug_vis_dataset.analyses:detectable_difference",
                description="Smallest difference between two systems on a metric that the grid detects at "
                            "alpha = 0.05 with 80% power (actors as clusters), at the rows' actor count and at "
                            "smaller ones; which leaderboard neighbours are closer than that.",

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import math
 import re
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from . import catalog
+from . import analyses, catalog
+from .analyses import ModuleInputError, mos_agreement_by_task  # noqa: F401 - the modules' error, and the report's entry
 from .analysis_fields import ANALYSIS_FIELDS
 from .citation import CITATION, CODEBASE, HOMEPAGE
 from .scoring.store import STORED_COLUMNS
@@ -50,10 +50,6 @@ _REFERENCE_KIND = {
 _PORTRAIT_METRICS = {"csim"}
 
 _CLIP_IN_PATH = re.compile(r"actor_(\d+)[/\\_]([A-Za-z]+)[/\\_]action_(\d+)[/\\_]script_(\d+)", re.IGNORECASE)
-
-
-class ModuleInputError(ValueError):
-    """Inputs a module cannot pair or read; the message names the clips or paths and the fix."""
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -221,127 +217,10 @@ def compute_emotion_accuracy(predictions: Sequence[str], references: Sequence[st
 
 
 # ----------------------------------------------------------------------------- analyses
-def _rows_frame(rows: Mapping[str, Sequence]):
-    import pandas as pd
-
-    return pd.DataFrame({k: list(v) for k, v in rows.items()})
-
-
 def compute_analysis(name: str, rows: Mapping[str, Sequence], **options: Any) -> dict[str, Any]:
-    """Run a cross-task analysis on stored result rows (columns of ``rows.parquet``), as the report does."""
-    from .metrics import crosstask as ct
-
-    frame = _rows_frame(rows)
-    if name == "emotion_difficulty":
-        return ct.emotion_difficulty(frame, ct.metrics_from_spec(options.get("metrics")),
-                                     options.get("orientations")).to_dict()
-    if name == "difficulty_agreement":
-        difficulty = ct.emotion_difficulty(frame, ct.metrics_from_spec(options.get("metrics")),
-                                           options.get("orientations"))
-        D = difficulty.D.dropna(axis=1, how="all")
-        rho = ct.difficulty_agreement(D)
-        return {"rho": {a: {b: float(v) for b, v in col.items()} for a, col in rho.items()},
-                "metrics": list(rho.columns), "D": difficulty.to_dict()["D"]}
-    if name == "source_difficulty":
-        return ct.source_difficulty(frame, options.get("ad_metrics") or ct.DEFAULT_AD_METRICS,
-                                    options.get("vd_metrics") or ct.DEFAULT_VD_METRICS).to_dict()
-    if name == "motion_difficulty":
-        return ct.motion_relation(frame).to_dict()
-    if name in ("variance_decomposition", "neighbour_significance", "detectable_difference"):
-        return _per_metric_analysis(name, frame, **options)
-    if name == "metric_mos_agreement":
-        return mos_agreement_by_task(frame, **options)
-    raise KeyError(f"{name!r} is not an analysis; analyses: {[m.name for m in catalog.analyses()]}")
-
-
-def _one_metric(frame, metric: str, task: "str | None"):
-    """The rows of one (task, metric), naming what the rows hold when the choice is wrong."""
-    if metric not in catalog.METRIC_NAMES:
-        raise ModuleInputError(f"metric_name={metric!r} is not a metric of the catalog")
-    tasks = [task] if task else list(catalog.spec(metric).tasks)
-    sel = frame[(frame["metric"] == metric) & frame["task"].isin(tasks)]
-    if len(set(sel["task"])) > 1:
-        raise ModuleInputError(f"{metric} rows of several tasks {sorted(set(sel['task']))}: pass task=...")
-    if sel.empty:
-        raise ModuleInputError(f"no rows of {metric} ({', '.join(tasks)}); the rows hold "
-                               f"{sorted(set(zip(frame['task'], frame['metric'])))[:8]}")
-    from .results import reference_rows
-
-    return sel[~reference_rows(sel["model"])]
-
-
-def _per_metric_analysis(name: str, frame, metric_name: str = "", task: "str | None" = None, **options: Any) -> dict:
-    """Variance decomposition or neighbour significance of one metric's stored rows (``metric_name``:
-    the rows' own ``metric`` column is an input of the module)."""
-    metric = metric_name
-    sel = _one_metric(frame, metric, task)
-    if name == "variance_decomposition":
-        from .metrics.variance import variance_decomposition
-
-        result = variance_decomposition(sel)
-        return {"metric": metric, "method": result.method, "reason": result.reason, "n_rows": result.n_rows,
-                "shares": result.shares(), "table": result.table.to_dict("records")}
-    if name == "detectable_difference":
-        from .metrics.power import detectable_differences
-
-        spec = catalog.spec(metric)
-        return {"metric": metric, **detectable_differences(sel, spec.higher_is_better, scale=spec.paper_scale,
-                                                           **options)}
-    from .metrics.significance import neighbour_tests
-
-    tests = neighbour_tests(sel, catalog.spec(metric).higher_is_better, **options)
-    return {"metric": metric, "tests": tests,
-            "ties": [(t["model"], t["next_model"]) for t in tests if t["distinguishable"] is False]}
-
-
-def mos_agreement_by_task(frame, ratings: Any = None, top_k: int = 3, n_boot: int = 1000, seed: int = 0,
-                          preferences: Any = None) -> dict:
-    """Metric-MOS agreement per generation task from stored rows and a ratings CSV (or its rows); with
-    ``preferences`` (a pairwise CSV or its rows) also the pairwise source under ``"pairwise"``: per
-    task, the Bradley-Terry strengths against the MOS and against each automatic metric
-    (:func:`hug_vis_dataset.metrics.mos_agreement.strength_agreement_rows`)."""
-    import pandas as pd
-
-    from .metrics.mos_agreement import metric_mos_agreement_rows, strength_agreement_rows
-    from .studies.mos import clip_means, read_ratings
-
-    if ratings is None and preferences is None:
-        raise ModuleInputError("metric_mos_agreement needs ratings=<ratings CSV path> (rater, clip_id, model, "
-                               "criterion, score) and/or preferences=<pairwise CSV path>")
-    human = None
-    if ratings is not None:
-        valid = read_ratings(ratings)[0] if isinstance(ratings, (str, Path)) else pd.DataFrame(ratings)
-        human = clip_means(valid)
-    out: dict = {}
-    tasks = [t.name for t in catalog.TASKS if t.mos_table]
-    for task in tasks if human is not None else ():
-        models = set(frame.loc[frame["task"] == task, "model"])
-        rows = frame[(frame["task"] == task) & frame["metric"].isin(catalog.table_metrics(task))]
-        mos_rows = human[human["model"].isin(models)]
-        if rows.empty or mos_rows.empty:
-            continue
-        table = metric_mos_agreement_rows(rows, mos_rows, top_k=top_k, task=task, n_boot=n_boot, seed=seed)
-        out[task] = table.to_dict("records")
-    if preferences is not None:
-        from .studies.answers import read_preferences
-
-        prefs = read_preferences(preferences) if isinstance(preferences, (str, Path)) else pd.DataFrame(preferences)
-        pairwise = {}
-        for task in tasks:
-            mine = prefs[prefs["task"] == task] if "task" in prefs.columns else prefs.iloc[0:0]
-            rows = frame[(frame["task"] == task) & frame["metric"].isin(catalog.table_metrics(task))]
-            if mine.empty or rows.empty:
-                continue
-            systems = set(mine["system_a"]) | set(mine["system_b"])
-            mos_rows = human[human["model"].isin(systems)] if human is not None else None
-            table = strength_agreement_rows(mine, mos_rows, rows[rows["model"].isin(systems)], top_k=top_k, task=task)
-            pairwise[task] = table.to_dict("records")
-        if pairwise:
-            out["pairwise"] = pairwise
-    if not out:
-        raise ModuleInputError("no generation task has both stored rows and ratings (or pairwise answers) of the "
-                               "same models")
-    return out
+    """Run a cross-task analysis on stored result rows (columns of ``rows.parquet``), as the report does:
+    the function its catalog row names (:func:`hug_vis_dataset.analyses.run`)."""
+    return analyses.run(name, rows, **options)
 
 
 def compute(name: str, **inputs: Any) -> dict[str, Any]:

@@ -69,3 +69,42 @@ def test_source_difficulty_module():
     lib = source_difficulty(rows)
     assert got["rho"] == pytest.approx(lib.rho) and got["slope"] == pytest.approx(lib.fit.slope)
     assert got["n_clips"] == 14 and len(got["pairs"]) == 14
+
+
+# ----------------------------------------------------------------------------- one row + one function (#36)
+def test_every_analysis_row_names_its_function_and_only_analyses_do():
+    from hug_vis_dataset import analyses, catalog
+
+    for spec in catalog.METRICS:
+        if spec.mode == catalog.ANALYSIS:
+            function = analyses.implementation(spec)
+            assert callable(function) and function.__module__ == "hug_vis_dataset.analyses", spec.name
+        else:
+            assert spec.implementation == "", spec.name
+    with pytest.raises(ValueError, match="names its function"):
+        catalog.MetricSpec("x", "x", (), catalog.ANALYSIS, True, (0.0, 1.0), "u")
+    with pytest.raises(ValueError, match="names its function"):
+        catalog.MetricSpec("y", "y", ("matting",), catalog.FRAME_PAIRED, False, (0.0, 1.0), "u",
+                           implementation="hug_vis_dataset.analyses:run")
+
+
+def counting_analysis(frame, scale: float = 1.0) -> dict:
+    """A stand-in analysis added as one catalog row (module-level: the row names it by import path)."""
+    return {"n_rows": len(frame), "sum": float(frame["value"].sum()) * scale}
+
+
+def test_a_new_analysis_is_one_row_plus_one_function(monkeypatch):
+    # dispatch reads the table: a row the library has never heard of runs through the module door
+    from dataclasses import replace
+
+    from hug_vis_dataset import catalog, modules
+
+    row = replace(catalog.spec("motion_difficulty"), name="row_count",
+                  implementation=f"{__name__}:counting_analysis")
+    monkeypatch.setitem(catalog._BY_NAME, "row_count", row)
+    monkeypatch.setattr(catalog, "METRIC_NAMES", catalog.METRIC_NAMES | {"row_count"})
+    rows = {"model": ["a", "b"], "task": ["matting"] * 2, "clip_id": ["c", "c"], "metric": ["mad"] * 2,
+            "value": [0.25, 0.5]}
+    assert modules.compute("row_count", **rows, scale=2.0) == {"n_rows": 2, "sum": 1.5}
+    with pytest.raises(KeyError, match="is not an analysis"):
+        modules.compute_analysis("mad", rows)
