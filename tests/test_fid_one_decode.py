@@ -22,7 +22,7 @@ from test_feature_cache import CountingInception
 
 from hug_vis_dataset import media
 from hug_vis_dataset.release import Release
-from hug_vis_dataset.scoring import runner
+from hug_vis_dataset.scoring import engines
 from hug_vis_dataset.scoring.runner import evaluate_submission
 from hug_vis_dataset.tasks import ModelCache, get_task
 from hug_vis_dataset.tasks import models as model_cache
@@ -47,7 +47,7 @@ class BatchInception(CountingInception):
 
 def toy_worker_init() -> None:
     """A spawned worker's models: the same stand-in (same seed, so the same weights)."""
-    from hug_vis_dataset.scoring.runner import _worker_init
+    from hug_vis_dataset.scoring.engines import _worker_init
     from hug_vis_dataset.tasks import models
 
     _worker_init()
@@ -313,7 +313,7 @@ def test_one_and_two_processes_give_the_same_fid(grid, tmp_path, monkeypatch, st
     """The features travel back with each outcome from spawned workers. (The stand-in's values do not
     depend on torch's thread count; Inception-v3's convolutions do, in float32 rounding: docs/SCORING.md.)"""
     folder = system(grid)
-    monkeypatch.setattr(runner, "_worker_init", toy_worker_init)  # spawned workers get the stand-in too
+    monkeypatch.setattr(engines, "_worker_init", toy_worker_init)  # spawned workers get the stand-in too
     two = evaluate(grid, folder, tmp_path / "two", num_proc=2)  # the workers fill the (empty) cache
     assert len(list((tmp_path / "cache" / "features" / "fid_reference").glob("*.npz"))) == 4
     assert len(list((two.rows_path.parent / ".set-features").glob("*.fid.npy"))) == 4  # from the workers' passes

@@ -118,6 +118,9 @@ def run_audited(world, tmp_path, args: "list[str]", inputs: "list[Path]", out: "
            "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1",
            "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("HUGVIS_RATINGS", None)
+    # torch's inductor writes the cache folder it chose into os.environ when first used: a test run
+    # earlier in this pytest process would hand the child /tmp/torchinductor_<user> instead of $TMPDIR
+    env.pop("TORCHINDUCTOR_CACHE_DIR", None)
     command = [sys.executable, str(AUDIT), str(log), os.pathsep.join(allowed)]
     command += ["-c", code] if code is not None else ["--", *args]
     if READ_ONLY_REFUSED is None:

@@ -72,7 +72,11 @@ def test_a_clean_upload_passes_the_precheck(explorer, tmp_path):
 def test_upload_scoring_lists_every_failing_clip(explorer, tmp_path):
     upload, garbage, wrong = broken_vision_zip(explorer, tmp_path)
     message, table, rows = explorer.score("vision_driven", "broken_upload", str(upload))
-    assert "1 clip(s) ok of 3" in message and "failed 2" in message
+    # the upload meets the scoring queue's rule (issue 38): refused whole, every failing clip named, nothing stored
+    assert message.startswith("**Not added:**") and "2 problem(s) of 3 clips (2 failing" in message
+    assert "**2 clip(s) would fail the scorer's checks:**" in message
+    scan = explorer.store.scan()
+    assert not any(run.model == "broken_upload" for run in scan.runs + scan.damaged)
     lines = [line for line in message.splitlines() if line.startswith("- ")]
     assert len(lines) == 2
     assert markdown_text(f"{garbage.stem}: SubmissionError: unreadable prediction") in lines[0]
