@@ -12,27 +12,20 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import zipfile
 from pathlib import Path
 from urllib.parse import urljoin
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
+from browser_support import NEEDS_CHROMIUM, free_port, launch_chromium
+
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.slow,  # about 90 s on 2 shared cores: Chromium start, synthesis, scoring, a restart
-    pytest.mark.skipif(not Path(CHROMIUM).is_file(), reason=f"Chromium is not installed at {CHROMIUM} "
-                       "(Debian package 'chromium'; `make` installs it when run as root)"),
+    NEEDS_CHROMIUM,
 ]
 TIMEOUT_MS = 45_000  # expect() waits this long: an upload scored on 2 busy cores can take a while
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _serve(release: Path, results: Path, work: Path):
@@ -40,7 +33,7 @@ def _serve(release: Path, results: Path, work: Path):
 
     explorer = Explorer(release, results, work_dir=work)
     demo = build_app(explorer)
-    _, url, _ = demo.launch(server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True,
+    _, url, _ = demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True,
                             allowed_paths=[str(release), str(work), str(results)], app_kwargs=app_kwargs(explorer))
     return demo, url
 
@@ -71,8 +64,7 @@ def browser():
 
     expect.set_options(timeout=TIMEOUT_MS)
     with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                     args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        chromium = launch_chromium(p)
         yield chromium
         chromium.close()
 

@@ -12,26 +12,19 @@ from __future__ import annotations
 
 import io
 import os
-import socket
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from browser_support import NEEDS_CHROMIUM, free_port, launch_chromium
+
 from hug_vis_dataset.space.style import FONT_STACK
 
-CHROMIUM = "/usr/bin/chromium"
 CJK_FAMILY = "WenQuanYi Micro Hei"
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).is_file(), reason=f"Chromium is not installed at {CHROMIUM}"),
+    NEEDS_CHROMIUM,
 ]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _png_gray(data: bytes) -> np.ndarray:
@@ -51,11 +44,10 @@ def test_inspector_prompt_is_drawn_with_a_cjk_font(tmp_path):
     release = tmp_path / "release"
     synthesize(release, actors=1, emotions=["Happy"], actions=1, scripts=1, seconds=0.3, size=(32, 18), systems=False)
     prompt = next(iter(Release(release))).transcript
-    demo, url = launch(release, tmp_path / "results", port=_free_port(), work_dir=tmp_path / "work", block=False)
+    demo, url = launch(release, tmp_path / "results", port=free_port(), work_dir=tmp_path / "work", block=False)
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            browser = launch_chromium(p)
             page = browser.new_page(viewport={"width": 1200, "height": 900})
             page.set_default_timeout(60_000)
             expect.set_options(timeout=60_000)

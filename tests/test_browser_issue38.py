@@ -10,28 +10,21 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 from pathlib import Path
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
+from browser_support import NEEDS_CHROMIUM, free_port, launch_chromium
+
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.slow,  # Chromium start, synthesis, a few scored runs, two apps
-    pytest.mark.skipif(not Path(CHROMIUM).is_file(), reason=f"Chromium is not installed at {CHROMIUM} "
-                       "(Debian package 'chromium'; `make` installs it when run as root)"),
+    NEEDS_CHROMIUM,
 ]
 TIMEOUT_MS = 45_000
 AUDIO = "audio_driven"
 #: A component whose event failed shows Gradio's status tracker with this span.
 ERROR_BADGE = "[data-testid=status-tracker] .error"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +44,7 @@ def browser():
 
     expect.set_options(timeout=TIMEOUT_MS)
     with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                     args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        chromium = launch_chromium(p)
         yield chromium
         chromium.close()
 
@@ -79,7 +71,7 @@ def rater_site(release):
                                       "items_per_session": 3, "seed": 2}))
     study = MosStudy(Release(rel), rel, release / "rater" / "ratings.jsonl", study_path=study_file)
     demo = build_rater_app(study)
-    _, url, _ = demo.launch(server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True,
+    _, url, _ = demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True,
                             allowed_paths=[str(release)])
     yield {"url": url, "study": study}
     demo.close()
@@ -153,7 +145,7 @@ def site(release):
         evaluate_submission(task, systems / task / system, system, rel, results, progress=False, metrics=metrics)
     explorer = Explorer(rel, results, work_dir=work)  # writes the ratings log; the Space reads it from the store
     _write_ratings(explorer)
-    demo, url = launch(rel, results, port=_free_port(), work_dir=work, block=False)  # `hugvis space`'s own path
+    demo, url = launch(rel, results, port=free_port(), work_dir=work, block=False)  # `hugvis space`'s own path
     yield {"url": url, "explorer": explorer, "release": rel, "results": results}
     demo.close()
 
@@ -377,7 +369,7 @@ def test_metric_space_names_failures_and_a_missing_reference_and_no_i18n_key_lea
     folder = Path(__file__).resolve().parents[1] / "metrics" / "psnr"
     broken = tmp_path / "broken.mp4"
     broken.write_bytes((folder / "examples" / "reference.mp4").read_bytes()[:3000])  # cut short: unreadable
-    port = _free_port()
+    port = free_port()
     monkeypatch.setenv("GRADIO_SERVER_PORT", str(port))
     demo = launch(folder / "app.py", block=False)
     try:

@@ -22,25 +22,18 @@ import contextlib
 import json
 import os
 import re
-import socket
 from pathlib import Path
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
+from browser_support import NEEDS_CHROMIUM, free_port, launch_chromium
+
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.slow,  # about 40 s on 2 shared cores: Chromium start, synthesis, the app
-    pytest.mark.skipif(not Path(CHROMIUM).is_file(), reason=f"Chromium is not installed at {CHROMIUM} "
-                       "(Debian package 'chromium'; `make` installs it when run as root)"),
+    NEEDS_CHROMIUM,
 ]
 TASK = "audio_driven"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -67,13 +60,12 @@ def rater_pages(study, release: Path, root: Path, requested: list):
     from hug_vis_dataset.space.mos_study import build_rater_app
 
     demo = build_rater_app(study)
-    _, url, _ = demo.launch(server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True,
+    _, url, _ = demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True,
                             allowed_paths=[str(release), str(root)])
     expect.set_options(timeout=30_000)
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            browser = launch_chromium(p)
 
             def new_page():
                 page = browser.new_page(viewport={"width": 1400, "height": 1000})

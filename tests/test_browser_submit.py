@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 
+from browser_support import NEEDS_CHROMIUM, free_port, launch_chromium
+
 from hub_server import serve_hub
-from test_browser import CHROMIUM, TIMEOUT_MS, _choose, _free_port
+from test_browser import TIMEOUT_MS, _choose
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.slow,
-    pytest.mark.skipif(not Path(CHROMIUM).is_file(), reason=f"Chromium is not installed at {CHROMIUM}"),
+    NEEDS_CHROMIUM,
 ]
 
 
@@ -47,7 +48,7 @@ def site(tmp_path_factory):
         explorer.desk = SubmitDesk(RequestsRepo("hugvis/requests", api=HfApi(endpoint=url, token="alice-token")),
                                    results=explorer.store)
         demo = build_app(explorer)
-        _, app_url, _ = demo.launch(server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True,
+        _, app_url, _ = demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True,
                                     quiet=True, app_kwargs=app_kwargs(explorer))
         yield {"url": app_url, "state": state, "desk": explorer.desk}
         demo.close()
@@ -61,8 +62,7 @@ def test_a_request_from_the_form_is_queued_and_shown(site):
     state = site["state"]
     expect.set_options(timeout=TIMEOUT_MS)
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        browser = launch_chromium(p)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(site["url"])
         page.get_by_role("tab", name="Submit to the leaderboard").click()
