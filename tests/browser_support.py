@@ -7,6 +7,7 @@ Playwright; the flags keep it off the network this machine does not have (withou
 
 from __future__ import annotations
 
+import contextlib
 import socket
 from pathlib import Path
 
@@ -29,3 +30,17 @@ def free_port() -> int:
 def launch_chromium(playwright):
     """Headless Chromium from a ``sync_playwright()`` context, with the project's flags."""
     return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+
+
+@contextlib.contextmanager
+def chromium_session(timeout_ms: int):
+    """One Chromium for a test module, Playwright's expectations waiting up to ``timeout_ms``."""
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=timeout_ms)
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        try:
+            yield browser
+        finally:
+            browser.close()

@@ -18,7 +18,7 @@ from urllib.parse import urljoin
 
 import pytest
 
-from browser_support import NEEDS_CHROMIUM, free_port, launch_chromium
+from browser_support import NEEDS_CHROMIUM, chromium_session, free_port
 
 pytestmark = [
     pytest.mark.browser,
@@ -60,13 +60,8 @@ def site(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import expect, sync_playwright
-
-    expect.set_options(timeout=TIMEOUT_MS)
-    with sync_playwright() as p:
-        chromium = launch_chromium(p)
+    with chromium_session(TIMEOUT_MS) as chromium:
         yield chromium
-        chromium.close()
 
 
 def _page(browser, url):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import NEEDS_CHROMIUM, free_port, launch_chromium
+from browser_support import NEEDS_CHROMIUM, chromium_session, free_port
 
 pytestmark = [
     pytest.mark.browser,
@@ -40,13 +40,8 @@ def release(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import expect, sync_playwright
-
-    expect.set_options(timeout=TIMEOUT_MS)
-    with sync_playwright() as p:
-        chromium = launch_chromium(p)
+    with chromium_session(TIMEOUT_MS) as chromium:
         yield chromium
-        chromium.close()
 
 
 def _page(browser, url: str):
