@@ -147,7 +147,7 @@ def read_json(path: "str | Path", *, expect: "type | tuple[type, ...] | None" = 
     try:
         text = read_text(path)
     except FileNotFoundError:
-        raise InputFileError(path, "", "does not exist", "pass the file's right path") from None
+        raise _missing(path) from None
     except IsADirectoryError:
         raise InputFileError(path, "", "is a folder, not a file", "pass the JSON file inside it") from None
     except TextEncodingError as err:
@@ -170,10 +170,9 @@ def json_type_name(value: Any) -> str:
 
 
 def _check_type(value: Any, expect: "type | tuple[type, ...] | None", path: "str | Path", where: str) -> None:
-    if expect is None or isinstance(value, expect):
+    if expect is None or _is_of(value, expect):
         return
-    wanted = expect if isinstance(expect, tuple) else (expect,)
-    names = " or ".join(_TYPE_NAMES.get(kind, kind.__name__) for kind in wanted)
+    names = _type_words(expect)
     article, _, noun = json_type_name(value).partition(" ")
     got = f"a JSON {noun}" if noun else article
     raise InputFileError(path, where, f"holds {got}, not {names}", f"write {names} here")
@@ -200,9 +199,18 @@ def iter_json_lines(path: "str | Path", *, expect: "type | tuple[type, ...] | No
             _check_type(value, expect, path, f"line {lineno}")
             yield lineno, value
     except FileNotFoundError:
-        raise InputFileError(path, "", "does not exist", "pass the file's right path") from None
+        raise _missing(path) from None
     except TextEncodingError as err:
         raise encoding_error(path, err) from None
+
+
+def _missing(path: Path) -> InputFileError:
+    return InputFileError(path, "", "does not exist", "pass the file's right path")
+
+
+def _type_words(kind: "type | tuple[type, ...]") -> str:
+    """``"a string or null"``: the JSON words for a declared type."""
+    return " or ".join(_TYPE_NAMES.get(k, k.__name__) for k in (kind if isinstance(kind, tuple) else (kind,)))
 
 
 def _is_of(value: Any, kind: "type | tuple[type, ...]") -> bool:
@@ -236,11 +244,10 @@ def require_fields(value: Any, fields: "dict[str, type | tuple[type, ...]]", pat
     _check_type(value, dict, path, where)
     for name, kind in fields.items():
         if name not in value:
-            wanted = " or ".join(_TYPE_NAMES.get(k, k.__name__) for k in (kind if isinstance(kind, tuple) else (kind,)))
-            raise InputFileError(path, where, f"lacks the field {name!r}", f"add {name!r} ({wanted})")
+            raise InputFileError(path, where, f"lacks the field {name!r}", f"add {name!r} ({_type_words(kind)})")
     for name, kind in list(fields.items()) + list((optional or {}).items()):
         if name in value and not (name not in fields and value[name] is None) and not _is_of(value[name], kind):
-            wanted = " or ".join(_TYPE_NAMES.get(k, k.__name__) for k in (kind if isinstance(kind, tuple) else (kind,)))
+            wanted = _type_words(kind)
             raise InputFileError(path, where, f"field {name!r} holds {json_type_name(value[name])}, not {wanted}",
                                  f"write {wanted} there")
     return value
