@@ -627,3 +627,10 @@ def test_a_damaged_build_state_is_one_line(tmp_path, text, problem):
     with pytest.raises(InputFileError) as caught:
         load_state(tmp_path, "matting", "p")
     assert str(path) in str(caught.value) and problem in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_json_message_ending_in_at_names_the_column_once():
+    # json says "Unterminated string starting at"; the error read "... starting at at column 5"
+    with pytest.raises(InputFileError) as err:
+        loads_strict('{\n    "ab', "summary.json")
+    assert err.value.problem == "is not JSON (Unterminated string starting at column 5)"

@@ -108,7 +108,9 @@ def loads_strict(text: str, source: "str | Path", first_line: int = 1) -> Any:
                              "write null or a number") from None
     except json.JSONDecodeError as err:
         line = first_line - 1 + err.lineno
-        problem = "is empty" if not text.strip() else f"is not JSON ({err.msg} at column {err.colno})"
+        # json's own message may end with "at" ("Unterminated string starting at"): one "at" before the column
+        what = err.msg.removesuffix(" at")
+        problem = "is empty" if not text.strip() else f"is not JSON ({what} at column {err.colno})"
         raise InputFileError(source, f"line {line}", problem,
                              "fix the JSON (a truncated or hand-edited file?)") from None
     except RecursionError:
