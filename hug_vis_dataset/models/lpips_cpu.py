@@ -1,36 +1,42 @@
-"""LPIPS v0.1 AlexNet on the CPU, 1.4-1.7x cheaper than the ``lpips`` package, with the same values.
+"""LPIPS v0.1 AlexNet on the CPU, about 3x cheaper than the ``lpips`` package, with the same values.
 
 :func:`hug_vis_dataset.models.lpips.lpips_distances` takes this path for an ``lpips.LPIPS(net='alex',
 version='0.1')`` module on the CPU (the GPU keeps the package's own forward). It computes the same
-function as ``LPIPS.forward`` from the module's own parameters; what changes is the arithmetic's
-order and the memory traffic (``scripts/bench_lpips.py`` measures both, ``docs/PERFORMANCE.md`` run M):
+function as ``LPIPS.forward`` from the module's own parameters; what changes is how many
+multiplications the convolutions take, the arithmetic's order and the memory traffic
+(``scripts/bench_lpips.py`` measures the cost against the package in one run, ``docs/PERFORMANCE.md``
+run O):
 
-- **The scaling layer is folded into conv1.** The package maps ``u`` (uint8) to ``x = u / 127.5 - 1``,
-  then ``z = (x - shift) / scale``, then conv1 with zero padding. ``z = a_c u + b_c`` per channel, so
-  conv1's weights become ``w a_c`` and its bias ``bias + sum w b_c``; the zero padding of ``z`` is the
-  value ``u = 127.5 (1 + shift_c)``, so the frames are copied once, as float, into a buffer whose
-  2-pixel border holds that value and the folded conv1 runs unpadded (exact algebra: only rounding
-  differs). That one copy is the uint8 -> float conversion, the NCHW -> channels-last transposition
-  and the padding together.
-- **Channels-last and one forward per pair.** The prediction and the reference go through the five
-  convolutions as one batch of two, in channels-last layout (oneDNN's fastest fp32 kernels here),
-  under ``torch.inference_mode``, with in-place ReLUs. On this CPU the convolutions then run at about
-  the FP32 FMA peak of a core, so they are most of what is left (about 85 %).
+- **Winograd convolutions** (:mod:`hug_vis_dataset.models.winograd`). AlexNet's five convolutions
+  are 118.5 GFLOP a 1080p pair, and a direct FP32 convolution already runs near a core's peak, so
+  the only way down on a CPU is fewer multiplications: conv2 (5x5) runs as F(4x4, 5x5), 6.25x fewer,
+  conv3-5 (3x3) as F(4x4, 3x3), 4x fewer; each an input transform, one matrix product per tile
+  element (BLAS), an output transform with the bias and the ReLU. **conv1** (11x11, stride 4, 3
+  channels) is first rewritten as a 3x3 stride-1 convolution over the 16 stride phases of its input
+  (48 channels, the kernel split the same way: the same sums, exactly), then run as F(4x4, 3x3):
+  3.4x fewer multiplications.
+- **The input is the package's own scaling**, exactly: a 256 x 3 table of ``scaling_layer(im2tensor(u))``
+  built with the package's functions, read while the frames are split into conv1's phases, so the
+  uint8 -> float conversion, the scaling, the padding and the transposition are one pass.
+- **Channels-last work buffers, zeroed once per frame size and reused**: each layer writes its output
+  straight inside the next layer's zero border (no padding pass), the max-pools are numba passes into
+  those borders, and no fresh pages are faulted in per frame.
 - **The distance is one fused pass** (:func:`_layer_distance`, numba). The package normalises each
   feature map (square, sum, sqrt, add, divide), subtracts, squares, runs the 1x1 linear head and
-  averages: about a dozen full passes over every activation, 45 % of its time at 1080p. Channels-last
-  puts a pixel's channels side by side, so one pass per pixel forms both norms and the weighted
-  squared difference (float64 accumulators, one thread: a value does not depend on the thread count).
-- **ReLU as the convolution's post-op** (oneDNN's fused convolution, when torch has it).
+  averages: about a dozen full passes over every activation. Channels-last puts a pixel's channels
+  side by side, so one pass per pixel forms both norms and the weighted squared difference (float64
+  accumulators, one thread: a value does not depend on the thread count).
 
-A frame's value does not depend on ``batch`` at all: the CPU path always runs one pair per forward
-(batching pairs was measured slower on the CPU: the 1080p activations of a batch outgrow the caches).
-Identical frames give exactly 0 (both go through the same kernels, so their features are
-bit-identical). Values agree with the package's to about 1e-9 (tests assert 1e-5 on random, smooth,
-1080p, small and odd-sized frames). Tried and not kept, by measurement (PERFORMANCE.md run M): ONNX
-Runtime with all graph optimisations (1.5x slower than torch on the five convolutions),
-``torch.jit.freeze`` + ``optimize_for_inference`` (no gain), oneDNN's bf16 arithmetic (AMX) even as
-a three-term bf16 split (no faster than fp32 once exact enough), NNPACK (2-3x slower).
+Values: Winograd's FP32 error on a feature is about that of a direct FP32 convolution (largest about
+1e-5 of the layer's largest value, :mod:`~hug_vis_dataset.models.winograd`), and LPIPS averages
+millions of them: per-frame values agree with the package's to about 1e-10 at 1080p (tests assert
+1e-5 on random, smooth, 1080p, small and odd-sized frames). A frame's value does not depend on
+``batch`` nor on the thread count: one pair per forward, every output computed from its own tile in a
+fixed order. Identical frames give exactly 0 (their features are bit-identical). Tried and not kept,
+by measurement (PERFORMANCE.md runs M and O): ONNX Runtime, ``torch.jit.freeze``, ``torch.compile``,
+oneDNN's bf16 arithmetic even as a three-term split, NNPACK, Winograd transforms as torch operations
+(memory passes: slower than direct), FFT convolutions (the per-frequency complex products run below
+BLAS's peak at these sizes), F(6x6, 3x3) (about 4e-5 relative error on a feature: over the bound).
 
 Example:
     >>> import numpy as np
@@ -40,6 +46,8 @@ Example:
 """
 
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 from numba import njit
@@ -83,22 +91,42 @@ def _layer_distance(feat: np.ndarray, weights: np.ndarray) -> float:
     return total / (height * width)
 
 
-_FUSED: "list[bool]" = [True]
+@njit(cache=True)
+def _phase_input(frames: np.ndarray, table: np.ndarray, out: np.ndarray) -> None:
+    """conv1's input, split into its 4 x 4 stride phases: ``out[b, I, J, (4 pa + pb) * 3 + c]`` is the
+    scaled pixel ``table[u, c]`` of ``u = frames[b, 4 I + pa - 2, 4 J + pb - 2, c]`` (the 2-pixel zero
+    padding and every position past the image stay as they are: zero)."""
+    images, height, width, _ = frames.shape
+    for b in range(images):
+        for y in range(height):
+            big_i, pa = (y + 2) // 4, (y + 2) % 4
+            for x in range(width):
+                big_j, pb = (x + 2) // 4, (x + 2) % 4
+                base = (4 * pa + pb) * 3
+                for c in range(3):
+                    out[b, big_i, big_j, base + c] = table[frames[b, y, x, c], c]
 
 
-def _conv_relu(x, weight, bias, padding: int, stride: int = 1):
-    """``relu(conv2d(x))`` with the ReLU as oneDNN's post-op (one pass less over the output, the same
-    values: 7-10 ms per 1080p convolution); torch's two calls where that operator is missing."""
-    import torch
-    import torch.nn.functional as F
-
-    if _FUSED[0]:
-        try:
-            return torch.ops.mkldnn._convolution_pointwise(x, weight, bias, [padding] * 2, [stride] * 2, [1, 1], 1,
-                                                           "relu", [], "")
-        except (AttributeError, RuntimeError, NotImplementedError):  # a torch without the fused operator
-            _FUSED[0] = False
-    return F.conv2d(x, weight, bias, stride=stride, padding=padding).relu_()
+@njit(cache=True)
+def _max_pool_into(y: np.ndarray, out: np.ndarray, oy: int, ox: int) -> None:
+    """``F.max_pool2d(y, 3, 2)`` of channels-last ``y`` (finite values) into ``out[:, oy:, ox:]``: a max
+    over the window's rows, then over its columns (each loop one store stream, so it vectorises)."""
+    images, height, width, channels = y.shape
+    out_h, out_w = (height - 3) // 2 + 1, (width - 3) // 2 + 1
+    rows = np.empty((width, channels), np.float32)
+    for b in range(images):
+        for i in range(out_h):
+            r0, r1, r2 = y[b, 2 * i], y[b, 2 * i + 1], y[b, 2 * i + 2]
+            for x in range(width):
+                a0, a1, a2, o = r0[x], r1[x], r2[x], rows[x]
+                for c in range(channels):
+                    m = a0[c] if a0[c] > a1[c] else a1[c]
+                    o[c] = m if m > a2[c] else a2[c]
+            for j in range(out_w):
+                a0, a1, a2, o = rows[2 * j], rows[2 * j + 1], rows[2 * j + 2], out[b, oy + i, ox + j]
+                for c in range(channels):
+                    m = a0[c] if a0[c] > a1[c] else a1[c]
+                    o[c] = m if m > a2[c] else a2[c]
 
 
 def is_alex_v01(model) -> bool:
@@ -118,56 +146,83 @@ class AlexLPIPS:
     """
 
     def __init__(self, model) -> None:
+        import lpips
         import torch
+
+        from .winograd import WinogradConv2d
 
         if not is_alex_v01(model):
             raise ValueError("the CPU path computes lpips.LPIPS(net='alex', version='0.1') only")
         convs = [m for m in model.net.modules() if isinstance(m, torch.nn.Conv2d)]
-        if [tuple(c.weight.shape[:2]) for c in convs] != [(64, 3), (192, 64), (384, 192), (256, 384), (256, 256)]:
+        if [tuple(c.weight.shape) for c in convs] != [(64, 3, 11, 11), (192, 64, 5, 5), (384, 192, 3, 3),
+                                                       (256, 384, 3, 3), (256, 256, 3, 3)]:
             raise ValueError("not the AlexNet feature stack of lpips 0.1")
         with torch.no_grad():
-            shift = model.scaling_layer.shift.double().reshape(3)
-            scale = model.scaling_layer.scale.double().reshape(3)
-            gain, offset = 1.0 / (127.5 * scale), -(1.0 + shift) / scale  # z = gain * u + offset
-            w1 = convs[0].weight.double()
-            self.conv1 = ((w1 * gain.view(1, 3, 1, 1)).float().contiguous(),
-                          (convs[0].bias.double() + (w1 * offset.view(1, 3, 1, 1)).sum((1, 2, 3))).float())
-            self.border = (127.5 * (1.0 + shift)).float().view(1, 3, 1, 1)  # u where z = 0
-            self.convs = [(c.weight.detach().clone(), c.bias.detach().clone()) for c in convs[1:]]
+            # the package's own scaling of every uint8 value (im2tensor, then the scaling layer): exact
+            levels = np.repeat(np.arange(256, dtype=np.uint8)[:, None, None], 3, axis=2)  # (256, 1, 3)
+            self.table = model.scaling_layer.cpu()(lpips.im2tensor(levels))[0, :, :, 0].T.contiguous().numpy()
+            # conv1 (11x11, stride 4) = a 3x3 stride-1 convolution over the 16 stride phases of its input
+            w1 = torch.zeros(64, 3, 12, 12, dtype=torch.float64)
+            w1[:, :, :11, :11] = convs[0].weight.double()
+            phased = w1.reshape(64, 3, 3, 4, 3, 4).permute(0, 3, 5, 1, 2, 4).reshape(64, 48, 3, 3)
+            self.convs = [WinogradConv2d(phased, convs[0].bias, padding=0)]
+            self.convs += [WinogradConv2d(c.weight, c.bias, padding=c.padding[0]) for c in convs[1:]]
             self.heads = []
             for k in range(5):
                 head = [m for m in getattr(model, f"lin{k}").modules() if isinstance(m, torch.nn.Conv2d)]
                 self.heads.append(head[0].weight.detach().double().reshape(-1).numpy().copy())
+        self._lock = threading.Lock()
+        self._work: dict = {}
 
-    def features(self, frames: "np.ndarray") -> list:
-        """The five ReLU outputs (channels-last float32) of ``frames``, uint8 ``(n, H, W, 3)``."""
+    def _buffers(self, height: int, width: int) -> dict:
+        """The pair's work buffers for one frame size, zeroed once and reused: each frame rewrites the
+        same positions, so the zero borders stay zero (and no fresh pages are faulted in per frame)."""
+        if self._work.get("size") == (height, width):
+            return self._work
+        c1, c2, c3, c4, c5 = self.convs
+        h1, w1 = (height + 4 - 11) // 4 + 1, (width + 4 - 11) // 4 + 1
+        h2, w2 = (h1 - 3) // 2 + 1, (w1 - 3) // 2 + 1
+        h3, w3 = (h2 - 3) // 2 + 1, (w2 - 3) // 2 + 1
+        if min(h3, w3) < 1:  # the package fails there too, in its second max-pool
+            raise ValueError(f"frames of {height}x{width} are too small for AlexNet's features (31x31 at least)")
+        self._work = {"size": (height, width), "shapes": ((h1, w1), (h2, w2), (h3, w3)),
+                      "x1": c1.padded_input(2, h1 + 2, w1 + 2, 48), "x2": c2.padded_input(2, h2, w2, 64),
+                      "x3": c3.padded_input(2, h3, w3, 192), "x4": c4.padded_input(2, h3, w3, 384),
+                      "x5": c5.padded_input(2, h3, w3, 256),
+                      "y1": np.empty((2, h1, w1, 64), np.float32), "y2": np.empty((2, h2, w2, 192), np.float32),
+                      "y5": np.empty((2, h3, w3, 256), np.float32)}
+        return self._work
+
+    def _forward(self, frames: np.ndarray) -> list:
+        """The five ReLU outputs (channels-last views of the work buffers) of a pair ``(2, H, W, 3)``."""
+        c1, c2, c3, c4, c5 = self.convs
+        work = self._buffers(frames.shape[1], frames.shape[2])
+        (h1, w1), (h2, w2), (h3, w3) = work["shapes"]
+        _phase_input(frames, self.table, work["x1"])
+        c1(work["x1"], h1 + 2, w1 + 2, work["y1"])
+        _max_pool_into(work["y1"], work["x2"], 2, 2)
+        c2(work["x2"], h2, w2, work["y2"])
+        _max_pool_into(work["y2"], work["x3"], 1, 1)
+        c3(work["x3"], h3, w3, work["x4"], 1, 1)  # written inside conv4's zero border
+        c4(work["x4"], h3, w3, work["x5"], 1, 1)
+        c5(work["x5"], h3, w3, work["y5"])
+        inner = (slice(None), slice(1, 1 + h3), slice(1, 1 + w3))
+        return [work["y1"], work["y2"], work["x4"][inner], work["x5"][inner], work["y5"]]
+
+    def features(self, frames: np.ndarray) -> list:
+        """The five ReLU outputs of a pair of uint8 ``(2, H, W, 3)`` frames, as NCHW-shaped tensors."""
         import torch
-        import torch.nn.functional as F
 
-        n, height, width, _ = frames.shape
-        x = torch.empty((n, 3, height + 4, width + 4), memory_format=torch.channels_last)
-        x[:, :, :2], x[:, :, -2:] = self.border, self.border
-        x[:, :, :, :2], x[:, :, :, -2:] = self.border, self.border
-        x[:, :, 2:-2, 2:-2] = torch.from_numpy(frames).permute(0, 3, 1, 2)
-        y = _conv_relu(x, *self.conv1, padding=0, stride=4)
-        out = [y]
-        y = _conv_relu(F.max_pool2d(y, 3, 2), *self.convs[0], padding=2)
-        out.append(y)
-        y = _conv_relu(F.max_pool2d(y, 3, 2), *self.convs[1], padding=1)
-        out.append(y)
-        for weight, bias in self.convs[2:]:
-            y = _conv_relu(y, weight, bias, padding=1)
-            out.append(y)
-        return out
+        with self._lock:
+            return [torch.from_numpy(f.copy()).permute(0, 3, 1, 2) for f in self._forward(np.ascontiguousarray(frames))]
 
     def __call__(self, pred: np.ndarray, ref: np.ndarray) -> np.ndarray:
         """Per-frame LPIPS of uint8 ``(n, H, W, 3)`` frames, one pair per forward."""
         import torch
 
         out = np.empty(len(pred))
-        with torch.inference_mode():
+        with self._lock, torch.inference_mode():
             for i in range(len(pred)):
-                features = self.features(np.stack([pred[i], ref[i]]))
-                # a channels-last tensor's NHWC view is contiguous: the kernel reads it in place
-                out[i] = sum(_layer_distance(f.permute(0, 2, 3, 1).numpy(), w) for f, w in zip(features, self.heads))
+                features = self._forward(np.stack([pred[i], ref[i]]))
+                out[i] = sum(_layer_distance(f, w) for f, w in zip(features, self.heads))
         return out

@@ -1,0 +1,291 @@
+"""Winograd minimal-filtering convolution on the CPU: F(4x4, 3x3) and F(4x4, 5x5), channels-last, FP32.
+
+Why: LPIPS's AlexNet at 1080p is 118.5 GFLOP a frame pair, and oneDNN's direct convolutions already
+run near one core's FP32 peak, so a CPU can only go faster by multiplying less. Winograd's algorithm
+(Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks", CVPR 2016) computes an
+``m x m`` block of a stride-1 ``r x r`` convolution from an ``n x n`` input tile (``n = m + r - 1``):
+
+    Y = A^T [ (G g G^T) (.) (B^T d B) ] A
+
+summed over input channels, where ``(.)`` is the element-wise product. Summing over channels turns
+the ``n * n`` element-wise products into ``n * n`` matrix products (tiles x input channels by input
+channels x output channels), which BLAS runs at its peak. Multiplications per output fall from
+``r * r`` to ``n * n / (m * m)``: 9 -> 2.25 for 3x3 (4x) and 25 -> 4 for 5x5 (6.25x).
+
+The matrices come from :func:`cook_toom`, exactly, in rational arithmetic, for interpolation points
+chosen for FP32 accuracy: ``0, 1, -1, 2, -1/2`` for F(4, 3) (mixing a point with its reciprocal
+halves the error of the textbook ``+-2``: Barabasz et al., "Error analysis and improving the
+accuracy of Winograd convolution for deep neural networks", ACM TOMS 2020) and
+``0, +-1, +-2, +-1/2`` for F(4, 5). Against a float64 convolution on AlexNet's shapes, the largest
+error of an output is 1e-5 to 2.5e-5 where the largest output is about 4 (a direct FP32 convolution:
+1e-6 to 5e-6), and ``tests/test_winograd.py`` holds every layer shape to 1e-5 of the largest output
+(6e-6 is the worst seen) and 1e-6 of it in RMS.
+
+The input and output transforms are numba kernels generated from the matrices (constants folded,
+one store stream per loop so LLVM vectorises over channels) and kept in
+``_winograd_kernels.py``; ``python -m hug_vis_dataset.models.winograd`` rewrites that file and
+``tests/test_winograd.py`` fails when it differs from what the generator writes.
+
+Determinism: every output depends only on its own tile (same transforms, same matrix-product row
+for whatever band the tile is in), so two identical images give bit-identical features, and the
+band size is not a parameter of the values.
+
+Example:
+    >>> at, g, bt = cook_toom(2, 3, (0, 1, -1))
+    >>> d, w = np.arange(4.0), np.array([1.0, 2.0, 3.0])
+    >>> (at @ ((g @ w) * (bt @ d))).tolist(), [float(d[i:i + 3] @ w) for i in range(2)]
+    ([8.0, 14.0], [8.0, 14.0])
+"""
+
+from __future__ import annotations
+
+import threading
+from fractions import Fraction
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+#: Interpolation points per (output tile m, kernel r); infinity is always the last point.
+POINTS: "dict[tuple[int, int], tuple[Fraction, ...]]" = {
+    (4, 3): tuple(Fraction(p) for p in (0, 1, -1, 2, Fraction(-1, 2))),
+    (4, 5): tuple(Fraction(p) for p in (0, 1, -1, 2, -2, Fraction(1, 2), Fraction(-1, 2))),
+}
+
+KERNELS_FILE = Path(__file__).with_name("_winograd_kernels.py")
+
+
+def _polymul(p: "list[Fraction]", q: "list[Fraction]") -> "list[Fraction]":
+    out = [Fraction(0)] * (len(p) + len(q) - 1)
+    for i, a in enumerate(p):
+        for j, b in enumerate(q):
+            out[i + j] += a * b
+    return out
+
+
+def cook_toom_exact(m: int, r: int, points: Sequence) -> "tuple[list, list, list]":
+    """``(A^T, G, B^T)`` of the 1-D correlation F(m, r) as lists of :class:`~fractions.Fraction`.
+
+    ``y_i = sum_k g_k d_(i+k)`` (``i < m``) equals ``A^T [(G g) * (B^T d)]`` for any ``d`` of
+    ``n = m + r - 1`` values: the transposed Toom-Cook product of polynomials evaluated at the
+    ``n - 1`` finite ``points`` and at infinity, with the Lagrange denominators moved into ``G``
+    (so ``B^T`` and ``A^T`` hold small integers and the data transforms round least).
+
+    Raises:
+        ValueError: not ``n - 1`` distinct points.
+    """
+    n = m + r - 1
+    a = [Fraction(p) for p in points]
+    if len(a) != n - 1 or len(set(a)) != len(a):
+        raise ValueError(f"F({m}, {r}) needs {n - 1} distinct finite points, got {list(points)}")
+    g_rows = [[aj ** k for k in range(r)] for aj in a] + [[Fraction(0)] * (r - 1) + [Fraction(1)]]
+    h_rows = [[aj ** k for k in range(m)] for aj in a] + [[Fraction(0)] * (m - 1) + [Fraction(1)]]
+    interp = [[Fraction(0)] * n for _ in range(n)]  # column j: coefficients of the j-th basis polynomial
+    for j, aj in enumerate(a):
+        poly, denominator = [Fraction(1)], Fraction(1)
+        for k, ak in enumerate(a):
+            if k != j:
+                poly = _polymul(poly, [-ak, Fraction(1)])
+                denominator *= aj - ak
+        g_rows[j] = [v / denominator for v in g_rows[j]]
+        for i, c in enumerate(poly):
+            interp[i][j] = c
+    top = [Fraction(1)]  # the point at infinity: prod (x - a_j), of degree n - 1
+    for ak in a:
+        top = _polymul(top, [-ak, Fraction(1)])
+    for i, c in enumerate(top):
+        interp[i][n - 1] = c
+    a_t = [[h_rows[j][i] for j in range(n)] for i in range(m)]
+    b_t = [[interp[i][j] for i in range(n)] for j in range(n)]
+    return a_t, g_rows, b_t
+
+
+def cook_toom(m: int, r: int, points: Sequence) -> "tuple[np.ndarray, np.ndarray, np.ndarray]":
+    """:func:`cook_toom_exact` as float64 arrays ``A^T (m, n)``, ``G (n, r)``, ``B^T (n, n)``."""
+    return tuple(np.array([[float(v) for v in row] for row in mat]) for mat in cook_toom_exact(m, r, points))
+
+
+# ----------------------------------------------------------------------------- kernel generation
+def _combination(coefficients: Sequence[Fraction], names: Sequence[str]) -> str:
+    """``sum c_k * name_k`` as FP32 source, zero terms left out and unit factors not multiplied."""
+    terms = []
+    for c, name in zip(coefficients, names):
+        if c == 0:
+            continue
+        sign = "-" if c < 0 else "+"
+        factor = "" if abs(c) == 1 else f"np.float32({float(abs(c))!r}) * "
+        terms.append(f"{sign} {factor}{name}")
+    text = " ".join(terms)
+    return text[2:] if text.startswith("+ ") else "-" + text[2:]
+
+
+def _transform_source(m: int, r: int) -> str:
+    """The input and output transforms of F(m, r) as numba source (see :data:`KERNELS_FILE`)."""
+    a_t, _, b_t = cook_toom_exact(m, r, POINTS[(m, r)])
+    n, tag = m + r - 1, f"f{m}{r}"
+    lines = [f"# F({m}x{m}, {r}x{r}), points {', '.join(str(p) for p in POINTS[(m, r)])}, infinity", "",
+             "", "@njit(cache=True, fastmath={'nsz'})",
+             f"def input_{tag}(x, v, ty0, ty1, tw):",
+             f'    """``v[f, tile, :] = (B^T d B)[f]`` for the {n}x{n} tiles of rows ``ty0 <= ty < ty1`` of the padded'
+             f' channels-last ``x``; tiles in (row, image, column) order."""',
+             "    images, channels = x.shape[0], x.shape[3]",
+             f"    rows = np.empty(({n}, {n}, channels), np.float32)  # B^T d: one tile, all channels",
+             "    for ty in range(ty0, ty1):",
+             "        for b in range(images):",
+             "            for tx in range(tw):",
+             "                tile = ((ty - ty0) * images + b) * tw + tx",
+             f"                y0 = ty * {m}",
+             f"                x0 = tx * {m}"]
+    # The coefficients of the first pass depend on (i, k) only, those of the second on (col, j) only:
+    # the other index is a run-time loop, which keeps the generated code (and numba's compile) small.
+    lines.append(f"                for j in range({n}):")
+    lines += [f"                    d{k} = x[b, y0 + {k}, x0 + j]" for k in range(n)]
+    for i in range(n):
+        lines += [f"                    o = rows[{i}, j]", "                    for c in range(channels):",
+                  "                        o[c] = " + _combination([b_t[i][k] for k in range(n)],
+                                                               [f"d{k}[c]" for k in range(n)])]
+    lines.append(f"                for i in range({n}):")
+    lines += [f"                    t{j} = rows[i, {j}]" for j in range(n)]
+    for col in range(n):
+        lines += [f"                    o = v[i * {n} + {col}, tile]", "                    for c in range(channels):",
+                  "                        o[c] = " + _combination([b_t[col][j] for j in range(n)],
+                                                               [f"t{j}[c]" for j in range(n)])]
+    lines += ["", "", "@njit(cache=True, fastmath={'nsz'})",
+              f"def output_{tag}(mm, bias, ty0, ty1, tw, images, out, oy, ox, height, width):",
+              f'    """``out[b, oy + y, ox + x, :] = relu(A^T mm A + bias)`` for the tiles of ``input_{tag}``, rows'
+              f' ``y < height`` and columns ``x < width`` only."""',
+              "    channels = mm.shape[2]",
+              f"    rows = np.empty(({m}, {n}, channels), np.float32)  # A^T M: one tile, all channels",
+              "    zero = np.float32(0.0)",
+              "    for ty in range(ty0, ty1):",
+              "        for b in range(images):",
+              "            for tx in range(tw):",
+              "                tile = ((ty - ty0) * images + b) * tw + tx",
+              f"                y0 = ty * {m}",
+              f"                x0 = tx * {m}"]
+    lines.append(f"                for j in range({n}):")
+    lines += [f"                    m{k} = mm[{k} * {n} + j, tile]" for k in range(n)]
+    for i in range(m):
+        lines += [f"                    o = rows[{i}, j]", "                    for c in range(channels):",
+                  "                        o[c] = " + _combination([a_t[i][k] for k in range(n)],
+                                                               [f"m{k}[c]" for k in range(n)])]
+    lines.append(f"                for i in range({m}):")
+    lines.append("                    if y0 + i < height:")
+    lines += [f"                        t{j} = rows[i, {j}]" for j in range(n)]
+    for col in range(m):
+        lines += [f"                        if x0 + {col} < width:",
+                  f"                            o = out[b, oy + y0 + i, ox + x0 + {col}]",
+                  "                            for c in range(channels):",
+                  "                                s = (" + _combination([a_t[col][j] for j in range(n)],
+                                                                      [f"t{j}[c]" for j in range(n)]) + ") + bias[c]",
+                  "                                o[c] = s if s > zero else zero"]
+    return "\n".join(lines) + "\n"
+
+
+def kernels_source() -> str:
+    """The whole text of :data:`KERNELS_FILE`."""
+    head = ('"""Generated by ``python -m hug_vis_dataset.models.winograd``: do not edit (see that module).\n\n'
+            "Each loop stores one stream and reads at most n streams, so LLVM vectorises it over channels;\n"
+            "``fastmath={'nsz'}`` only (no reassociation, no contraction): the arithmetic is the order written.\n"
+            '"""\n\n# ruff: noqa: E501\nimport numpy as np\nfrom numba import njit\n\n')
+    return head + "\n\n".join(_transform_source(m, r) for m, r in sorted(POINTS))
+
+
+# ----------------------------------------------------------------------------- the convolution
+class WinogradConv2d:
+    """``relu(conv2d(x, weight, bias, padding))``, stride 1, on channels-last FP32 arrays.
+
+    Args:
+        weight: ``(out_channels, in_channels, r, r)`` with ``r`` 3 or 5 (array or tensor).
+        bias: ``(out_channels,)``.
+        padding: the zero padding of the convolution (the caller's buffer carries it, see
+            :meth:`geometry`).
+        band: tile rows per matrix product (memory and cache reuse only: not a parameter of the values).
+
+    Example:
+        >>> import torch, torch.nn.functional as F
+        >>> w, b = torch.randn(8, 4, 3, 3, dtype=torch.float64), torch.randn(8, dtype=torch.float64)
+        >>> x = torch.randn(1, 4, 9, 11, dtype=torch.float64)
+        >>> conv = WinogradConv2d(w, b, padding=1)
+        >>> buf = conv.padded_input(1, 9, 11, 4); buf[:, 1:10, 1:12] = x.permute(0, 2, 3, 1).numpy()
+        >>> out = np.zeros((1, 9, 11, 8), np.float32); conv(buf, 9, 11, out)
+        >>> ref = F.conv2d(x, w, b, padding=1).relu().permute(0, 2, 3, 1).numpy()
+        >>> bool(np.abs(out - ref).max() < 1e-6 * np.abs(ref).max())
+        True
+    """
+
+    def __init__(self, weight, bias, padding: int, band: int = 4) -> None:
+        import torch
+
+        weight = torch.as_tensor(weight).detach().double().cpu()
+        out_channels, in_channels, r, r2 = weight.shape
+        if r != r2 or (4, r) not in POINTS:
+            raise ValueError(f"no Winograd transform for a {r}x{r2} kernel (have {sorted(k for _, k in POINTS)})")
+        from . import _winograd_kernels as kernels
+
+        self.m, self.r, self.n, self.padding, self.band = 4, r, 4 + r - 1, int(padding), int(band)
+        _, g, _ = cook_toom(self.m, r, POINTS[(self.m, r)])
+        g = torch.from_numpy(g)
+        # U = G w G^T in float64, rounded once to float32: (n*n, in, out), one matrix per tile element
+        u = torch.einsum("ij,ocjl,kl->ikco", g, weight, g).reshape(self.n * self.n, in_channels, out_channels)
+        self.u = u.float().contiguous()
+        self.bias = np.ascontiguousarray(torch.as_tensor(bias).detach().cpu().numpy(), dtype=np.float32)
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self._input = getattr(kernels, f"input_f{self.m}{r}")
+        self._output = getattr(kernels, f"output_f{self.m}{r}")
+        self._lock = threading.Lock()
+        self._buffers: dict = {}
+
+    def geometry(self, height: int, width: int) -> "tuple[int, int, int, int, int, int]":
+        """``(out_height, out_width, tile_rows, tile_cols, padded_height, padded_width)`` of an input.
+
+        The padded input holds the image at ``(padding, padding)`` and zeros around it, over every
+        tile's extent (``tile_rows * m + r - 1`` rows), so the transform never tests a bound.
+        """
+        out_h, out_w = height + 2 * self.padding - self.r + 1, width + 2 * self.padding - self.r + 1
+        if out_h < 1 or out_w < 1:
+            raise ValueError(f"input {height}x{width} is smaller than the {self.r}x{self.r} kernel")
+        th, tw = -(-out_h // self.m), -(-out_w // self.m)
+        return out_h, out_w, th, tw, th * self.m + self.r - 1, tw * self.m + self.r - 1
+
+    def padded_input(self, images: int, height: int, width: int, channels: int) -> np.ndarray:
+        """A zeroed input buffer of :meth:`geometry`'s padded size."""
+        *_, ph, pw = self.geometry(height, width)
+        return np.zeros((images, ph, pw, channels), np.float32)
+
+    def __call__(self, x: np.ndarray, height: int, width: int, out: np.ndarray, oy: int = 0, ox: int = 0) -> None:
+        """Write ``relu(conv(x) + bias)`` of the ``height x width`` image held in the padded ``x``
+        (:meth:`padded_input`) into ``out[:, oy:oy + out_height, ox:ox + out_width]``."""
+        import torch
+
+        images = x.shape[0]
+        out_h, out_w, th, tw, ph, pw = self.geometry(height, width)
+        if x.shape[1:] != (ph, pw, self.in_channels) or x.dtype != np.float32 or not x.flags.c_contiguous:
+            raise ValueError(f"input buffer {x.shape} {x.dtype} is not the padded ({images}, {ph}, {pw}, "
+                             f"{self.in_channels}) float32 of geometry()")
+        band = min(self.band, th)
+        with self._lock:  # the work buffers are reused between calls (no fresh pages per frame)
+            size = self.n * self.n * band * images * tw
+            if self._buffers.get("size") != size:  # flat, so a short last band is a contiguous prefix
+                self._buffers = {"size": size, "v": np.empty(size * self.in_channels, np.float32),
+                                 "m": np.empty(size * self.out_channels, np.float32)}
+            for ty0 in range(0, th, band):
+                ty1 = min(th, ty0 + band)
+                shape = (self.n * self.n, (ty1 - ty0) * images * tw)
+                v = self._buffers["v"][:shape[0] * shape[1] * self.in_channels].reshape(*shape, self.in_channels)
+                mm = self._buffers["m"][:shape[0] * shape[1] * self.out_channels].reshape(*shape, self.out_channels)
+                self._input(x, v, ty0, ty1, tw)
+                # numpy buffers wrapped per call: the same in and out of torch's inference mode
+                torch.bmm(torch.from_numpy(v), self.u, out=torch.from_numpy(mm))
+                self._output(mm, self.bias, ty0, ty1, tw, images, out, oy, ox, out_h, out_w)
+
+
+def main() -> int:
+    """Write :data:`KERNELS_FILE` from the generator."""
+    KERNELS_FILE.write_text(kernels_source(), encoding="utf-8")
+    print(f"wrote {KERNELS_FILE}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
