@@ -119,10 +119,40 @@ def _combination(coefficients: Sequence[Fraction], names: Sequence[str]) -> str:
     return text[2:] if text.startswith("+ ") else "-" + text[2:]
 
 
+def _tile_loop(m: int) -> "list[str]":
+    """The loop over the tiles of a band, in (row, image, column) order, with the tile's origin."""
+    return ["    for ty in range(ty0, ty1):", "        for b in range(images):", "            for tx in range(tw):",
+            "                tile = ((ty - ty0) * images + b) * tw + tx", f"                y0 = ty * {m}",
+            f"                x0 = tx * {m}"]
+
+
+def _products(matrix, destination, sources: "list[str]", pad: str, guard=None,
+              store: "tuple[str, ...]" = ("o[c] = {}",)) -> "list[str]":
+    """For each row ``a`` of ``matrix``: ``destination(a)[c] = sum_k matrix[a][k] * sources[k][c]`` over
+    the channels, as one loop per row (one store stream, so it vectorises); ``guard(a)``, when given,
+    is a condition the row's loop is under; ``store``: the loop body's lines, ``{}`` the sum."""
+    lines = []
+    for a, row in enumerate(matrix):
+        inner = pad
+        if guard is not None:
+            lines.append(f"{pad}if {guard(a)}:")
+            inner = pad + "    "
+        total = _combination(row, [f"{name}[c]" for name in sources])
+        lines += [f"{inner}o = {destination(a)}", f"{inner}for c in range(channels):"]
+        lines += [f"{inner}    " + line.format(total) for line in store]
+    return lines
+
+
 def _transform_source(m: int, r: int) -> str:
-    """The input and output transforms of F(m, r) as numba source (see :data:`KERNELS_FILE`)."""
+    """The input and output transforms of F(m, r) as numba source (see :data:`KERNELS_FILE`).
+
+    Each is two passes over a tile, ``M^T X`` then ``(M^T X) M``: the first pass's coefficients depend on
+    the matrix row and the tile row only, the second's on the matrix row and the tile column only, so
+    the other index is a run-time loop (small generated code, and a short numba compile).
+    """
     a_t, _, b_t = cook_toom_exact(m, r, POINTS[(m, r)])
     n, tag = m + r - 1, f"f{m}{r}"
+    pad = " " * 20
     lines = [f"# F({m}x{m}, {r}x{r}), points {', '.join(str(p) for p in POINTS[(m, r)])}, infinity", "",
              "", "@njit(cache=True, fastmath={'nsz'})",
              f"def input_{tag}(x, v, ty0, ty1, tw):",
@@ -130,26 +160,12 @@ def _transform_source(m: int, r: int) -> str:
              f' channels-last ``x``; tiles in (row, image, column) order."""',
              "    images, channels = x.shape[0], x.shape[3]",
              f"    rows = np.empty(({n}, {n}, channels), np.float32)  # B^T d: one tile, all channels",
-             "    for ty in range(ty0, ty1):",
-             "        for b in range(images):",
-             "            for tx in range(tw):",
-             "                tile = ((ty - ty0) * images + b) * tw + tx",
-             f"                y0 = ty * {m}",
-             f"                x0 = tx * {m}"]
-    # The coefficients of the first pass depend on (i, k) only, those of the second on (col, j) only:
-    # the other index is a run-time loop, which keeps the generated code (and numba's compile) small.
-    lines.append(f"                for j in range({n}):")
-    lines += [f"                    d{k} = x[b, y0 + {k}, x0 + j]" for k in range(n)]
-    for i in range(n):
-        lines += [f"                    o = rows[{i}, j]", "                    for c in range(channels):",
-                  "                        o[c] = " + _combination([b_t[i][k] for k in range(n)],
-                                                               [f"d{k}[c]" for k in range(n)])]
+             *_tile_loop(m), f"                for j in range({n}):"]
+    lines += [f"{pad}d{k} = x[b, y0 + {k}, x0 + j]" for k in range(n)]
+    lines += _products(b_t, lambda i: f"rows[{i}, j]", [f"d{k}" for k in range(n)], pad)
     lines.append(f"                for i in range({n}):")
-    lines += [f"                    t{j} = rows[i, {j}]" for j in range(n)]
-    for col in range(n):
-        lines += [f"                    o = v[i * {n} + {col}, tile]", "                    for c in range(channels):",
-                  "                        o[c] = " + _combination([b_t[col][j] for j in range(n)],
-                                                               [f"t{j}[c]" for j in range(n)])]
+    lines += [f"{pad}t{j} = rows[i, {j}]" for j in range(n)]
+    lines += _products(b_t, lambda col: f"v[i * {n} + {col}, tile]", [f"t{j}" for j in range(n)], pad)
     lines += ["", "", "@njit(cache=True, fastmath={'nsz'})",
               f"def output_{tag}(mm, bias, ty0, ty1, tw, images, out, oy, ox, height, width):",
               f'    """``out[b, oy + y, ox + x, :] = relu(A^T mm A + bias)`` for the tiles of ``input_{tag}``, rows'
@@ -157,28 +173,14 @@ def _transform_source(m: int, r: int) -> str:
               "    channels = mm.shape[2]",
               f"    rows = np.empty(({m}, {n}, channels), np.float32)  # A^T M: one tile, all channels",
               "    zero = np.float32(0.0)",
-              "    for ty in range(ty0, ty1):",
-              "        for b in range(images):",
-              "            for tx in range(tw):",
-              "                tile = ((ty - ty0) * images + b) * tw + tx",
-              f"                y0 = ty * {m}",
-              f"                x0 = tx * {m}"]
-    lines.append(f"                for j in range({n}):")
-    lines += [f"                    m{k} = mm[{k} * {n} + j, tile]" for k in range(n)]
-    for i in range(m):
-        lines += [f"                    o = rows[{i}, j]", "                    for c in range(channels):",
-                  "                        o[c] = " + _combination([a_t[i][k] for k in range(n)],
-                                                               [f"m{k}[c]" for k in range(n)])]
-    lines.append(f"                for i in range({m}):")
-    lines.append("                    if y0 + i < height:")
-    lines += [f"                        t{j} = rows[i, {j}]" for j in range(n)]
-    for col in range(m):
-        lines += [f"                        if x0 + {col} < width:",
-                  f"                            o = out[b, oy + y0 + i, ox + x0 + {col}]",
-                  "                            for c in range(channels):",
-                  "                                s = (" + _combination([a_t[col][j] for j in range(n)],
-                                                                      [f"t{j}[c]" for j in range(n)]) + ") + bias[c]",
-                  "                                o[c] = s if s > zero else zero"]
+              *_tile_loop(m), f"                for j in range({n}):"]
+    lines += [f"{pad}m{k} = mm[{k} * {n} + j, tile]" for k in range(n)]
+    lines += _products(a_t, lambda i: f"rows[{i}, j]", [f"m{k}" for k in range(n)], pad)
+    lines += [f"                for i in range({m}):", f"{pad}if y0 + i < height:"]
+    lines += [f"{pad}    t{j} = rows[i, {j}]" for j in range(n)]
+    lines += _products(a_t, lambda col: f"out[b, oy + y0 + i, ox + x0 + {col}]", [f"t{j}" for j in range(n)],
+                       pad + "    ", guard=lambda col: f"x0 + {col} < width",
+                       store=("s = ({}) + bias[c]", "o[c] = s if s > zero else zero"))
     return "\n".join(lines) + "\n"
 
 
