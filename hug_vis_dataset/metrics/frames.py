@@ -15,8 +15,9 @@ from :mod:`hug_vis_dataset.catalog`):
 - LPIPS (:func:`lpips_frames`): ``lpips`` 0.1.4, AlexNet, v0.1 linear heads, inputs
   ``x / 127.5 - 1`` in [-1, 1], spatially averaged per frame; the model comes from
   :func:`hug_vis_dataset.models.lpips.load_lpips`. On the CPU the same function runs through
-  :mod:`hug_vis_dataset.models.lpips_cpu` (folded normalisation, channels-last, a fused distance:
-  the package's values to about 1e-9, 1.4-1.7x cheaper per 1080p pair: ``scripts/bench_lpips.py``).
+  :mod:`hug_vis_dataset.models.lpips_cpu` (Winograd convolutions, the package's input scaling as a
+  table, a fused distance: the package's values to about 1e-10, about 3x cheaper per 1080p pair:
+  ``scripts/bench_lpips.py``).
 
 Example:
     >>> import numpy as np

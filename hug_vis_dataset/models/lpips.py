@@ -71,8 +71,9 @@ def lpips_distances(model, pred: np.ndarray, ref: np.ndarray, batch: int = 8) ->
     On a GPU, frames go to the model's device as uint8 and are scaled there to ``x / 127.5 - 1``
     (exact in float32) and ``batch`` pairs run per forward pass; each distance does not depend on
     ``batch`` beyond float rounding. On the CPU the package's AlexNet v0.1 module runs through
-    :class:`hug_vis_dataset.models.lpips_cpu.AlexLPIPS` (same values to about 1e-9, 1.4-1.7x
-    cheaper), one pair per forward whatever ``batch`` is, so values do not depend on it at all.
+    :class:`hug_vis_dataset.models.lpips_cpu.AlexLPIPS` (Winograd convolutions: the package's values
+    to about 1e-10, about 3x cheaper), one pair per forward whatever ``batch`` is, so values do not
+    depend on it at all.
 
     Raises:
         ValueError: frames that are not uint8 ``(n, H, W, 3)`` of equal shape, or ``batch < 1``.
@@ -90,7 +91,7 @@ def lpips_distances(model, pred: np.ndarray, ref: np.ndarray, batch: int = 8) ->
         raise ValueError(f"frames must be uint8, got {pred.dtype} and {ref.dtype}")
     device = module_device(model)
     if device.type == "cpu" and is_alex_v01(model):
-        # the CPU path (models/lpips_cpu.py): same values, 1.4-1.7x cheaper, one pair per forward
+        # the CPU path (models/lpips_cpu.py): the same values with fewer multiplications, one pair per forward
         fast = getattr(model, "_hugvis_cpu_forward", None)
         if fast is None:
             fast = model._hugvis_cpu_forward = AlexLPIPS(model)
