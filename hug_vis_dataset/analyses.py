@@ -17,7 +17,6 @@ Example:
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -32,12 +31,12 @@ def implementation(spec: catalog.MetricSpec) -> Callable[..., dict]:
     """The function an analysis row names (``"module:function"``, imported now).
 
     Raises:
-        KeyError: the row is not an analysis or names no function.
+        KeyError: the row is not an analysis.
+        ValueError: its function does not exist (:func:`hug_vis_dataset.catalog.implementation_of`).
     """
-    if spec.mode != catalog.ANALYSIS or not spec.implementation:
+    if spec.mode != catalog.ANALYSIS:
         raise KeyError(f"{spec.name!r} is not an analysis; analyses: {[m.name for m in catalog.analyses()]}")
-    module, _, function = spec.implementation.partition(":")
-    return getattr(importlib.import_module(module), function)
+    return catalog.implementation_of(spec)
 
 
 def rows_frame(rows: Mapping[str, Sequence]):

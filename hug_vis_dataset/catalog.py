@@ -3,8 +3,9 @@
 Every fact *about* a metric lives here once: its name (which is also the evaluate module folder
 ``metrics/<name>/`` and the ``metric`` value of stored result rows), the paper's label, the tasks
 it serves, its mode, direction, range, unit and the one rule that converts a stored value to the
-paper's unit, the aggregation protocol of its task table, the pretrained files it needs and the
-paper table that reports it. Per-task metric lists, report and Space tables, the dataset card's
+paper's unit, the aggregation protocol of its task table, the pretrained files it needs, the paper
+table that reports it and the function that computes it (so a metric is one row + one function).
+Per-task metric lists, the task scorers' dispatch, report and Space tables, the dataset card's
 evaluation section, the evaluate modules and their cards, the weights -> metrics mapping and the
 accepted upload suffixes are all derived from these rows (``tests/test_catalog.py`` checks that the
 table, the ``metrics/`` folders and the weights registry agree).
@@ -26,7 +27,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 # Modes: how a metric consumes its inputs.
 FRAME_PAIRED = "frame-paired"  # generated frame i vs reference frame i (PSNR, SSIM, LPIPS, matting errors)
@@ -37,6 +38,12 @@ SET_LEVEL = "set"  # one value per system over all its clips (FID)
 REFERENCE_ONLY = "reference-only"  # statistics of the reference data itself (motion U_s, V_s)
 ANALYSIS = "analysis"  # a cross-task analysis over stored rows
 MODES = (FRAME_PAIRED, CLIP_PAIRED, REFERENCE_FREE, LABEL, SET_LEVEL, REFERENCE_ONLY, ANALYSIS)
+
+# Calls: how a task scorer calls the function a per-clip row names (MetricSpec.call; tasks/dispatch.py).
+PER_FRAME = "per-frame"  # fn(pred_chunk, ref_chunk) -> a value per frame pair; clip value = exact mean over frames
+PER_CLIP = "per-clip"  # fn(pred) (reference-free) or fn(pred, ref) -> the clip's value (audio: 16 kHz mono)
+KERNEL = "kernel"  # the task's own pass calls it; the rows naming one kernel are computed by one call
+CALLS = (PER_FRAME, PER_CLIP, KERNEL)
 
 # Per-clip reducers (how a clip's frames/windows become its value) and table protocols.
 RVM = "rvm"  # RobustVideoMatting's spreadsheet average (per frame index, then over indices)
@@ -71,10 +78,15 @@ class MetricSpec:
             says it all.
         decimals: the paper's printed decimals for the metric's values of 1 or more; a value below 1
             gets one more (``0.044``, not ``0.04``), as the leaderboard prints (:meth:`printed`).
-        implementation: for an analysis, the function computing it from stored rows, as
-            ``"module:function"`` (imported when called: :func:`hug_vis_dataset.analyses.run`), so an
-            analysis is one row plus one function; empty for per-clip metrics, computed in their task's
-            one pass (:attr:`hug_vis_dataset.tasks.base.TaskScorer.computations`).
+        implementation: the function computing it, ``"module:function"`` (:func:`implementation_of`),
+            so a metric or an analysis is one row plus one function: a per-clip metric's in
+            :mod:`hug_vis_dataset.metrics`, called by its task scorer as :attr:`call` says
+            (:mod:`hug_vis_dataset.tasks.dispatch`); an analysis's in :mod:`hug_vis_dataset.analyses`.
+        call: :data:`PER_FRAME` (on each chunk of the task's one decode; the clip value is the exact
+            mean), :data:`PER_CLIP` (once per decoded clip) or :data:`KERNEL` (the task's own pass; the
+            rows naming one kernel are computed by one call); empty for analyses.
+        networks: the model kinds (:data:`hug_vis_dataset.tasks.models.LOADERS`) its function is given
+            first, loaded once per process; a missing one fails (or stops the door on) this row only.
         range_is_bound: the stored value can never leave ``value_range`` (a stored run with a value
             outside it is damaged). False where the range is the nominal scale of a network's
             prediction that can fall outside it (DNSMOS's fitted polynomials, UTMOS's regression
@@ -102,14 +114,23 @@ class MetricSpec:
     range_is_bound: bool = True
     decimals: int = 2
     implementation: str = ""
+    call: str = ""
+    networks: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"{self.name}: mode {self.mode!r} is not one of {MODES}")
         if self.protocol not in (RVM, CLIP, SET):
             raise ValueError(f"{self.name}: protocol {self.protocol!r}")
-        if (self.mode == ANALYSIS) != bool(self.implementation):
-            raise ValueError(f"{self.name}: an analysis (and only an analysis) names its function in implementation")
+        module, colon, function = self.implementation.partition(":")
+        if not (colon and function.isidentifier() and all(part.isidentifier() for part in module.split("."))):
+            raise ValueError(f"{self.name}: implementation {self.implementation!r} does not name its function "
+                             "as 'package.module:function'")
+        if self.mode == ANALYSIS and (self.call or self.networks):
+            raise ValueError(f"{self.name}: an analysis is called by analyses.run: no call or networks")
+        if self.mode != ANALYSIS and self.call not in CALLS:
+            raise ValueError(f"{self.name}: call {self.call!r} is not one of {CALLS} (how its task scorer calls "
+                             f"{self.implementation})")
 
     def printed(self, value: float) -> str:
         """A value (paper units) as tables print it: :attr:`decimals`, one more below 1.
@@ -212,38 +233,44 @@ _MATTING_DEF = ("Alpha mattes read as 8-bit gray and divided by 255; per frame {
                 "mean over its frames; Table 11 aggregates under RVM's protocol: for each frame index the mean "
                 "over the clips that have it, then the mean over frame indices.")
 
+_M = "hug_vis_dataset.metrics."  # where the per-clip rows' functions live
+# DNSMOS's four scores: one call of the DNS-Challenge scorer.
+_DNSMOS = dict(weights=("dnsmos_sig_bak_ovr", "dnsmos_p808"), reference_urls=("https://github.com/microsoft/DNS-Challenge",),
+               range_is_bound=False, implementation=_M + "voice:dnsmos", call=KERNEL)
+# Table 11's five errors: one fused kernel (RVM's evaluation), aggregated under RVM's protocol.
+_TABLE_11 = dict(protocol=RVM, paper_table="Table 11", reference_urls=(_RVM_URL,),
+                 implementation=_M + "matting:score_matting_clip", call=KERNEL)
+
 METRICS: tuple[MetricSpec, ...] = (
     # ---------------------------------------------------------------- matting (Table 11)
-    MetricSpec("mad", "MAD", ("matting",), FRAME_PAIRED, False, (0.0, 1000.0), "mean |alpha error| x1e3",
-               protocol=RVM, paper_table="Table 11",
+    MetricSpec("mad", "MAD", ("matting",), FRAME_PAIRED, False, (0.0, 1000.0), "mean |alpha error| x1e3", **_TABLE_11,
                description="Mean absolute difference of alpha mattes x1e3 (RVM evaluation).",
-               definition=_MATTING_DEF.format(what="MAD = mean |p - t| x 1e3"), reference_urls=(_RVM_URL,)),
+               definition=_MATTING_DEF.format(what="MAD = mean |p - t| x 1e3")),
     MetricSpec("mse", "MSE", ("matting",), FRAME_PAIRED, False, (0.0, 1000.0), "mean squared alpha error x1e3",
-               protocol=RVM, paper_table="Table 11",
-               description="Mean squared difference of alpha mattes x1e3 (RVM evaluation).",
-               definition=_MATTING_DEF.format(what="MSE = mean (p - t)^2 x 1e3"), reference_urls=(_RVM_URL,)),
+               **_TABLE_11, description="Mean squared difference of alpha mattes x1e3 (RVM evaluation).",
+               definition=_MATTING_DEF.format(what="MSE = mean (p - t)^2 x 1e3")),
     MetricSpec("dtssd", "dtSSD", ("matting",), FRAME_PAIRED, False, (0.0, float("inf")),
-               "RMS of the temporal-derivative error x1e2", protocol=RVM, paper_table="Table 11",
+               "RMS of the temporal-derivative error x1e2", **_TABLE_11,
                description="Temporal coherence: RMS of the frame-difference error x1e2 (RVM evaluation).",
                definition=_MATTING_DEF.format(
                    what="dtSSD = sqrt(sum((p_t - p_{t-1}) - (t_t - t_{t-1}))^2 / n_pixels) x 1e2 for frames t >= 1 "
-                        "(RVM counts 0 at frame 0)"), reference_urls=(_RVM_URL,)),
+                        "(RVM counts 0 at frame 0)")),
     MetricSpec("grad", "Grad", ("matting",), FRAME_PAIRED, False, (0.0, float("inf")),
-               "sum of squared Gaussian-gradient differences / 1000", protocol=RVM, paper_table="Table 11",
+               "sum of squared Gaussian-gradient differences / 1000", **_TABLE_11,
                description="Gradient error: Gaussian derivative (sigma 1.4) magnitude difference, sum of squares / 1000.",
                definition=_MATTING_DEF.format(
                    what="both mattes min-max normalised (RVM low-resolution script), Gaussian first-derivative "
-                        "filters sigma 1.4, Grad = sum (|grad p| - |grad t|)^2 / 1000"), reference_urls=(_RVM_URL,)),
+                        "filters sigma 1.4, Grad = sum (|grad p| - |grad t|)^2 / 1000")),
     MetricSpec("conn", "Conn", ("matting",), FRAME_PAIRED, False, (0.0, float("inf")),
-               "connectivity error sum / 1000", protocol=RVM, paper_table="Table 11",
+               "connectivity error sum / 1000", **_TABLE_11,
                description="Connectivity error over thresholds 0..1 step 0.1, sum / 1000 (RVM evaluation).",
                definition=_MATTING_DEF.format(
                    what="the largest 4-connected region of both mattes above each threshold 0, 0.1, ..., 1 gives "
-                        "the connectivity level; Conn = sum |phi(p) - phi(t)| (phi = 1 - d, d < 0.15 -> 0) / 1000"),
-               reference_urls=(_RVM_URL,)),
+                        "the connectivity level; Conn = sum |phi(p) - phi(t)| (phi = 1 - d, d < 0.15 -> 0) / 1000")),
     # ---------------------------------------------------------------- generation (Tables 5, 7)
     MetricSpec("lpips", "LPIPS", ("vision_driven",), FRAME_PAIRED, False, (0.0, float("inf")), "LPIPS distance",
                weights=("alexnet", "lpips_alex_linear"), paper_table="Table 7",
+               implementation=_M + "frames:lpips_frames", call=PER_FRAME, networks=("lpips",),
                description="LPIPS v0.1 (AlexNet) between generated and reference frames, mean over frames.",
                definition="lpips 0.1.4, AlexNet backbone with the v0.1 linear heads, inputs x / 127.5 - 1, spatial "
                           "average per frame; frame i of the prediction vs frame i of the reference video; the clip "
@@ -251,6 +278,7 @@ METRICS: tuple[MetricSpec, ...] = (
                reference_urls=("https://github.com/richzhang/PerceptualSimilarity",)),
     MetricSpec("csim", "CSIM", ("audio_driven", "vision_driven"), CLIP_PAIRED, True, (-1.0, 1.0), "cosine similarity",
                weights=("arcface_det_10g", "arcface_w600k_r50"), paper_table="Tables 5, 7",
+               implementation=_M + "identity:CsimAccumulator", call=KERNEL, networks=("face_detector", "face_embedder"),
                description="ArcFace identity similarity of every generated frame to the clip's source portrait.",
                definition="insightface buffalo_l: SCRFD det_10g finds the largest face of each generated frame, "
                           "5-point similarity alignment to 112x112, ArcFace w600k_r50 embedding; CSIM of a frame = "
@@ -260,11 +288,13 @@ METRICS: tuple[MetricSpec, ...] = (
                           "use this one definition.",
                reference_urls=("https://github.com/deepinsight/insightface",)),
     MetricSpec("psnr", "PSNR", ("vision_driven",), FRAME_PAIRED, True, (0.0, 100.0), "dB", paper_table="Table 7",
+               implementation=_M + "frames:psnr_frames", call=PER_FRAME,
                description="Peak signal-to-noise ratio (dB) per RGB frame, data range 255, capped at 100 dB.",
                definition="PSNR = 10 log10(255^2 / MSE) with one MSE over the three RGB channels of a frame "
                           "(skimage.metrics.peak_signal_noise_ratio, data_range=255); identical frames are capped "
                           "at 100 dB; the clip value is the mean over frames.", reference_urls=(_SKIMAGE,)),
     MetricSpec("ssim", "SSIM", ("vision_driven",), FRAME_PAIRED, True, (-1.0, 1.0), "SSIM index", paper_table="Table 7",
+               implementation=_M + "frames:ssim_frames", call=PER_FRAME,
                description="Gaussian-window SSIM (Wang et al. 2004) per RGB channel, averaged, per frame.",
                definition="skimage.metrics.structural_similarity with data_range=255, gaussian_weights=True, "
                           "sigma=1.5 (11 taps), use_sample_covariance=False, K1=0.01, K2=0.03, per RGB channel "
@@ -272,6 +302,7 @@ METRICS: tuple[MetricSpec, ...] = (
                           "the clip value is the mean over frames.", reference_urls=(_SKIMAGE,)),
     MetricSpec("fid", "FID", ("vision_driven",), SET_LEVEL, False, (0.0, float("inf")), "Frechet distance",
                protocol=SET, weights=("inception_fid",), paper_table="Table 7",
+               implementation=_M + "fid:fid_from_stats", call=KERNEL, networks=("inception",),
                description="Frechet Inception distance over all frames of a system vs all reference frames.",
                definition="Inception-v3 pool3 (2048-d, the FID weights of pytorch-fid/torch-fidelity) features of "
                           "every frame of every generated clip vs every frame of the reference videos, Frechet "
@@ -280,6 +311,7 @@ METRICS: tuple[MetricSpec, ...] = (
                reference_urls=("https://github.com/mseitzer/pytorch-fid",)),
     MetricSpec("sync_c", "Sync-C", ("audio_driven",), REFERENCE_FREE, True, (0.0, float("inf")),
                "SyncNet confidence", weights=("syncnet_v2", "arcface_det_10g"), paper_table="Table 5",
+               implementation=_M + "sync:syncnet_from_detections", call=KERNEL, networks=("syncnet", "face_detector"),
                description="SyncNet lip-sync confidence: median minus minimum mean distance over offsets.",
                definition="Video resampled to 25 fps, face track (SCRFD), 224x224 mouth-centred crops in 5-frame "
                           "windows vs 13-d MFCC (100 Hz, 20 per window) of the 16 kHz mono audio; per offset in "
@@ -287,39 +319,35 @@ METRICS: tuple[MetricSpec, ...] = (
                           "face tracks.", reference_urls=("https://github.com/joonson/syncnet_python",)),
     MetricSpec("sync_d", "Sync-D", ("audio_driven",), REFERENCE_FREE, False, (0.0, float("inf")),
                "SyncNet distance", weights=("syncnet_v2", "arcface_det_10g"), paper_table="Table 5",
+               implementation=_M + "sync:syncnet_from_detections", call=KERNEL, networks=("syncnet", "face_detector"),
                description="SyncNet lip-sync distance: minimum over offsets of the mean distance.",
                definition="As Sync-C; Sync-D = min over offsets of the mean L2 distance; mean over face tracks.",
                reference_urls=("https://github.com/joonson/syncnet_python",)),
     # ---------------------------------------------------------------- voice cloning (Table 9)
     MetricSpec("utmos", "UTMOS", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "predicted MOS, 1-5 scale (unclipped)",
                weights=("utmos22_strong",), paper_table="Table 9",
+               implementation=_M + "voice:utmos_clip", call=PER_CLIP, networks=("utmos",),
                description="UTMOS22 strong learner (SpeechMOS) naturalness MOS prediction, reference-free.",
                definition="16 kHz mono; wav2vec 2.0 + BLSTM UTMOS22 strong learner; score = 2 x frame mean + 3.",
                reference_urls=("https://github.com/tarepan/SpeechMOS",), range_is_bound=False),
     MetricSpec("dnsmos", "DNSMOS", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "P.835 OVRL, MOS-scale fit (unclipped)",
-               weights=("dnsmos_sig_bak_ovr", "dnsmos_p808"), paper_table="Table 9",
+               **_DNSMOS, paper_table="Table 9",
                description="DNSMOS P.835 OVRL (overall quality), mean over 9.01 s windows, reference-free.",
                definition="microsoft/DNS-Challenge dnsmos_local.py: 16 kHz, clips shorter than 9.01 s tiled, "
                           "9.01 s windows with 1 s hop, sig_bak_ovr.onnx raw scores mapped by the P.835 "
-                          "polynomials; the clip value is the mean OVRL over windows.",
-               reference_urls=("https://github.com/microsoft/DNS-Challenge",), range_is_bound=False),
+                          "polynomials; the clip value is the mean OVRL over windows."),
     MetricSpec("dnsmos_sig", "DNSMOS SIG", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "P.835 SIG, MOS-scale fit (unclipped)",
-               weights=("dnsmos_sig_bak_ovr", "dnsmos_p808"), paper_table="", in_table=False,
-               description="DNSMOS P.835 SIG (speech signal quality).",
-               definition="As DNSMOS; the SIG output.", reference_urls=("https://github.com/microsoft/DNS-Challenge",),
-               range_is_bound=False),
+               **_DNSMOS, paper_table="", in_table=False, description="DNSMOS P.835 SIG (speech signal quality).",
+               definition="As DNSMOS; the SIG output."),
     MetricSpec("dnsmos_bak", "DNSMOS BAK", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "P.835 BAK, MOS-scale fit (unclipped)",
-               weights=("dnsmos_sig_bak_ovr", "dnsmos_p808"), paper_table="", in_table=False,
-               description="DNSMOS P.835 BAK (background noise quality).",
-               definition="As DNSMOS; the BAK output.", reference_urls=("https://github.com/microsoft/DNS-Challenge",),
-               range_is_bound=False),
+               **_DNSMOS, paper_table="", in_table=False, description="DNSMOS P.835 BAK (background noise quality).",
+               definition="As DNSMOS; the BAK output."),
     MetricSpec("dnsmos_p808", "DNSMOS P.808", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "P.808 MOS prediction (unclipped)",
-               weights=("dnsmos_sig_bak_ovr", "dnsmos_p808"), paper_table="", in_table=False,
-               description="DNSMOS P.808 MOS (model_v8).",
-               definition="As DNSMOS; model_v8.onnx on a 120-band mel spectrogram (n_fft 321, hop 160).",
-               reference_urls=("https://github.com/microsoft/DNS-Challenge",), range_is_bound=False),
+               **_DNSMOS, paper_table="", in_table=False, description="DNSMOS P.808 MOS (model_v8).",
+               definition="As DNSMOS; model_v8.onnx on a 120-band mel spectrogram (n_fft 321, hop 160)."),
     MetricSpec("speaker_similarity", "Speaker Sim.", ("voice_cloning",), CLIP_PAIRED, True, (0.0, 1.0),
                "cosine similarity", weights=("resemblyzer_encoder",), paper_table="Table 9",
+               implementation=_M + "voice:speaker_similarity", call=KERNEL,
                description="Resemblyzer speaker-embedding cosine similarity, generated vs reference audio.",
                definition="Resemblyzer preprocess_wav (16 kHz, -30 dBFS, VAD trimming) and embed_utterance "
                           "(1.6 s partials at 1.3 per second, mean then L2 norm); similarity = dot product of the "
@@ -327,40 +355,37 @@ METRICS: tuple[MetricSpec, ...] = (
                reference_urls=("https://github.com/resemble-ai/Resemblyzer",)),
     # ---------------------------------------------------------------- emotion (Table 4)
     MetricSpec("emotion_accuracy", "Acc. (%)", ("emotion",), LABEL, True, (0.0, 1.0), "per-clip correctness (0/1)",
-               paper_scale=100.0, paper_table="Table 4",
+               paper_scale=100.0, paper_table="Table 4", implementation=_M + "emotion:parse_answer", call=KERNEL,
                description="Seven-class emotion recognition accuracy; unparsed answers count as wrong.",
                definition="Per clip and input setting: 1 when the answer, parsed for one of the seven emotion words "
                           "(English or Chinese, negations skipped), names the clip's instructed emotion, else 0 "
                           "(unparsed answers are 0 and flagged). Accuracy = mean over clips x 100."),
     # ---------------------------------------------------------------- reference statistics (Fig. 11 inputs)
     MetricSpec("motion_u", "U_s", ("motion",), REFERENCE_ONLY, True, (0.0, 1.0), "mean |alpha change| per frame",
-               module=False, paper_table="Eq. 5",
+               module=False, paper_table="Eq. 5", implementation=_M + "matting:motion_stats", call=KERNEL,
                description="Mean over t of the mean absolute inter-frame change of the reference alpha."),
     MetricSpec("motion_v", "V_s", ("motion",), REFERENCE_ONLY, True, (0.0, float("inf")),
                "mean centroid displacement (pixels)", module=False, paper_table="Eq. 6",
+               implementation=_M + "matting:motion_stats", call=KERNEL,
                description="Mean displacement of the reference foreground centroid between frames."),
     # ---------------------------------------------------------------- cross-task analyses (section 4.3)
     MetricSpec("emotion_difficulty", "D_{e,k}", (), ANALYSIS, False, (0.0, 1.0), "normalised difficulty",
-               paper_table="Fig. 8 (Eq. 1-2)",
-               implementation="hug_vis_dataset.analyses:emotion_difficulty",
+               paper_table="Fig. 8 (Eq. 1-2)", implementation="hug_vis_dataset.analyses:emotion_difficulty",
                description="Per-metric emotion difficulty, model-averaged and min-max normalised over the seven emotions.",
                definition="Per-clip values oriented so that larger is harder (retain, negate or 1 - value), "
                           "averaged per model and emotion (Eq. 1), averaged over models, then min-max normalised "
                           "over the seven emotions (Eq. 2)."),
     MetricSpec("difficulty_agreement", "Spearman rho", (), ANALYSIS, True, (-1.0, 1.0), "rank correlation",
-               paper_table="Fig. 9 (Eq. 3)",
-               implementation="hug_vis_dataset.analyses:difficulty_agreement",
+               paper_table="Fig. 9 (Eq. 3)", implementation="hug_vis_dataset.analyses:difficulty_agreement",
                description="Spearman rank correlation between the emotion difficulty profiles of metric pairs.",
                definition="Spearman rho between the seven-emotion difficulty profiles D_{.,k} of every metric pair."),
     MetricSpec("source_difficulty", "Z_s", (), ANALYSIS, False, (float("-inf"), float("inf")), "z-score",
-               paper_table="Fig. 10 (Eq. 4)",
-               implementation="hug_vis_dataset.analyses:source_difficulty",
+               paper_table="Fig. 10 (Eq. 4)", implementation="hug_vis_dataset.analyses:source_difficulty",
                description="Clip-level difficulty of audio-driven vs vision-driven generation on common valid clips.",
                definition="Per regime, each per-clip metric is z-scored over the common valid clips, oriented so "
                           "that larger is harder and averaged over metrics and models (Eq. 4)."),
     MetricSpec("motion_difficulty", "D_motion", (), ANALYSIS, True, (0.0, 1.0), "mean percentile rank",
-               paper_table="Fig. 11 (Eq. 5-6)",
-               implementation="hug_vis_dataset.analyses:motion_difficulty",
+               paper_table="Fig. 11 (Eq. 5-6)", implementation="hug_vis_dataset.analyses:motion_difficulty",
                description="Mean percentile rank of the reference's alpha change U_s and centroid shift V_s, "
                            "and its relation to model-averaged dtSSD.",
                definition="D_motion = mean of the percentile ranks of U_s and V_s over the clips analysed; its "
@@ -401,8 +426,9 @@ _ERROR_UNITS = {"mad": ("MAD", "mean |alpha error| in the region x1e3"),
 METRICS = METRICS + tuple(
     MetricSpec(f"{error}_{region}", f"{_ERROR_UNITS[error][0]} ({region.replace('_', ' ')})", ("matting_boundary",),
                FRAME_PAIRED, False, (0.0, float("inf")), _ERROR_UNITS[error][1], module=False,
+               implementation=_M + "boundary:score_boundary_clip", call=KERNEL,
                description=f"{_ERROR_UNITS[error][0]} restricted to {_REGION_WORDS[region]}.",
-               definition="hug_vis_dataset.metrics.boundary: regions defined on the reference alpha only, each "
+               definition=_M + "boundary: regions defined on the reference alpha only, each "
                           "error normalised by the region's area per frame; a frame where the region is empty "
                           "is left out and counted; the clip value is the mean over the other frames.")
     for region in BOUNDARY_REGIONS for error in BOUNDARY_ERRORS)
@@ -469,6 +495,25 @@ def spec(name: str) -> MetricSpec:
         return _BY_NAME[name]
     except KeyError:
         raise KeyError(f"unknown metric {name!r}; known: {', '.join(sorted(_BY_NAME))}") from None
+
+
+def implementation_of(row: "str | MetricSpec") -> Callable[..., Any]:
+    """The function a row names (:attr:`MetricSpec.implementation`), imported now; ``KeyError`` for
+    an unknown name, ``ValueError`` (one line naming the row) when its module or function does not exist.
+
+    Example:
+        >>> implementation_of("psnr").__name__, implementation_of("mad") is implementation_of("dtssd")
+        ('psnr_frames', True)
+    """
+    import importlib
+
+    row = row if isinstance(row, MetricSpec) else spec(row)
+    module, _, function = row.implementation.partition(":")
+    try:
+        return getattr(importlib.import_module(module), function)
+    except (ImportError, AttributeError) as err:
+        raise ValueError(f"{row.name}: implementation {row.implementation!r} does not resolve "
+                         f"({type(err).__name__}: {err})") from None
 
 
 def task(name: str) -> TaskSpec:

@@ -125,10 +125,9 @@ def _reference(task: str, metric_names: Sequence[str], ref: "str | None") -> dic
 
 
 def _setup_errors() -> tuple[type[BaseException], ...]:
-    from .tasks import MetricUnavailable
-    from .weights import WeightsHashError, WeightsMissingError
+    from .tasks.dispatch import setup_errors
 
-    return (WeightsMissingError, WeightsHashError, MetricUnavailable)
+    return setup_errors()
 
 
 # ----------------------------------------------------------------------------- metrics

@@ -99,7 +99,7 @@ def door_per_clip(out: dict, metric: str) -> list:
 def door_library(task: str, metric: str, prediction: str, reference: str) -> float:
     """The metric computed by calling the library's math directly on the files (no scorer, no door)."""
     from hug_vis_dataset.media import iter_video_frames
-    from hug_vis_dataset.metrics import emotion, frames, matting, voice
+    from hug_vis_dataset.metrics import emotion, matting, voice
 
     if task == "matting":
         return matting.score_matting_clip(prediction, reference, metrics=(metric,))["clip"][metric]
@@ -114,7 +114,7 @@ def door_library(task: str, metric: str, prediction: str, reference: str) -> flo
     if task == "vision_driven":
         p, r = memo(("decoded", prediction, reference), lambda: (np.concatenate(list(iter_video_frames(prediction))),
                                                                  np.concatenate(list(iter_video_frames(reference)))))
-        return float(getattr(frames, f"{metric}_frames")(p, r).mean())
+        return float(catalog.implementation_of(metric)(p, r).mean())  # the row's per-frame function
     if task == "voice_cloning":
         if metric == "speaker_similarity":
             return voice.speaker_similarity(prediction, reference)

@@ -402,6 +402,8 @@ CONCEPT_EXCEPTIONS: dict[str, str] = {
 }
 #: The one Markdown table renderer: where it is defined, the one module it is imported from.
 MARKDOWN_RENDERER = ("markdown_table", "tables")
+#: Where a metric's code lives: the function each catalog row names (``MetricSpec.implementation``), by mode.
+IMPLEMENTATION_HOMES = {"analysis": "analyses", "per-clip": "metrics"}
 
 
 def misplaced_modules(package_dir: Path, homes: dict, exceptions: dict[str, str]) -> list[str]:
@@ -429,6 +431,32 @@ def renderer_homes(package_dir: Path, package: str, name: str) -> tuple[list[str
                 imported.add(_resolve_relative(_package_of(module, path), node.level, node.module)
                              if node.level else (node.module or ""))
     return sorted(defined), sorted(imported)
+
+
+def implementation_homes(package: str, homes: dict[str, str]) -> list[str]:
+    """Catalog rows whose function (``module:function``) is not a module of their mode's home package."""
+    from hug_vis_dataset import catalog
+
+    modules = module_files(PACKAGE_DIR, package)
+    out = []
+    for row in catalog.METRICS:
+        home = f"{package}.{homes['analysis' if row.mode == catalog.ANALYSIS else 'per-clip']}"
+        module = row.implementation.partition(":")[0]
+        if module not in modules or not (module == home or module.startswith(home + ".")):
+            out.append(f"{row.name}: {row.implementation} is not in {home}")
+    return out
+
+
+def test_each_metric_is_computed_by_the_function_its_row_names():
+    """A metric's code lives under metrics/ (an analysis's in analyses.py), named by its catalog row, and the
+    task scorers dispatch from the catalog: no scorer keeps its own metric -> method table."""
+    assert implementation_homes("hug_vis_dataset", IMPLEMENTATION_HOMES) == []
+    modules = module_files(PACKAGE_DIR, "hug_vis_dataset")
+    tables = [f"{modules[name].relative_to(PACKAGE_DIR).as_posix()}:{node.lineno}"
+              for name in modules if name.startswith("hug_vis_dataset.tasks.")
+              for node in ast.walk(ast.parse(modules[name].read_text(encoding="utf-8")))
+              if isinstance(node, ast.FunctionDef) and node.name == "computations"]
+    assert [t.split(":")[0] for t in tables] == ["tasks/base.py"], tables
 
 
 def test_concept_checker_finds_a_second_home(tmp_path):

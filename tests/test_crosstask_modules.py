@@ -72,20 +72,17 @@ def test_source_difficulty_module():
 
 
 # ----------------------------------------------------------------------------- one row + one function (#36)
-def test_every_analysis_row_names_its_function_and_only_analyses_do():
+def test_every_analysis_row_names_its_function_in_analyses():
+    # (every row, per-clip metrics too, names its function: tests/test_dispatch.py)
     from hug_vis_dataset import analyses, catalog
 
-    for spec in catalog.METRICS:
-        if spec.mode == catalog.ANALYSIS:
-            function = analyses.implementation(spec)
-            assert callable(function) and function.__module__ == "hug_vis_dataset.analyses", spec.name
-        else:
-            assert spec.implementation == "", spec.name
-    with pytest.raises(ValueError, match="names its function"):
+    for spec in catalog.analyses():
+        function = analyses.implementation(spec)
+        assert callable(function) and function.__module__ == "hug_vis_dataset.analyses", spec.name
+    with pytest.raises(ValueError, match="^x: implementation '' does not name its function"):
         catalog.MetricSpec("x", "x", (), catalog.ANALYSIS, True, (0.0, 1.0), "u")
-    with pytest.raises(ValueError, match="names its function"):
-        catalog.MetricSpec("y", "y", ("matting",), catalog.FRAME_PAIRED, False, (0.0, 1.0), "u",
-                           implementation="hug_vis_dataset.analyses:run")
+    with pytest.raises(KeyError, match="is not an analysis"):
+        analyses.implementation(catalog.spec("mad"))
 
 
 def counting_analysis(frame, scale: float = 1.0) -> dict:

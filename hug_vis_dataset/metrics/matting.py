@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -193,8 +193,7 @@ def _check_pair(pred: Any, ref: Any) -> tuple[np.ndarray, np.ndarray]:
         raise MattingInputError(f"shape mismatch: pred {p.shape} vs ref {t.shape}")
     if p.dtype != t.dtype:
         # Mixed inputs: bring the 8-bit side to float32 k / 255, what the kernel would compute.
-        p = p.astype(np.float32) / np.float32(255) if p.dtype == np.uint8 else p
-        t = t.astype(np.float32) / np.float32(255) if t.dtype == np.uint8 else t
+        p, t = as_unit_alpha(p), as_unit_alpha(t)
     return p, t
 
 
@@ -404,12 +403,25 @@ def paired_alpha_chunks(pred_source: Any, ref_source: Any, chunk_frames: int = 3
         frames += p.shape[0]
 
 
+def as_unit_alpha(chunk: np.ndarray) -> np.ndarray:
+    """Alpha frames as the matting definitions read them: 8-bit ``k`` as float32 ``k / 255``, float
+    frames (in [0, 1]) unchanged. What a per-frame row of a matting task receives.
+
+    Example:
+        >>> as_unit_alpha(np.array([[[0, 51, 255]]], np.uint8)).tolist()
+        [[[0.0, 0.20000000298023224, 1.0]]]
+    """
+    return chunk.astype(np.float32) / np.float32(255) if chunk.dtype == np.uint8 else chunk
+
+
 def score_matting_clip(pred_source: Any, ref_source: Any, chunk_frames: int = 32,
-                       metrics: "Iterable[str] | None" = None, grad_normalize: bool = True) -> dict[str, Any]:
+                       metrics: "Iterable[str] | None" = None, grad_normalize: bool = True,
+                       on_chunk: "Callable[[np.ndarray, np.ndarray], None] | None" = None) -> dict[str, Any]:
     """Score one clip streamed in chunks; memory is bounded by ``chunk_frames`` whatever the length.
 
     The last frame of each chunk is carried over so dtSSD spans chunk boundaries; values do not
-    depend on ``chunk_frames``.
+    depend on ``chunk_frames``. ``on_chunk(pred, ref)`` is called with every checked chunk pair after
+    it is scored, so other per-frame metrics share this decode (the matting task's pass).
 
     Args:
         pred_source: a PNG folder or video path, a (T, H, W) array, or an iterable of (n, H, W) chunks.
@@ -438,6 +450,8 @@ def score_matting_clip(pred_source: Any, ref_source: Any, chunk_frames: int = 32
         values = _score_chunk(p, t, prev, chosen, grad_normalize)
         for name, col in _columns(values, chosen, first_chunk=prev is None).items():
             collected[name].append(col)
+        if on_chunk is not None:
+            on_chunk(p, t)
         # Copy: the chunk buffer may be reused by the reader.
         prev = (p[-1].copy(), t[-1].copy())
         frames += p.shape[0]

@@ -483,10 +483,17 @@ def utmos(source: AudioSource, sample_rate: "int | None" = None, weights: "str |
     (explicit ``weights`` path, then environment variable, then the hub cache); a missing file
     raises the registry's ``WeightsMissingError`` naming how to get it.
     """
-    from ..models.utmos import load_utmos22_strong, utmos_score
+    from ..models.utmos import load_utmos22_strong
 
-    model = load_utmos22_strong(weights)
-    return utmos_score(model, prepare_audio(source, sample_rate))
+    return utmos_clip(load_utmos22_strong(weights), prepare_audio(source, sample_rate))
+
+
+def utmos_clip(model, audio: np.ndarray) -> float:
+    """UTMOS of one clip's 16 kHz mono float32 samples with a loaded model (whole utterance): the
+    catalog row's function, which the voice scorer calls on the clip it decoded once."""
+    from ..models.utmos import utmos_score
+
+    return float(utmos_score(model, audio))
 
 
 # ----------------------------------------------------------------------------- real-audio row

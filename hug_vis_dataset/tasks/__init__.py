@@ -3,7 +3,9 @@
 ``hugvis evaluate`` (:mod:`hug_vis_dataset.scoring.runner`), the evaluate modules
 (:mod:`hug_vis_dataset.modules`) and the Space's upload scoring all reach the metric math through
 :meth:`TaskScorer.score_clip` of the task's scorer, and aggregate the resulting rows with the
-protocols of :mod:`hug_vis_dataset.scoring.aggregate`.
+protocols of :mod:`hug_vis_dataset.scoring.aggregate`. Each scorer reads a clip's media once and calls
+the function each catalog row names, as the row's ``call`` says (:mod:`.dispatch`): it owns decoding,
+models and the passes, never a metric's math or a list of metrics.
 
 Example:
     >>> sorted(TASKS)

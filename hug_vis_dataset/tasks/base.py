@@ -5,8 +5,11 @@ A scorer answers two questions for one clip (the torchmetrics update step):
 * :meth:`TaskScorer.check` -- can this prediction be compared with this reference (frame count,
   size, sample rate)? Raises :class:`SubmissionError`.
 * :meth:`TaskScorer.score_clip` -- the per-clip values (and per-frame values where defined) of the
-  requested metrics. Dispatch is a table lookup (:attr:`TaskScorer.computations`: metric -> the
-  method that computes it, so metrics computed together run once).
+  requested metrics. Dispatch reads the catalog (:meth:`TaskScorer.computations`): a row calling its
+  function per frame or per clip goes to the task's pass for that call (:attr:`TaskScorer.passes`,
+  e.g. the one decode of a video), a kernel's rows to the pass running that kernel
+  (:attr:`TaskScorer.kernels`), so metrics computed together run once and a new frame-paired or
+  per-clip audio metric needs no scorer change (:mod:`hug_vis_dataset.tasks.dispatch`).
 
 :meth:`TaskScorer.score` wraps both for the runner and never raises: a failure becomes failed
 rows carrying its text. Every door (the runner, the evaluate modules, the Space) calls these.
@@ -117,8 +120,8 @@ def failed_rows(job: ClipJob, error: str, metrics: "Sequence[str] | None" = None
 class TaskScorer:
     """Base of a task scorer: reference lookup, checks, per-clip scoring.
 
-    Subclasses set ``name``, ``reference_kinds`` and :attr:`computations`, and implement
-    :meth:`reference` and :meth:`check`. The metric lists come from the catalog.
+    Subclasses set ``name``, ``reference_kinds``, :attr:`kernels` and :attr:`passes`, and implement
+    :meth:`reference` and :meth:`check`. The metric lists and their dispatch come from the catalog.
     """
 
     name: str = ""
@@ -128,6 +131,12 @@ class TaskScorer:
     file_kinds: tuple[str, ...] = ()
     #: True for rows derived from the reference data alone (no submission): see MotionTask.
     reference_only: bool = False
+    #: The kernels this task runs: a row's implementation -> the method of the pass calling it (rows
+    #: naming one kernel are computed by one call; :data:`~hug_vis_dataset.catalog.KERNEL`).
+    kernels: Mapping[str, str] = {}
+    #: The task's pass for rows called per frame or per clip: call -> method
+    #: (:mod:`hug_vis_dataset.tasks.dispatch`); a call missing here is one this task cannot run.
+    passes: Mapping[str, str] = {}
 
     # -- facts from the catalog ----------------------------------------------------------------
     @property
@@ -161,8 +170,21 @@ class TaskScorer:
         return len(index.found), index.unmatched
 
     def computations(self) -> Mapping[str, Callable[..., ClipScores]]:
-        """Metric -> bound method computing it (several metrics may share one method)."""
-        raise NotImplementedError
+        """Metric -> bound method computing it, from each row's implementation and call (several
+        metrics share one method: one pass, one decode).
+
+        Raises:
+            ValueError: a row of this task that none of its passes can call (one line naming the row).
+        """
+        table = {}
+        for metric in self.metrics:
+            row = catalog.spec(metric)
+            method = self.kernels.get(row.implementation) if row.call == catalog.KERNEL else self.passes.get(row.call)
+            if method is None:
+                raise ValueError(f"{metric}: task {self.name} has no pass calling {row.implementation} "
+                                 f"({row.call}); it runs kernels {sorted(self.kernels)} and {sorted(self.passes)} rows")
+            table[metric] = getattr(self, method)
+        return table
 
     # -- references ---------------------------------------------------------------------------
     def reference(self, record) -> dict[str, str]:
@@ -225,11 +247,36 @@ class TaskScorer:
             scores.update(table[group[0]](prediction, reference, group, models, options))
         return scores
 
+    def load_networks(self, metrics: Sequence[str], models,
+                      reraise: "tuple[type[BaseException], ...]" = ()) -> "tuple[list[str], dict[str, str]]":
+        """Load the networks each row names (``MetricSpec.networks``) before any pass runs, rows in the
+        task's catalog order: a missing or broken one fails (or, in ``reraise``, stops) its own rows
+        only, though rows share a pass (Sync-C/D need ``syncnet`` and ``face_detector``).
+
+        Returns:
+            ``(rows whose networks loaded, row -> error text of the others)``.
+        """
+        errors: dict[str, str] = {}
+        by_networks: dict[tuple[str, ...], list[str]] = {}
+        for metric in [m for m in self.metrics if m in metrics]:
+            if catalog.spec(metric).networks:
+                by_networks.setdefault(catalog.spec(metric).networks, []).append(metric)
+        for kinds, rows in by_networks.items():
+            try:
+                for kind in kinds:
+                    models.get(kind)
+            except reraise:
+                raise
+            except Exception as err:  # noqa: BLE001 - recorded for its rows, never dropped
+                errors.update(dict.fromkeys(rows, f"{type(err).__name__}: {err}"))
+        return [m for m in metrics if m not in errors], errors
+
     def score_groups(self, prediction: Any, reference: Mapping[str, str], metrics: Sequence[str], models,
                      options: "Mapping[str, Any] | None" = None,
                      reraise: "tuple[type[BaseException], ...]" = ()) -> "tuple[ClipScores, dict[str, str]]":
         """:meth:`score_clip` one group at a time: a failing computation (a broken weight file, a
-        metric that cannot score this clip) fails only its own metrics.
+        metric that cannot score this clip) fails only its own metrics; the rows' networks load
+        first (:meth:`load_networks`).
 
         Args:
             reraise: exception types that stop the caller instead (the evaluate door: missing weights).
@@ -237,7 +284,8 @@ class TaskScorer:
         Returns:
             ``(scores of the groups that succeeded, metric -> error text of the others)``.
         """
-        scores, errors = ClipScores(), {}
+        metrics, errors = self.load_networks(metrics, models, reraise)
+        scores = ClipScores()
         for group in self.groups(metrics):
             try:
                 scores.update(self.score_clip(prediction, reference, group, models, options))

@@ -31,9 +31,7 @@ class EmotionTask(TaskScorer):
     """One ``predictions.jsonl`` per submission; one row per clip and input setting."""
 
     name = "emotion"
-
-    def computations(self):
-        return {"emotion_accuracy": self._correct}
+    kernels = {"hug_vis_dataset.metrics.emotion:parse_answer": "_correct"}
 
     def reference(self, record) -> dict[str, str]:
         return {"emotion": ClipId.parse(record.clip_id).emotion.value}

@@ -1,7 +1,8 @@
 """Audio-driven (Table 5) and vision-driven (Table 7) video generation.
 
-Frame metrics (PSNR, SSIM, LPIPS) pair generated frame i with reference frame i over the common
-prefix, streamed in chunks; CSIM compares every generated frame with the clip's source portrait
+Frame metrics (PSNR, SSIM, LPIPS: the rows the catalog calls per frame, so a new one joins with no
+change here) pair generated frame i with reference frame i over the common prefix, streamed in
+chunks; CSIM compares every generated frame with the clip's source portrait
 (one definition for both tasks, see :mod:`hug_vis_dataset.metrics.identity`); Sync-C/D score the
 generated video with its own audio track, their face detection in the same decode: the boxes CSIM's
 detector finds on each decoded frame are SyncNet's detections (one detector call per frame for both,
@@ -16,28 +17,30 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from .. import catalog
 from ..metrics.exact_sum import ExactSum
 from .base import ClipScores, SubmissionError, TaskScorer
+from .dispatch import FrameMeans, error_text, frame_function, rows_calling, rows_naming
 from .fid_features import CACHE_KIND, PassFeatures, fid_batch, narrow, reference_entry
 from .submission import check_video
 
-#: Metrics computed from decoded frames in :func:`video_pass`.
-PASS_METRICS = ("psnr", "ssim", "lpips", "csim", "sync_c", "sync_d")
+#: The kernels of the one-decode pass (rows naming them in the catalog): CSIM's accumulator, whose
+#: face detections SyncNet's tracks reuse.
+CSIM_KERNEL = "hug_vis_dataset.metrics.identity:CsimAccumulator"
+SYNC_KERNEL = "hug_vis_dataset.metrics.sync:syncnet_from_detections"
 
 
 def frame_metric_sums(prediction: str, reference_video: str, metrics: Sequence[str], models,
                       chunk_frames: int, batch_size: "int | None" = None) -> ClipScores:
-    """Per-clip means of PSNR/SSIM/LPIPS over the common frame prefix (surplus frames are noted).
+    """Per-clip means of per-frame rows (PSNR/SSIM/LPIPS ...) over the common frame prefix (surplus
+    frames are noted): the one-metric path :func:`video_pass` is checked against.
 
     ``batch_size``: LPIPS frame pairs per forward pass on a GPU (default 8; values do not depend on it
     beyond float rounding); the CPU path runs one pair per forward whatever it is (``models/lpips_cpu.py``).
     """
     from ..media import paired_video_chunks, video_info
-    from ..metrics.frames import lpips_frames, psnr_frames, ssim_frames
 
-    batch = int(batch_size or (1 if models.device == "cpu" else 8))
-    functions = {"psnr": psnr_frames, "ssim": ssim_frames,
-                 "lpips": lambda p, r: lpips_frames(models.get("lpips"), p, r, batch)}
+    functions = {m: frame_function(m, models, {"batch_size": batch_size}) for m in metrics}
     sums = {m: ExactSum() for m in metrics}  # exact: the mean cannot depend on chunking
     n = 0
     for p, r in paired_video_chunks(prediction, reference_video, chunk_frames):
@@ -123,88 +126,83 @@ def _paired_or_alone(prediction: str, reference_video: "str | None", chunk_frame
 
 def video_pass(prediction: str, reference: Mapping[str, str], metrics: Sequence[str], models,
                options: Mapping[str, Any]) -> ClipScores:
-    """PSNR/SSIM/LPIPS, CSIM and Sync-C/D of one clip from one decode of each video (see the module
-    docstring); Sync-C/D decode the prediction once more, for the crops of its face tracks only.
+    """Every per-frame row (PSNR/SSIM/LPIPS, and any row the catalog calls per frame), CSIM and
+    Sync-C/D of one clip from one decode of each video (see the module docstring); Sync-C/D decode
+    the prediction once more, for the crops of its face tracks only. Which row is which comes from
+    the catalog (:mod:`hug_vis_dataset.tasks.dispatch`).
 
     Values equal :func:`frame_metric_sums`, :func:`csim_to_portrait` and
     :func:`~hug_vis_dataset.metrics.sync.syncnet_clip` (``tests/test_one_decode.py``,
     ``tests/test_sync_one_decode.py``). A metric that cannot score the clip (frames of another size,
-    no face, no face track) is in ``errors``; the others keep their values. Model loading errors
-    (missing weights) raise, before anything is decoded.
+    a per-frame function that raises, no face, no face track) is in ``errors``; the others keep their
+    values. Model loading errors (missing weights) raise, before anything is decoded.
     """
-    from ..metrics.frames import lpips_frames, psnr_frames, ssim_frames
     from ..metrics.identity import CsimAccumulator
-    from ..metrics.sync import SYNC_METRICS, SourceDetections, syncnet_from_detections
+    from ..metrics.sync import SourceDetections, syncnet_from_detections
 
     chunk = int(options.get("chunk_frames", 32))
-    frame_metrics = [m for m in metrics if m in ("psnr", "ssim", "lpips")]
-    batch = int(options.get("batch_size") or (1 if models.device == "cpu" else 8))
-    functions = {"psnr": psnr_frames, "ssim": ssim_frames}
-    if "lpips" in frame_metrics:
-        lpips = models.get("lpips")
-        functions["lpips"] = lambda p, r: lpips_frames(lpips, p, r, batch)
+    frame_metrics = rows_calling(metrics, catalog.PER_FRAME)
+    frames = FrameMeans(frame_metrics, models, options)  # every per-frame row of the catalog, one decode
     errors: dict[str, str] = {}
-    sync_metrics, sync = [m for m in metrics if m in SYNC_METRICS], None
+    sync_metrics, sync = rows_naming(metrics, SYNC_KERNEL), None
     if sync_metrics:
         syncnet, sync_detector = models.get("syncnet"), models.get("face_detector")
         try:
             sync = SourceDetections(prediction, sync_detector)  # boxes per decoded frame, for SyncNet
         except Exception as err:  # noqa: BLE001 - fails Sync alone
-            errors.update(dict.fromkeys(sync_metrics, f"{type(err).__name__}: {err}"))
-    csim = None
-    if "csim" in metrics:
+            errors.update(dict.fromkeys(sync_metrics, error_text(err)))
+    csim_metrics, csim = rows_naming(metrics, CSIM_KERNEL), None
+    if csim_metrics:
         detector, embedder = models.get("face_detector"), models.get("face_embedder")
         try:
             csim = CsimAccumulator(portrait_embedding(reference["portrait"], models), detector, embedder,
                                    on_detect=None if sync is None else sync.record)
         except Exception as err:  # noqa: BLE001 - no face in the portrait fails CSIM alone
-            errors["csim"] = f"{type(err).__name__}: {err}"
+            errors.update(dict.fromkeys(csim_metrics, error_text(err)))
     # FID's Inception features of this decode, when the run scores FID (tasks/fid_features.py).
     fid = PassFeatures.start(reference.get("video"), models, options)
-    sums = {m: ExactSum() for m in frame_metrics}  # exact: the mean cannot depend on chunking
-    n = surplus = 0
+    surplus = 0
     paired = frame_metrics or (fid is not None and fid.wants_reference)
     for p, r in _paired_or_alone(prediction, reference["video"] if paired else None, chunk):
-        if frame_metrics and r is not None and not errors.keys() >= set(frame_metrics):
+        if frames and r is not None and not frames.failed:
             if p.shape != r.shape:
-                why = f"SubmissionError: frames {p.shape[1:]} differ from the reference's {r.shape[1:]}"
-                errors.update({m: why for m in frame_metrics})
+                frames.fail(f"SubmissionError: frames {p.shape[1:]} differ from the reference's {r.shape[1:]}")
             else:
-                for metric in frame_metrics:
-                    sums[metric].add(functions[metric](p, r))
-                n += len(p)
+                frames.feed(p, r)
         elif r is None:
             surplus += len(p)
-        if csim is not None and "csim" not in errors:
+        if csim is not None and not any(m in errors for m in csim_metrics):
             try:
                 csim.feed(p)
             except Exception as err:  # noqa: BLE001 - a failing detector fails CSIM alone
-                errors["csim"] = f"{type(err).__name__}: {err}"
+                errors.update(dict.fromkeys(csim_metrics, error_text(err)))
         if sync is not None and not any(m in errors for m in sync_metrics):
             try:
                 sync.feed(p)  # detects the frames CSIM's detector did not see (no CSIM, or it failed)
             except Exception as err:  # noqa: BLE001 - a failing detector fails Sync alone
-                errors.update(dict.fromkeys(sync_metrics, f"{type(err).__name__}: {err}"))
+                errors.update(dict.fromkeys(sync_metrics, error_text(err)))
         if fid is not None:
             fid.feed(p, r)
-        if all(m in errors for m in metrics) and not (fid is not None and fid.active):
+        if all(m in errors or m in frames.errors for m in metrics) and not (fid is not None and fid.active):
             break  # nothing left to compute from the rest of the video
     scores = ClipScores(errors=errors)
-    if frame_metrics and not any(m in errors for m in frame_metrics):
+    if frames and not frames.failed:
+        n = frames.n
         if n == 0:
-            errors.update({m: "SubmissionError: no frames to compare with the reference video" for m in frame_metrics})
+            frames.fail("SubmissionError: no frames to compare with the reference video")
         else:
             from ..media import video_info
 
-            scores.values.update({m: v.value() / n for m, v in sums.items()})
+            scores.values.update(frames.values())
             scores.notes.update(frames=n, frames_dropped=max(surplus, video_info(reference["video"]).frames - n))
-    if csim is not None and "csim" not in errors:
+    errors.update(frames.errors)
+    if csim is not None and not any(m in errors for m in csim_metrics):
         try:
             result = csim.result()
-            scores.values["csim"] = float(result.csim)
+            scores.values.update(dict.fromkeys(csim_metrics, float(result.csim)))
             scores.notes["frames_no_face"] = result.frames_no_face
         except ValueError as err:
-            errors["csim"] = f"ValueError: {err}"
+            errors.update(dict.fromkeys(csim_metrics, f"ValueError: {err}"))
     if sync is not None and not any(m in errors for m in sync_metrics):
         try:
             out = syncnet_from_detections(prediction, sync.boxes, syncnet, chunk_frames=chunk,
@@ -212,7 +210,7 @@ def video_pass(prediction: str, reference: Mapping[str, str], metrics: Sequence[
             scores.values.update({m: float(out[m]) for m in sync_metrics})
             scores.notes["sync_offset"] = out["offset"]
         except Exception as err:  # noqa: BLE001 - no face track fails Sync alone
-            errors.update(dict.fromkeys(sync_metrics, f"{type(err).__name__}: {err}"))
+            errors.update(dict.fromkeys(sync_metrics, error_text(err)))
     if fid is not None:
         scores.set_features.update(fid.finish(reference["video"]))
     return scores
@@ -222,37 +220,12 @@ class _GenerationTask(TaskScorer):
     same_size = True
     file_kinds = ("video",)
     reference_kinds = ("video", "portrait")
-
-    def computations(self):
-        # One group for every metric read from decoded frames: one decode per video (video_pass).
-        table = {"psnr": self._pass, "ssim": self._pass, "lpips": self._pass, "csim": self._pass,
-                 "sync_c": self._pass, "sync_d": self._pass}
-        return {m: table[m] for m in self.metrics}
+    # One group for every row read from decoded frames: one decode per video (video_pass).
+    kernels = {CSIM_KERNEL: "_pass", SYNC_KERNEL: "_pass"}
+    passes = {catalog.PER_FRAME: "_pass"}
 
     def _pass(self, prediction, reference, metrics, models, options) -> ClipScores:
         return video_pass(prediction, reference, metrics, models, options)
-
-    def score_groups(self, prediction, reference, metrics, models, options=None, reraise=()):
-        """As the base, but the networks of the one-decode pass load first, one metric at a time: a
-        missing or broken LPIPS, face or SyncNet model fails (or, in ``reraise``, stops) its own
-        metrics only, as when each metric had its own pass (Sync-C/D need ``syncnet`` and
-        ``face_detector``)."""
-        errors, usable = {}, list(metrics)
-        for group, kinds in ((("lpips",), ("lpips",)), (("csim",), ("face_detector", "face_embedder")),
-                             (("sync_c", "sync_d"), ("syncnet", "face_detector"))):
-            wanted = [m for m in group if m in usable]
-            if not wanted:
-                continue
-            try:
-                for kind in kinds:
-                    models.get(kind)
-            except reraise:
-                raise
-            except Exception as err:  # noqa: BLE001 - recorded for its metric, never dropped
-                errors.update(dict.fromkeys(wanted, f"{type(err).__name__}: {err}"))
-                usable = [m for m in usable if m not in wanted]
-        scores, more = super().score_groups(prediction, reference, usable, models, options, reraise)
-        return scores, {**errors, **more}
 
     def reference(self, record) -> dict[str, str]:
         # The source portrait is the reference video's first frame (the repo's `source_frame`).

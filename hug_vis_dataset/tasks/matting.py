@@ -1,7 +1,10 @@
 """Video matting (Table 11) and the reference motion statistics (Fig. 11 inputs).
 
 Matting stores per-frame values (the ``rvm`` protocol of Table 11 is computed from them) and per-clip
-rows holding the mean over the clip's frames, in the library's paper scaling (MAD x1e3 ...).
+rows holding the mean over the clip's frames, in the library's paper scaling (MAD x1e3 ...). One pass
+over the clip's alpha chunks runs the fused kernel of Table 11's five errors and every row the catalog
+calls per frame (:mod:`hug_vis_dataset.tasks.dispatch`), so a new frame-paired matte metric is one
+catalog row and one function.
 """
 
 from __future__ import annotations
@@ -9,8 +12,15 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Sequence
 
+from .. import catalog
 from .base import ClipScores, TaskScorer
+from .dispatch import FrameMeans, rows_calling, rows_naming
 from .submission import check_video
+
+#: The kernels the matting tasks run (the rows naming them are in the catalog).
+MATTING_KERNEL = "hug_vis_dataset.metrics.matting:score_matting_clip"
+BOUNDARY_KERNEL = "hug_vis_dataset.metrics.boundary:score_boundary_clip"
+MOTION_KERNEL = "hug_vis_dataset.metrics.matting:motion_stats"
 
 
 def _alpha_source(ref: str, chunk_frames: int):
@@ -25,9 +35,9 @@ class MattingTask(TaskScorer):
 
     name = "matting"
     reference_kinds = ("alpha",)
-
-    def computations(self):
-        return {m: self._errors for m in self.metrics}
+    # One pass over the alpha chunks: the fused kernel and every per-frame row.
+    kernels = {MATTING_KERNEL: "_alpha_pass"}
+    passes = {catalog.PER_FRAME: "_alpha_pass"}
 
     def reference(self, record) -> dict[str, str]:
         return {"alpha": str(record.alpha_matte_path)}
@@ -36,19 +46,36 @@ class MattingTask(TaskScorer):
         check_video(prediction, reference["alpha"], size=True, what="alpha",
                     decode_first=expected.get("decode_first", True))
 
-    def _errors(self, prediction, reference, metrics: Sequence[str], models, options) -> ClipScores:
-        from ..metrics.matting import score_matting_clip
+    def _alpha_pass(self, prediction, reference, metrics: Sequence[str], models, options) -> ClipScores:
+        """The fused kernel's rows and the per-frame rows from one read of each matte; per-frame values
+        are stored for the rows aggregated under the ``rvm`` protocol."""
+        from ..metrics.matting import MattingInputError, as_unit_alpha, paired_alpha_chunks, score_matting_clip
 
         chunk = int(options.get("chunk_frames", 32))
-        result = score_matting_clip(prediction, _alpha_source(reference["alpha"], chunk), chunk_frames=chunk,
-                                    metrics=tuple(metrics))
-        frames = []
-        for metric in metrics:
-            # dtSSD has no value at frame 0 (no predecessor): its per-frame values start at frame 1.
-            offset = 1 if metric == "dtssd" else 0
-            frames.extend({"metric": metric, "frame": i + offset, "value": float(v)}
-                          for i, v in enumerate(result["per_frame"][metric]))
-        return ClipScores({m: float(result["clip"][m]) for m in metrics}, frames, {"frames": result["frames"]})
+        fused = rows_naming(metrics, MATTING_KERNEL)
+        per_frame = rows_calling(metrics, catalog.PER_FRAME)
+        means = FrameMeans(per_frame, models, options,
+                           keep=[m for m in per_frame if catalog.spec(m).protocol == catalog.RVM])
+        feed = (lambda p, t: means.feed(as_unit_alpha(p), as_unit_alpha(t))) if means else None
+        source = _alpha_source(reference["alpha"], chunk)
+        scores = ClipScores()
+        if fused:
+            result = score_matting_clip(prediction, source, chunk_frames=chunk, metrics=tuple(fused), on_chunk=feed)
+            for metric in fused:
+                # dtSSD has no value at frame 0 (no predecessor): its per-frame values start at frame 1.
+                offset = 1 if metric == "dtssd" else 0
+                scores.frames.extend({"metric": metric, "frame": i + offset, "value": float(v)}
+                                     for i, v in enumerate(result["per_frame"][metric]))
+            scores.values.update({m: float(result["clip"][m]) for m in fused})
+            scores.notes["frames"] = result["frames"]
+        elif means:
+            for p, t in paired_alpha_chunks(prediction, source, chunk):
+                feed(p, t)
+            if means.n == 0:
+                raise MattingInputError("empty clip: no frames")
+            scores.notes["frames"] = means.n
+        scores.update(ClipScores(means.values(), means.frame_rows(), errors=dict(means.errors)))
+        return scores
 
 
 class MattingBoundaryTask(MattingTask):
@@ -60,9 +87,8 @@ class MattingBoundaryTask(MattingTask):
     """
 
     name = "matting_boundary"
-
-    def computations(self):
-        return {m: self._regions for m in self.metrics}
+    # Its per-frame rows (none in the catalog) would run in the matting pass: a second read of the mattes.
+    kernels = {BOUNDARY_KERNEL: "_regions"}
 
     def _regions(self, prediction, reference, metrics: Sequence[str], models, options) -> ClipScores:
         from ..metrics.boundary import clip_values, score_boundary_clip
@@ -91,9 +117,8 @@ class MotionTask(TaskScorer):
     name = "motion"
     reference_kinds = ("alpha",)
     reference_only = True
-
-    def computations(self):
-        return {m: self._motion for m in self.metrics}
+    kernels = {MOTION_KERNEL: "_motion"}
+    passes: Mapping[str, str] = {}  # reference statistics: no prediction to pair frames with
 
     def reference(self, record) -> dict[str, str]:
         return {"alpha": str(record.alpha_matte_path)}

@@ -1,5 +1,10 @@
 """Voice cloning (Table 9): UTMOS, DNSMOS (OVRL, plus SIG/BAK/P.808) and speaker similarity.
 
+DNSMOS's four scores come from one kernel call (read window by window), speaker similarity from
+Resemblyzer's own preprocessing; every row the catalog calls per clip (UTMOS, and any new audio metric:
+one row and one function, :mod:`hug_vis_dataset.tasks.dispatch`) gets the clip decoded once to 16 kHz
+mono float32 samples (the reference too, when a row compares with it).
+
 Also the paper's "Real audio" row: each clip's prediction is another recording of the same actor
 (:func:`hug_vis_dataset.metrics.voice.real_audio_pairs`), read from the reference source itself.
 """
@@ -8,8 +13,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from .. import catalog
 from ..grid import ClipId
 from .base import ClipScores, SubmissionError, TaskScorer
+from .dispatch import clip_values, error_text, needs_reference
 from .submission import PredictionIndex
 
 #: ``--predictions`` value (and CLI flag ``--real-audio``) that scores the release's own recordings.
@@ -26,10 +33,9 @@ def _audio(source: str):
 class VoiceCloningTask(TaskScorer):
     name = "voice_cloning"
     reference_kinds = ("audio",)
-
-    def computations(self):
-        table = {"utmos": self._utmos, "speaker_similarity": self._speaker}
-        return {m: table.get(m, self._dnsmos) for m in self.metrics}
+    kernels = {"hug_vis_dataset.metrics.voice:dnsmos": "_dnsmos",
+               "hug_vis_dataset.metrics.voice:speaker_similarity": "_speaker"}
+    passes = {catalog.PER_CLIP: "_audio_pass"}
 
     def reference(self, record) -> dict[str, str]:
         return {"audio": str(record.audio_path)}
@@ -90,8 +96,17 @@ class VoiceCloningTask(TaskScorer):
         return ClipScores({"speaker_similarity": float(speaker_similarity(pred, ref, pred_rate, ref_rate,
                                                                           device=models.device, batch_partials=batch))})
 
-    def _utmos(self, prediction, reference, metrics, models, options) -> ClipScores:
+    def _audio_pass(self, prediction, reference, metrics, models, options) -> ClipScores:
+        """The per-clip rows (UTMOS ...) on the clip read once as 16 kHz mono samples (and the reference
+        recording, when a row compares with it); a row whose function raises fails alone."""
         from ..metrics.voice import prepare_audio
-        from ..models.utmos import utmos_score
 
-        return ClipScores({"utmos": float(utmos_score(models.get("utmos"), prepare_audio(*_audio(prediction))))})
+        pred = prepare_audio(*_audio(prediction))
+        paired, ref, errors = [m for m in metrics if needs_reference([m])], None, {}
+        if paired:
+            try:
+                ref = prepare_audio(*_audio(reference["audio"]))
+            except Exception as err:  # noqa: BLE001 - an unreadable reference fails the rows comparing with it
+                errors = dict.fromkeys(paired, error_text(err))
+        values, more = clip_values([m for m in metrics if m not in errors], models, pred, ref)
+        return ClipScores(values, errors={**errors, **more})
