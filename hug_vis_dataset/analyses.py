@@ -144,10 +144,11 @@ def mos_agreement_by_task(frame, ratings: Any = None, top_k: int = 3, n_boot: in
     """Metric-MOS agreement per generation task from stored rows and a ratings CSV (or its rows); with
     ``preferences`` (a pairwise CSV or its rows) also the pairwise source under ``"pairwise"``: per
     task, the Bradley-Terry strengths against the MOS and against each automatic metric
-    (:func:`hug_vis_dataset.metrics.mos_agreement.strength_agreement_rows`)."""
+    (:func:`hug_vis_dataset.studies.bradley_terry.strength_agreement_rows`)."""
     import pandas as pd
 
-    from .metrics.mos_agreement import metric_mos_agreement_rows, strength_agreement_rows
+    from .metrics.mos_agreement import metric_mos_agreement_rows
+    from .studies.bradley_terry import strength_agreement_rows
     from .studies.mos import clip_means, read_ratings
 
     if ratings is None and preferences is None:

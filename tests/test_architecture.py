@@ -32,7 +32,10 @@ the largest few are printed by ``pytest -s`` so the margin is visible.
 **One home per concept** (:func:`misplaced_modules`): the report's modules live in ``reporting/``, the
 human study's in ``studies/`` (the Space keeps only its forms), so a module named ``report*``, ``mos*`` or after
 a study part outside them is a second home, unless :data:`CONCEPT_EXCEPTIONS` says why it is another concept;
-the Markdown table renderer is defined once, in ``tables.py``, and imported from there only.
+the Space's study forms keep layout and wiring only (:func:`form_logic`: no class, nothing but constants and
+the study object they wire taken from ``studies/``); the function each catalog row names lives in ``metrics/``
+(an analysis's in ``analyses.py``) and only ``tasks/base.py`` maps metrics to methods, from the catalog; the
+Markdown table renderer is defined once, in ``tables.py``, and imported from there only.
 
 **One CLI convention.** Every sub-command is registered by ``register(subparsers)`` in a module named
 ``commands`` inside its feature's package; ``cli.COMMAND_MODULES`` lists exactly those modules, and no
@@ -402,6 +405,11 @@ CONCEPT_EXCEPTIONS: dict[str, str] = {
 }
 #: The one Markdown table renderer: where it is defined, the one module it is imported from.
 MARKDOWN_RENDERER = ("markdown_table", "tables")
+#: The Space's study forms: layout and wiring only. From studies/ they take constants (upper-case names)
+#: and the study object they wire, as a type (FORM_TYPES); the study's logic (what may be rated, storing,
+#: validating and aggregating ratings) is studies/'s.
+STUDY_FORMS = ("space/mos_study.py", "space/pairwise_form.py", "space/session_form.py")
+FORM_TYPES = frozenset({"MosStudy"})
 #: Where a metric's code lives: the function each catalog row names (``MetricSpec.implementation``), by mode.
 IMPLEMENTATION_HOMES = {"analysis": "analyses", "per-clip": "metrics"}
 
@@ -433,6 +441,26 @@ def renderer_homes(package_dir: Path, package: str, name: str) -> tuple[list[str
     return sorted(defined), sorted(imported)
 
 
+def form_logic(package_dir: Path, package: str, forms: tuple[str, ...], types: "frozenset[str]") -> list[str]:
+    """What in the form modules is not layout or wiring: a class, or a name other than a constant or one of
+    ``types`` imported from the study package."""
+    out = []
+    for form in forms:
+        path = package_dir / form
+        module = ".".join([package, *Path(form).with_suffix("").parts])
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                out.append(f"{form}:{node.lineno}: defines class {node.name}")
+            elif isinstance(node, ast.ImportFrom):
+                source = (_resolve_relative(_package_of(module, path), node.level, node.module)
+                          if node.level else (node.module or ""))
+                if source == f"{package}.studies" or source.startswith(f"{package}.studies."):
+                    out += [f"{form}:{node.lineno}: imports {alias.name} from {source}" for alias in node.names
+                            if not (alias.name.isupper() or alias.name in types)]
+    return out
+
+
 def implementation_homes(package: str, homes: dict[str, str]) -> list[str]:
     """Catalog rows whose function (``module:function``) is not a module of their mode's home package."""
     from hug_vis_dataset import catalog
@@ -445,6 +473,22 @@ def implementation_homes(package: str, homes: dict[str, str]) -> list[str]:
         if module not in modules or not (module == home or module.startswith(home + ".")):
             out.append(f"{row.name}: {row.implementation} is not in {home}")
     return out
+
+
+def test_the_study_forms_keep_only_layout_and_wiring():
+    assert form_logic(PACKAGE_DIR, "hug_vis_dataset", STUDY_FORMS, FORM_TYPES) == []
+    assert all((PACKAGE_DIR / form).is_file() for form in STUDY_FORMS)  # no stale entry
+
+
+def test_form_checker_finds_logic_in_a_form(tmp_path):
+    package = _write_package(tmp_path, {
+        "__init__.py": "", "studies/__init__.py": "", "studies/ratings.py": "", "studies/desk.py": "",
+        "space/__init__.py": "",
+        "space/form.py": ("from ..studies.ratings import MAX_CRITERIA, RatingStore\n"
+                          "from ..studies.desk import Desk\n\nclass Callbacks:\n    pass\n"),
+    })
+    assert form_logic(package, "pkg", ("space/form.py",), frozenset({"Desk"})) == [
+        "space/form.py:1: imports RatingStore from pkg.studies.ratings", "space/form.py:4: defines class Callbacks"]
 
 
 def test_each_metric_is_computed_by_the_function_its_row_names():

@@ -56,7 +56,8 @@ def _page(browser, url: str):
 def rater_site(release):
     """``hugvis space --rater --study pairwise.json``: the rater page of a pairwise study."""
     from hug_vis_dataset.release import Release
-    from hug_vis_dataset.space.mos_study import MosStudy, build_rater_app
+    from hug_vis_dataset.space.mos_study import build_rater_app
+    from hug_vis_dataset.studies.study_desk import MosStudy
 
     rel = release / "release"
     systems = sorted(p.name for p in (rel / "simulated_systems" / AUDIO).iterdir() if p.is_dir())

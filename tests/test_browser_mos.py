@@ -125,7 +125,7 @@ def test_blind_scheduled_study_in_chromium(setup):
     from playwright.sync_api import expect
 
     from hug_vis_dataset.release import Release
-    from hug_vis_dataset.space.mos_study import MosStudy
+    from hug_vis_dataset.studies.study_desk import MosStudy
     from hug_vis_dataset.studies.sessions import SessionLog
 
     release, root, study_file, systems = setup
@@ -173,7 +173,7 @@ def test_blind_pairwise_session_in_chromium(setup):
     from playwright.sync_api import expect
 
     from hug_vis_dataset.release import Release
-    from hug_vis_dataset.space.mos_study import MosStudy
+    from hug_vis_dataset.studies.study_desk import MosStudy
     from hug_vis_dataset.studies.schedule import pair_sides
 
     release, root, _, systems = setup

@@ -51,7 +51,7 @@ def damage(log: Path, clip: str) -> list[int]:
 
 def test_the_rating_message_names_each_skipped_line(release, tmp_path):
     from hug_vis_dataset.release import Release
-    from hug_vis_dataset.space.mos_study import MosStudy
+    from hug_vis_dataset.studies.study_desk import MosStudy
 
     log = tmp_path / "store" / "ratings" / "ratings.jsonl"
     study = MosStudy(Release(release), release, log)

@@ -40,7 +40,7 @@ def release(tmp_path_factory):
 
 def _study(release, path):
     from hug_vis_dataset.release import Release
-    from hug_vis_dataset.space.mos_study import MosStudy
+    from hug_vis_dataset.studies.study_desk import MosStudy
 
     return MosStudy(Release(release), release, path)
 

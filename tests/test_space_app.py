@@ -122,7 +122,7 @@ def test_mos_items_show_the_identity_reference(explorer):
 
 def test_ratings_location_and_restart(tmp_path, monkeypatch):
     from hug_vis_dataset.space.app import Explorer
-    from hug_vis_dataset.space.mos_study import MosStudy, ratings_location
+    from hug_vis_dataset.studies.study_desk import MosStudy, ratings_location
 
     monkeypatch.delenv("HUGVIS_RATINGS", raising=False)
     assert ratings_location("a.jsonl", tmp_path / "res", tmp_path / "w") == Path("a.jsonl")

@@ -53,10 +53,10 @@ from typing import Any, Iterator
 from ..errors import HugvisError
 from ..scoring.folders import clean_transients, transient_folder
 from ..scoring.runs import RUN_FILES, VERIFICATION_FILE, DamagedRun, RunScan, StoredRun, scan_runs, write_verification
+from ..studies.ratings import RATINGS_FILE  # the study's log, kept with the results
 
 #: Who computed a run the store adds from its own scoring (the verification record names it).
 LEADERBOARD_SCORER = "hugvis leaderboard scorer"
-RATINGS_FILE = "ratings/ratings.jsonl"
 LOCAL_ALTERNATIVE = "use a local results folder instead (hugvis space --results RESULTS; hugvis evaluate --out RESULTS)"
 
 

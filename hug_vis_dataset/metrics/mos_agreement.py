@@ -19,8 +19,9 @@ percentile intervals of rho and tau from the actor-clustered bootstrap of
 :func:`hug_vis_dataset.stats.bootstrap_ci`.
 
 **Pairwise source.** The second protocol's Bradley-Terry strengths are another human ranking:
-:func:`strength_agreement` (system means) and :func:`strength_agreement_rows` (answers and per-clip
-rows) compare them with the MOS ranking of the same criterion and with each automatic metric.
+:func:`strength_agreement` (system means) compares them with the MOS ranking of the same criterion
+and with each automatic metric (from answers and per-clip rows, the study fits the strengths first:
+:func:`hug_vis_dataset.studies.bradley_terry.strength_agreement_rows`).
 
 Run ``python -m hug_vis_dataset.metrics.mos_agreement`` to print the paper's tables' agreement as
 Markdown (what ``docs/FINDINGS.md`` shows).
@@ -285,55 +286,6 @@ def strength_agreement(strengths: Any, mos_means: Any = None, metric_means: Any 
             row["top1_pairwise"], row["top1_against"] = row.pop("top1_mos"), row.pop("top1_metric")
             rows.append({"task": task, "criterion": str(criterion), "against": name, **row})
     return pd.DataFrame(rows, columns=list(PAIRWISE_AGREEMENT_COLUMNS))
-
-
-def strength_agreement_rows(preference_rows: Any, mos_rows: Any = None, metric_rows: Any = None,
-                            higher_is_better: "Mapping[str, bool] | None" = None, top_k: int = DEFAULT_TOP_K,
-                            task: str = "", prior: float = 0.5):
-    """:func:`strength_agreement` from per-answer and per-clip rows (point estimates).
-
-    Strengths are the Bradley-Terry fit per criterion (:func:`hug_vis_dataset.studies.bradley_terry.bradley_terry`,
-    ``prior`` virtual ties per compared pair); MOS means are means over clips of the per-clip means;
-    metric means are means over each system's ok rows with a finite value.
-
-    Args:
-        preference_rows: ``system_a``, ``system_b``, ``criterion``, ``outcome`` (one per answer).
-        mos_rows: ``model``, ``clip_id``, ``criterion``, ``score`` (per-clip means or single ratings).
-        metric_rows: ``model``, ``metric``, ``value`` (``status`` optional).
-
-    Example:
-        >>> import pandas as pd
-        >>> prefs = pd.DataFrame({"system_a": ["a", "a", "b"], "system_b": ["b", "c", "c"],
-        ...                       "criterion": "lip_sync", "outcome": [1.0, 1.0, 1.0]})
-        >>> t = strength_agreement_rows(prefs, metric_rows=pd.DataFrame(
-        ...     {"model": ["a", "b", "c"], "metric": "err", "value": [1.0, 2.0, 3.0]}), higher_is_better={"err": False})
-        >>> t[["against", "spearman", "top1_pairwise"]].values.tolist()
-        [['err', 1.0, 'a']]
-    """
-    import pandas as pd
-
-    from ..studies.bradley_terry import bradley_terry
-
-    prefs = pd.DataFrame(preference_rows)
-    strengths = {}
-    for criterion, group in prefs.groupby("criterion", sort=False):
-        strengths[criterion] = bradley_terry(zip(group["system_a"], group["system_b"], group["outcome"].astype(float)),
-                                             prior=prior)
-    strengths = pd.DataFrame(strengths)
-    mos_means = None
-    if mos_rows is not None and len(mos_rows):
-        human = pd.DataFrame(mos_rows)
-        per_clip = human.groupby(["model", "criterion", "clip_id"])["score"].mean()
-        mos_means = per_clip.groupby(["model", "criterion"]).mean().unstack("criterion")
-    metric_means = None
-    if metric_rows is not None and len(metric_rows):
-        auto = pd.DataFrame(metric_rows)
-        if "status" in auto.columns:
-            auto = auto[auto["status"].fillna("ok") == "ok"]
-        auto = auto[np.isfinite(auto["value"].astype(float))]
-        order = list(dict.fromkeys(auto["metric"]))
-        metric_means = auto.groupby(["model", "metric"])["value"].mean().unstack("metric").reindex(columns=order)
-    return strength_agreement(strengths, mos_means, metric_means, higher_is_better, top_k, task)
 
 
 # ----------------------------------------------------------------------------- the paper's tables

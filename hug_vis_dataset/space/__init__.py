@@ -5,9 +5,10 @@ the metric-MOS agreement read them too).
 
 Modules:
     uploads: safe extraction of untrusted submission zips.
-    ratings: the append-only, validated MOS rating store (one rating per rater and item, the latest wins).
+    explorer: the explorer's callbacks (plain functions of their inputs); ui: its components and events.
     inspector: clip look-up and matte overlay frames for the clip inspector.
-    mos_study: the MOS study tab (rating callbacks and components).
+    mos_study, pairwise_form, session_form: the rating study's forms (layout and wiring only; the study's
+        logic, its rating store and the MOS are :mod:`hug_vis_dataset.studies`').
     app: ``build_app`` (the ``gr.Blocks``) and ``launch``.
     commands: ``hugvis space``.
 """

@@ -10,7 +10,7 @@ The leaderboard *is* the results store (:mod:`hug_vis_dataset.leaderboard`): a r
 and shown at once, and after a restart, beside the paper's Tables 4-11.
 
 Tabs: Leaderboards, Cross-task (Figs. 8-11 from stored per-clip rows), Findings, Clip inspector,
-Score a submission (untrusted zip upload), MOS study (:mod:`.mos_study`).
+Score a submission (untrusted zip upload), MOS study (:mod:`.mos_study`, on :mod:`hug_vis_dataset.studies.study_desk`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from ..escaping import markdown_text
 from ..leaderboard.board import (ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SPACE_REVEAL, SUBMITTED, SYNTHETIC,
                                  clip_rows_of, provenance_href)
 from ..studies.status import aggregate_ratings
-from .mos_study import MosStudy, ratings_location
+from ..studies.study_desk import MosStudy, ratings_location
 from .precheck import coverage_refusal, layout_check, refusals_message
 from .uploads import UnsafeUploadError, UploadLimits, check_zip, extracted_upload
 

@@ -27,7 +27,7 @@ def build_pairwise_tab(study, demo=None) -> None:
     """The pairwise form's components and events; call inside a ``gr.Tab`` (or ``gr.Blocks``).
 
     Args:
-        study: the :class:`~hug_vis_dataset.space.mos_study.MosStudy` whose study is pairwise.
+        study: the :class:`~hug_vis_dataset.studies.study_desk.MosStudy` whose study is pairwise.
         demo: the enclosing ``gr.Blocks``; when given, the coverage is read fresh on page load.
     """
     import gradio as gr

@@ -68,7 +68,7 @@ class BlindStudy:
     """Sessions, blind media and submissions of one study over one rating store.
 
     Args:
-        study: the :class:`~hug_vis_dataset.space.mos_study.MosStudy` (release, system media,
+        study: the :class:`~hug_vis_dataset.studies.study_desk.MosStudy` (release, system media,
             reference media, the store with its ``allowed`` check).
         spec: the study definition.
         folder: where the session log and the blind media live.

@@ -30,6 +30,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..metrics.mos_agreement import DEFAULT_TOP_K
+
 #: What an answer says about the first system of the pair: it won, tied or lost.
 WIN, TIE, LOSS = 1.0, 0.5, 0.0
 PREFERENCE_COLUMNS: tuple[str, ...] = ("rater", "clip_id", "criterion", "system_a", "system_b", "outcome")
@@ -199,3 +201,55 @@ def strengths_table(answers, criterion_column: str = "criterion", prior: float =
                                         "wins", "ties", "n_actors"])
     table["rank"] = table.groupby("criterion")["strength"].rank(ascending=False, method="min").astype(int)
     return table
+
+
+# ----------------------------------------------------------------------------- against the MOS and the metrics
+def strength_agreement_rows(preference_rows: Any, mos_rows: Any = None, metric_rows: Any = None,
+                            higher_is_better: "Mapping[str, bool] | None" = None, top_k: int = DEFAULT_TOP_K,
+                            task: str = "", prior: float = 0.5):
+    """The Bradley-Terry strengths of pairwise answers against the MOS and each automatic metric
+    (:func:`hug_vis_dataset.metrics.mos_agreement.strength_agreement`), from per-answer and per-clip
+    rows (point estimates).
+
+    Strengths are the Bradley-Terry fit per criterion (:func:`bradley_terry`,
+    ``prior`` virtual ties per compared pair); MOS means are means over clips of the per-clip means;
+    metric means are means over each system's ok rows with a finite value.
+
+    Args:
+        preference_rows: ``system_a``, ``system_b``, ``criterion``, ``outcome`` (one per answer).
+        mos_rows: ``model``, ``clip_id``, ``criterion``, ``score`` (per-clip means or single ratings).
+        metric_rows: ``model``, ``metric``, ``value`` (``status`` optional).
+
+    Example:
+        >>> import pandas as pd
+        >>> prefs = pd.DataFrame({"system_a": ["a", "a", "b"], "system_b": ["b", "c", "c"],
+        ...                       "criterion": "lip_sync", "outcome": [1.0, 1.0, 1.0]})
+        >>> t = strength_agreement_rows(prefs, metric_rows=pd.DataFrame(
+        ...     {"model": ["a", "b", "c"], "metric": "err", "value": [1.0, 2.0, 3.0]}), higher_is_better={"err": False})
+        >>> t[["against", "spearman", "top1_pairwise"]].values.tolist()
+        [['err', 1.0, 'a']]
+    """
+    import pandas as pd
+
+    from ..metrics.mos_agreement import strength_agreement
+
+    prefs = pd.DataFrame(preference_rows)
+    strengths = {}
+    for criterion, group in prefs.groupby("criterion", sort=False):
+        strengths[criterion] = bradley_terry(zip(group["system_a"], group["system_b"], group["outcome"].astype(float)),
+                                             prior=prior)
+    strengths = pd.DataFrame(strengths)
+    mos_means = None
+    if mos_rows is not None and len(mos_rows):
+        human = pd.DataFrame(mos_rows)
+        per_clip = human.groupby(["model", "criterion", "clip_id"])["score"].mean()
+        mos_means = per_clip.groupby(["model", "criterion"]).mean().unstack("criterion")
+    metric_means = None
+    if metric_rows is not None and len(metric_rows):
+        auto = pd.DataFrame(metric_rows)
+        if "status" in auto.columns:
+            auto = auto[auto["status"].fillna("ok") == "ok"]
+        auto = auto[np.isfinite(auto["value"].astype(float))]
+        order = list(dict.fromkeys(auto["metric"]))
+        metric_means = auto.groupby(["model", "metric"])["value"].mean().unstack("metric").reindex(columns=order)
+    return strength_agreement(strengths, mos_means, metric_means, higher_is_better, top_k, task)

@@ -22,7 +22,7 @@ This differs on purpose from a ratings CSV given to ``hugvis mos`` / ``hugvis re
 gives the Space's MOS.
 
 **A rating is stored only for what the study presents.** A store built with ``allowed`` (the
-study's :meth:`~hug_vis_dataset.space.mos_study.MosStudy.offer_problem`) refuses a submission
+study's :meth:`~hug_vis_dataset.studies.study_desk.MosStudy.offer_problem`) refuses a submission
 for a (task, system, clip) that the check rejects, before anything is written, and leaves such
 lines out when reading, so a forged request can never become a row of the MOS tables.
 
@@ -77,6 +77,8 @@ CRITERIA: dict[str, tuple[str, ...]] = TASK_CRITERIA
 CRITERION_LABELS: dict[str, str] = MOS_CRITERIA
 #: Criterion slots a rating form holds (the task with the most criteria fills them all).
 MAX_CRITERIA = max(len(c) for c in CRITERIA.values())
+#: Where a results store keeps the study's ratings log (the Space's default; a Hub store pushes it there).
+RATINGS_FILE = "ratings/ratings.jsonl"
 RATING_COLUMNS: tuple[str, ...] = ("rater", "task", "clip_id", "model", "criterion", "score", "seq", "time")
 #: Optional fields a study's submission adds (None when absent): the study's name, the opaque item
 #: code the rater answered, seconds from showing the item to the answer, and the media's duration
