@@ -112,6 +112,12 @@ def _register(monkeypatch, row: catalog.MetricSpec) -> None:
     monkeypatch.setattr(catalog, "METRIC_NAMES", catalog.METRIC_NAMES | {row.name})
 
 
+def _added(world, monkeypatch, row: catalog.MetricSpec, task: str) -> tuple[list, list, list]:
+    """Register ``row``; the door world's inputs (predictions, references, records) of ``task``'s system."""
+    _register(monkeypatch, row)
+    return MT.door_inputs(world[0], task, MT.SYSTEM[task])
+
+
 def _evaluate_cli(task: str, folder: Path, release: Path, out: Path, metrics: str) -> pd.DataFrame:
     from hug_vis_dataset.cli import main
 
@@ -137,8 +143,7 @@ def test_a_new_frame_metric_of_video_frames_is_one_row_plus_one_function(world, 
     from hug_vis_dataset import media, modules
 
     release, results, _ = world
-    _register(monkeypatch, FRAME_MAE)
-    predictions, references, records = MT.door_inputs(release, "vision_driven", MT.SYSTEM["vision_driven"])
+    predictions, references, records = _added(world, monkeypatch, FRAME_MAE, "vision_driven")
     independent = []
     for pred, ref in zip(predictions, references):
         p, r = _rgb_frames(pred), _rgb_frames(ref)
@@ -187,8 +192,7 @@ def test_a_new_frame_metric_of_alpha_mattes_is_one_row_plus_one_function(world, 
     from hug_vis_dataset import modules
 
     release, results, _ = world
-    _register(monkeypatch, ALPHA_L1)
-    predictions, references, records = MT.door_inputs(release, "matting", MT.SYSTEM["matting"])
+    predictions, references, records = _added(world, monkeypatch, ALPHA_L1, "matting")
     per_frame = [np.abs(_matte(p) - _matte(r)).mean(axis=(1, 2)) for p, r in zip(predictions, references)]
     length = max(len(v) for v in per_frame)  # RVM: per frame index over the clips that have it, then over indices
     rvm = float(np.mean([np.mean([v[k] for v in per_frame if len(v) > k]) for k in range(length)]))
@@ -221,9 +225,8 @@ def test_a_new_per_clip_audio_metric_is_one_row_plus_one_function(world, monkeyp
 
     from hug_vis_dataset import modules
 
-    release, _, _ = world
-    _register(monkeypatch, AUDIO_RMS)
-    predictions, references, records = MT.door_inputs(release, "voice_cloning", MT.SYSTEM["voice_cloning"])
+    release = world[0]
+    predictions, references, records = _added(world, monkeypatch, AUDIO_RMS, "voice_cloning")
     independent = []
     for pred, ref in zip(predictions, references):
         (p, rate_p), (r, rate_r) = sf.read(pred, dtype="float64"), sf.read(ref, dtype="float64")
@@ -245,10 +248,9 @@ def test_a_new_per_clip_audio_metric_is_one_row_plus_one_function(world, monkeyp
 
 def test_a_failing_row_fails_alone_in_a_shared_pass(world, monkeypatch):
     """A per-frame function that raises fails its own row; the pass's other rows keep their values."""
-    release, results, _ = world
+    results = world[1]
     broken = replace(FRAME_MAE, name="broken_rows", implementation=f"{__name__}:_one_value_per_chunk")
-    _register(monkeypatch, broken)
-    predictions, references, records = MT.door_inputs(release, "vision_driven", MT.SYSTEM["vision_driven"])
+    predictions, references, records = _added(world, monkeypatch, broken, "vision_driven")
     stored = MT.stored_rows(results, "vision_driven", MT.SYSTEM["vision_driven"])
     scores, errors = get_task("vision_driven").score_groups(predictions[0], {"video": references[0]},
                                                              ["psnr", "broken_rows"], ModelCache(), {})
