@@ -28,6 +28,12 @@ def _worker_init() -> None:
     # process would oversubscribe them.
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, "1")
+    # numba first: starting its OpenMP thread layer sets the process's OpenMP thread count to numba's
+    # (every core), which is also torch's, so a worker set to 1 ran torch on 2 threads after its
+    # first numba kernel (measured: tests/test_scoring.py::test_a_worker_keeps_one_thread).
+    import numba
+
+    numba.set_num_threads(1)
     try:
         import torch
 
