@@ -8,8 +8,9 @@ the same whatever the weights are). The package side is its documented use, ``im
 
 The two are interleaved ``--repeat`` times on the same frames (photographs scaled to the size, the
 prediction blurred, noisy and shifted; the last pair identical), each run's CPU time (summed over
-threads) is divided by the pairs, and the ratio reported is the median of each repetition's
-package/ours ratio, so a change of the machine's load between repetitions cancels. It prints the
+threads) is divided by the pairs (the wall time per pair is printed beside it), and the ratio
+reported is the median of each repetition's package/ours ratio, so a change of the machine's load
+between repetitions cancels. It prints the
 load average before and after, the thread counts and the largest absolute difference of the values.
 
 ``--door-seconds S`` (default 1; 0 skips it) also times the door every scorer goes through: the
@@ -63,6 +64,9 @@ def main(argv=None) -> int:
     from hug_vis_dataset.metrics.frames import lpips_frames
     from hug_vis_dataset.models.lpips import load_lpips
 
+    # numba's thread layer first: starting it resets the process's OpenMP thread count (torch's) to
+    # numba's, so a --threads set before it did not hold (runs M's "1 thread" rows ran torch on 2)
+    numba.get_num_threads()
     if args.threads:
         torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; numba {numba.get_num_threads()} threads")
@@ -81,17 +85,20 @@ def main(argv=None) -> int:
 
     package(), ours()  # warm: oneDNN's kernels for these shapes, numba's cached kernel
     times = {"lpips package": [], "ours": []}
+    walls = {"lpips package": [], "ours": []}
     values = {}
     for _ in range(args.repeat):
         for name, fn in (("lpips package", package), ("ours", ours)):
-            t0 = time.process_time()
+            t0, w0 = time.process_time(), time.perf_counter()
             values[name] = fn()
             times[name].append((time.process_time() - t0) / len(pred))
+            walls[name].append((time.perf_counter() - w0) / len(pred))
     ratios = [p / o for p, o in zip(times["lpips package"], times["ours"])]
     diff = float(np.abs(values["ours"] - values["lpips package"]).max())
     print(f"\n{len(pred)} pairs of {width}x{height} per run, {args.repeat} interleaved runs (CPU ms per pair)")
     for name, t in times.items():
-        print(f"{name:14s} median {1e3 * np.median(t):8.1f}  runs " + ", ".join(f"{1e3 * v:.1f}" for v in t))
+        print(f"{name:14s} median {1e3 * np.median(t):8.1f}  runs " + ", ".join(f"{1e3 * v:.1f}" for v in t)
+              + f"  (wall ms per pair: median {1e3 * np.median(walls[name]):.1f})")
     print(f"ratio package/ours: median {np.median(ratios):.2f} (runs " + ", ".join(f"{r:.2f}" for r in ratios) + ")")
     print(f"values: max abs difference {diff:.2e} (largest value {float(np.abs(values['lpips package']).max()):.4f}); "
           f"identical pair: ours {values['ours'][-1]!r}")

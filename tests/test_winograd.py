@@ -102,19 +102,14 @@ def test_winograd_equals_direct_convolution(in_ch, out_ch, r, padding, height, w
 
 
 def test_winograd_values_do_not_depend_on_band_threads_or_inference_mode():
-    """Each output comes from its own tile: bands of 1, 2, 3 and all tile rows, 1 and 2 torch threads,
-    in and out of inference mode, give the same bits; two identical images give identical outputs."""
+    """Each output comes from its own tile: bands of 1, 2, 3 and all tile rows, 1 and 2 BLAS threads,
+    in and out of torch's inference mode, give the same bits; two identical images give identical outputs."""
     x, w, b = _conv_case(32, 24, 3, 1, 21, 30, images=1, seed=3)
     x = torch.cat([x, x])
     outs = []
-    threads = torch.get_num_threads()
-    try:
-        for band, nthreads, inference in itertools.product((1, 2, 3, 100), (1, 2), (False, True)):
-            torch.set_num_threads(nthreads)
-            with torch.inference_mode(inference):
-                outs.append(_winograd(W.WinogradConv2d(w, b, padding=1, band=band), x))
-    finally:
-        torch.set_num_threads(threads)
+    for band, nthreads, inference in itertools.product((1, 2, 3, 100), (1, 2), (False, True)):
+        with W.blas_threads(nthreads), torch.inference_mode(inference):
+            outs.append(_winograd(W.WinogradConv2d(w, b, padding=1, band=band), x))
     for out in outs[1:]:
         assert np.array_equal(out, outs[0])
     assert np.array_equal(outs[0][0], outs[0][1])

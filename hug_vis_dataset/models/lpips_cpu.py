@@ -165,8 +165,12 @@ class AlexLPIPS:
             w1 = torch.zeros(64, 3, 12, 12, dtype=torch.float64)
             w1[:, :, :11, :11] = convs[0].weight.double()
             phased = w1.reshape(64, 3, 3, 4, 3, 4).permute(0, 3, 5, 1, 2, 4).reshape(64, 48, 3, 3)
-            self.convs = [WinogradConv2d(phased, convs[0].bias, padding=0)]
-            self.convs += [WinogradConv2d(c.weight, c.bias, padding=c.padding[0]) for c in convs[1:]]
+            # tile rows per matrix product, the fastest of 1-8 at 1080p for each layer (one thread, numpy's
+            # OpenBLAS; conv1 and conv2 keep their transforms' buffers small): speed only, not values
+            bands = (1, 1, 4, 4, 6)
+            self.convs = [WinogradConv2d(phased, convs[0].bias, padding=0, band=bands[0])]
+            self.convs += [WinogradConv2d(c.weight, c.bias, padding=c.padding[0], band=band)
+                           for c, band in zip(convs[1:], bands[1:])]
             self.heads = []
             for k in range(5):
                 head = [m for m in getattr(model, f"lin{k}").modules() if isinstance(m, torch.nn.Conv2d)]
@@ -213,15 +217,19 @@ class AlexLPIPS:
         """The five ReLU outputs of a pair of uint8 ``(2, H, W, 3)`` frames, as NCHW-shaped tensors."""
         import torch
 
-        with self._lock:
+        from .winograd import blas_threads
+
+        with self._lock, blas_threads(torch.get_num_threads()):
             return [torch.from_numpy(f.copy()).permute(0, 3, 1, 2) for f in self._forward(np.ascontiguousarray(frames))]
 
     def __call__(self, pred: np.ndarray, ref: np.ndarray) -> np.ndarray:
         """Per-frame LPIPS of uint8 ``(n, H, W, 3)`` frames, one pair per forward."""
         import torch
 
+        from .winograd import blas_threads
+
         out = np.empty(len(pred))
-        with self._lock, torch.inference_mode():
+        with self._lock, blas_threads(torch.get_num_threads()):
             for i in range(len(pred)):
                 features = self._forward(np.stack([pred[i], ref[i]]))
                 out[i] = sum(_layer_distance(f, w) for f, w in zip(features, self.heads))
