@@ -11,7 +11,7 @@ from numba import njit
 # F(4x4, 3x3), points 0, 1, -1, 2, -1/2, infinity
 
 
-@njit(cache=True, fastmath={'nsz'})
+@njit(cache=True, nogil=True, fastmath={'nsz'})
 def input_f43(x, v, ty0, ty1, tw):
     """``v[f, tile, :] = (B^T d B)[f]`` for the 6x6 tiles of rows ``ty0 <= ty < ty1`` of the padded channels-last ``x``; tiles in (row, image, column) order."""
     images, channels = x.shape[0], x.shape[3]
@@ -74,7 +74,7 @@ def input_f43(x, v, ty0, ty1, tw):
                         o[c] = t1[c] + np.float32(1.5) * t2[c] - np.float32(2.0) * t3[c] - np.float32(1.5) * t4[c] + t5[c]
 
 
-@njit(cache=True, fastmath={'nsz'})
+@njit(cache=True, nogil=True, fastmath={'nsz'})
 def output_f43(mm, bias, ty0, ty1, tw, images, out, oy, ox, height, width):
     """``out[b, oy + y, ox + x, :] = relu(A^T mm A + bias)`` for the tiles of ``input_f43``, rows ``y < height`` and columns ``x < width`` only."""
     channels = mm.shape[2]
@@ -138,7 +138,7 @@ def output_f43(mm, bias, ty0, ty1, tw, images, out, oy, ox, height, width):
 # F(4x4, 5x5), points 0, 1, -1, 2, -2, 1/2, -1/2, infinity
 
 
-@njit(cache=True, fastmath={'nsz'})
+@njit(cache=True, nogil=True, fastmath={'nsz'})
 def input_f45(x, v, ty0, ty1, tw):
     """``v[f, tile, :] = (B^T d B)[f]`` for the 8x8 tiles of rows ``ty0 <= ty < ty1`` of the padded channels-last ``x``; tiles in (row, image, column) order."""
     images, channels = x.shape[0], x.shape[3]
@@ -217,7 +217,7 @@ def input_f45(x, v, ty0, ty1, tw):
                         o[c] = -t1[c] + np.float32(5.25) * t3[c] - np.float32(5.25) * t5[c] + t7[c]
 
 
-@njit(cache=True, fastmath={'nsz'})
+@njit(cache=True, nogil=True, fastmath={'nsz'})
 def output_f45(mm, bias, ty0, ty1, tw, images, out, oy, ox, height, width):
     """``out[b, oy + y, ox + x, :] = relu(A^T mm A + bias)`` for the tiles of ``input_f45``, rows ``y < height`` and columns ``x < width`` only."""
     channels = mm.shape[2]

@@ -59,7 +59,7 @@ EPS = 1e-10
 # Reassociation lets the channel sums vectorise (3-4x faster than a strict left-to-right sum; values
 # move by about 1e-15 relative). "contract" is left out on purpose: fusing ``a * r0 - b * r1`` into an
 # FMA would round its two products differently, and identical frames would no longer give exactly 0.
-@njit(cache=True, fastmath={"reassoc", "nsz", "arcp", "nnan", "ninf", "afn"})
+@njit(cache=True, nogil=True, fastmath={"reassoc", "nsz", "arcp", "nnan", "ninf", "afn"})
 def _layer_distance(feat: np.ndarray, weights: np.ndarray) -> float:
     """``mean_hw sum_c w_c (a / (|a| + eps) - b / (|b| + eps))^2`` of one layer's channels-last features.
 
@@ -91,7 +91,7 @@ def _layer_distance(feat: np.ndarray, weights: np.ndarray) -> float:
     return total / (height * width)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _phase_input(frames: np.ndarray, table: np.ndarray, out: np.ndarray) -> None:
     """conv1's input, split into its 4 x 4 stride phases: ``out[b, I, J, (4 pa + pb) * 3 + c]`` is the
     scaled pixel ``table[u, c]`` of ``u = frames[b, 4 I + pa - 2, 4 J + pb - 2, c]`` (the 2-pixel zero
@@ -107,7 +107,7 @@ def _phase_input(frames: np.ndarray, table: np.ndarray, out: np.ndarray) -> None
                     out[b, big_i, big_j, base + c] = table[frames[b, y, x, c], c]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _max_pool_into(y: np.ndarray, out: np.ndarray, oy: int, ox: int) -> None:
     """``F.max_pool2d(y, 3, 2)`` of channels-last ``y`` (finite values) into ``out[:, oy:, ox:]``: a max
     over the window's rows, then over its columns (each loop one store stream, so it vectorises)."""
@@ -197,19 +197,21 @@ class AlexLPIPS:
                       "y5": np.empty((2, h3, w3, 256), np.float32)}
         return self._work
 
-    def _forward(self, frames: np.ndarray) -> list:
-        """The five ReLU outputs (channels-last views of the work buffers) of a pair ``(2, H, W, 3)``."""
+    def _forward(self, pair: "tuple[np.ndarray, np.ndarray]", threads: int = 1) -> list:
+        """The five ReLU outputs (channels-last views of the work buffers) of a pair of ``(1, H, W, 3)``
+        frames; ``threads``: the work spread over that many threads (not a parameter of the values)."""
         c1, c2, c3, c4, c5 = self.convs
-        work = self._buffers(frames.shape[1], frames.shape[2])
+        work = self._buffers(pair[0].shape[1], pair[0].shape[2])
         (h1, w1), (h2, w2), (h3, w3) = work["shapes"]
-        _phase_input(frames, self.table, work["x1"])
-        c1(work["x1"], h1 + 2, w1 + 2, work["y1"])
-        _max_pool_into(work["y1"], work["x2"], 2, 2)
-        c2(work["x2"], h2, w2, work["y2"])
-        _max_pool_into(work["y2"], work["x3"], 1, 1)
-        c3(work["x3"], h3, w3, work["x4"], 1, 1)  # written inside conv4's zero border
-        c4(work["x4"], h3, w3, work["x5"], 1, 1)
-        c5(work["x5"], h3, w3, work["y5"])
+        two = (slice(0, 1), slice(1, 2))  # the pair's images, one per thread where there are two
+        _each(threads, [lambda k=k, b=b: _phase_input(pair[k], self.table, work["x1"][b]) for k, b in enumerate(two)])
+        c1(work["x1"], h1 + 2, w1 + 2, work["y1"], threads=threads)
+        _each(threads, [lambda b=b: _max_pool_into(work["y1"][b], work["x2"][b], 2, 2) for b in two])
+        c2(work["x2"], h2, w2, work["y2"], threads=threads)
+        _each(threads, [lambda b=b: _max_pool_into(work["y2"][b], work["x3"][b], 1, 1) for b in two])
+        c3(work["x3"], h3, w3, work["x4"], 1, 1, threads=threads)  # written inside conv4's zero border
+        c4(work["x4"], h3, w3, work["x5"], 1, 1, threads=threads)
+        c5(work["x5"], h3, w3, work["y5"], threads=threads)
         inner = (slice(None), slice(1, 1 + h3), slice(1, 1 + w3))
         return [work["y1"], work["y2"], work["x4"][inner], work["x5"][inner], work["y5"]]
 
@@ -219,8 +221,10 @@ class AlexLPIPS:
 
         from .winograd import blas_threads
 
-        with self._lock, blas_threads(torch.get_num_threads()):
-            return [torch.from_numpy(f.copy()).permute(0, 3, 1, 2) for f in self._forward(np.ascontiguousarray(frames))]
+        with self._lock, blas_threads(1):
+            frames = np.ascontiguousarray(frames)
+            features = self._forward((frames[0:1], frames[1:2]), torch.get_num_threads())
+            return [torch.from_numpy(f.copy()).permute(0, 3, 1, 2) for f in features]
 
     def __call__(self, pred: np.ndarray, ref: np.ndarray) -> np.ndarray:
         """Per-frame LPIPS of uint8 ``(n, H, W, 3)`` frames, one pair per forward."""
@@ -229,8 +233,22 @@ class AlexLPIPS:
         from .winograd import blas_threads
 
         out = np.empty(len(pred))
-        with self._lock, blas_threads(torch.get_num_threads()):
+        # torch's thread count is the one knob (the runner's workers set 1): the bands of each
+        # convolution are spread over that many threads, each on one BLAS thread (winograd.py)
+        threads = torch.get_num_threads()
+        with self._lock, blas_threads(1):
             for i in range(len(pred)):
-                features = self._forward(np.stack([pred[i], ref[i]]))
-                out[i] = sum(_layer_distance(f, w) for f, w in zip(features, self.heads))
+                features = self._forward((np.ascontiguousarray(pred[i:i + 1]), np.ascontiguousarray(ref[i:i + 1])),
+                                         threads)
+                layers = _each(threads, [lambda f=f, w=w: _layer_distance(f, w) for f, w in zip(features, self.heads)])
+                out[i] = sum(layers)  # in layer order, whichever thread computed each
         return out
+
+
+def _each(threads: int, calls: list) -> list:
+    """The results of ``calls`` (nogil kernels), on up to ``threads`` threads of the Winograd pool."""
+    if threads <= 1:
+        return [call() for call in calls]
+    from .winograd import _pool
+
+    return list(_pool(min(threads, len(calls))).map(lambda call: call(), calls))

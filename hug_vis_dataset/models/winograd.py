@@ -155,7 +155,7 @@ def _transform_source(m: int, r: int) -> str:
     n, tag = m + r - 1, f"f{m}{r}"
     pad = " " * 20
     lines = [f"# F({m}x{m}, {r}x{r}), points {', '.join(str(p) for p in POINTS[(m, r)])}, infinity", "",
-             "", "@njit(cache=True, fastmath={'nsz'})",
+             "", "@njit(cache=True, nogil=True, fastmath={'nsz'})",
              f"def input_{tag}(x, v, ty0, ty1, tw):",
              f'    """``v[f, tile, :] = (B^T d B)[f]`` for the {n}x{n} tiles of rows ``ty0 <= ty < ty1`` of the padded'
              f' channels-last ``x``; tiles in (row, image, column) order."""',
@@ -167,7 +167,7 @@ def _transform_source(m: int, r: int) -> str:
     lines.append(f"                for i in range({n}):")
     lines += [f"{pad}t{j} = rows[i, {j}]" for j in range(n)]
     lines += _products(b_t, lambda col: f"v[i * {n} + {col}, tile]", [f"t{j}" for j in range(n)], pad)
-    lines += ["", "", "@njit(cache=True, fastmath={'nsz'})",
+    lines += ["", "", "@njit(cache=True, nogil=True, fastmath={'nsz'})",
               f"def output_{tag}(mm, bias, ty0, ty1, tw, images, out, oy, ox, height, width):",
               f'    """``out[b, oy + y, ox + x, :] = relu(A^T mm A + bias)`` for the tiles of ``input_{tag}``, rows'
               f' ``y < height`` and columns ``x < width`` only."""',
@@ -256,35 +256,64 @@ class WinogradConv2d:
         *_, ph, pw = self.geometry(height, width)
         return np.zeros((images, ph, pw, channels), np.float32)
 
-    def __call__(self, x: np.ndarray, height: int, width: int, out: np.ndarray, oy: int = 0, ox: int = 0) -> None:
+    def __call__(self, x: np.ndarray, height: int, width: int, out: np.ndarray, oy: int = 0, ox: int = 0,
+                 threads: int = 1) -> None:
         """Write ``relu(conv(x) + bias)`` of the ``height x width`` image held in the padded ``x``
-        (:meth:`padded_input`) into ``out[:, oy:oy + out_height, ox:ox + out_width]``."""
+        (:meth:`padded_input`) into ``out[:, oy:oy + out_height, ox:ox + out_width]``.
+
+        ``threads > 1`` spreads the bands over that many threads, each with its own buffers and its
+        matrix products on one BLAS thread (call it under :func:`blas_threads` ``(1)``): the
+        transforms run in parallel too, and no BLAS thread spins while they run. Each output is
+        computed the same way whichever thread has its band, so the values do not depend on it.
+        """
         images = x.shape[0]
         out_h, out_w, th, tw, ph, pw = self.geometry(height, width)
         if x.shape[1:] != (ph, pw, self.in_channels) or x.dtype != np.float32 or not x.flags.c_contiguous:
             raise ValueError(f"input buffer {x.shape} {x.dtype} is not the padded ({images}, {ph}, {pw}, "
                              f"{self.in_channels}) float32 of geometry()")
         band = min(self.band, th)
+        bands = [(ty0, min(th, ty0 + band)) for ty0 in range(0, th, band)]
+        workers = max(1, min(int(threads), len(bands)))
         with self._lock:  # the work buffers are reused between calls (no fresh pages per frame)
             size = self.n * self.n * band * images * tw
-            if self._buffers.get("size") != size:  # flat, so a short last band is a contiguous prefix
-                self._buffers = {"size": size, "v": np.empty(size * self.in_channels, np.float32),
-                                 "m": np.empty(size * self.out_channels, np.float32)}
-            for ty0 in range(0, th, band):
-                ty1 = min(th, ty0 + band)
-                shape = (self.n * self.n, (ty1 - ty0) * images * tw)
-                v = self._buffers["v"][:shape[0] * shape[1] * self.in_channels].reshape(*shape, self.in_channels)
-                mm = self._buffers["m"][:shape[0] * shape[1] * self.out_channels].reshape(*shape, self.out_channels)
-                self._input(x, v, ty0, ty1, tw)
-                np.matmul(v, self.u, out=mm)  # numpy's OpenBLAS: 1.1-1.5x MKL's rate on these shapes here
-                self._output(mm, self.bias, ty0, ty1, tw, images, out, oy, ox, out_h, out_w)
+            if self._buffers.get("size") != (size, workers):  # flat: a short last band is a contiguous prefix
+                self._buffers = {"size": (size, workers),
+                                 "slots": [(np.empty(size * self.in_channels, np.float32),
+                                            np.empty(size * self.out_channels, np.float32)) for _ in range(workers)]}
+
+            def run(worker: int) -> None:
+                v_buf, m_buf = self._buffers["slots"][worker]
+                for ty0, ty1 in bands[worker::workers]:
+                    shape = (self.n * self.n, (ty1 - ty0) * images * tw)
+                    v = v_buf[:shape[0] * shape[1] * self.in_channels].reshape(*shape, self.in_channels)
+                    mm = m_buf[:shape[0] * shape[1] * self.out_channels].reshape(*shape, self.out_channels)
+                    self._input(x, v, ty0, ty1, tw)
+                    np.matmul(v, self.u, out=mm)  # numpy's OpenBLAS: 1.1-1.5x MKL's rate on these shapes here
+                    self._output(mm, self.bias, ty0, ty1, tw, images, out, oy, ox, out_h, out_w)
+
+            if workers == 1:
+                run(0)
+            else:  # the kernels release the GIL (nogil) and so does numpy's matmul
+                list(_pool(workers).map(run, range(workers)))
+
+
+_POOLS: dict = {}
+
+
+def _pool(workers: int):
+    """A thread pool of ``workers`` threads, made once per size and kept (threads are not started per call)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if workers not in _POOLS:
+        _POOLS[workers] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="winograd")
+    return _POOLS[workers]
 
 
 def blas_threads(threads: int):
     """A context in which numpy's BLAS (the matrix products of :class:`WinogradConv2d`) runs on
-    ``threads`` threads: callers pass torch's count, so ``torch.set_num_threads`` stays the one knob
-    (the runner's workers use 1). numpy's OpenBLAS otherwise takes every core and spins between calls:
-    1.3-1.5x the CPU time of one thread per 1080p LPIPS pair, measured. Values do not depend on it."""
+    ``threads`` threads. numpy's OpenBLAS otherwise takes every core and spins between calls (1.3-1.5x
+    the CPU time of one thread per 1080p LPIPS pair, measured); the LPIPS path runs it on one and
+    spreads bands over threads itself. Values do not depend on it."""
     from threadpoolctl import threadpool_limits
 
     return threadpool_limits(limits=max(1, int(threads)), user_api="blas")
