@@ -123,6 +123,8 @@ def test_winograd_refuses_what_it_cannot_compute():
         conv.geometry(2, 5)
     with pytest.raises(ValueError, match="padded"):  # a buffer of the wrong size is refused, not read past
         conv(np.zeros((1, 5, 5, 3), np.float32), 5, 5, np.zeros((1, 3, 3, 2), np.float32))
+    with pytest.raises(ValueError, match="output buffer"):  # nor written past
+        conv(conv.padded_input(1, 5, 5, 3), 5, 5, np.zeros((1, 2, 3, 2), np.float32))
 
 
 # ----------------------------------------------------------------------------- the LPIPS pieces

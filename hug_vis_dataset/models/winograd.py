@@ -271,6 +271,10 @@ class WinogradConv2d:
         if x.shape[1:] != (ph, pw, self.in_channels) or x.dtype != np.float32 or not x.flags.c_contiguous:
             raise ValueError(f"input buffer {x.shape} {x.dtype} is not the padded ({images}, {ph}, {pw}, "
                              f"{self.in_channels}) float32 of geometry()")
+        if (out.ndim != 4 or out.shape[0] != images or out.shape[1] < oy + out_h or out.shape[2] < ox + out_w
+                or out.shape[3] != self.out_channels or out.dtype != np.float32):
+            raise ValueError(f"output buffer {out.shape} {out.dtype} cannot hold ({images}, {out_h}, {out_w}, "
+                             f"{self.out_channels}) float32 at ({oy}, {ox})")
         band = min(self.band, th)
         bands = [(ty0, min(th, ty0 + band)) for ty0 in range(0, th, band)]
         workers = max(1, min(int(threads), len(bands)))
