@@ -249,6 +249,6 @@ def _each(threads: int, calls: list) -> list:
     """The results of ``calls`` (nogil kernels), on up to ``threads`` threads of the Winograd pool."""
     if threads <= 1:
         return [call() for call in calls]
-    from .winograd import _pool
+    from .winograd import thread_pool
 
-    return list(_pool(min(threads, len(calls))).map(lambda call: call(), calls))
+    return list(thread_pool(min(threads, len(calls))).map(lambda call: call(), calls))

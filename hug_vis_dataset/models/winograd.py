@@ -298,13 +298,13 @@ class WinogradConv2d:
             if workers == 1:
                 run(0)
             else:  # the kernels release the GIL (nogil) and so does numpy's matmul
-                list(_pool(workers).map(run, range(workers)))
+                list(thread_pool(workers).map(run, range(workers)))
 
 
 _POOLS: dict = {}
 
 
-def _pool(workers: int):
+def thread_pool(workers: int):
     """A thread pool of ``workers`` threads, made once per size and kept (threads are not started per call)."""
     from concurrent.futures import ThreadPoolExecutor
 
