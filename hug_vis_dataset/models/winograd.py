@@ -302,15 +302,17 @@ class WinogradConv2d:
 
 
 _POOLS: dict = {}
+_POOLS_LOCK = threading.Lock()
 
 
 def thread_pool(workers: int):
     """A thread pool of ``workers`` threads, made once per size and kept (threads are not started per call)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    if workers not in _POOLS:
-        _POOLS[workers] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="winograd")
-    return _POOLS[workers]
+    with _POOLS_LOCK:
+        if workers not in _POOLS:
+            _POOLS[workers] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="winograd")
+        return _POOLS[workers]
 
 
 def blas_threads(threads: int):
