@@ -101,15 +101,16 @@ def test_winograd_equals_direct_convolution(in_ch, out_ch, r, padding, height, w
     assert np.sqrt((err ** 2).mean()) <= 1e-6 * scale
 
 
-def test_winograd_values_do_not_depend_on_band_threads_or_inference_mode():
-    """Each output comes from its own tile: bands of 1, 2, 3 and all tile rows, 1 and 2 BLAS threads,
-    in and out of torch's inference mode, give the same bits; two identical images give identical outputs."""
+def test_winograd_values_do_not_depend_on_blocks_threads_or_inference_mode():
+    """Each output comes from its own tile: blocks of 1, 2, 3 and all tile rows by 1, 3 and all tile
+    columns, 1 and 2 BLAS threads, in and out of torch's inference mode, give the same bits; two
+    identical images give identical outputs."""
     x, w, b = _conv_case(32, 24, 3, 1, 21, 30, images=1, seed=3)
     x = torch.cat([x, x])
     outs = []
-    for band, nthreads, inference in itertools.product((1, 2, 3, 100), (1, 2), (False, True)):
+    for band, columns, nthreads, inference in itertools.product((1, 2, 3, 100), (1, 3, None), (1, 2), (False, True)):
         with W.blas_threads(nthreads), torch.inference_mode(inference):
-            outs.append(_winograd(W.WinogradConv2d(w, b, padding=1, band=band), x))
+            outs.append(_winograd(W.WinogradConv2d(w, b, padding=1, band=band, columns=columns), x))
     for out in outs[1:]:
         assert np.array_equal(out, outs[0])
     assert np.array_equal(outs[0][0], outs[0][1])
@@ -118,6 +119,9 @@ def test_winograd_values_do_not_depend_on_band_threads_or_inference_mode():
 def test_winograd_refuses_what_it_cannot_compute():
     with pytest.raises(ValueError, match="7x7"):
         W.WinogradConv2d(torch.zeros(2, 2, 7, 7), torch.zeros(2), padding=3)
+    for band, columns in ((0, None), (1, 0)):
+        with pytest.raises(ValueError, match="at least one tile row and column"):
+            W.WinogradConv2d(torch.zeros(2, 3, 3, 3), torch.zeros(2), padding=0, band=band, columns=columns)
     conv = W.WinogradConv2d(torch.zeros(2, 3, 3, 3), torch.zeros(2), padding=0)
     with pytest.raises(ValueError, match="smaller than the 3x3 kernel"):
         conv.geometry(2, 5)

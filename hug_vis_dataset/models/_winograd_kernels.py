@@ -12,14 +12,14 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True, fastmath={'nsz'})
-def input_f43(x, v, ty0, ty1, tw):
-    """``v[f, tile, :] = (B^T d B)[f]`` for the 6x6 tiles of rows ``ty0 <= ty < ty1`` of the padded channels-last ``x``; tiles in (row, image, column) order."""
+def input_f43(x, v, ty0, ty1, tx0, tx1):
+    """``v[f, tile, :] = (B^T d B)[f]`` for the 6x6 tiles ``ty0 <= ty < ty1``, ``tx0 <= tx < tx1`` of the padded channels-last ``x``; tiles in (row, image, column) order."""
     images, channels = x.shape[0], x.shape[3]
     rows = np.empty((6, 6, channels), np.float32)  # B^T d: one tile, all channels
     for ty in range(ty0, ty1):
         for b in range(images):
-            for tx in range(tw):
-                tile = ((ty - ty0) * images + b) * tw + tx
+            for tx in range(tx0, tx1):
+                tile = ((ty - ty0) * images + b) * (tx1 - tx0) + tx - tx0
                 y0 = ty * 4
                 x0 = tx * 4
                 for j in range(6):
@@ -75,15 +75,15 @@ def input_f43(x, v, ty0, ty1, tw):
 
 
 @njit(cache=True, nogil=True, fastmath={'nsz'})
-def output_f43(mm, bias, ty0, ty1, tw, images, out, oy, ox, height, width):
+def output_f43(mm, bias, ty0, ty1, tx0, tx1, images, out, oy, ox, height, width):
     """``out[b, oy + y, ox + x, :] = relu(A^T mm A + bias)`` for the tiles of ``input_f43``, rows ``y < height`` and columns ``x < width`` only."""
     channels = mm.shape[2]
     rows = np.empty((4, 6, channels), np.float32)  # A^T M: one tile, all channels
     zero = np.float32(0.0)
     for ty in range(ty0, ty1):
         for b in range(images):
-            for tx in range(tw):
-                tile = ((ty - ty0) * images + b) * tw + tx
+            for tx in range(tx0, tx1):
+                tile = ((ty - ty0) * images + b) * (tx1 - tx0) + tx - tx0
                 y0 = ty * 4
                 x0 = tx * 4
                 for j in range(6):
@@ -139,14 +139,14 @@ def output_f43(mm, bias, ty0, ty1, tw, images, out, oy, ox, height, width):
 
 
 @njit(cache=True, nogil=True, fastmath={'nsz'})
-def input_f45(x, v, ty0, ty1, tw):
-    """``v[f, tile, :] = (B^T d B)[f]`` for the 8x8 tiles of rows ``ty0 <= ty < ty1`` of the padded channels-last ``x``; tiles in (row, image, column) order."""
+def input_f45(x, v, ty0, ty1, tx0, tx1):
+    """``v[f, tile, :] = (B^T d B)[f]`` for the 8x8 tiles ``ty0 <= ty < ty1``, ``tx0 <= tx < tx1`` of the padded channels-last ``x``; tiles in (row, image, column) order."""
     images, channels = x.shape[0], x.shape[3]
     rows = np.empty((8, 8, channels), np.float32)  # B^T d: one tile, all channels
     for ty in range(ty0, ty1):
         for b in range(images):
-            for tx in range(tw):
-                tile = ((ty - ty0) * images + b) * tw + tx
+            for tx in range(tx0, tx1):
+                tile = ((ty - ty0) * images + b) * (tx1 - tx0) + tx - tx0
                 y0 = ty * 4
                 x0 = tx * 4
                 for j in range(8):
@@ -218,15 +218,15 @@ def input_f45(x, v, ty0, ty1, tw):
 
 
 @njit(cache=True, nogil=True, fastmath={'nsz'})
-def output_f45(mm, bias, ty0, ty1, tw, images, out, oy, ox, height, width):
+def output_f45(mm, bias, ty0, ty1, tx0, tx1, images, out, oy, ox, height, width):
     """``out[b, oy + y, ox + x, :] = relu(A^T mm A + bias)`` for the tiles of ``input_f45``, rows ``y < height`` and columns ``x < width`` only."""
     channels = mm.shape[2]
     rows = np.empty((4, 8, channels), np.float32)  # A^T M: one tile, all channels
     zero = np.float32(0.0)
     for ty in range(ty0, ty1):
         for b in range(images):
-            for tx in range(tw):
-                tile = ((ty - ty0) * images + b) * tw + tx
+            for tx in range(tx0, tx1):
+                tile = ((ty - ty0) * images + b) * (tx1 - tx0) + tx - tx0
                 y0 = ty * 4
                 x0 = tx * 4
                 for j in range(8):

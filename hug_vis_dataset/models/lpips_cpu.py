@@ -165,12 +165,14 @@ class AlexLPIPS:
             w1 = torch.zeros(64, 3, 12, 12, dtype=torch.float64)
             w1[:, :, :11, :11] = convs[0].weight.double()
             phased = w1.reshape(64, 3, 3, 4, 3, 4).permute(0, 3, 5, 1, 2, 4).reshape(64, 48, 3, 3)
-            # tile rows per matrix product, the fastest of 1-8 at 1080p for each layer (one thread, numpy's
-            # OpenBLAS; conv1 and conv2 keep their transforms' buffers small): speed only, not values
-            bands = (1, 1, 4, 4, 6)
-            self.convs = [WinogradConv2d(phased, convs[0].bias, padding=0, band=bands[0])]
-            self.convs += [WinogradConv2d(c.weight, c.bias, padding=c.padding[0], band=band)
-                           for c, band in zip(convs[1:], bands[1:])]
+            # tile rows and columns per matrix product, the fastest measured at 1080p for each layer (one
+            # thread, numpy's OpenBLAS): conv2's 64 transformed elements of 192 channels stay in the
+            # core's cache only in narrow blocks; conv3-5 amortise their large weights over wide ones.
+            # Speed only, not values
+            blocks = ((1, 60), (1, 8), (6, None), (6, None), (6, None))
+            self.convs = [WinogradConv2d(phased, convs[0].bias, padding=0, band=blocks[0][0], columns=blocks[0][1])]
+            self.convs += [WinogradConv2d(c.weight, c.bias, padding=c.padding[0], band=band, columns=columns)
+                           for c, (band, columns) in zip(convs[1:], blocks[1:])]
             self.heads = []
             for k in range(5):
                 head = [m for m in getattr(model, f"lin{k}").modules() if isinstance(m, torch.nn.Conv2d)]

@@ -28,8 +28,8 @@ one store stream per loop so LLVM vectorises over channels) and kept in
 ``tests/test_winograd.py`` fails when it differs from what the generator writes.
 
 Determinism: every output depends only on its own tile (same transforms, same matrix-product row
-for whatever band the tile is in), so two identical images give bit-identical features, and the
-band size is not a parameter of the values.
+for whatever block of tiles the tile is in), so two identical images give bit-identical features,
+and the block size is not a parameter of the values.
 
 Example:
     >>> at, g, bt = cook_toom(2, 3, (0, 1, -1))
@@ -121,9 +121,10 @@ def _combination(coefficients: Sequence[Fraction], names: Sequence[str]) -> str:
 
 
 def _tile_loop(m: int) -> "list[str]":
-    """The loop over the tiles of a band, in (row, image, column) order, with the tile's origin."""
-    return ["    for ty in range(ty0, ty1):", "        for b in range(images):", "            for tx in range(tw):",
-            "                tile = ((ty - ty0) * images + b) * tw + tx", f"                y0 = ty * {m}",
+    """The loop over the tiles of a block (tile rows ``ty0:ty1``, columns ``tx0:tx1``), in (row, image,
+    column) order, with the tile's origin."""
+    return ["    for ty in range(ty0, ty1):", "        for b in range(images):", "            for tx in range(tx0, tx1):",
+            "                tile = ((ty - ty0) * images + b) * (tx1 - tx0) + tx - tx0", f"                y0 = ty * {m}",
             f"                x0 = tx * {m}"]
 
 
@@ -156,9 +157,9 @@ def _transform_source(m: int, r: int) -> str:
     pad = " " * 20
     lines = [f"# F({m}x{m}, {r}x{r}), points {', '.join(str(p) for p in POINTS[(m, r)])}, infinity", "",
              "", "@njit(cache=True, nogil=True, fastmath={'nsz'})",
-             f"def input_{tag}(x, v, ty0, ty1, tw):",
-             f'    """``v[f, tile, :] = (B^T d B)[f]`` for the {n}x{n} tiles of rows ``ty0 <= ty < ty1`` of the padded'
-             f' channels-last ``x``; tiles in (row, image, column) order."""',
+             f"def input_{tag}(x, v, ty0, ty1, tx0, tx1):",
+             f'    """``v[f, tile, :] = (B^T d B)[f]`` for the {n}x{n} tiles ``ty0 <= ty < ty1``, ``tx0 <= tx < tx1`` of'
+             f' the padded channels-last ``x``; tiles in (row, image, column) order."""',
              "    images, channels = x.shape[0], x.shape[3]",
              f"    rows = np.empty(({n}, {n}, channels), np.float32)  # B^T d: one tile, all channels",
              *_tile_loop(m), f"                for j in range({n}):"]
@@ -168,7 +169,7 @@ def _transform_source(m: int, r: int) -> str:
     lines += [f"{pad}t{j} = rows[i, {j}]" for j in range(n)]
     lines += _products(b_t, lambda col: f"v[i * {n} + {col}, tile]", [f"t{j}" for j in range(n)], pad)
     lines += ["", "", "@njit(cache=True, nogil=True, fastmath={'nsz'})",
-              f"def output_{tag}(mm, bias, ty0, ty1, tw, images, out, oy, ox, height, width):",
+              f"def output_{tag}(mm, bias, ty0, ty1, tx0, tx1, images, out, oy, ox, height, width):",
               f'    """``out[b, oy + y, ox + x, :] = relu(A^T mm A + bias)`` for the tiles of ``input_{tag}``, rows'
               f' ``y < height`` and columns ``x < width`` only."""',
               "    channels = mm.shape[2]",
@@ -204,6 +205,9 @@ class WinogradConv2d:
         padding: the zero padding of the convolution (the caller's buffer carries it, see
             :meth:`geometry`).
         band: tile rows per matrix product (memory and cache reuse only: not a parameter of the values).
+        columns: tile columns per matrix product, ``None`` for whole rows (likewise: a block of ``band``
+            rows by ``columns`` columns of tiles, of both images, is one product; a layer whose
+            transformed block would not stay in the core's cache runs faster in narrower blocks).
 
     Example:
         >>> import torch, torch.nn.functional as F
@@ -217,7 +221,7 @@ class WinogradConv2d:
         True
     """
 
-    def __init__(self, weight, bias, padding: int, band: int = 4) -> None:
+    def __init__(self, weight, bias, padding: int, band: int = 4, columns: "int | None" = None) -> None:
         import torch
 
         weight = torch.as_tensor(weight).detach().double().cpu()
@@ -227,6 +231,9 @@ class WinogradConv2d:
         from . import _winograd_kernels as kernels
 
         self.m, self.r, self.n, self.padding, self.band = 4, r, 4 + r - 1, int(padding), int(band)
+        self.columns = None if columns is None else int(columns)
+        if self.band < 1 or (self.columns is not None and self.columns < 1):
+            raise ValueError(f"a block needs at least one tile row and column, got band={band}, columns={columns}")
         _, g, _ = cook_toom(self.m, r, POINTS[(self.m, r)])
         g = torch.from_numpy(g)
         # U = G w G^T in float64, rounded once to float32: (n*n, in, out), one matrix per tile element
@@ -261,10 +268,10 @@ class WinogradConv2d:
         """Write ``relu(conv(x) + bias)`` of the ``height x width`` image held in the padded ``x``
         (:meth:`padded_input`) into ``out[:, oy:oy + out_height, ox:ox + out_width]``.
 
-        ``threads > 1`` spreads the bands over that many threads, each with its own buffers and its
-        matrix products on one BLAS thread (call it under :func:`blas_threads` ``(1)``): the
+        ``threads > 1`` spreads the blocks of tiles over that many threads, each with its own buffers
+        and its matrix products on one BLAS thread (call it under :func:`blas_threads` ``(1)``): the
         transforms run in parallel too, and no BLAS thread spins while they run. Each output is
-        computed the same way whichever thread has its band, so the values do not depend on it.
+        computed the same way whichever thread has its block, so the values do not depend on it.
         """
         images = x.shape[0]
         out_h, out_w, th, tw, ph, pw = self.geometry(height, width)
@@ -275,25 +282,32 @@ class WinogradConv2d:
                 or out.shape[3] != self.out_channels or out.dtype != np.float32):
             raise ValueError(f"output buffer {out.shape} {out.dtype} cannot hold ({images}, {out_h}, {out_w}, "
                              f"{self.out_channels}) float32 at ({oy}, {ox})")
-        band = min(self.band, th)
-        bands = [(ty0, min(th, ty0 + band)) for ty0 in range(0, th, band)]
-        workers = max(1, min(int(threads), len(bands)))
+        # blocks of tiles as even as they divide (sizes differ by one at most: no thin last block); where
+        # there are few blocks per thread, a multiple of the threads (no thread waits on another's block)
+        row_blocks = -(-th // self.band)
+        col_blocks = -(-tw // min(self.columns or tw, tw))
+        if int(threads) > 1 and row_blocks * col_blocks < int(threads) * 4:
+            row_blocks = min(th, -(-row_blocks // int(threads)) * int(threads))
+        blocks = [(th * i // row_blocks, th * (i + 1) // row_blocks, tw * j // col_blocks, tw * (j + 1) // col_blocks)
+                  for i in range(row_blocks) for j in range(col_blocks)]
+        band, columns = -(-th // row_blocks), -(-tw // col_blocks)
+        workers = max(1, min(int(threads), len(blocks)))
         with self._lock:  # the work buffers are reused between calls (no fresh pages per frame)
-            size = self.n * self.n * band * images * tw
-            if self._buffers.get("size") != (size, workers):  # flat: a short last band is a contiguous prefix
+            size = self.n * self.n * band * images * columns
+            if self._buffers.get("size") != (size, workers):  # flat: a smaller block is a contiguous prefix
                 self._buffers = {"size": (size, workers),
                                  "slots": [(np.empty(size * self.in_channels, np.float32),
                                             np.empty(size * self.out_channels, np.float32)) for _ in range(workers)]}
 
             def run(worker: int) -> None:
                 v_buf, m_buf = self._buffers["slots"][worker]
-                for ty0, ty1 in bands[worker::workers]:
-                    shape = (self.n * self.n, (ty1 - ty0) * images * tw)
+                for ty0, ty1, tx0, tx1 in blocks[worker::workers]:
+                    shape = (self.n * self.n, (ty1 - ty0) * images * (tx1 - tx0))
                     v = v_buf[:shape[0] * shape[1] * self.in_channels].reshape(*shape, self.in_channels)
                     mm = m_buf[:shape[0] * shape[1] * self.out_channels].reshape(*shape, self.out_channels)
-                    self._input(x, v, ty0, ty1, tw)
+                    self._input(x, v, ty0, ty1, tx0, tx1)
                     np.matmul(v, self.u, out=mm)  # numpy's OpenBLAS: 1.1-1.5x MKL's rate on these shapes here
-                    self._output(mm, self.bias, ty0, ty1, tw, images, out, oy, ox, out_h, out_w)
+                    self._output(mm, self.bias, ty0, ty1, tx0, tx1, images, out, oy, ox, out_h, out_w)
 
             if workers == 1:
                 run(0)
