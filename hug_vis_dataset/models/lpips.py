@@ -72,7 +72,7 @@ def lpips_distances(model, pred: np.ndarray, ref: np.ndarray, batch: int = 8) ->
     (exact in float32) and ``batch`` pairs run per forward pass; each distance does not depend on
     ``batch`` beyond float rounding. On the CPU the package's AlexNet v0.1 module runs through
     :class:`hug_vis_dataset.models.lpips_cpu.AlexLPIPS` (Winograd convolutions: the package's values
-    to about 1e-10, about 3x cheaper), one pair per forward whatever ``batch`` is, so values do not
+    to about 1e-10, about 3.3x cheaper), one pair per forward whatever ``batch`` is, so values do not
     depend on it at all.
 
     Raises:

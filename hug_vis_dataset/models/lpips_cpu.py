@@ -1,11 +1,11 @@
-"""LPIPS v0.1 AlexNet on the CPU, about 3x cheaper than the ``lpips`` package, with the same values.
+"""LPIPS v0.1 AlexNet on the CPU, about 3.3x cheaper than the ``lpips`` package, with the same values.
 
 :func:`hug_vis_dataset.models.lpips.lpips_distances` takes this path for an ``lpips.LPIPS(net='alex',
 version='0.1')`` module on the CPU (the GPU keeps the package's own forward). It computes the same
 function as ``LPIPS.forward`` from the module's own parameters; what changes is how many
 multiplications the convolutions take, the arithmetic's order and the memory traffic
 (``scripts/bench_lpips.py`` measures the cost against the package in one run, ``docs/PERFORMANCE.md``
-run O):
+runs O and P):
 
 - **Winograd convolutions** (:mod:`hug_vis_dataset.models.winograd`). AlexNet's five convolutions
   are 118.5 GFLOP a 1080p pair, and a direct FP32 convolution already runs near a core's peak, so
@@ -14,7 +14,8 @@ run O):
   element (BLAS), an output transform with the bias and the ReLU. **conv1** (11x11, stride 4, 3
   channels) is first rewritten as a 3x3 stride-1 convolution over the 16 stride phases of its input
   (48 channels, the kernel split the same way: the same sums, exactly), then run as F(4x4, 3x3):
-  3.4x fewer multiplications.
+  3.4x fewer multiplications. Each matrix product covers a block of tiles sized per layer for the cache
+  (conv2's in narrow blocks, so its transformed tiles stay in L2; conv3-5's in wide ones).
 - **The input is the package's own scaling**, exactly: a 256 x 3 table of ``scaling_layer(im2tensor(u))``
   built with the package's functions, read while the frames are split into conv1's phases, so the
   uint8 -> float conversion, the scaling, the padding and the transposition are one pass.
@@ -170,9 +171,9 @@ class AlexLPIPS:
             # core's cache only in narrow blocks; conv3-5 amortise their large weights over wide ones.
             # Speed only, not values
             blocks = ((1, 60), (1, 8), (6, None), (6, None), (6, None))
-            self.convs = [WinogradConv2d(phased, convs[0].bias, padding=0, band=blocks[0][0], columns=blocks[0][1])]
-            self.convs += [WinogradConv2d(c.weight, c.bias, padding=c.padding[0], band=band, columns=columns)
-                           for c, (band, columns) in zip(convs[1:], blocks[1:])]
+            weights = [(phased, convs[0].bias, 0)] + [(c.weight, c.bias, c.padding[0]) for c in convs[1:]]
+            self.convs = [WinogradConv2d(w, b, padding=p, band=band, columns=columns)
+                          for (w, b, p), (band, columns) in zip(weights, blocks)]
             self.heads = []
             for k in range(5):
                 head = [m for m in getattr(model, f"lin{k}").modules() if isinstance(m, torch.nn.Conv2d)]
@@ -235,7 +236,7 @@ class AlexLPIPS:
         from .winograd import blas_threads
 
         out = np.empty(len(pred))
-        # torch's thread count is the one knob (the runner's workers set 1): the bands of each
+        # torch's thread count is the one knob (the runner's workers set 1): the blocks of each
         # convolution are spread over that many threads, each on one BLAS thread (winograd.py)
         threads = torch.get_num_threads()
         with self._lock, blas_threads(1):
