@@ -211,13 +211,14 @@ class WinogradConv2d:
 
     Example:
         >>> import torch, torch.nn.functional as F
+        >>> _ = torch.manual_seed(0)
         >>> w, b = torch.randn(8, 4, 3, 3, dtype=torch.float64), torch.randn(8, dtype=torch.float64)
         >>> x = torch.randn(1, 4, 9, 11, dtype=torch.float64)
         >>> conv = WinogradConv2d(w, b, padding=1)
         >>> buf = conv.padded_input(1, 9, 11, 4); buf[:, 1:10, 1:12] = x.permute(0, 2, 3, 1).numpy()
         >>> out = np.zeros((1, 9, 11, 8), np.float32); conv(buf, 9, 11, out)
         >>> ref = F.conv2d(x, w, b, padding=1).relu().permute(0, 2, 3, 1).numpy()
-        >>> bool(np.abs(out - ref).max() < 1e-6 * np.abs(ref).max())
+        >>> bool(np.abs(out - ref).max() < 1e-5 * np.abs(ref).max())  # the feature bound (FP32 Winograd)
         True
     """
 
