@@ -292,8 +292,10 @@ def test_failed_clips_are_retried_after_a_fix(grid, tmp_path):
     assert math.isfinite(second.summary["aggregate"][sub.name]["mad"])
 
 
-def _threads_around_a_numba_kernel() -> "tuple[tuple[int, int], tuple[int, int]]":
-    """(torch, numba) thread counts in this process before and after a parallel numba kernel (matting)."""
+def _threads_around_a_numba_kernel() -> "tuple[bool, tuple[int, int], tuple[int, int]]":
+    """Whether numba was imported before this call, and the (torch, numba) thread counts in this process
+    before and after a parallel numba kernel (matting)."""
+    imported = "numba" in sys.modules
     import numba
     import torch
 
@@ -302,18 +304,20 @@ def _threads_around_a_numba_kernel() -> "tuple[tuple[int, int], tuple[int, int]]
     before = (torch.get_num_threads(), numba.get_num_threads())
     ref = np.random.default_rng(0).random((8, 64, 64)).astype(np.float32)
     score_matting_clip(ref * 0.5, ref, chunk_frames=4)
-    return before, (torch.get_num_threads(), numba.get_num_threads())
+    return imported, before, (torch.get_num_threads(), numba.get_num_threads())
 
 
 def test_a_worker_keeps_one_thread():
     """A runner worker runs torch, numba and BLAS on one thread, also after its first numba kernel:
-    numba's OpenMP layer, started late, set the process's OpenMP count (torch's) back to every core."""
+    numba's OpenMP layer, started late, set the process's OpenMP count (torch's) back to every core.
+    Its start-up does not import numba (a voice or emotion worker never needs it)."""
     import multiprocessing
 
     pytest.importorskip("torch")
     from hug_vis_dataset.scoring.engines import _worker_init
 
     with multiprocessing.get_context("spawn").Pool(1, initializer=_worker_init) as pool:
-        before, after = pool.apply(_threads_around_a_numba_kernel)
+        imported, before, after = pool.apply(_threads_around_a_numba_kernel)
+    assert not imported
     assert before == (1, 1)
     assert after == (1, 1)

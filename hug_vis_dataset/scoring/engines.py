@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numbers
 import os
+import sys
 from typing import Iterator, Sequence
 
 from .. import stopping
@@ -28,12 +29,15 @@ def _worker_init() -> None:
     # process would oversubscribe them.
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, "1")
-    # numba first: starting its OpenMP thread layer sets the process's OpenMP thread count to numba's
-    # (every core), which is also torch's, so a worker set to 1 ran torch on 2 threads after its
-    # first numba kernel (measured: tests/test_scoring.py::test_a_worker_keeps_one_thread).
-    import numba
-
-    numba.set_num_threads(1)
+    # numba on one thread before its OpenMP layer starts: starting it sets the process's OpenMP thread
+    # count to numba's (every core), which is also torch's, so a worker set to 1 ran torch on 2 threads
+    # after its first numba kernel (measured: tests/test_scoring.py::test_a_worker_keeps_one_thread).
+    # Through numba's variable, read when numba is imported: a worker whose task has no numba kernel
+    # (voice, emotion) does not import it (0.25 s) at start-up.
+    if "numba" in sys.modules:
+        sys.modules["numba"].set_num_threads(1)
+    else:
+        os.environ["NUMBA_NUM_THREADS"] = "1"
     try:
         import torch
 
