@@ -285,14 +285,15 @@ class WinogradConv2d:
                              f"{self.out_channels}) float32 at ({oy}, {ox})")
         # blocks of tiles as even as they divide (sizes differ by one at most: no thin last block); where
         # there are few blocks per thread, a multiple of the threads (no thread waits on another's block)
+        threads = max(1, int(threads))
         row_blocks = -(-th // self.band)
         col_blocks = -(-tw // min(self.columns or tw, tw))
-        if int(threads) > 1 and row_blocks * col_blocks < int(threads) * 4:
-            row_blocks = min(th, -(-row_blocks // int(threads)) * int(threads))
+        if threads > 1 and row_blocks * col_blocks < threads * 4:
+            row_blocks = min(th, -(-row_blocks // threads) * threads)
         blocks = [(th * i // row_blocks, th * (i + 1) // row_blocks, tw * j // col_blocks, tw * (j + 1) // col_blocks)
                   for i in range(row_blocks) for j in range(col_blocks)]
         band, columns = -(-th // row_blocks), -(-tw // col_blocks)
-        workers = max(1, min(int(threads), len(blocks)))
+        workers = min(threads, len(blocks))
         with self._lock:  # the work buffers are reused between calls (no fresh pages per frame)
             size = self.n * self.n * band * images * columns
             if self._buffers.get("size") != (size, workers):  # flat: a smaller block is a contiguous prefix
@@ -334,7 +335,7 @@ def blas_threads(threads: int):
     """A context in which numpy's BLAS (the matrix products of :class:`WinogradConv2d`) runs on
     ``threads`` threads. numpy's OpenBLAS otherwise takes every core and spins between calls (1.3-1.5x
     the CPU time of one thread per 1080p LPIPS pair, measured); the LPIPS path runs it on one and
-    spreads bands over threads itself. Values do not depend on it."""
+    spreads blocks of tiles over threads itself. Values do not depend on it."""
     from threadpoolctl import threadpool_limits
 
     return threadpool_limits(limits=max(1, int(threads)), user_api="blas")
