@@ -187,6 +187,10 @@ class TaskSpec:
         prediction_suffixes: accepted file suffixes of one clip's prediction.
         prediction_dirs: a clip's prediction may be a folder (PNG frames).
         example_tree: an example submission folder, one entry per line.
+        counted_per_metric: a metric's value may be undefined for a clip by the reference itself (a region
+            the reference matte does not have), the same clips for every model: a clip is then left out of
+            that metric alone. Elsewhere a failed metric fails its clip for every metric
+            (:func:`hug_vis_dataset.scoring.aggregate.counted_rows`).
     """
 
     name: str
@@ -197,6 +201,7 @@ class TaskSpec:
     prediction_suffixes: tuple[str, ...] = ()
     prediction_dirs: bool = False
     example_tree: tuple[str, ...] = field(default_factory=tuple)
+    counted_per_metric: bool = False
 
 
 _CLIP = "actor_0001_happy_action_01_script_001"
@@ -223,7 +228,7 @@ TASKS: tuple[TaskSpec, ...] = (
     TaskSpec("matting_boundary", "Boundary-aware matting errors (finding iii)", None, None,
              "the matting submission: <clip_id>/000000.png ... or <clip_id>.mp4|.mkv|.mov (lossless gray video)",
              (".mp4", ".mkv", ".mov"), prediction_dirs=True,
-             example_tree=(f"{_CLIP}/000000.png", f"{_CLIP}/000001.png")),
+             example_tree=(f"{_CLIP}/000000.png", f"{_CLIP}/000001.png"), counted_per_metric=True),
     TaskSpec("motion", "Reference motion statistics (Fig. 11)", None),
 )
 

@@ -9,8 +9,10 @@ with a JSON side file holding the key's parts and the sha256 of the ``.npz``; an
 no longer match is reported in one line on stderr and recomputed. Files are written to a temporary
 name and renamed, so processes and Ray workers sharing the folder never read half an entry.
 
-The folder is ``$HUGVIS_CACHE_DIR/features`` (default ``~/.cache/hugvis/features``);
-``hugvis cache list`` and ``hugvis cache clear`` show and empty it.
+The folder is ``$HUGVIS_CACHE_DIR/features`` (default ``~/.cache/hugvis/features``), marked as the
+toolkit's cache (:func:`hug_vis_dataset.outputs.mark_cache`); ``hugvis cache list`` and ``hugvis cache
+clear`` show and empty it. Clearing removes only entries (``<kind>/<sha256>.npz|.json`` of a known kind),
+nothing else a user may have put there, and never anything outside the folder.
 
 Example:
     >>> import tempfile, numpy as np
@@ -31,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
+import re
 import sys
 import time
 from pathlib import Path
@@ -39,13 +41,15 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from .errors import ToolUsageError
 from .hashing import DigestCache, sha256_file
+from .outputs import discard, mark_cache, write_file, write_text_file
 from .readers.json_files import read_json
-from .textio import atomic_write, atomic_write_text
 
 #: Preprocessing version per feature kind: part of every key, bumped when the computation changes.
 FEATURE_VERSIONS = {"fid_reference": 1, "portrait_embedding": 1}
 ENV_DISABLE = "HUGVIS_NO_FEATURE_CACHE"
+_ENTRY = re.compile(r"[0-9a-f]{64}\.json")
 _DIGESTS = DigestCache()  # reference file digests by path, size and mtime, per process
 
 
@@ -124,12 +128,13 @@ class FeatureCache:
         """Write an entry atomically (the ``.npz`` first, then its side file naming its sha256)."""
         key = self.key(parts)
         data, meta = self._paths(kind, key)
+        mark_cache(self.folder)
         data.parent.mkdir(parents=True, exist_ok=True)
-        # atomic_write removes its temporary file whatever happens (a stop signal mid-write included),
+        # write_file removes its temporary file whatever happens (a stop signal mid-write included),
         # so a stopped run leaves the old entry or the new one and no half-written file beside them.
-        atomic_write(data, lambda handle: np.savez(handle, **{k: np.asarray(v) for k, v in arrays.items()}))
+        write_file(data, lambda handle: np.savez(handle, **{k: np.asarray(v) for k, v in arrays.items()}))
         record = {"kind": kind, "parts": dict(parts), "sha256": sha256_file(data), "created": time.time()}
-        atomic_write_text(meta, json.dumps(record, sort_keys=True, default=str))
+        write_text_file(meta, json.dumps(record, sort_keys=True, default=str))
 
     def get_or_compute(self, kind: str, parts: Mapping[str, Any],
                        compute: Callable[[], Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
@@ -150,6 +155,8 @@ class FeatureCache:
         """Every intact-looking entry: kind, key, bytes, creation time and the key's parts."""
         out = []
         for meta in sorted(self.folder.glob("*/*.json")) if self.folder.is_dir() else []:
+            if meta.parent.name not in FEATURE_VERSIONS or not _ENTRY.fullmatch(meta.name):
+                continue  # not an entry (a file someone put here): never listed, never cleared
             data = meta.with_suffix(".npz")
             try:
                 record = read_json(meta)
@@ -161,12 +168,23 @@ class FeatureCache:
         return out
 
     def clear(self, kind: "str | None" = None) -> tuple[int, int]:
-        """Delete every entry (or those of ``kind``); returns (entries, bytes) removed."""
+        """Delete every entry (or those of ``kind``, one of :data:`FEATURE_VERSIONS`); returns (entries, bytes).
+
+        Only entries are removed (``<kind>/<64 hex digits>.npz`` and ``.json``): a file of another name is
+        left where it is, and an unknown ``kind`` (a path, ``..``) is refused before anything is touched.
+
+        Raises:
+            ToolUsageError: ``kind`` is not a feature kind.
+        """
+        if kind is not None and kind not in FEATURE_VERSIONS:
+            raise ToolUsageError(f"unknown feature kind {kind!r}; choose one of {', '.join(sorted(FEATURE_VERSIONS))} "
+                                 f"(hugvis cache list shows what is stored)")
+        if not self.folder.is_dir():
+            return 0, 0
         entries = [e for e in self.entries() if kind is None or e["kind"] == kind]
-        targets = [self.folder / kind] if kind else [p for p in self.folder.iterdir() if p.is_dir()] \
-            if self.folder.is_dir() else []
-        for folder in targets:
-            shutil.rmtree(folder, ignore_errors=True)
+        for entry in entries:
+            for suffix in (".npz", ".json"):
+                discard(self.folder / entry["kind"] / f"{entry['key']}{suffix}")
         return len(entries), sum(e["bytes"] for e in entries)
 
 

@@ -86,8 +86,9 @@ class DigestCache:
         hashed: how many files this cache hashed (rather than remembered) since it was created.
 
     Example:
-        >>> import tempfile, os
-        >>> folder = tempfile.mkdtemp(); path = os.path.join(folder, "f")
+        >>> import os
+        >>> from hug_vis_dataset.outputs import scratch_folder
+        >>> folder = scratch_folder(); path = os.path.join(folder, "f")
         >>> _ = open(path, "wb").write(b"abc")
         >>> first = DigestCache(os.path.join(folder, "cache.json"))
         >>> digest = first.sha256(path); first.save()
@@ -128,13 +129,13 @@ class DigestCache:
         return digest
 
     def save(self) -> None:
-        """Write the cache file (atomically) if there is one; a read-only location only costs rehashing."""
+        """Write the cache file (atomically) if there is one. A read-only location, or an output not made yet
+        (a first run's ``--out`` before its first write), only costs rehashing."""
         if self.cache_file is None:
             return
-        from .textio import atomic_write_text
+        from .outputs import OutputError, write_text_file
 
         try:
-            self.cache_file.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(self.cache_file, json.dumps(self.entries, indent=0, sort_keys=True))
-        except OSError:
+            write_text_file(self.cache_file, json.dumps(self.entries, indent=0, sort_keys=True))
+        except (OSError, OutputError):
             pass

@@ -18,9 +18,13 @@ Example:
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import catalog
 from .modules import description
+
+if TYPE_CHECKING:
+    from .outputs import Output
 
 #: This repository's module folders (where the bundled examples and their outputs are committed).
 REPO_METRICS = Path(__file__).resolve().parents[1] / "metrics"
@@ -105,11 +109,22 @@ def module_files(name: str, examples_root: "str | Path | None" = REPO_METRICS) -
             "requirements.txt": "\n".join(requirements_lines("metric", catalog.extras_of([name]))) + "\n"}
 
 
-def write_module_folders(root: "str | Path", examples_root: "str | Path | None" = REPO_METRICS) -> list[Path]:
+def write_module_folders(root: "str | Path", examples_root: "str | Path | None" = REPO_METRICS,
+                         output: "Output | None" = None) -> list[Path]:
     """Write every module folder of the catalog under ``root``; returns the files written. The bundled
-    ``examples/`` are copied from ``examples_root`` (this repository's ``metrics/``) when it holds them."""
+    ``examples/`` are copied from ``examples_root`` (this repository's ``metrics/``) when it holds them.
+
+    ``output``: ``root`` claimed as a user's output (the demo's ``hugvis/``): the folders are written in a
+    staging folder and merged in (:meth:`hug_vis_dataset.outputs.Output.staged`). Without it ``root`` is
+    the repository's own generated ``metrics/`` tree, written in place by the maintainer's
+    ``python -m hug_vis_dataset.module_folders metrics`` (``tests/test_catalog.py`` checks it).
+    """
     import shutil
 
+    if output is not None:
+        with output.staged() as stage:
+            staged = write_module_folders(stage, examples_root)
+        return [Path(root) / p.relative_to(stage) for p in staged]
     written = []
     for name in catalog.module_names():
         folder = Path(root) / name

@@ -99,7 +99,7 @@ class _State:
         self.event = threading.Event()
         self.notes: list[Callable[[], str]] = []
         self.final_note: "str | None" = None
-        self.paths: dict[int, Path] = {}
+        self.paths: dict[int, tuple[Path, int]] = {}  # key -> (path, the registering thread's ident)
         self.working = 0
         self.next_key = 0
         self.installed = False
@@ -226,6 +226,26 @@ def children_start() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM while a short step that must not be cut in two runs (a file put in place and
+    recorded as the toolkit's); a stop that arrives meanwhile is delivered when the block ends.
+
+    Outside the main thread (where no stop is raised) it does nothing.
+
+    >>> with deferred():
+    ...     pass
+    """
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, set(STOP_SIGNALS))
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 def end_processes(processes: Iterable, timeout: float = 5.0) -> None:
     """Terminate (SIGTERM), join, and if need be kill the given ``multiprocessing`` processes."""
     processes = [p for p in processes if p is not None]
@@ -243,6 +263,25 @@ def end_processes(processes: Iterable, timeout: float = 5.0) -> None:
 
 
 # ----------------------------------------------------------------------------- other threads
+def register_removal(path: "str | Path") -> int:
+    """Register ``path`` to be removed if the process is stopped before :func:`unregister_removal`; returns
+    the key. Call it *before* the path exists, and unregister only once the path is gone or in place:
+    a stop at any instruction in between then still ends with the path removed (:func:`drain`)."""
+    state = _STATE
+    with state.lock:
+        key = state.next_key
+        state.next_key += 1
+        state.paths[key] = (Path(path), threading.get_ident())
+    return key
+
+
+def unregister_removal(key: int) -> None:
+    """Forget a registration of :func:`register_removal` (the path is gone, or was put in place)."""
+    state = _STATE
+    with state.lock:
+        state.paths.pop(key, None)
+
+
 @contextlib.contextmanager
 def removed_on_stop(path: "str | Path") -> Iterator[Path]:
     """Register ``path`` (a temporary file or folder made by work outside the main thread).
@@ -250,16 +289,11 @@ def removed_on_stop(path: "str | Path") -> Iterator[Path]:
     The block's own cleanup removes it as usual; when the process is stopped, ``main`` waits a
     moment for the block to end (:func:`drain`) and removes the path itself if it is still there.
     """
-    state = _STATE
-    with state.lock:
-        key = state.next_key
-        state.next_key += 1
-        state.paths[key] = Path(path)
+    key = register_removal(path)
     try:
         yield Path(path)
     finally:
-        with state.lock:
-            state.paths.pop(key, None)
+        unregister_removal(key)
 
 
 @contextlib.contextmanager
@@ -283,12 +317,19 @@ def working() -> Iterator[None]:
 def drain(timeout: float = 15.0) -> list[Path]:
     """After a stop: wait up to ``timeout`` s for :func:`working` blocks and :func:`removed_on_stop`
     registrations of other threads to end (they see :func:`check`), then remove what is still
-    registered; returns those paths."""
+    registered; returns those paths. Registrations of the calling thread are not waited for: the stop
+    unwound its stack, so what it registered and did not unregister is removed at once."""
+    me = threading.get_ident()
     deadline = time.monotonic() + timeout
-    while (_STATE.paths or _STATE.working) and time.monotonic() < deadline:
+
+    def others_busy() -> bool:
+        with _STATE.lock:
+            return _STATE.working > 0 or any(ident != me for _, ident in _STATE.paths.values())
+
+    while others_busy() and time.monotonic() < deadline:
         time.sleep(0.05)
     with _STATE.lock:
-        left = list(_STATE.paths.values())
+        left = [path for path, _ in _STATE.paths.values()]
         _STATE.paths.clear()
     for path in left:
         remove(path)
@@ -316,6 +357,6 @@ def finish(err: "BaseException | None" = None) -> int:
     return exit_code(signum)
 
 
-__all__ = ["NOTHING_KEPT", "STOP_SIGNALS", "Stopped", "check", "child_init", "children_start", "drain",
-           "end_processes", "exit_code", "finish", "install", "remove", "removed_on_stop", "requested", "reset",
-           "resume_note", "signal_name", "stop_line", "working"]
+__all__ = ["NOTHING_KEPT", "STOP_SIGNALS", "Stopped", "check", "child_init", "children_start", "deferred", "drain",
+           "end_processes", "exit_code", "finish", "install", "register_removal", "remove", "removed_on_stop", "requested", "reset",
+           "resume_note", "signal_name", "stop_line", "unregister_removal", "working"]

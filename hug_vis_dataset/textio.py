@@ -22,10 +22,8 @@ Example:
 from __future__ import annotations
 
 import codecs
-import os
-import tempfile
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator
+from typing import Iterator
 
 from .errors import HugvisError
 
@@ -93,35 +91,3 @@ def csv_header_problem(header: "list[str]", required: "tuple[str, ...] | list[st
     if len(header) == 1 and (";" in header[0] or "\t" in header[0]):
         return f"is separated by {repr(';') if ';' in header[0] else 'tabs'}; save it comma-separated"
     return f"lacks columns {missing}"
-
-
-def atomic_write_text(path: "str | Path", text: str) -> None:
-    """Replace ``path`` with ``text`` (UTF-8, LF) so that a crash leaves the old file or the new one.
-
-    The text goes to a temporary file of its own in the same folder (two writers never share one),
-    is flushed to disk, then renamed over ``path``.
-
-    Example:
-        >>> import tempfile, os
-        >>> path = os.path.join(tempfile.mkdtemp(), "a.json")
-        >>> atomic_write_text(path, "{}\\n"); open(path).read(), sorted(os.listdir(os.path.dirname(path)))
-        ('{}\\n', ['a.json'])
-    """
-    atomic_write(path, lambda handle: handle.write(text.encode("utf-8")))  # "\n" stays "\n": no translation
-
-
-def atomic_write(path: "str | Path", write: "Callable[[BinaryIO], object]") -> None:
-    """Replace ``path`` with what ``write(handle)`` puts in a binary handle, so that a crash leaves
-    the old file or the new one (as :func:`atomic_write_text`: a temporary file of its own in the
-    same folder, flushed to disk, then renamed over ``path``)."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with open(fd, "wb") as handle:
-            write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)

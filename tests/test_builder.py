@@ -92,7 +92,10 @@ def pyav_frames(path: Path) -> list[np.ndarray]:
 
 
 def tree_files(root: Path) -> list[str]:
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+    """The repo's files, but the output guard's marker and ledger (their times differ between builds)."""
+    from hug_vis_dataset.outputs import GUARD_FILES
+
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and p.name not in GUARD_FILES)
 
 
 def assert_same_tree(a: Path, b: Path) -> None:
@@ -286,23 +289,54 @@ def test_interrupted_build_resumes_to_identical_bytes(release, tmp_path):
         build_repo(release, broken, options=SMALL, on_shard=crash)
     assert seen[-1] == "data/audio_driven/test-00000.parquet"
     assert not (broken / "README.md").exists() and not (broken / MANIFEST).exists()
-    # Debris a crash can leave: a half-written shard and a renamed but unrecorded one.
-    (broken / "data/audio_driven/test-00001.parquet.tmp").write_bytes(b"PAR1 half")
-    (broken / "data/vision_driven").mkdir(parents=True, exist_ok=True)
-    (broken / "data/vision_driven/test-00000.parquet").write_bytes(b"not recorded")
+    # Debris a crash can leave: the staging folder of a killed build (a half-written shard in it) and a
+    # shard put in place by the guard (so in the repo's ledger) but not yet recorded in the resume state.
+    from hug_vis_dataset.outputs import MARKER, Output
+    from hug_vis_dataset.outputs.transient import MARKER as TRANSIENT
+
+    dead = broken / ".staging-dead"
+    dead.mkdir()
+    (dead / TRANSIENT).write_text('{"kind": "staging", "pid": 1}')
+    (dead / "audio_driven-00001.parquet.tmp").write_bytes(b"PAR1 half")
+    placed = tmp_path / "placed.parquet"
+    placed.write_bytes(b"not recorded")
+    assert (broken / MARKER).is_file()
+    Output("hugvis build", str(broken), "dataset-repo").place(placed, "data/vision_driven/test-00000.parquet")
     with pytest.raises(BuildError, match="not empty"):
         build_repo(release, broken, options=SMALL)
     report = build_repo(release, broken, options=SMALL, resume=True)
     assert report.reused_shards == 2 + 2 + 1  # clips, emotion, first audio_driven shard
     assert_same_tree(clean, broken)
+    assert not dead.exists()
 
 
-def test_resume_rewrites_a_corrupted_shard_and_refuses_other_options(release, tmp_path):
+def test_resume_never_deletes_a_file_the_build_did_not_write(release, tmp_path):
+    """A file someone else put in a config folder (or a shard someone changed) stops a resume, untouched."""
+    from hug_vis_dataset.outputs import NotOursError
+
+    repo = tmp_path / "repo"
+    build_repo(release, repo, options=SMALL, configs=["matting"])
+    theirs = repo / "data/matting/test-00099.parquet"
+    theirs.write_bytes(b"someone's shard")
+    with pytest.raises(NotOursError, match="test-00099.parquet was not made by hugvis"):
+        build_repo(release, repo, options=SMALL, configs=["matting"], resume=True)
+    assert theirs.read_bytes() == b"someone's shard"
+
+
+def test_resume_rewrites_a_deleted_shard_refuses_a_changed_one_and_other_options(release, tmp_path):
+    from hug_vis_dataset.outputs import NotOursError
+
     out = tmp_path / "repo"
     build_repo(release, out, options=SMALL, configs=["matting"])
     reference = (out / "data/matting/test-00000.parquet").read_bytes()
     (out / "data/matting/test-00000.parquet").write_bytes(reference[:-10] + b"0123456789")
     assert verify_repo(out) == ["data/matting/test-00000.parquet"]
+    # A shard changed since the build wrote it is never overwritten: the resume names it, changes nothing.
+    changed = (out / "data/matting/test-00000.parquet").read_bytes()
+    with pytest.raises(NotOursError, match="test-00000.parquet was written by hugvis build and changed since"):
+        build_repo(release, out, options=SMALL, configs=["matting"], resume=True)
+    assert (out / "data/matting/test-00000.parquet").read_bytes() == changed
+    (out / "data/matting/test-00000.parquet").unlink()  # what the message asks for
     report = build_repo(release, out, options=SMALL, configs=["matting"], resume=True)
     # The corrupted first shard invalidates it and every later shard of the config.
     assert (report.reused_shards, report.written_shards) == (0, 2)

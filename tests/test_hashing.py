@@ -49,7 +49,10 @@ def test_cache_rehashes_only_when_size_or_mtime_change(tmp_path):
 def test_cache_file_is_shared_between_instances_and_survives_damage(tmp_path):
     path = tmp_path / "f.bin"
     path.write_bytes(b"abc")
-    cache_file = tmp_path / "cache" / "digests.json"
+    from hug_vis_dataset.outputs import claim
+
+    # A cache file lives under the output a command claimed (its ledger makes it the toolkit's to replace).
+    cache_file = claim("hugvis evaluate", tmp_path / "cache", "results").ensure() / "digests.json"
     first = DigestCache(cache_file)
     first.sha256(path)
     first.save()

@@ -103,7 +103,8 @@ def test_damaged_results_of_an_earlier_run_are_named(built, scored, tmp_path, ca
         victim.write_bytes(b"PAR1")
     before = snapshot(out)
     result = evaluate(capsys, "matting", systems(release, "matting")[0], release, out)
-    assert_one_line_error(result, 2, str(victim), "delete it to recompute")
+    # A stored run changed since hugvis wrote it is never replaced: named, with the fix, before anything is written.
+    assert_one_line_error(result, 2, str(victim), "move it out of")
     assert snapshot(out) == before
 
 
@@ -158,7 +159,9 @@ def test_verification_is_cached_by_size_and_mtime(built, tmp_path):
     copy = tmp_path / "repo"
     shutil.copytree(repo, copy)
     entries = json.loads((copy / "manifest.json").read_text())["configs"]["matting"]["shards"]
-    cache = tmp_path / "verified.json"
+    from hug_vis_dataset.outputs import claim
+
+    cache = claim("hugvis evaluate", tmp_path / "results", "results").ensure() / "verified.json"
     assert R.verify_manifest_shards(copy, entries, cache) == len(entries)
     assert R.verify_manifest_shards(copy, entries, cache) == 0  # cached: not read again
     shard = copy / entries[0]["file"]

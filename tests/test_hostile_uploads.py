@@ -13,6 +13,7 @@ import soundfile as sf
 from test_space_uploads import _zip
 
 from hug_vis_dataset.media import downmix_note, read_audio
+from hug_vis_dataset.outputs import scratch_folder
 from hug_vis_dataset.space.uploads import UnsafeUploadError, UploadLimits, extracted_upload, safe_extract
 
 CLIP = "actor_0001_happy_action_01_script_001"
@@ -26,7 +27,7 @@ CLIP = "actor_0001_happy_action_01_script_001"
 ])
 def test_name_that_is_both_file_and_folder_is_refused_and_nothing_is_left(tmp_path, members):
     upload = _zip(tmp_path, members)
-    dest = tmp_path / "dest"
+    dest = scratch_folder(parent=tmp_path) / "dest"  # safe_extract's contract: dest lies in scratch space
     with pytest.raises(UnsafeUploadError, match="both a file and a folder"):
         safe_extract(upload, dest)
     assert not dest.exists() or not any(dest.iterdir())
@@ -48,7 +49,7 @@ def _lying_zip(tmp_path: Path) -> Path:
 
 
 def test_failure_half_way_removes_the_partial_extraction(tmp_path):
-    dest = tmp_path / "dest"
+    dest = scratch_folder(parent=tmp_path) / "dest"  # safe_extract's contract: dest lies in scratch space
     with pytest.raises(UnsafeUploadError):
         safe_extract(_lying_zip(tmp_path), dest)
     assert list(dest.iterdir()) == []
@@ -56,7 +57,7 @@ def test_failure_half_way_removes_the_partial_extraction(tmp_path):
 
 def test_pickle_member_removes_everything_extracted_before_it(tmp_path):
     upload = _zip(tmp_path, [(f"{CLIP}.wav", b"RIFF...."), ("z.json", b"\x80\x04K\x01.")])
-    dest = tmp_path / "dest"
+    dest = scratch_folder(parent=tmp_path) / "dest"  # safe_extract's contract: dest lies in scratch space
     with pytest.raises(UnsafeUploadError, match="pickle"):
         safe_extract(upload, dest)
     assert list(dest.iterdir()) == []

@@ -75,7 +75,7 @@ def snapshot(*roots: Path) -> dict:
 def world(tmp_path_factory):
     """A release, its built repo, predictions, and a store with two runs and a crash's leftover."""
     from hug_vis_dataset.hub.builder import build_repo
-    from hug_vis_dataset.scoring.folders import MARKER
+    from hug_vis_dataset.outputs.transient import MARKER
     from hug_vis_dataset.scoring.runner import evaluate_submission
     from hug_vis_dataset.synth import synthesize
 

@@ -16,6 +16,7 @@ import pytest
 import soundfile as sf
 
 from hug_vis_dataset.grid import EMOTIONS, ClipId
+from hug_vis_dataset.outputs import GUARD_FILES
 from hug_vis_dataset.metrics.emotion import INPUT_SETTING_ORDER, parse_answer
 from hug_vis_dataset.predict import PredictSetupError, collect_outputs, export_inputs, predict
 from hug_vis_dataset.predict.emotion import (
@@ -186,19 +187,21 @@ def test_emotion_failures_are_per_clip_and_scored_as_missing(release, tmp_path):
 
 def test_resume_skips_done_clips_and_redoes_failed_ones(release, tmp_path):
     ids, calls = clip_ids(release), []
+    # One model (a submission holds one model's predictions: the guard refuses another name), first flaky.
+    state = {"first run": True}
 
-    def first(inputs):
-        if inputs["clip_id"] in ids[:2] and inputs["input_setting"] == "Audio":
-            raise TimeoutError("slow")
-        return "happy"
-
-    def second(inputs):
+    def model(inputs):
+        if state["first run"]:
+            if inputs["clip_id"] in ids[:2] and inputs["input_setting"] == "Audio":
+                raise TimeoutError("slow")
+            return "happy"
         calls.append((inputs["clip_id"], inputs["input_setting"]))
         return "sad"
 
     sub = tmp_path / "sub"
-    assert predict("emotion", first, release, sub, settings=["Text", "Audio"], progress=False).counts()["failed"] == 2
-    again = predict("emotion", second, release, sub, settings=["Text", "Audio"], resume=True, progress=False)
+    assert predict("emotion", model, release, sub, settings=["Text", "Audio"], progress=False).counts()["failed"] == 2
+    state["first run"] = False
+    again = predict("emotion", model, release, sub, settings=["Text", "Audio"], resume=True, progress=False)
     assert sorted(calls) == sorted((c, "Audio") for c in ids[:2])
     assert again.counts() == {"ok": 2, "failed": 0, "skipped": 10}
     answers = {(x["clip_id"], x["input_setting"]): x["answer"]
@@ -206,7 +209,7 @@ def test_resume_skips_done_clips_and_redoes_failed_ones(release, tmp_path):
     assert len(answers) == 12 and answers[(ids[0], "Audio")] == "sad" and answers[(ids[0], "Text")] == "happy"
     # Without --resume every unit of the run is redone; lines of other settings stay.
     calls.clear()
-    predict("emotion", second, release, sub, settings=["Text"], progress=False)
+    predict("emotion", model, release, sub, settings=["Text"], progress=False)
     assert len(calls) == 6
     lines = (sub / "predictions.jsonl").read_text("utf-8").splitlines()
     assert len(lines) == 12 and json.loads(lines[0])["answer"] == "sad"
@@ -259,7 +262,7 @@ def test_bad_matting_models_fail_per_clip_and_leave_nothing(release, tmp_path, m
     summary = predict("matting", model, release, tmp_path, limit=2, progress=False)
     assert summary.counts() == {"ok": 0, "failed": 2, "skipped": 0}
     assert all(error in text for _, text in summary.failures)
-    assert [p.name for p in tmp_path.iterdir()] == [".hugvis-predict"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([".hugvis-predict", *GUARD_FILES - {".hugvis-transient"}])
 
 
 def test_matting_baseline_then_evaluate_matches_an_independent_mad(release, tmp_path):
@@ -281,15 +284,16 @@ def test_matting_baseline_then_evaluate_matches_an_independent_mad(release, tmp_
 
 def test_matting_resume_keeps_valid_outputs_and_redoes_broken_ones(release, tmp_path):
     sub = tmp_path / "sub"
-    predict("matting", "baseline", release, sub, limit=3, progress=False)
-    ids = clip_ids(release)
-    (sub / ids[1] / "000002.png").unlink()  # a gap: no longer a valid prediction
     calls = []
 
-    def counting(chunk):
+    def counting(chunk):  # one model for both runs (a submission holds one model's predictions)
         calls.append(len(chunk))
         return chroma_key_alpha(chunk)
 
+    predict("matting", counting, release, sub, limit=3, progress=False)
+    ids = clip_ids(release)
+    (sub / ids[1] / "000002.png").unlink()  # a gap: no longer a valid prediction
+    calls.clear()
     summary = predict("matting", counting, release, sub, limit=3, resume=True, progress=False)
     assert summary.skipped == [ids[0], ids[2]] and summary.ok == [ids[1]] and len(calls) == 1
     assert (sub / ids[1] / "000002.png").is_file()
@@ -338,7 +342,7 @@ def test_repo_and_release_give_identical_predictions(release, repo, tmp_path):
         for name, dataset in (("release", release), ("repo", repo)):
             assert predict(task, "baseline", dataset, tmp_path / name / task, progress=False).counts()["ok"] == 6
         files = sorted(p.relative_to(tmp_path / "release" / task) for p in (tmp_path / "release" / task).rglob("*")
-                       if p.is_file() and ".hugvis-predict" not in p.parts)
+                       if p.is_file() and ".hugvis-predict" not in p.parts and p.name not in GUARD_FILES)
         assert files
         for rel in files:
             assert (tmp_path / "release" / task / rel).read_bytes() == (tmp_path / "repo" / task / rel).read_bytes()
@@ -522,7 +526,8 @@ def test_an_interrupted_run_keeps_finished_clips_and_resumes(release, tmp_path):
         predict("emotion", interrupted, release, tmp_path / "emo", settings=["Text"], progress=False)
     kept = [json.loads(x)["clip_id"] for x in (tmp_path / "emo" / "predictions.jsonl").read_text("utf-8").splitlines()]
     assert kept == ids[:3]
-    rest = predict("emotion", lambda inputs: "happy", release, tmp_path / "emo", settings=["Text"], resume=True,
+    count["n"] = 100  # the same model resumes (a submission holds one model's predictions)
+    rest = predict("emotion", interrupted, release, tmp_path / "emo", settings=["Text"], resume=True,
                    progress=False)
     assert rest.skipped == [f"{c} | Text" for c in ids[:3]] and rest.ok == [f"{c} | Text" for c in ids[3:]]
 
@@ -535,6 +540,7 @@ def test_an_interrupted_run_keeps_finished_clips_and_resumes(release, tmp_path):
     count["n"] = 97  # one-frame chunks: the interruption comes on the third frame of the first clip
     with pytest.raises(KeyboardInterrupt):
         predict("matting", stops_mid_clip, release, tmp_path / "mat", chunk_frames=1, progress=False)
-    assert [p.name for p in (tmp_path / "mat").iterdir()] == [".hugvis-predict"]  # no half-written folder
+    # no half-written folder (hidden: only the guard's marker, and no temporary)
+    assert sorted(p.name for p in (tmp_path / "mat").iterdir()) == [".hugvis-output.json"]
     resumed = predict("matting", stops_mid_clip, release, tmp_path / "mat", limit=2, resume=True, progress=False)
     assert resumed.ok == ids[:2]

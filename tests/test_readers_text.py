@@ -52,8 +52,9 @@ def made(tmp_path_factory) -> dict[str, Any]:
     clip_ids = [r.clip_id for r in Release(release)]
     answers = {(c, s): {"clip_id": c, "input_setting": s, "answer": a}
                for c in clip_ids for s, a in (("video", "I think she is happy"), ("audio", "sad, \"quite\" sad"))}
-    (root / "pred").mkdir()
-    write_answers(root / "pred" / "predictions.jsonl", answers)
+    from hug_vis_dataset.outputs import claim
+
+    write_answers(claim("hugvis predict", root / "pred", "submission"), answers)
     study = write_study(simulate_study(clip_ids, {"audio_driven": {"talk_good": 0.1, "talk_poor": 0.8},
                                                   "voice_cloning": {"clone_good": 0.2, "clone_poor": 0.7}},
                                       seed=3, n_raters=3, careless=0, clip_fraction=1.0), root / "systems")

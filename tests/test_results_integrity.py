@@ -148,8 +148,8 @@ def dying_replace(src, dst, *a, **k):
 def dying_rename(src, dst, *a, **k):
     dying.kind = "rename"; return dying(src, dst, *a, **k)
 os.replace, os.rename = dying_replace, dying_rename
-from hug_vis_dataset.scoring import folders
-folders._exchange = lambda a, b: False   # the two-rename path, so the folder swap can be cut too
+from hug_vis_dataset.outputs import guard
+guard.exchange = lambda a, b: False   # the two-rename path, so the folder swap can be cut too
 from hug_vis_dataset.scoring.runner import evaluate_submission
 evaluate_submission("matting", sys.argv[3], "m", sys.argv[4], sys.argv[5], progress=False, overwrite=True,
                     flush_every=1)
@@ -166,7 +166,7 @@ def test_an_interrupted_rerun_leaves_the_stored_run_byte_identical(release, tmp_
                            str(release), str(out)], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 75, proc.stderr
     if target == "m":  # killed between the two renames: the old run is aside, in a retired folder
-        retired = [p for p in (out / "matting").iterdir() if p.name.startswith(".retired-")]
+        retired = [p / "old" for p in (out / "matting").iterdir() if p.name.startswith(".retired-")]
         assert len(retired) == 1 and snapshot(retired[0]) == before
         shutil.move(retired[0], out / "matting" / "m")  # (what recovery by hand looks like; nothing lost)
     assert snapshot(out / "matting" / "m") == before
@@ -345,7 +345,7 @@ def test_rows_of_another_task_or_an_unknown_metric_are_damaged(store_with_run):
 
 
 def test_staging_leftovers_are_never_runs_and_ours_are_cleaned(store_with_run):
-    from hug_vis_dataset.scoring.folders import MARKER
+    from hug_vis_dataset.outputs.transient import MARKER
 
     run = store_with_run / "matting" / "matte_good"
     ours = store_with_run / "matting" / ".incoming-0123"

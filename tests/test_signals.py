@@ -529,3 +529,57 @@ def test_space_stopped_mid_score_leaves_no_upload_and_no_staging_folder(grid, ma
     assert list((work / "uploads").iterdir()) == []
     assert sorted(p.name for p in results.iterdir()) == [], "staging folder or run left in the store"
     assert [p.name for p in gradio_tmp.rglob("*.zip")] == []  # the Score tab deletes Gradio's copy too
+
+
+# ----------------------------------------------------------------------------- stops anywhere, on a busy machine
+@contextlib.contextmanager
+def cpu_hog(processes: int = 2):
+    """Processes that keep every core busy while the block runs: a race that shows only under load shows here."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+
+
+def _whole_run_seconds(args: list[str], where: Path) -> float:
+    start = time.monotonic()
+    run = Command(args, where, name="timed")
+    assert run.finish() == 0, run.stderr[-2000:]
+    return time.monotonic() - start
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["evaluate", "build"])
+def test_a_stop_at_any_moment_on_a_busy_machine_leaves_no_temporary_and_resumes(grid, mattes, evaluated, built,
+                                                                                 tmp_path, command):
+    """Stops drawn uniformly over the whole run (start-up, claim, scoring or shards, publishing), to the process
+    or its group, with every core busy: no temporary survives, and the resumed run ends where an uninterrupted
+    one does."""
+    make = {"evaluate": lambda out, resume: evaluate_args(grid, out),
+            "build": lambda out, resume: build_args(grid, out, resume=resume)}[command]
+    output = {"evaluate": lambda root: root / "results", "build": lambda root: root / "repo"}[command]
+    rng = random.Random(f"{SEED}/anywhere/{command}")
+    with cpu_hog():
+        seconds = _whole_run_seconds(make(output(tmp_path / "timed"), False), tmp_path)
+        for attempt in range(4):
+            where = tmp_path / f"stop-{attempt}"
+            where.mkdir()
+            signum, group = rng.choice([(signal.SIGINT, True), (signal.SIGTERM, False), (signal.SIGTERM, True)])
+            run = Command(make(output(where), False), where, name="stopped")
+            time.sleep(rng.uniform(0.0, seconds))
+            status = run.stop(signum, group)
+            if status != 0:  # a stop that came after the end finds nothing to interrupt
+                assert_stopped(run, status, signum)
+            assert temporaries(where) == [], (attempt, signum, group, temporaries(where))
+            again = Command(make(output(where), True), where, name="again")
+            assert again.finish() == 0, again.stderr[-2000:]
+            assert temporaries(where) == []
+            if command == "evaluate":
+                for name in ("rows.parquet", "frames.parquet"):
+                    assert (output(where) / "matting" / "m" / name).read_bytes() == (evaluated / name).read_bytes()
+            else:
+                assert sorted(shards_of(output(where))) and [p.read_bytes() for p in shards_of(output(where))] == [
+                    p.read_bytes() for p in shards_of(built)]

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -132,14 +131,17 @@ def write_variants(task: str, dataset, out: "str | Path", transforms: Sequence[s
     """Write each transform's variant folder (skipping finished ones); returns transform -> folder.
 
     A folder is finished when its marker file exists (written last), so an interrupted audit redoes
-    only the variant it was writing.
+    only the variant it was writing. Each variant folder is a work folder of the toolkit's (its transient
+    marker): an unfinished one is removed, never a folder the audit did not make.
     """
+    from ..outputs import discard, hold
+
     base = Path(out) / "variants" / task / ("predictions" if predictions is not None else "reference")
     todo = {t: base / t for t in transforms if not (base / t / _DONE).is_file()}
     for folder in todo.values():
-        if folder.exists():
-            shutil.rmtree(folder)
-        folder.mkdir(parents=True)
+        discard(folder)  # refused (one line) for a folder the audit did not make
+        with hold(folder, "work", "audit variant"):
+            pass
     if todo:
         for clip_id, source in _clip_sources(task, dataset, predictions):
             for transform, folder in todo.items():
@@ -243,8 +245,12 @@ def audit_robustness(task: str, dataset: "str | Path", out: "str | Path" = "audi
     """
     from ..scoring.runner import evaluate_submission
 
+    from ..outputs import claim
+
     if task not in TASK_MEDIUM:
         raise ValueError(f"hugvis audit robustness takes a media task ({', '.join(TASK_MEDIUM)}), not {task!r}")
+    output = claim("hugvis audit robustness", out, "audit", inputs=[("--dataset", dataset), ("--predictions", predictions)])
+    output.ensure()
     out = Path(out)
     chosen = tr.names(TASK_MEDIUM[task], transforms)
     skipped = tr.unavailable(chosen)
@@ -272,10 +278,9 @@ def audit_robustness(task: str, dataset: "str | Path", out: "str | Path" = "audi
     table = table[~table["metric"].isin(list(metrics_skipped))].reset_index(drop=True)
     result = RobustnessResult(task, table, skipped, metrics_skipped, results_root,
                               "predictions" if predictions is not None else "reference")
-    out.mkdir(parents=True, exist_ok=True)
     suffix = "_predictions" if predictions is not None else ""
-    (out / f"robustness_{task}{suffix}.json").write_text(json.dumps(result.to_json(), indent=2), encoding="utf-8")
-    (out / f"robustness_{task}{suffix}.md").write_text(robustness_markdown([result.to_json()]), encoding="utf-8")
+    output.write_text(f"robustness_{task}{suffix}.json", json.dumps(result.to_json(), indent=2))
+    output.write_text(f"robustness_{task}{suffix}.md", robustness_markdown([result.to_json()]))
     return result
 
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def run(out_dir: "str | Path", seed: int = 0, quick: bool = False, num_proc: int = 1, audit: bool = False) -> int:
+def run(out_dir: "str | Path", seed: int = 0, quick: bool = False, num_proc: int = 1, audit: bool = False,
+        into_existing: bool = False) -> int:
     """Run the demo into ``out_dir`` (with ``audit``: the robustness audit's noise floors too); returns
     the exit status."""
     from .pipeline import run_demo
 
-    run_demo(out_dir, quick=quick, seed=seed, num_proc=num_proc, audit=audit)
+    run_demo(out_dir, quick=quick, seed=seed, num_proc=num_proc, audit=audit, into_existing=into_existing)
     return 0
 
 
@@ -29,4 +30,8 @@ def register(subparsers) -> None:
     parser.add_argument("--quick", action="store_true", help="a smaller grid (1 actor, 3 emotions, 1 s clips)")
     parser.add_argument("--audit", action="store_true",
                         help="also measure noise floors (hugvis audit robustness) into OUT/audit, shown in the report")
-    parser.set_defaults(func=lambda args: run(args.out, args.seed, args.quick, args.num_proc, args.audit))
+    from ..outputs import output_option
+
+    output_option(parser)
+    parser.set_defaults(func=lambda args: run(args.out, args.seed, args.quick, args.num_proc, args.audit,
+                                              args.into_existing))

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..layout import SIMULATED_RATINGS_FILE, SIMULATED_SYSTEMS_DIR
+from ..outputs import claim
 from ..tasks import TASKS
 
 
@@ -103,6 +104,7 @@ def build_front_doors(out_dir: "str | Path", grid: "dict | None" = None, seed: i
 
     out = Path(out_dir)
     release, dataset, modules = out / "release", out / DEMO_DATASET_DIR, out / DEMO_MODULES_DIR
+    demo = claim("hugvis demo", out, "demo")  # each step below claims its own folder inside it
     print(f"[1] synthesizing into {release} ...", flush=True)
     summary = synthesize(release, seed=seed, progress=progress, **(grid if grid is not None else QUICK_GRID))
     print(f"    {len(summary.clip_ids)} clips; simulated systems: "
@@ -115,6 +117,9 @@ def build_front_doors(out_dir: "str | Path", grid: "dict | None" = None, seed: i
         from ..hub import build_repo, load_config
 
         print(f"[2] building the dataset repo into {dataset} ...", flush=True)
+        # An earlier demo's repo is rebuilt (seconds here): removed whole, only if every file in it is the
+        # earlier build's, unchanged (a file someone added stops the demo, naming it).
+        demo.remove_unit(DEMO_DATASET_DIR, kind="dataset-repo")
         report = build_repo(release, dataset)
         matting = load_config(dataset, "matting", cache_dir=str(out / "hf_cache"))
         print(f"    {sum(report.rows.values())} rows in {len(report.rows)} configs; "
@@ -124,14 +129,15 @@ def build_front_doors(out_dir: "str | Path", grid: "dict | None" = None, seed: i
             print("    storage: " + "; ".join(report.storage.summary_lines()[1:]), flush=True)
         if (out / "repo").is_dir():  # where demos before this one wrote the repo
             print(f"    note: {out / 'repo'} is left from an older demo and no longer used; delete it", flush=True)
-    written = write_module_folders(modules)
+    written = write_module_folders(modules, output=claim("hugvis demo", modules, "modules"))
     print(f"    evaluate modules: {len({p.parent for p in written})} folders in {modules} "
           f"(evaluate.load('{DEMO_MODULES_DIR}/<name>') from {out})", flush=True)
     return {"release": release, "dataset": dataset if build else None, "modules": modules}
 
 
 def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc: int = 1, build: bool = True,
-             n_boot: int = 200, progress: bool = True, grid: "dict | None" = None, audit: bool = False) -> dict:
+             n_boot: int = 200, progress: bool = True, grid: "dict | None" = None, audit: bool = False,
+             into_existing: bool = False) -> dict:
     """Synthesize a small grid, build the Hub repo, validate it, score every simulated system of
     every task and each task's built-in baseline, and write the report; print the tables.
 
@@ -153,6 +159,7 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
     from ..scoring.runner import evaluate_submission
 
     out = Path(out_dir)
+    claim("hugvis demo", out, "demo", into_existing=into_existing).ensure()
     release = out / "release"
     results = out / "results"
     start = time.perf_counter()
@@ -200,19 +207,18 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
 
     ratings = systems_root / SIMULATED_RATINGS_FILE
     pairwise = systems_root / PAIRWISE_FILE
+    study = systems_root / STUDY_DIR
+    appendix: list[str] = []
+    if (study / LOG_FILE).is_file():
+        from ..studies.status import study_markdown
+
+        appendix = study_markdown([study / MOS_STUDY_FILE, study / PAIRWISE_STUDY_FILE], study / LOG_FILE)
     # The audit's rows live in their own folder (never with the ranked results); its noise-floor
     # table joins the report's Findings.
     report = build_report([results], out / "report", n_boot=n_boot, mos=ratings if ratings.is_file() else None,
                           preferences=pairwise if pairwise.is_file() else None,
-                          audit=out / "audit" if audit else None)
+                          audit=out / "audit" if audit else None, appendix=appendix)
     markdown = report.markdown
-    study = systems_root / STUDY_DIR
-    if (study / LOG_FILE).is_file():
-        from ..studies.status import study_markdown
-
-        section = study_markdown([study / MOS_STUDY_FILE, study / PAIRWISE_STUDY_FILE], study / LOG_FILE)
-        markdown = markdown.rstrip("\n") + "\n\n" + "\n".join(section)
-        (out / "report" / "report.md").write_text(markdown, encoding="utf-8")
     print(markdown)
     seconds = time.perf_counter() - start
     print(f"demo finished in {seconds:.1f} s; report in {out / 'report'}")

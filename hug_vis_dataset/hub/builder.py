@@ -15,10 +15,13 @@ Design:
 * Self-contained: media bytes are embedded (video and audio exactly as released, alpha as a
   lossless video, see alpha.py), and every shard carries the ``datasets`` features in its Arrow
   schema metadata, so ``load_dataset`` sees Audio/Video/Image/ClassLabel without a script.
-* Atomic and resumable: a shard is written to a ``.tmp`` name, closed, fsynced and renamed;
-  only then is it recorded, with its sha256, in ``.hugvis-build/<config>.json``. A rerun with
-  ``resume=True`` keeps recorded shards whose checksum still matches, deletes everything else in
-  the config folder, and continues from the next clip. Shard boundaries depend only on the
+* Atomic and resumable: a shard is written to a ``.tmp`` name in a staging folder, closed, fsynced
+  and put in place; only then is it recorded, with its sha256, in ``.hugvis-build/<config>.json``.
+  A rerun with ``resume=True`` keeps recorded shards whose checksum still matches, deletes the
+  other shards it wrote in the config folder, and continues from the next clip.
+* Guarded: the repo folder is the build's one output (:func:`hug_vis_dataset.outputs.claim`): never
+  the release or inside it, a new or empty folder or an earlier build's, and the build replaces or
+  deletes only files it wrote (the output's ledger), unchanged since. Shard boundaries depend only on the
   input and the options, so a resumed build is byte-identical to a clean one.
 * Measured: media shared between configs and the shards' size after chunk-level dedup (what
   the Hub's Xet storage keeps) go into the report, the manifest and the card (:mod:`.dedup`).
@@ -38,19 +41,19 @@ Example:
     >>> from hug_vis_dataset.validate import GridSpec
     >>> report = build_repo(root, repo, grid=GridSpec.parse("actors=1,emotions=Happy,actions=1,scripts=1"))
     >>> report.rows["matting"], sorted(os.listdir(repo))
-    (1, ['README.md', 'checksums.sha256', 'data', 'manifest.json'])
+    (1, ['.hugvis-files.jsonl', '.hugvis-output.json', 'README.md', 'checksums.sha256', 'data', 'manifest.json'])
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from .. import __version__, stopping
 from ..hashing import sha256_file
+from ..outputs import GUARD_FILES, Output, claim, clean_transients, read_marker, transient_folder
 from ..release import ClipRecord, Release
 from .build_info import (CHECKSUMS, FORMAT_VERSION, MANIFEST, STATE_DIR, BuildError, BuildOptions, BuildReport,
                          ShardEntry)
@@ -58,7 +61,6 @@ from .card import render_card
 from .rows import clip_row
 from .schema import CONFIG_NAMES, check_config
 from .shards import ShardWriter, check_no_foreign_files
-from ..textio import atomic_write_text
 from .state import check_own_build, load_state, metadata_sha256, plan_hash, save_state
 
 
@@ -66,7 +68,8 @@ from .state import check_own_build, load_state, metadata_sha256, plan_hash, save
 @dataclass(frozen=True)
 class _ConfigJob:
     config: str
-    repo: str
+    output: Output
+    staging: str
     records: tuple[ClipRecord, ...]
     options: BuildOptions
     plan: str
@@ -77,15 +80,15 @@ class _ConfigJob:
 
 def _build_config(job: _ConfigJob) -> tuple[str, list[ShardEntry], int]:
     """Write (or finish) every shard of one config; returns (config, shards, number reused)."""
-    repo = Path(job.repo)
+    repo = job.output.root
     folder = repo / "data" / job.config
     trusted = load_state(repo, job.config, job.plan) if job.resume else []
     keep = {repo / s.file for s in trusted}
     if folder.is_dir():
         check_no_foreign_files(folder)  # never delete what the builder did not write
-        for path in folder.iterdir():  # half-written .tmp files and unrecorded shards go
+        for path in sorted(folder.iterdir()):  # unrecorded shards go (the guard: only ours, unchanged)
             if path not in keep:
-                path.unlink()
+                job.output.remove(path.relative_to(repo).as_posix())
     shards = list(trusted)
     done_rows = sum(s.rows for s in trusted)
     expected_last = job.records[done_rows - 1].clip_id if done_rows else ""
@@ -99,7 +102,7 @@ def _build_config(job: _ConfigJob) -> tuple[str, list[ShardEntry], int]:
         if job.on_shard is not None:
             job.on_shard(job.config, entry)
 
-    writer = ShardWriter(repo, job.config, job.options, len(trusted), commit)
+    writer = ShardWriter(job.output, Path(job.staging), job.config, job.options, len(trusted), commit)
     try:
         for record in job.records[done_rows:]:
             writer.add(clip_row(job.config, record, job.options.alpha_codec))
@@ -185,25 +188,34 @@ def build_repo(
     repo = Path(repo_dir)
     if repo.exists() and not repo.is_dir():
         raise BuildError(f"{repo} is a file; the repo folder must be a new or empty folder")
+    # A non-empty folder is refused below unless it is an earlier build being resumed, so no --into-existing.
+    output = claim("hugvis build", repo, "dataset-repo", label="REPO_DIR", inputs=[("RELEASE_DIR", release_dir)],
+                   into_existing=True)
+    if output.root.is_dir() and read_marker(output.root) is not None:
+        clean_transients(output.root)  # the staging folder a killed build left
     release_sha = metadata_sha256(release_dir)
-    if repo.exists() and any(repo.iterdir()):
+    if repo.exists() and any(p.name not in GUARD_FILES for p in repo.iterdir()):
         if not resume:
             raise BuildError(f"{repo} is not empty; pass resume=True / --resume to finish or refresh an earlier build")
         check_own_build(repo, release_sha)
         for config in chosen:  # before anything is written, so a refusal changes nothing
             if (repo / "data" / config).is_dir():
                 check_no_foreign_files(repo / "data" / config)
+                # A resume may delete or rewrite any shard of the config: each must be one the build
+                # wrote, unchanged since (a damaged shard is named: delete it to have it rebuilt).
+                output.check_replaceable(sorted(f"data/{config}/{p.name}" for p in (repo / "data" / config).iterdir()),
+                                         doing="rewrite")
     if num_proc > 1 and on_shard is not None:
         raise ValueError("on_shard hooks run only with num_proc=1")
     release, records, excluded = select_clips(release_dir, allow_invalid, num_proc, grid)
-    repo.mkdir(parents=True, exist_ok=True)
+    output.ensure()
     plan = plan_hash(records, options)
-    jobs = [_ConfigJob(c, str(repo), tuple(records), options, plan, resume, on_shard, release_sha) for c in chosen]
-    try:
+    # Shards are written in a staging folder of the repo and put in place whole; a stop or an error
+    # removes it with what a killed worker was writing (recorded shards stay: the resume state).
+    with transient_folder(output.root, "staging", str(output.root)) as staging:
+        jobs = [_ConfigJob(c, output, str(staging), tuple(records), options, plan, resume, on_shard, release_sha)
+                for c in chosen]
         results = _run_config_jobs(jobs, num_proc)
-    except BaseException:
-        remove_temporaries(repo)  # what a killed worker was writing; recorded shards stay
-        raise
 
     report = BuildReport(str(repo), len(records), excluded=excluded, synthetic=release.synthetic)
     for config, shards, reused in results:
@@ -220,7 +232,7 @@ def build_repo(
         report.storage = storage_report(repo, report.release_bytes)
 
     card = render_card(records, report, options)
-    atomic_write_text(repo / "README.md", card)
+    output.write_text("README.md", card)
     manifest = {
         "format": FORMAT_VERSION,
         "builder": f"hug-vis {__version__}",
@@ -234,13 +246,13 @@ def build_repo(
         "configs": {c: {"rows": report.rows[c], "shards": [asdict(s) for s in report.shards[c]]} for c in chosen},
         "storage": report.storage.to_dict() if report.storage is not None else None,
     }
-    atomic_write_text(repo / MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    output.write_text(MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     files = ["README.md", MANIFEST] + [s.file for c in chosen for s in report.shards[c]]
     # Each shard's sha256 was taken when it was written (or checked when it was reused): not read again.
     digests = {s.file: s.sha256 for c in chosen for s in report.shards[c]}
     lines = [f"{digests.get(f) or sha256_file(repo / f)}  {f}" for f in files]
-    atomic_write_text(repo / CHECKSUMS, "\n".join(lines) + "\n")
-    shutil.rmtree(repo / STATE_DIR, ignore_errors=True)
+    output.write_text(CHECKSUMS, "\n".join(lines) + "\n")
+    output.remove(STATE_DIR)
     report.repo_bytes = sum((repo / f).stat().st_size for f in files) + (repo / CHECKSUMS).stat().st_size
     return report
 
@@ -256,23 +268,6 @@ def _run_config_jobs(jobs: "list[_ConfigJob]", num_proc: int) -> list:
         pool = get_context("spawn").Pool(min(num_proc, len(jobs)), initializer=stopping.child_init)
     with pool:
         return pool.map(_build_config, jobs, chunksize=1)
-
-
-def remove_temporaries(repo: Path) -> list[Path]:
-    """Remove the build's temporary files (half-written shards and state files); returns them.
-
-    Example:
-        >>> import tempfile
-        >>> repo = Path(tempfile.mkdtemp()); (repo / "data" / "clips").mkdir(parents=True)
-        >>> _ = (repo / "data" / "clips" / "test-00003.parquet.tmp").write_bytes(b"half")
-        >>> [p.name for p in remove_temporaries(repo)], list((repo / "data" / "clips").iterdir())
-        (['test-00003.parquet.tmp'], [])
-    """
-    found = [p for pattern in ("data/*/test-*.parquet.tmp", f"{STATE_DIR}/.*.tmp", ".*.tmp")
-             for p in repo.glob(pattern) if p.is_file()]
-    for path in found:
-        path.unlink(missing_ok=True)
-    return found
 
 
 def stop_note(repo: "str | Path", resume: bool) -> str:

@@ -1,7 +1,8 @@
 """Writing a config's Parquet shards: size-bounded, atomic, each recorded with its sha256.
 
-A shard is written to a ``.tmp`` name, closed, fsynced and renamed; only then is it handed to the
-caller's ``commit`` (which records it in the resume state). A row group never grows past
+A shard is written to a ``.tmp`` name in the build's staging folder (a transient folder of the repo),
+closed, fsynced and put in place through the repo's output guard (:meth:`hug_vis_dataset.outputs.Output.place`,
+which replaces only a shard the toolkit wrote); only then is it handed to the caller's ``commit`` (which records it in the resume state). A row group never grows past
 ``row_group_bytes`` (a row that would take it over starts the next group; the bound is checked
 against the written footer, and no group may pass the dataset viewer's limit) and shards roll over
 at ``shard_bytes`` (:class:`BuildOptions`), so memory holds at most one row group. Media leaves
@@ -18,15 +19,19 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..hashing import sha256_file
+from ..outputs import discard
 from .build_info import MiB, VIEWER_ROW_GROUP_BYTES, BuildError, BuildOptions, ShardEntry
 from .rows import row_bytes
 from .schema import features, media_columns
 
-# What the builder writes inside data/<config>/: shards and their in-progress temporaries.
-_OWN_SHARD = re.compile(r"^test-\d{5}\.parquet(\.tmp)?$")
+if TYPE_CHECKING:
+    from ..outputs import Output
+
+# What the builder writes inside data/<config>/: shards.
+_OWN_SHARD = re.compile(r"^test-\d{5}\.parquet$")
 
 
 def shard_name(config: str, index: int) -> str:
@@ -37,9 +42,10 @@ def shard_name(config: str, index: int) -> str:
 class ShardWriter:
     """Streams rows into size-bounded Parquet shards; calls ``commit`` for each finished shard."""
 
-    def __init__(self, repo: Path, config: str, options: BuildOptions, start_index: int,
+    def __init__(self, output: "Output", staging: Path, config: str, options: BuildOptions, start_index: int,
                  commit: Callable[[ShardEntry], None]):
-        self.repo, self.config, self.options = repo, config, options
+        self.output, self.staging, self.config, self.options = output, Path(staging), config, options
+        self.repo = output.root
         self.index = start_index
         self.commit = commit
         self.features = features(config)
@@ -57,9 +63,7 @@ class ShardWriter:
     def _open(self) -> None:
         import pyarrow.parquet as pq
 
-        final = self.repo / shard_name(self.config, self.index)
-        final.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp = final.with_name(final.name + ".tmp")
+        self.tmp = self.staging / f"{self.config}-{self.index:05d}.parquet.tmp"
         media_leaves = [f"{c}.bytes" for c in self.media]
         plain = [name for name in self.schema.names if name not in self.media]
         self.writer = pq.ParquetWriter(
@@ -112,7 +116,6 @@ class ShardWriter:
         check_row_groups(self.tmp, self.options.row_group_bytes)
         with open(self.tmp, "rb+") as handle:
             os.fsync(handle.fileno())
-        final = self.repo / shard_name(self.config, self.index)
         entry = ShardEntry(
             file=shard_name(self.config, self.index),
             sha256=sha256_file(self.tmp),
@@ -123,7 +126,7 @@ class ShardWriter:
             last_clip=self.last,
             alpha_bytes=self.alpha_bytes,
         )
-        os.replace(self.tmp, final)
+        self.output.place(self.tmp, entry.file)
         self.tmp = None
         self.index += 1
         self.commit(entry)
@@ -143,7 +146,7 @@ class ShardWriter:
             except Exception:  # noqa: BLE001 - the file is deleted next; its footer does not matter
                 pass
         if tmp is not None:
-            tmp.unlink(missing_ok=True)
+            discard(tmp)
 
 
 def check_row_groups(shard: Path, limit: int) -> None:

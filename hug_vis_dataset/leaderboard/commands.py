@@ -10,7 +10,6 @@ it (``docs/LEADERBOARD.md``).
 from __future__ import annotations
 
 import argparse
-import tempfile
 from typing import Any
 
 from ..hub_access import HUB_REQUESTS_ID as DEFAULT_REQUESTS_REPO, HUB_RESULTS_ID as DEFAULT_RESULTS_REPO
@@ -34,7 +33,9 @@ def _push(args: argparse.Namespace) -> int:
     from .store import HubResultsStore, LocalResultsStore, ModelNameError
 
     local = LocalResultsStore(args.results)
-    hub = HubResultsStore(args.repo, tempfile.mkdtemp(prefix="hugvis-results-"))
+    from ..outputs import scratch_folder
+
+    hub = HubResultsStore(args.repo, scratch_folder(prefix="hugvis-results-"))
     hub.pull()
     pushed = refused = 0
     scan = local.scan()
@@ -101,13 +102,16 @@ def _worker(args: argparse.Namespace) -> int:
     from .worker import QueueWorker
 
     import os
-    import shutil
     from pathlib import Path
+
+    from ..outputs import claim, discard
 
     options = {"backend": args.backend, "ray_address": args.ray_address, "num_proc": args.num_proc,
                "device": args.device, "gpus_per_worker": args.gpus_per_worker, "flush_every": args.flush_every}
     # The queue's mirror lives under --work-dir (what the user named), one per process, and goes
     # when the worker ends, stopped or not: never a stray temporary folder.
+    claim("hugvis leaderboard worker", args.work_dir, "worker", label="--work-dir",
+          inputs=[("--dataset", args.dataset), ("--results", args.results)]).ensure()
     mirror = Path(args.work_dir) / f".requests-{os.getpid()}"
     worker = QueueWorker(RequestsRepo(args.requests_repo, mirror=mirror), open_store(args.results, args.results_repo),
                          args.dataset, args.work_dir, worker_id=args.worker_id, dataset_revision=args.dataset_revision,
@@ -117,7 +121,7 @@ def _worker(args: argparse.Namespace) -> int:
         taken = worker.run(exit_when_idle=args.exit_when_idle, max_requests=args.max_requests)
     finally:
         for folder in (mirror, mirror.with_name(mirror.name + "-thread")):
-            shutil.rmtree(folder, ignore_errors=True)
+            discard(folder)
     print(f"{worker.worker_id}: {taken} request(s) taken")
     return 0
 

@@ -256,7 +256,7 @@ class RequestsRepo:
     """
 
     def __init__(self, repo_id: str, api: Any = None, mirror: "str | Path | None" = None, retries: int = 20):
-        import tempfile
+        from ..outputs import mark_scratch, scratch_folder
 
         self.probe_hub = api is None  # an injected client (a stand-in of the Hub) is used as it is
         if api is None:
@@ -265,7 +265,8 @@ class RequestsRepo:
             api = HfApi()
         self.repo_id = repo_id
         self.api = api
-        self.mirror = Path(mirror or tempfile.mkdtemp(prefix="hugvis-requests-"))
+        # A scratch folder of the toolkit's (snapshots are downloaded into it, and it goes when its worker does).
+        self.mirror = mark_scratch(mirror) if mirror else scratch_folder(prefix="hugvis-requests-")
         self.retries = retries
 
     def __repr__(self) -> str:

@@ -19,7 +19,7 @@ replaces, somebody else's rows. Runs are read through one validated schema
 damaged ones; a run added by the leaderboard's own scorer (the Space) carries a verification
 record, a pushed one does not. Reading a store writes nothing (a read-only store is read); the
 first write (:meth:`LocalResultsStore.staging`, :meth:`LocalResultsStore.add`) removes the leftover
-transient folders of a crash (:func:`hug_vis_dataset.scoring.folders.clean_transients`; only ours,
+transient folders of a crash (:func:`hug_vis_dataset.outputs.clean_transients`; only ours,
 by their marker).
 
 Example:
@@ -43,15 +43,13 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Iterator
 
 from ..errors import HugvisError
-from ..scoring.folders import clean_transients, transient_folder
+from ..outputs import Output, claim, clean_transients, discard, scratch_folder, transient_folder
 from ..scoring.runs import RUN_FILES, VERIFICATION_FILE, DamagedRun, RunScan, StoredRun, scan_runs, write_verification
 from ..studies.ratings import RATINGS_FILE  # the study's log, kept with the results
 
@@ -93,12 +91,22 @@ def check_model_name(name: str) -> str:
 class LocalResultsStore:
     """A results folder (``RESULTS/<task>/<model>/``) read and appended to on this machine."""
 
-    def __init__(self, root: "str | Path"):
+    def __init__(self, root: "str | Path", command: str = "hugvis space", into_existing: bool = False):
         self.root = Path(root)
+        self.command, self.into_existing = command, into_existing
         self._cleaned = False  # leftovers are removed by the first write, never by a reader
+        self._output: "Output | None" = None
+
+    def output(self) -> Output:
+        """The store as the output of this process's writes (claimed at the first write, never by a reader)."""
+        if self._output is None:
+            self._output = claim(self.command, self.root, "results", label="results store",
+                                 into_existing=self.into_existing)
+        return self._output
 
     def _clean_once(self) -> None:
         if not self._cleaned:
+            self.output().ensure()
             clean_transients(self.root)
             self._cleaned = True
 
@@ -165,17 +173,20 @@ class LocalResultsStore:
         self._clean_once()
         target = self.root / task / model
         target.parent.mkdir(parents=True, exist_ok=True)
-        with transient_folder(target.parent, "incoming", str(target)) as final:
+        with transient_folder(target.parent, "incoming", str(target), keep=True) as final:
             for name in RUN_FILES:
                 if (source / name).is_file():
                     shutil.copy2(source / name, final / name)
             if verified:
                 write_verification(final, LEADERBOARD_SCORER)
-            (final / ".hugvis-transient").unlink()
-            try:
-                os.rename(final, target)  # fails when the target exists: a run is never replaced
-            except OSError:
+            try:  # a unit of its own, never replacing one: a taken name is refused
+                self.output().replace_unit(final, f"{task}/{model}", kind="run", attrs={"task": task, "model": model},
+                                           refuse_existing=True)
+            except FileExistsError:
                 raise _taken(task, model) from None
+            finally:
+                if final.exists():
+                    discard(final)
         return self._stored(task, model)
 
     def _stored(self, task: str, model: str) -> StoredRun:
@@ -287,7 +298,9 @@ class HubResultsStore(LocalResultsStore):
         self.pull()
         if self.has(task, model):
             raise _taken(task, model)
-        with tempfile.TemporaryDirectory(prefix="hugvis-run-") as tmp:
+        from ..outputs import scratch
+
+        with scratch(prefix="hugvis-run-") as tmp:
             upload = Path(tmp)
             for name in RUN_FILES:
                 if (source / name).is_file():
@@ -328,7 +341,7 @@ def open_store(results: "str | Path | None" = None, repo_id: "str | None" = None
         'LocalResultsStore'
     """
     if repo_id:
-        store = HubResultsStore(repo_id, mirror or tempfile.mkdtemp(prefix="hugvis-results-"), api=api)
+        store = HubResultsStore(repo_id, mirror or scratch_folder(prefix="hugvis-results-"), api=api)
         store.pull()
         return store
-    return LocalResultsStore(results or tempfile.mkdtemp(prefix="hugvis-results-"))
+    return LocalResultsStore(results or scratch_folder(prefix="hugvis-results-"))

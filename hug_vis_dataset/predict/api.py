@@ -6,7 +6,7 @@ Example:
     >>> root = tempfile.mkdtemp()
     >>> _ = synthesize(root, actors=1, scripts=1, seconds=0.2, size=(32, 18), emotions=["Happy"], actions=1,
     ...                systems=False)
-    >>> out = os.path.join(root, "sub")
+    >>> out = os.path.join(tempfile.mkdtemp(), "sub")   # never inside the dataset: the guard refuses that
     >>> predict("emotion", "baseline", root, out, progress=False).counts()
     {'ok': 1, 'failed': 0, 'skipped': 0}
     >>> json.loads(open(os.path.join(out, "predictions.jsonl")).readline())["answer"]
@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ..outputs import claim
 from ..results import BASELINE_MODEL
 from .clips import open_clip_source
 from .runner import PredictSetupError, PredictSummary, run_file_task
@@ -60,7 +61,7 @@ def predict(task: str, model: "str | Callable", dataset: "str | Path", out: "str
             language: str = "auto", video_frames: int = 8, text_column: str = "transcript",
             chunk_frames: int = 32, matting_reads_path: bool = False, timeout: float = 60.0, retries: int = 3, backoff: float = 1.0,
             pipeline_task: "str | None" = None, revision: "str | None" = None,
-            progress: bool = True) -> PredictSummary:
+            progress: bool = True, into_existing: bool = False) -> PredictSummary:
     """Run a model (or the task's baseline) on every clip of ``dataset`` and write a submission.
 
     Args:
@@ -81,14 +82,22 @@ def predict(task: str, model: "str | Callable", dataset: "str | Path", out: "str
         pipeline_task: the ``transformers`` pipeline task when it cannot be inferred.
         revision: Hub revision when ``dataset`` is a Hub id.
         progress: tqdm bar.
+        into_existing: ``out`` may be a non-empty folder hugvis did not make (nothing in it is replaced).
+
+    The submission folder is this command's one output (:func:`hug_vis_dataset.outputs.claim`): never the
+    dataset or inside it, and a folder holding another model's (or task's) predictions is refused.
 
     Raises:
         PredictSetupError: an unknown task or adapter, a setting the adapter cannot take.
+        OutputError: ``out`` overlaps the dataset, holds another model's predictions, or a file there that
+            this run would replace is not the toolkit's.
     """
     _check_task(task)
+    name = model if isinstance(model, str) else getattr(model, "__name__", "callable")
+    output = claim("hugvis predict", out, "submission", inputs=[("--dataset", dataset)],
+                   attrs={"task": task, "model": name}, into_existing=into_existing)
     source = open_clip_source(dataset, task, revision)
     clips = list(source.clips(limit))
-    name = model if isinstance(model, str) else getattr(model, "__name__", "callable")
     label = f"{name} @ {time.strftime('%Y-%m-%dT%H:%M:%S')}"
     if task == "emotion":
         from .emotion import predict_emotion
@@ -105,7 +114,7 @@ def predict(task: str, model: "str | Callable", dataset: "str | Path", out: "str
             without_text = [s for s in settings if "Text" not in setting_modalities(s)]
             if without_text:
                 raise PredictSetupError(f"the keyword baseline reads the transcript; {without_text} have no Text")
-        return predict_emotion(clips, fn, out, settings, model_name=name, language=language,
+        return predict_emotion(clips, fn, output, settings, model_name=name, language=language,
                                video_frames=video_frames, text_column=text_column, resume=resume,
                                progress=progress, run=label)
     if task == "matting":
@@ -114,31 +123,34 @@ def predict(task: str, model: "str | Callable", dataset: "str | Path", out: "str
 
         fn: Any = chroma_key_alpha if model == BASELINE else (model if callable(model) else load_callable(model))
         matting = MattingPrediction(fn, chunk_frames, reads_path=matting_reads_path and model != BASELINE)
-        return run_file_task(matting, clips, out, resume, progress, len(clips), label)
+        return run_file_task(matting, clips, output, resume, progress, len(clips), label)
     if model != BASELINE:
         raise PredictSetupError(f"{task} runs generators outside the toolkit: use --export DIR, run the generator, "
                                 f"then --collect OUTPUTS (or --model baseline)")
     from .generation import baseline
 
-    return run_file_task(baseline(task), clips, out, resume, progress, len(clips), label)
+    return run_file_task(baseline(task), clips, output, resume, progress, len(clips), label)
 
 
 def export_inputs(task: str, dataset: "str | Path", out: "str | Path", *, limit: "int | None" = None,
-                  resume: bool = False, revision: "str | None" = None, progress: bool = True) -> PredictSummary:
+                  resume: bool = False, revision: "str | None" = None, progress: bool = True,
+                  into_existing: bool = False) -> PredictSummary:
     """Write each clip's generation inputs to ``out/<clip_id>/`` and ``out/manifest.jsonl``."""
     from .generation import ExportInputs, write_manifest
 
     _check_task(task)
+    output = claim("hugvis predict", out, "inputs", label="--export", inputs=[("--dataset", dataset)],
+                   attrs={"task": task}, into_existing=into_existing)
     exporter = ExportInputs(task)
     clips = list(open_clip_source(dataset, task, revision).clips(limit))
-    summary = run_file_task(exporter, clips, out, resume, progress, len(clips), f"export {task}")
-    write_manifest(out, [c.clip_id for c in clips])
+    summary = run_file_task(exporter, clips, output, resume, progress, len(clips), f"export {task}")
+    write_manifest(output, [c.clip_id for c in clips])
     return summary
 
 
 def collect_outputs(task: str, outputs: "str | Path", dataset: "str | Path", out: "str | Path", *,
                     limit: "int | None" = None, resume: bool = False, revision: "str | None" = None,
-                    progress: bool = True) -> PredictSummary:
+                    progress: bool = True, into_existing: bool = False) -> PredictSummary:
     """Copy a generator's per-clip outputs into the submission layout, checking each clip.
 
     The collected folder then goes through the scorer's own checks (what ``hugvis evaluate
@@ -149,9 +161,11 @@ def collect_outputs(task: str, outputs: "str | Path", dataset: "str | Path", out
     from .generation import CollectOutputs
 
     _check_task(task)
+    output = claim("hugvis predict", out, "submission", inputs=[("--collect", outputs), ("--dataset", dataset)],
+                   attrs={"task": task, "model": "collected"}, into_existing=into_existing)
     collector = CollectOutputs(task, outputs)
     clips = list(open_clip_source(dataset, task, revision).clips(limit))
-    summary = run_file_task(collector, clips, out, resume, progress, len(clips), f"collect {task} from {outputs}")
+    summary = run_file_task(collector, clips, output, resume, progress, len(clips), f"collect {task} from {outputs}")
     return _scorer_checks(summary, task, dataset, revision)
 
 

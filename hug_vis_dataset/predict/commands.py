@@ -30,7 +30,8 @@ def _predict(args) -> int:
     if args.export is None and args.out is None:
         print("error: --out SUBMISSION_DIR is required with --model and --collect", file=sys.stderr)
         return 2
-    common = dict(limit=args.limit, resume=args.resume, revision=args.revision, progress=not args.no_progress)
+    common = dict(limit=args.limit, resume=args.resume, revision=args.revision, progress=not args.no_progress,
+                  into_existing=args.into_existing)
     try:
         if args.export is not None:
             summary = api.export_inputs(args.task, args.dataset, args.export, **common)
@@ -43,7 +44,9 @@ def _predict(args) -> int:
                                   matting_reads_path=args.matting_input == "path", timeout=args.timeout,
                                   retries=args.retries, pipeline_task=args.pipeline_task, **common)
     except (PredictSetupError, DatasetSourceError, FileNotFoundError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
+        from ..errors import one_line
+
+        print(f"error: {one_line(err)}", file=sys.stderr)
         return 2
     print(summary.to_text())
     for unit, error in summary.failures[:SHOW_FAILURES]:
@@ -87,4 +90,7 @@ def register(subparsers) -> None:
     p.add_argument("--matting-input", choices=("frames", "path"), default="frames",
                    help="matting: call the model on frame chunks (default) or once per clip on the video's path")
     p.add_argument("--no-progress", action="store_true")
+    from ..outputs import output_option
+
+    output_option(p)
     p.set_defaults(func=_predict)

@@ -57,15 +57,17 @@ import contextlib
 import json
 import re
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from ..grid import EMOTION_NAMES, ClipId
 from ..metrics.emotion import INPUT_SETTING_ORDER, normalize_input_setting, parse_answer
 from ..tasks.emotion import PREDICTIONS_FILE  # the file the scorer reads
-from ..textio import atomic_write_text
 from .runner import PredictionError, PredictLog, PredictSetupError, PredictSummary, run_units
+
+if TYPE_CHECKING:
+    from ..outputs import Output
 
 DEFAULT_VIDEO_FRAMES = 8
 LANGUAGES = ("en", "zh")
@@ -252,15 +254,16 @@ def read_answers(path: Path) -> dict[tuple[str, str], dict]:
     return answers
 
 
-def write_answers(path: Path, answers: Mapping[tuple[str, str], dict]) -> None:
-    """Rewrite predictions.jsonl atomically, in grid order then Table 4's setting order."""
+def write_answers(output: "Output", answers: Mapping[tuple[str, str], dict]) -> None:
+    """Rewrite predictions.jsonl whole (through the submission's guard), in grid order then Table 4's
+    setting order."""
     from ..metrics.emotion import input_setting_sort_key
 
     order = sorted(answers, key=lambda k: (ClipId.parse(k[0]).sort_key(), input_setting_sort_key(k[1])))
-    atomic_write_text(path, "".join(json.dumps(answers[key], ensure_ascii=False) + "\n" for key in order))
+    output.write_text(PREDICTIONS_FILE, "".join(json.dumps(answers[key], ensure_ascii=False) + "\n" for key in order))
 
 
-def predict_emotion(clips: Sequence, model: Callable[[dict], str], out: "str | Path", settings: Sequence[str],
+def predict_emotion(clips: Sequence, model: Callable[[dict], str], output: "Output", settings: Sequence[str],
                     model_name: str = "", language: str = "auto", video_frames: int = DEFAULT_VIDEO_FRAMES,
                     text_column: str = "transcript", resume: bool = False, progress: bool = True,
                     run: str = "") -> PredictSummary:
@@ -276,9 +279,12 @@ def predict_emotion(clips: Sequence, model: Callable[[dict], str], out: "str | P
     names = [normalize_input_setting(s) for s in settings]
     for name in names:
         setting_modalities(name)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = Path(output.named)
     path = out / PREDICTIONS_FILE
+    # Lines of other clips are kept, so the file is rewritten: it must be one the toolkit wrote (checked
+    # before a clip is asked).
+    output.check_replaceable([PREDICTIONS_FILE])
+    output.ensure()
     answers = read_answers(path)
     units = [(clip, name) for clip in clips for name in names]
     pending = {"count": 0}
@@ -299,12 +305,12 @@ def predict_emotion(clips: Sequence, model: Callable[[dict], str], out: "str | P
         answers[(clip.clip_id, setting)] = record
         pending["count"] += 1
         if pending["count"] % FLUSH_EVERY == 0:
-            write_answers(path, answers)
+            write_answers(output, answers)
         return {k: record[k] for k in ("answer", "parsed", "language", "prompt", "frame_indices")}
 
     try:
         return run_units(units, lambda u: _unit_key(u[0].clip_id, u[1]), attempt, is_done,
-                         PredictLog(out, run or model_name), progress=progress, total=len(units), task="emotion",
+                         PredictLog(output, run or model_name), progress=progress, total=len(units), task="emotion",
                          out=out)
     finally:
-        write_answers(path, answers)
+        write_answers(output, answers)

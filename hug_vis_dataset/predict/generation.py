@@ -43,7 +43,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 
@@ -51,6 +51,9 @@ from ..readers import InputFileError
 from ..readers.json_files import read_json, require_fields
 from .clips import ClipInputs, reference_fps, reference_frame_count
 from .runner import FileTask, PredictionError
+
+if TYPE_CHECKING:
+    from ..outputs import Output
 
 GENERATION_TASKS = ("audio_driven", "vision_driven", "voice_cloning")
 VIDEO_SUFFIXES = (".mp4", ".mkv", ".mov")
@@ -252,16 +255,12 @@ class ExportInputs(FileTask):
             raise PredictionError(f"missing exported files: {', '.join(missing)}")
 
 
-def write_manifest(folder: "str | Path", clip_ids: list[str]) -> Path:
-    """``folder/manifest.jsonl``: the ``inputs.json`` of each exported clip, in the given order."""
-    folder = Path(folder)
-    path = folder / MANIFEST
-    with open(path, "w", encoding="utf-8") as handle:
-        for clip_id in clip_ids:
-            entry = folder / clip_id / CLIP_MANIFEST
-            if entry.is_file():
-                handle.write(json.dumps(read_json(entry), ensure_ascii=False) + "\n")
-    return path
+def write_manifest(output: "Output", clip_ids: list[str]) -> Path:
+    """``manifest.jsonl`` of the export folder: the ``inputs.json`` of each exported clip, in the given order."""
+    folder = output.root
+    lines = [json.dumps(read_json(folder / clip_id / CLIP_MANIFEST), ensure_ascii=False) + "\n"
+             for clip_id in clip_ids if (folder / clip_id / CLIP_MANIFEST).is_file()]
+    return output.write_text(MANIFEST, "".join(lines))
 
 
 def find_output(outputs: Path, clip_id: str, suffixes: tuple[str, ...]) -> Path:

@@ -7,12 +7,14 @@ unit's key in the log and counted as *failed*; the run goes on with the next uni
 silently missing: every unit ends ``ok``, ``failed`` or ``skipped``, and each outcome is one line
 of the log ``<out>/.hugvis-predict/log.jsonl`` (hidden, so ``hugvis evaluate`` ignores it).
 
-Outputs are written under a hidden temporary name and renamed into place once they verify, so
-an interrupted run leaves either a whole prediction or none.
+Outputs are written under a hidden temporary name and put in place through the submission's output
+guard (:meth:`hug_vis_dataset.outputs.Output.atomic`) once they verify, so an interrupted run leaves
+either a whole prediction or none, and a file the toolkit did not write is never replaced.
 
 Example:
     >>> import tempfile
-    >>> log = PredictLog(tempfile.mkdtemp(), "demo")
+    >>> from hug_vis_dataset.outputs import claim
+    >>> log = PredictLog(claim("hugvis predict", tempfile.mkdtemp(), "submission"), "demo")
     >>> def attempt(unit):
     ...     if unit == "b":
     ...         raise PredictionError("no answer")
@@ -26,16 +28,14 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, TypeVar
+from typing import Any, Callable, Iterable, TypeVar
 
 from .. import stopping
+from ..outputs import Output, OutputError
 
 LOG_DIR = ".hugvis-predict"
 LOG_FILE = "log.jsonl"
@@ -83,23 +83,22 @@ class PredictSummary:
 
 
 class PredictLog:
-    """Appends one JSON line per unit outcome to ``<out>/.hugvis-predict/log.jsonl``.
+    """Appends one JSON line per unit outcome to ``<out>/.hugvis-predict/log.jsonl`` (through the output's guard).
 
     Args:
-        out: the output folder of the run.
+        output: the run's output folder.
         run: a label of this run (adapter and time), written on every line.
     """
 
-    def __init__(self, out: "str | Path", run: str):
-        self.path = Path(out) / LOG_DIR / LOG_FILE
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(self, output: Output, run: str):
+        self.output = output
+        self.path = Path(output.named) / LOG_DIR / LOG_FILE
         self.run = run
 
     def write(self, key: str, status: str, seconds: float, error: str = "", details: "dict | None" = None) -> None:
         line = {"run": self.run, "unit": key, "status": status, "seconds": round(seconds, 3), "error": error,
                 **(details or {})}
-        with open(self.path, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+        self.output.append_text(f"{LOG_DIR}/{LOG_FILE}", json.dumps(line, ensure_ascii=False, default=str) + "\n")
 
 
 def run_units(
@@ -128,8 +127,8 @@ def run_units(
     from tqdm.auto import tqdm
 
     summary = PredictSummary(task, Path(out) if out is not None else log.path.parent.parent, log_path=log.path)
-    # A stop (SIGINT/SIGTERM, stopping.py) leaves the unit being written as nothing (atomic_output's
-    # finally) and every finished one in place: --resume keeps them.
+    # A stop (SIGINT/SIGTERM, stopping.py) leaves the unit being written as nothing (Output.atomic removes
+    # its temporary) and every finished one in place: --resume keeps them.
     with stopping.resume_note(lambda: _stop_note(summary, total)):
         for unit in tqdm(units, total=total, desc=f"predict {task}".strip(), unit="clip", disable=not progress,
                          dynamic_ncols=True):
@@ -153,6 +152,8 @@ def _run_unit(unit, key, attempt, is_done, log: PredictLog, summary: PredictSumm
             log.write(name, STATUS_SKIPPED, time.perf_counter() - start)
             return
         details = attempt(unit) or {}
+    except OutputError:
+        raise  # the guard refused to replace something not the toolkit's: the run stops, naming it
     except Exception as err:  # noqa: BLE001 - one clip's failure must not stop the others
         error = f"{type(err).__name__}: {err}"
         summary.failed.append(name)
@@ -161,41 +162,6 @@ def _run_unit(unit, key, attempt, is_done, log: PredictLog, summary: PredictSumm
         return
     summary.ok.append(name)
     log.write(name, STATUS_OK, time.perf_counter() - start, details=details)
-
-
-@contextlib.contextmanager
-def atomic_output(final: "str | Path") -> Iterator[Path]:
-    """A hidden temporary path next to ``final``; renamed onto ``final`` when the block succeeds.
-
-    The temporary name starts with a dot, so ``hugvis evaluate`` never sees a half-written
-    prediction; on error it is deleted and ``final`` is left as it was.
-
-    Example:
-        >>> import tempfile, pathlib
-        >>> target = pathlib.Path(tempfile.mkdtemp()) / "clip.wav"
-        >>> with atomic_output(target) as tmp:
-        ...     _ = tmp.write_bytes(b"x")
-        >>> target.read_bytes(), tmp.exists()
-        (b'x', False)
-    """
-    final = Path(final)
-    tmp = final.with_name(f".partial-{os.getpid()}-{final.name}")
-    _remove(tmp)
-    try:
-        yield tmp
-        if not tmp.exists():
-            raise PredictionError(f"nothing was written for {final.name}")
-        _remove(final)
-        os.replace(tmp, final)
-    finally:
-        _remove(tmp)
-
-
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    elif path.exists() or path.is_symlink():
-        path.unlink()
 
 
 def verified(check: Callable[[], Any]) -> bool:
@@ -227,24 +193,31 @@ class FileTask:
         """Raise :class:`PredictionError` when the output at ``path`` is not a valid prediction."""
         raise NotImplementedError
 
-    def produce(self, clip, out: Path) -> dict:
-        """Write, verify, then move into place."""
-        with atomic_output(out / self.output_name(clip)) as tmp:
+    def produce(self, clip, output: Output) -> dict:
+        """Write, verify, then put in place (replacing only a prediction the toolkit wrote)."""
+        with output.atomic(self.output_name(clip)) as tmp:
             details = self.write(clip, tmp) or {}
             details.update(self.verify(clip, tmp) or {})
         return details
 
 
-def run_file_task(file_task: FileTask, clips: Iterable, out: "str | Path", resume: bool = False,
+def run_file_task(file_task: FileTask, clips: Iterable, output: Output, resume: bool = False,
                   progress: bool = True, total: "int | None" = None, run: str = "") -> PredictSummary:
-    """Produce every clip's output under ``out``; with ``resume`` keep outputs that verify."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    log = PredictLog(out, run or file_task.task)
+    """Produce every clip's output in ``output``; with ``resume`` keep outputs that verify.
+
+    Without ``resume`` every clip is redone: each one already there must be the toolkit's own, unchanged,
+    checked before the first clip is predicted (a refusal writes nothing).
+    """
+    clips = list(clips)
+    out = Path(output.named)
+    if not resume:
+        output.check_replaceable([file_task.output_name(c) for c in clips])
+    output.ensure()
+    log = PredictLog(output, run or file_task.task)
 
     def is_done(clip) -> bool:
         path = out / file_task.output_name(clip)
         return resume and path.exists() and verified(lambda: file_task.verify(clip, path))
 
-    return run_units(clips, lambda c: c.clip_id, lambda c: file_task.produce(c, out), is_done, log,
+    return run_units(clips, lambda c: c.clip_id, lambda c: file_task.produce(c, output), is_done, log,
                      progress=progress, total=total, task=file_task.task, out=out)

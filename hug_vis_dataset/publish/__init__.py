@@ -26,11 +26,11 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..outputs import GUARD_FILES, claim, scratch
 from .. import release_info
 from ..hashing import digest_file
 from ..hub_access import HUB_DATASET_ID, require_reachable
@@ -46,7 +46,8 @@ EXPLORER_NAME = "hug-vis-explorer"
 #: What to do instead of uploading when the Hub cannot be reached.
 OFFLINE_ALTERNATIVE = ("`hugvis publish --dry-run OUT_DIR` builds and checks every repo locally; "
                        "upload from a machine with internet")
-SKIP_NAMES = frozenset({".git", "__pycache__", ".cache", ".gitattributes", ".build_state"})
+# The output guard's marker and ledger (hug_vis_dataset.outputs) are local bookkeeping, never published.
+SKIP_NAMES = frozenset({".git", "__pycache__", ".cache", ".gitattributes", ".build_state", *GUARD_FILES})
 #: The fix of a generated ``metrics/<name>/`` folder: generate it again from the catalog.
 MODULE_FIX = "regenerate the module folders with `python -m hug_vis_dataset.module_folders metrics`, or remove the folder"
 
@@ -255,7 +256,11 @@ def materialise(
     """
     bundled = check_wheel(wheel) if wheel is not None else None
     out = Path(out_dir)
-    if out.exists() and any(out.iterdir()):
+    # The one output (hug_vis_dataset.outputs): never a folder it copies from, nor inside one.
+    output = claim("hugvis publish", out, "publish", label="--dry-run",
+                   inputs=[("--dataset-dir", dataset_dir if include_dataset else None), ("--release", release),
+                           ("metrics", metrics_root), ("explorer", explorer_dir)])
+    if out.exists() and any(p.name not in GUARD_FILES for p in out.iterdir()):
         raise PublishError(f"{out} is not empty")
     # Before anything is written: a refused run leaves no half-made OUT_DIR, and names every problem at once.
     found, folders = source_problems(metrics_root, explorer_dir, dataset_dir if include_dataset else None)
@@ -263,7 +268,7 @@ def materialise(
         raise PublishProblems(found, folders)
     modules = metric_module_dirs(metrics_root)
     explorer = Path(explorer_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    output.ensure()
     targets: list[RepoTarget] = []
     if include_dataset:
         dest = out / "datasets" / dataset_repo.split("/")[-1]
@@ -317,7 +322,7 @@ def _build_dataset(dest: Path, release: "str | Path | None") -> None:
     from ..synth import synthesize
     from ..validate import GridSpec
 
-    with tempfile.TemporaryDirectory(prefix="hugvis-publish-") as tmp:
+    with scratch(prefix="hugvis-publish-") as tmp:
         # One clip per emotion: enough for every config to load, small enough for a dry run.
         synthesize(Path(tmp) / "release", actors=1, emotions=None, actions=1, scripts=1, seconds=0.5,
                    size=(64, 36), systems=False)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,9 @@ def _run(args: argparse.Namespace) -> int:
             return 0
         # Before materialising (minutes): an offline machine learns at once that it cannot upload.
         api.require_reachable(f"{args.dataset_repo}, {args.org}/*", api.OFFLINE_ALTERNATIVE)
-        with tempfile.TemporaryDirectory(prefix="hugvis-publish-") as tmp:
+        from ..outputs import scratch
+
+        with scratch(prefix="hugvis-publish-") as tmp:
             targets = api.materialise(Path(tmp) / "out", **common)
             problems = api.check_installable(targets, index_versions=api.pypi_versions, private=args.private)
             if problems:

@@ -18,8 +18,6 @@ number of clips (nor, for alpha, with the clip's length).
 from __future__ import annotations
 
 import contextlib
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -101,17 +99,16 @@ def reference_file(ref: "str | Path", suffix: str = "") -> Iterator[str]:
     if not is_row_locator(ref):
         yield str(ref)
         return
+    from ..outputs import scratch
+
     locator = RowLocator.parse(ref)
     data = read_cell_bytes(locator)
-    handle, path = tempfile.mkstemp(prefix=f"hugvis-{locator.clip_id}-", suffix=suffix or ".bin")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
+    # A scratch folder of its own: removed when the block ends, and by the exit path on a stop.
+    with scratch(prefix=f"hugvis-{locator.clip_id}-") as folder:
+        path = folder / f"cell{suffix or '.bin'}"
+        path.write_bytes(data)
         del data
-        yield path
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
+        yield str(path)
 
 
 @contextlib.contextmanager

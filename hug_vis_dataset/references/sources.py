@@ -267,7 +267,9 @@ def verify_manifest_shards(root: "str | Path", entries: "list[dict]", cache_file
         >>> import tempfile, pathlib, hashlib
         >>> repo = pathlib.Path(tempfile.mkdtemp()); _ = (repo / "s.parquet").write_bytes(b"abc")
         >>> entry = {"file": "s.parquet", "sha256": hashlib.sha256(b"abc").hexdigest()}
-        >>> out = pathlib.Path(tempfile.mkdtemp()) / "cache.json"
+        >>> from hug_vis_dataset.outputs import claim
+        >>> results = claim("hugvis evaluate", pathlib.Path(tempfile.mkdtemp()) / "results", "results")
+        >>> out = results.ensure() / "cache.json"  # under the --out the user named
         >>> verify_manifest_shards(repo, [entry], out), verify_manifest_shards(repo, [entry], out)
         (1, 0)
         >>> verify_manifest_shards(repo, [entry]), verify_manifest_shards(repo, [entry]), sorted(p.name for p in repo.iterdir())

@@ -21,7 +21,8 @@ def _report(args) -> int:
     formats = tuple(f.strip() for f in args.format.split(",") if f.strip())
     report = build_report(args.results, args.out, formats=formats, mos=args.mos, n_boot=args.n_boot,
                           figures=not args.no_figures, audit=args.audit, paper=not args.no_paper,
-                          preferences=args.preferences, mos_all_raters=args.mos_all_raters)
+                          preferences=args.preferences, mos_all_raters=args.mos_all_raters,
+                          into_existing=args.into_existing)
     print(report.markdown)
     print(f"\nreport written to {args.out}")
     for folder in report.skipped:
@@ -37,7 +38,7 @@ def _mos(args) -> int:
     report = mos_report(args.ratings, n_boot=args.n_boot, seed=args.seed)
     print(report.to_text())
     if args.out:
-        report.save(args.out)
+        report.save(args.out, inputs=[("RATINGS", args.ratings)], into_existing=args.into_existing)
         print(f"written to {args.out}")
     return 1 if (args.strict and report.invalid_count) else 0
 
@@ -62,6 +63,7 @@ def _mos_status(args) -> int:
 def register(subparsers) -> None:
     """Add ``report`` and ``mos`` to the ``hugvis`` command line."""
     from ..cli import nonnegative_int, positive_int
+    from ..outputs import output_option
 
     r = subparsers.add_parser("report", help="paper-style tables, analyses and figures from stored results")
     r.add_argument("results", nargs="+", type=Path, help="results roots written by hugvis evaluate")
@@ -80,6 +82,7 @@ def register(subparsers) -> None:
                    help="leave the paper's published rows out of the task tables (shown by default, origin 'paper')")
     r.add_argument("--audit", type=Path, default=None,
                    help="audit folder of hugvis audit robustness: its noise floors after the Findings section")
+    output_option(r)
     r.set_defaults(func=_report)
 
     m = subparsers.add_parser("mos", help="criterion-specific MOS per model from a ratings CSV")
@@ -92,4 +95,5 @@ def register(subparsers) -> None:
     m.add_argument("--study", type=Path, default=None, help="(mos status) the study file")
     m.add_argument("--log", type=Path, default=None, help="(mos status) the ratings log (ratings.jsonl)")
     m.add_argument("--release", type=Path, default=None, help="(mos status) release for a study's \"clips\": \"all\"")
+    output_option(m)
     m.set_defaults(func=_mos)

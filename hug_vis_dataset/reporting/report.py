@@ -315,8 +315,15 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
 def build_report(results: "Sequence[str | Path]", out: "str | Path | None", formats: Sequence[str] = ("md", "tex", "html"),
                  mos: "str | Path | None" = None, n_boot: int = 1000, figures: bool = True,
                  audit: "str | Path | None" = None, paper: bool = True,
-                 preferences: "str | Path | None" = None, mos_all_raters: bool = False) -> Report:
+                 preferences: "str | Path | None" = None, mos_all_raters: bool = False,
+                 into_existing: bool = False, appendix: Sequence[str] = ()) -> Report:
     """Write tables (md/tex/html), ``intervals.csv``, analyses and figures; return the Markdown.
+
+    ``out`` is the command's one output (:func:`hug_vis_dataset.outputs.claim`): outside every results
+    folder and ratings file it reads; the report is written in a staging folder of it and merged in, so
+    it replaces an earlier report's files (and removes those this one does not write again) and refuses,
+    before writing anything, a file there that is not an earlier report's, unchanged. ``None``: nothing
+    is written (the Markdown is returned).
 
     ``audit``: a ``hugvis audit robustness`` folder; its noise floors follow the Findings section.
     ``preferences``: a pairwise CSV; its Bradley-Terry strengths and their agreement with the MOS and
@@ -325,7 +332,25 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
     left out, :mod:`hug_vis_dataset.studies.mos_qc`).
     ``paper``: print the paper's published rows (:func:`paper_rows`, origin ``paper``) in each
     task table beside the stored rows, ranked only with full-grid runs.
+    ``appendix``: Markdown lines put at the end of ``report.md`` (the demo's simulated study status).
     """
+    if out is None:
+        return _build_report(results, None, formats, mos, n_boot, figures, audit, paper, preferences, mos_all_raters,
+                             appendix)
+    from ..outputs import claim
+
+    inputs = [("RESULTS", r) for r in results] + [("--mos", mos), ("--preferences", preferences), ("--audit", audit)]
+    output = claim("hugvis report", out, "report", inputs=inputs, into_existing=into_existing)
+    with output.staged() as stage:
+        report = _build_report(results, stage, formats, mos, n_boot, figures, audit, paper, preferences,
+                               mos_all_raters, appendix)
+    return Report(report.markdown, [Path(out) / p.relative_to(stage) for p in report.files], report.tables,
+                  report.skipped)
+
+
+def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, preferences, mos_all_raters,
+                  appendix: Sequence[str] = ()) -> Report:
+    """:func:`build_report` into the folder ``out`` (a staging folder), or nowhere when it is None."""
     import pandas as pd
 
     for f in formats:
@@ -390,6 +415,8 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
     if mos is not None:
         md += _mos_section(mos, tables, summaries, out_dir, n_boot, formats, files, mos_all_raters)
     text = "\n".join(md)
+    if appendix:
+        text = text.rstrip("\n") + "\n\n" + "\n".join(appendix)
     if out_dir:
         (out_dir / "report.md").write_text(text, encoding="utf-8")
         files.append(out_dir / "report.md")

@@ -14,7 +14,14 @@ conversion rule of :mod:`hug_vis_dataset.catalog`):
 * Set-level metrics (FID) are one row per model in ``set_rows.parquet`` (``clip_id`` empty) and
   enter tables as they are.
 
-Failed rows never enter a mean; :func:`task_table` reports their count per model.
+**Partial failures: one rule** (:func:`counted_rows`, docs/SCORING.md "Failed clips"). A clip counts for every
+metric of its run or for none: when any of its metrics failed (dtSSD on a one-frame clip, SSIM on frames
+smaller than its window), the clip is failed for every metric, its other values are left out of every mean,
+and it is counted once in ``n_failed``. So each column of a table is a mean over the same clips, ``n_ok``
+is the number of clips in every mean, and "failed clips excluded from the means" is exactly true. Every
+reader of stored runs gets rows with this rule applied (:func:`hug_vis_dataset.scoring.runs.read_run`).
+The one kind of task it does not apply to says so in the catalog (``TaskSpec.counted_per_metric``: the
+boundary errors, undefined on a clip whose reference has no such region, for every model alike).
 
 Example:
     >>> import pandas as pd
@@ -33,6 +40,64 @@ PROTOCOLS = ("clip", "rvm")
 
 def _ok(rows):
     return rows[rows["status"] == "ok"]
+
+
+#: The error of a row left out because another metric of its clip failed (its own value was computed).
+NOT_COUNTED = "not counted: {metrics} failed on this clip (a clip counts for every metric or for none)"
+
+
+def counted_rows(rows):
+    """``rows`` with the one rule for partial failures applied: every row of a (model, clip) that has a failed
+    row becomes ``failed`` too (value NaN, error naming the metric that failed). Set-level rows (no clip)
+    are left as they are.
+
+    Example:
+        >>> import pandas as pd
+        >>> rows = pd.DataFrame({"model": "m", "clip_id": ["c1", "c1", "c2", "c2"], "metric": ["mad", "dtssd"] * 2,
+        ...                      "value": [1.0, float("nan"), 2.0, 3.0], "status": ["ok", "failed", "ok", "ok"],
+        ...                      "error": ["", "dtssd needs at least two frames", "", ""]})
+        >>> out = counted_rows(rows)
+        >>> out["status"].tolist(), out.loc[0, "error"]
+        (['failed', 'failed', 'ok', 'ok'], 'not counted: dtssd failed on this clip (a clip counts for every metric or for none)')
+    """
+    import pandas as pd
+
+    from .. import catalog
+
+    if rows is None or not len(rows) or "status" not in rows:
+        return rows
+    failed = (rows["status"] != "ok").to_numpy()
+    clipped = (rows["clip_id"].astype(str) != "").to_numpy()
+    if "task" in rows:
+        per_metric = [t.name for t in catalog.TASKS if t.counted_per_metric]
+        clipped = clipped & ~rows["task"].isin(per_metric).to_numpy()
+    if not (failed & clipped).any():
+        return rows
+    bad = rows[failed & clipped].groupby(["model", "clip_id"])["metric"].agg(lambda m: ", ".join(sorted(set(m))))
+    keys = pd.MultiIndex.from_arrays([rows["model"], rows["clip_id"]])
+    mask = keys.isin(bad.index) & ~failed & clipped
+    if not mask.any():
+        return rows
+    out = rows.copy()
+    out.loc[mask, "status"] = "failed"
+    out.loc[mask, "value"] = np.nan
+    if "error" in out:
+        out.loc[mask, "error"] = [NOT_COUNTED.format(metrics=bad[k]) for k in keys[mask]]
+    return out
+
+
+def counted_frames(rows, frames):
+    """The per-frame rows of the clips that count (:func:`counted_rows`): a failed clip's frames leave every
+    ``rvm`` average with its other values."""
+    if frames is None or not len(frames) or rows is None or not len(rows):
+        return frames
+    import pandas as pd
+
+    rows = counted_rows(rows)
+    ok = rows[rows["status"] == "ok"]
+    keep = pd.MultiIndex.from_arrays([ok["model"], ok["clip_id"]])
+    mask = pd.MultiIndex.from_arrays([frames["model"], frames["clip_id"]]).isin(keep)
+    return frames if mask.all() else frames[mask]
 
 
 def clip_means(rows):
@@ -158,9 +223,11 @@ def task_table(rows, frames=None, set_rows=None, protocol: str = "clip", metrics
 
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; choose one of {PROTOCOLS}")
+    rows = counted_rows(rows)  # the one rule for partial failures (module docstring)
+    frames = counted_frames(rows, frames)
     table = clip_means(rows)
     if protocol == "rvm":
-        if frames is None or len(frames) == 0:
+        if (frames is None or len(frames) == 0) and not _ok(rows).empty:
             raise ValueError("protocol 'rvm' needs the per-frame table (frames.parquet)")
         rvm = rvm_means(frames)
         for metric in rvm.columns:

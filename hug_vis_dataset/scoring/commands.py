@@ -58,7 +58,7 @@ def _evaluate(args) -> int:
             batch_size=args.batch_size,
             gpus_per_worker=args.gpus_per_worker,
             verify_dataset=not args.no_verify_dataset, overwrite=args.overwrite,
-            metrics=_metric_list(args.metrics),
+            metrics=_metric_list(args.metrics), into_existing=args.into_existing,
         )
     except (IncompleteMetricsError, FileNotFoundError, ValueError) as err:
         from ..errors import one_line
@@ -149,6 +149,7 @@ EVALUATE_USAGE = ("%(prog)s TASK --predictions DIR --model NAME --dataset D [opt
 def register(subparsers) -> None:
     """Add ``evaluate`` to the ``hugvis`` command line."""
     from ..cli import positive_int
+    from ..outputs import output_option
     from ..tasks import TASKS
 
     p = subparsers.add_parser("evaluate", help="score a submission folder on one task (per-clip rows, summary)",
@@ -187,7 +188,8 @@ def register(subparsers) -> None:
     p.add_argument("--keep-failed", action="store_true", help="on resume, do not retry clips that failed")
     p.add_argument("--overwrite", action="store_true",
                    help="replace a stored run of other predictions under this --model (the stored run stays "
-                        "until the new one is complete)")
+                        "until the new one is complete); it replaces that run and nothing else")
+    output_option(p)
     p.add_argument("--require-all-metrics", action="store_true",
                    help="fail (exit 2) when a metric cannot run (weights missing, failing their hash or not "
                         "loading) instead of skipping it with a WARNING line")

@@ -28,10 +28,9 @@ from typing import Any, Iterable, Iterator
 from ..errors import HugvisError, ToolUsageError
 from ..hashing import DigestCache
 from ..readers.json_files import read_json
-from ..textio import atomic_write_text
 from .binding import (DIGESTS_FILE, RUN_BINDING_FILE, RunBinding, clip_fingerprint, dataset_key, library_version,
                       metric_definitions, reusable_clips, reusable_metrics)
-from .folders import MARKER, FolderBusyError, hold
+from ..outputs import FolderBusyError, NotOursError, Output, discard, hold, unit_problem, write_text_file
 from .store import ResultStore
 
 
@@ -98,7 +97,7 @@ class RerunPlan:
                 self.work.compact(drop_clips=set(self.earlier["clip_id"]) - whole)
                 if partial:
                     self.work.write_part(_kept_records(self.earlier, partial), _kept_records(frames, partial))
-            atomic_write_text(self.work.dir / RUN_BINDING_FILE, self.current.to_json())
+            write_text_file(self.work.dir / RUN_BINDING_FILE, self.current.to_json())
             yield kept
 
     def set_rows_reusable(self, any_job: bool, set_metrics: "tuple[str, ...]") -> bool:
@@ -158,17 +157,16 @@ class RerunPlan:
                            protocol=protocol if len(frames) or protocol != "rvm" else "clip")
         return coverage, summary, table
 
-    def publish(self) -> None:
-        """Save the digests, then put the finished work folder in place of the published run."""
-        from .folders import replace_folder
-
+    def publish(self, output: Output) -> None:
+        """Save the digests, then put the finished work folder in place of the published run: a unit of
+        ``output`` (sealed, so a later ``--overwrite`` replaces it and nothing else)."""
         self.digests.cache_file = self.work.dir / DIGESTS_FILE
         self.digests.save()
         for folder in (self.work.rows_dir, self.work.frames_dir):
             if folder.is_dir() and not any(folder.iterdir()):
-                folder.rmdir()
-        (self.work.dir / MARKER).unlink(missing_ok=True)
-        replace_folder(self.work.dir, self.published.dir)
+                discard(folder)
+        output.replace_unit(self.work.dir, f"{self.current.task}/{self.current.model}", kind="run",
+                            attrs={"task": self.current.task, "model": self.current.model})
 
 
 def plan_rerun(out: "str | Path", task: str, model: str, predictions_root: str, refs, index,
@@ -183,6 +181,12 @@ def plan_rerun(out: "str | Path", task: str, model: str, predictions_root: str, 
     work = ResultStore.work(out, task, model)
     current = RunBinding(task, model, predictions_root, dataset_key(refs.fingerprint()), metric_definitions(metrics),
                          library_version())
+    if published.dir.exists() or published.dir.is_symlink():
+        # Before anything is scored: what a re-run would replace must be a run this toolkit stored.
+        problem = unit_problem(published.dir, "run")
+        if problem is not None:
+            raise NotOursError(f"hugvis evaluate: {problem}; the run of {task}/{model} would replace it: move it out "
+                               f"of {out} or choose another --model")
     stored = published_binding(published.dir)
     if stored is not None and stored.predictions != current.predictions and not overwrite:
         raise RunConflictError(
@@ -232,10 +236,12 @@ def _kept_records(table, kept: "dict[str, frozenset]") -> list[dict]:
 def _reset_work_folder(folder: Path, seed: "ResultStore | None") -> None:
     """Empty the work folder (keeping its held marker), then copy the published run's stored files
     into it when the re-run may keep some of them."""
+    from ..outputs.transient import MARKER
+
     for entry in folder.iterdir():
         if entry.name == MARKER:
             continue
-        shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+        discard(entry)
     if seed is not None:
         for path in (seed.rows_path, seed.frames_path, seed.set_rows_path, seed.dir / DIGESTS_FILE):
             if path.is_file():

@@ -50,7 +50,7 @@ from ..errors import HugvisError
 from .coverage import Coverage, run_coverage
 from ..references import ReferenceSource, open_reference_source
 from ..references.sources import VERIFY_CACHE_FILE
-from ..textio import atomic_write_text
+from ..outputs import Output, claim, discard, write_text_file
 from .binding import INPUT_COLUMN
 from .rerun import RunBusyError, RunConflictError, plan_rerun
 from .engines import (ClipWorker, RunOptionError, _worker_init, check_gpus_per_worker, default_gpus_per_worker,
@@ -216,6 +216,8 @@ def evaluate_submission(
     on_scored: "Callable[[int, int], None] | None" = None,
     overwrite: bool = False,
     metrics: "Sequence[str] | None" = None,
+    into_existing: bool = False,
+    output: "Output | None" = None,
 ) -> EvaluationResult:
     """Score a submission folder and store per-clip rows, coverage and a summary.
 
@@ -251,6 +253,9 @@ def evaluate_submission(
             stored run stays as it is until the new one is complete.
         metrics: the subset of the task's metrics to compute (default: all). A re-run with more
             metrics computes only those the stored run lacks (:func:`~hug_vis_dataset.scoring.binding.reusable_metrics`).
+        into_existing: ``out`` may be a non-empty folder hugvis did not make (nothing in it is replaced).
+        output: ``out`` already claimed by the caller (the Space's staging, the queue worker); default: claimed
+            here, with the predictions and the dataset as inputs (:func:`hug_vis_dataset.outputs.claim`).
 
     Re-runs (``docs/SCORING.md``, "Re-runs"): a clip's stored rows are kept only when its
     prediction's fingerprint, the dataset's and the metric definitions are unchanged
@@ -265,6 +270,8 @@ def evaluate_submission(
         RunConflictError: a run of another predictions folder is stored under (task, model) and
             ``overwrite`` is not set.
         RunBusyError: another process is scoring the same (task, model) into ``out``.
+        OutputError: ``out`` overlaps the predictions or the dataset, is not a results store, or the
+            stored (task, model) is not a run hugvis stored (:mod:`hug_vis_dataset.outputs`).
 
     Returns:
         An :class:`EvaluationResult`.
@@ -278,6 +285,10 @@ def evaluate_submission(
     if gpus_per_worker is None:
         gpus_per_worker = default_gpus_per_worker(backend, device)
     scorer = get_task(task)
+    reference_derived = scorer.reference_only or str(predictions) == REAL_AUDIO
+    if output is None:
+        output = claim("hugvis evaluate", out, "results", into_existing=into_existing,
+                       inputs=[("--dataset", dataset)] + ([] if reference_derived else [("--predictions", predictions)]))
     # The shards' digests are remembered under --out (what the user named), never next to the dataset.
     refs = open_reference_source(dataset, task, revision, verify=verify_dataset,
                                  digests_file=Path(out) / VERIFY_CACHE_FILE)
@@ -305,7 +316,6 @@ def evaluate_submission(
 
     protocol = protocol or catalog.task_protocol(task)
 
-    reference_derived = scorer.reference_only or str(predictions) == REAL_AUDIO
     plan = plan_rerun(out, task, model, str(predictions) if reference_derived else str(Path(predictions).resolve()),
                       refs, index, metrics + set_metrics, overwrite, reference_derived)
     fingerprints = plan.fingerprints
@@ -318,6 +328,7 @@ def evaluate_submission(
         if stored is not None:
             return EvaluationResult(task, model, plan.published.rows_path, plan.published.dir / "summary.json",
                                     *stored, 0)
+    output.ensure()  # the first write: every refusal above left --out as it was (not even made)
     counts = {"kept": None, "persisted": 0}  # what a stop keeps: the clips whose rows are in the work folder
 
     def stop_note() -> str:
@@ -335,7 +346,7 @@ def evaluate_submission(
             if todo or not metrics:  # with no metric to compute the clip is still checked
                 jobs.append(replace(job, metrics=todo))
         if not set_metrics:
-            store.set_rows_path.unlink(missing_ok=True)  # set values of a metric not requested now
+            discard(store.set_rows_path)  # set values of a metric not requested now
         set_reusable = plan.set_rows_reusable(bool(jobs), set_metrics)
         counts["kept"] = len(grid) - len(jobs)
         persisted = 0
@@ -424,11 +435,11 @@ def evaluate_submission(
                 "clips_computed_this_run": len(jobs),
             },
         }
-        atomic_write_text(store.dir / "coverage.json", json.dumps(coverage.to_dict(), indent=2, ensure_ascii=False))
-        atomic_write_text(store.dir / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False))
+        write_text_file(store.dir / "coverage.json", json.dumps(coverage.to_dict(), indent=2, ensure_ascii=False))
+        write_text_file(store.dir / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False))
         # The finished run replaces the published one in one rename; until here a failure or a
         # kill left the published run as it was.
-        plan.publish()
+        plan.publish(output)
     published = plan.published
     return EvaluationResult(task, model, published.rows_path, published.dir / "summary.json", coverage, summary, table,
                             len(jobs))

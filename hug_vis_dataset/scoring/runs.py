@@ -45,7 +45,7 @@ from typing import Any, Callable, Iterable
 
 from ..readers import InputFileError
 from ..readers.json_files import read_json
-from .folders import is_run_folder_name
+from ..outputs import is_run_folder_name
 
 #: The files of one run that a store keeps, copies and publishes.
 RUN_FILES: tuple[str, ...] = ("rows.parquet", "frames.parquet", "set_rows.parquet", "summary.json", "coverage.json",
@@ -136,7 +136,7 @@ def write_verification(folder: "str | Path", scorer: str) -> None:
     """Record that the leaderboard's own scorer computed the run in ``folder`` (digests of its files,
     signed with ``$HUGVIS_LEADERBOARD_KEY`` when set). Written by the store, never by a pushed run."""
     from .. import __version__
-    from ..textio import atomic_write_text
+    from ..outputs import write_text_file
 
     folder = Path(folder)
     files = _file_digests(folder)
@@ -144,7 +144,7 @@ def write_verification(folder: "str | Path", scorer: str) -> None:
     key = os.environ.get(KEY_ENV, "")
     if key:
         record["signature"] = _signature(files, key)
-    atomic_write_text(folder / VERIFICATION_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
+    write_text_file(folder / VERIFICATION_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
 
 
 def scored_by(folder: Path) -> str:
@@ -318,10 +318,15 @@ def _origin(summary: dict, rows) -> str:
 
 
 def read_run(folder: "str | Path", link: str = "") -> "StoredRun | DamagedRun":
-    """One stored run, validated (see the module docstring); never raises for a bad run."""
+    """One stored run, validated (see the module docstring); never raises for a bad run.
+
+    The run's rows come back with the one rule for partial failures applied
+    (:func:`hug_vis_dataset.scoring.aggregate.counted_rows`: a clip with a failed metric is failed for every
+    metric), and its per-frame rows without those clips, so every reader counts the same clips.
+    """
     from .. import catalog
     from ..results import name_problem
-    from .aggregate import task_table
+    from .aggregate import counted_frames, counted_rows, task_table
 
     folder = Path(folder)
     task, model = folder.parent.name, folder.name
@@ -356,8 +361,12 @@ def read_run(folder: "str | Path", link: str = "") -> "StoredRun | DamagedRun":
         if declared != protocol and declared in ("clip", "rvm") and len(rows):
             cache_table = task_table(rows, frames, set_rows, protocol=declared)
         _compare_aggregate(summary.get("aggregate"), cache_table, task)
+        frames, rows = counted_frames(rows, frames), counted_rows(rows)
     except RunValidationError as err:
         return DamagedRun(task, model, folder, err.problem, err.fix)
+    except Exception as err:  # noqa: BLE001 - whatever else a stored run does, it must not take a view down
+        return DamagedRun(task, model, folder, f"cannot be read or aggregated ({type(err).__name__}: "
+                          f"{' '.join(str(err).split())[:200]})")
     return StoredRun(task, model, folder, summary, link, rows, frames, set_rows, table, _origin(summary, rows),
                      scored_by(folder))
 

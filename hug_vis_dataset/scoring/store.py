@@ -13,7 +13,7 @@ Layout of one evaluation (``RESULTS/<task>/<model>/``)::
     run.json                          what the run is bound to (scoring.binding.RunBinding)
 
 A run in progress lives in ``RESULTS/<task>/.work-<model>/`` (``ResultStore.work``) and is moved
-into place by one rename when it is complete (:func:`hug_vis_dataset.scoring.folders.replace_folder`),
+into place by one rename when it is complete (:meth:`hug_vis_dataset.outputs.Output.replace_unit`),
 so the published run is always a finished one.
 
 A part file appears whole or not at all (written to a temporary name in the same folder and
@@ -23,9 +23,9 @@ before the compacted table is written, so the table does not depend on worker co
 or completion order.
 
 Example:
-    >>> import tempfile
+    >>> from hug_vis_dataset.outputs import scratch_folder
     >>> from hug_vis_dataset.results import result_rows
-    >>> store = ResultStore(tempfile.mkdtemp(), "matting", "m")
+    >>> store = ResultStore(scratch_folder(), "matting", "m")
     >>> store.write_part(result_rows("m", "matting", "actor_0001_sad_action_01_script_001", {"mad": 0.5}))
     >>> sorted(store.done_clips())
     ['actor_0001_sad_action_01_script_001']
@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import ToolUsageError
+from ..outputs import discard
 from ..readers.json_files import read_json
 from ..readers import InputFileError
 from ..readers.parquet_files import ParquetSchema, read_parquet_frame
@@ -187,10 +188,10 @@ def sort_rows(frame, extra: "tuple[str, ...]" = ()):
 
 def _write_parquet_atomic(frame, path: Path) -> None:
     """Write to a temporary file in the target folder, fsync, then rename over ``path``."""
-    from ..textio import atomic_write
+    from ..outputs import write_file
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, lambda handle: frame.to_parquet(handle, index=False))
+    write_file(path, lambda handle: frame.to_parquet(handle, index=False))
 
 
 def _rows_frame(rows: Iterable[Mapping]):
@@ -319,7 +320,7 @@ class ResultStore:
         _write_parquet_atomic(frames, self.frames_path)
         _write_parquet_atomic(rows, self.rows_path)
         for part in old_row_parts + old_frame_parts:
-            part.unlink(missing_ok=True)
+            discard(part)
         return rows
 
 
@@ -334,8 +335,9 @@ class SetFeatures:
     for a damaged file (named in one line on stderr, deleted, and recomputed).
 
     Example:
-        >>> import tempfile, numpy as np
-        >>> features = SetFeatures(tempfile.mkdtemp(), {"c": "sha-1"}, {"chunk_frames": 32})
+        >>> import numpy as np
+        >>> from hug_vis_dataset.outputs import scratch_folder
+        >>> features = SetFeatures(scratch_folder(), {"c": "sha-1"}, {"chunk_frames": 32})
         >>> features.write("c", {"fid": np.ones((2, 3), np.float32)}, ("fid",))
         >>> features.read("c", "fid").tolist()
         [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
@@ -367,19 +369,19 @@ class SetFeatures:
         import numpy as np
 
         from ..hashing import sha256_file
-        from ..textio import atomic_write, atomic_write_text
+        from ..outputs import write_file, write_text_file
 
         for metric in metrics:
             data, meta = self._paths(clip_id, metric)
             if metric not in features:
-                meta.unlink(missing_ok=True)
-                data.unlink(missing_ok=True)
+                discard(meta)
+                discard(data)
                 continue
             array = np.asarray(features[metric])
             self.folder.mkdir(parents=True, exist_ok=True)
-            meta.unlink(missing_ok=True)  # no side file naming the old bytes while the new ones land
-            atomic_write(data, lambda handle, array=array: np.save(handle, array, allow_pickle=False))
-            atomic_write_text(meta, json.dumps({"sha256": sha256_file(data), "shape": list(array.shape),
+            discard(meta)  # no side file naming the old bytes while the new ones land
+            write_file(data, lambda handle, array=array: np.save(handle, array, allow_pickle=False))
+            write_text_file(meta, json.dumps({"sha256": sha256_file(data), "shape": list(array.shape),
                                                 "dtype": str(array.dtype), "key": self._key(clip_id)}, sort_keys=True))
 
     def read(self, clip_id: str, metric: str):
@@ -408,8 +410,8 @@ class SetFeatures:
             print(f"warning: stored {metric} features {data} are damaged ({err}); recomputing them from the "
                   f"prediction", file=sys.stderr)
             with contextlib.suppress(OSError):  # named once: the run goes on without them
-                meta.unlink(missing_ok=True)
-                data.unlink(missing_ok=True)
+                discard(meta)
+                discard(data)
             return None
         return array
 

@@ -7,7 +7,6 @@ the components :mod:`hug_vis_dataset.space.ui`.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from .explorer import ANALYSES, FINDINGS, SCORED_TASKS, Explorer, table_number  # noqa: F401 (the app's API)
@@ -79,7 +78,9 @@ def launch(release_dir: "str | Path | None" = None, results_dir: "str | Path | N
     from ..leaderboard import open_store
 
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
-    work = Path(work_dir or tempfile.mkdtemp(prefix="hugvis-space-"))
+    from ..outputs import scratch_folder
+
+    work = Path(work_dir) if work_dir else scratch_folder(prefix="hugvis-space-")
     release = Path(release_dir) if release_dir else default_release(work)
     store = open_store(results_dir or work / "results", repo_id=results_repo, mirror=results_dir or work / "results")
     explorer = Explorer(release, work_dir=work, store=store)

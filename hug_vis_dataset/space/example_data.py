@@ -17,11 +17,11 @@ from __future__ import annotations
 import json
 import math
 import shutil
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
 
+from ..outputs import scratch
 from .. import catalog
 from .metric_examples import EXAMPLE_GRID, EXAMPLE_SYSTEM, example_inputs, input_kind
 
@@ -144,14 +144,13 @@ def write_examples(root: "str | Path", names: "list[str] | None" = None) -> list
     from ..synth import synthesize
 
     written = []
-    with tempfile.TemporaryDirectory(prefix="hugvis-examples-") as tmp:
+    with scratch(prefix="hugvis-examples-") as tmp:
         release = Path(tmp) / "release"
         synthesize(release, **EXAMPLE_GRID)
         files = _task_files(release, Path(tmp))
         for name in names or catalog.module_names():
-            dest = Path(root) / name / "examples"
-            shutil.rmtree(dest, ignore_errors=True)
-            dest.mkdir(parents=True)
+            dest = Path(root) / name / "examples"  # the repository's generated metrics/ tree: files rewritten
+            dest.mkdir(parents=True, exist_ok=True)
             for filename, source in _files_for(name, files).items():
                 shutil.copyfile(source, dest / filename)
                 written.append(dest / filename)

@@ -15,13 +15,13 @@ Score a submission (untrusted zip upload), MOS study (:mod:`.mos_study`, on :mod
 
 from __future__ import annotations
 
-import tempfile
 import uuid
 import zipfile
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
 
+from ..outputs import scratch_folder
 from .. import catalog, stopping
 from .. import paper_tables as pt
 from ..hub_access import HubUnreachableError
@@ -87,7 +87,7 @@ class Explorer:
         self.release = Release(self.release_dir)
         if not len(self.release):
             raise ValueError(f"the release at {release_dir} has no readable clip")
-        self.work_dir = Path(work_dir or tempfile.mkdtemp(prefix="hugvis-space-"))
+        self.work_dir = Path(work_dir) if work_dir else scratch_folder(prefix="hugvis-space-")
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.store = store or LocalResultsStore(results_dir or self.work_dir / "results")
         self.results_dir = self.store.root

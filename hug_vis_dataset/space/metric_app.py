@@ -24,7 +24,6 @@ import json
 import math
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -162,7 +161,9 @@ def build_metric_app(folder: "str | Path", name: "str | None" = None) -> Any:
     module = evaluate.load(str(folder))
     kind = input_kind(name)
     examples = [folder / "examples" / f for f in example_names(name)]
-    work = tempfile.mkdtemp(prefix="hugvis-metric-")
+    from ..outputs import scratch_folder
+
+    work = str(scratch_folder(prefix="hugvis-metric-"))
     with gr.Blocks(title=f"HUG-VIS {_title(name)}") as demo:
         gr.Markdown(f"# HUG-VIS {_title(name)}\n\n{description(name)}\n\nUpload {_UPLOAD_HELP[kind]}.")
         with gr.Row():

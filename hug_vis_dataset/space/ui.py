@@ -9,10 +9,12 @@ again whenever they are shown, so a run stored a moment ago is there.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 
 from .. import catalog
+from ..outputs import OutputError, discard
 from ..leaderboard.board import ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, applicable_filters, provenance_href
 from ..escaping import markdown_text
 from ..results import NAME_RULE
@@ -350,8 +352,9 @@ def _score_tab(gr, explorer: Explorer, stored_runs):
         progress(0, desc="unpacking and checking the zip")
         text, aggregate, per_clip = explorer.score(
             task_name, name, path, progress=lambda done, total: progress((done, total), desc="scoring", unit="clips"))
-        if path:
-            Path(path).unlink(missing_ok=True)  # the upload itself; extracted files are already gone
+        if path:  # the upload itself (extracted files are already gone), where it lies in the Space's scratch
+            with contextlib.suppress(OutputError):
+                discard(path)
         return (text, gr.update(value=aggregate, visible=len(aggregate) > 0),
                 gr.update(value=per_clip, visible=len(per_clip) > 0), None, "")
 

@@ -37,16 +37,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
-import uuid
 import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Iterator
 
-from .. import stopping
 from ..errors import HugvisError
 
 # What a prediction folder of any task holds (docs/CONVENTIONS.md), plus small text files.
@@ -150,7 +147,8 @@ def declared_size(zip_path: "str | Path", limits: UploadLimits = UploadLimits())
 
 
 def safe_extract(zip_path: "str | Path", dest: "str | Path", limits: UploadLimits = UploadLimits()) -> Path:
-    """Extract an untrusted zip into ``dest`` (created, must be empty); returns the submission root.
+    """Extract an untrusted zip into ``dest`` (created, must be empty, inside a scratch folder of the
+    toolkit's: :func:`hug_vis_dataset.outputs.scratch`); returns the submission root.
 
     The root is ``dest`` itself, or its single top-level folder when the zip wraps everything in
     one folder (``my_system/<clip>.mp4``), so both ways of zipping a prediction folder work.
@@ -183,11 +181,10 @@ def safe_extract(zip_path: "str | Path", dest: "str | Path", limits: UploadLimit
 
 
 def _empty(folder: Path) -> None:
+    from ..outputs import discard
+
     for child in list(folder.iterdir()) if folder.is_dir() else []:
-        if child.is_dir() and not child.is_symlink():
-            shutil.rmtree(child, ignore_errors=True)
-        else:
-            child.unlink(missing_ok=True)
+        discard(child)
 
 
 def folder_bytes(folder: "str | Path") -> int:
@@ -232,13 +229,12 @@ def extracted_upload(zip_path: "str | Path", work_dir: "str | Path",
     if used + incoming > limits.max_work_bytes:
         raise UnsafeUploadError(f"{Path(zip_path).name}: expands to {incoming} bytes but the work folder already "
                                 f"holds {used} of its {limits.max_work_bytes}-byte quota; try again later")
-    dest = work_dir / f"upload-{uuid.uuid4().hex}"
-    # Scoring runs in a server thread: a stopped Space removes the extraction too (stopping.py).
-    with stopping.removed_on_stop(dest):
-        try:
-            yield safe_extract(zip_path, dest, limits)
-        finally:
-            shutil.rmtree(dest, ignore_errors=True)
+    from ..outputs import scratch
+
+    # A scratch folder of the Space's own (the guard's transient marker): removed when the block ends,
+    # and by a stopped Space too (scoring runs in a server thread: stopping.py).
+    with scratch(prefix="upload-", parent=work_dir) as holder:
+        yield safe_extract(zip_path, holder / "files", limits)
 
 
 def _extract_members(zip_path: "str | Path", members: list[zipfile.ZipInfo], root: Path, limits: UploadLimits) -> None:
@@ -263,7 +259,9 @@ def _extract_members(zip_path: "str | Path", members: list[zipfile.ZipInfo], roo
                             f"{info.filename!r}: decompresses to more bytes than declared or allowed; refusing")
                     sink.write(chunk)
             if head in _PICKLE_MAGICS:
-                target.unlink()
+                from ..outputs import discard
+
+                discard(target)
                 raise UnsafeUploadError(f"{info.filename!r}: looks like a pickle stream; pickles are never loaded")
 
 

@@ -213,13 +213,22 @@ class BlindStudy:
         if system == GOLD_LOW:
             out = self.media_dir / "_gold" / f"{item.task}-{item.clip_id}{'.wav' if voice else '.mp4'}"
             if not out.is_file():
+                from ..outputs import mark_cache
+
+                mark_cache(self.media_dir.parent)
                 out.parent.mkdir(parents=True, exist_ok=True)
                 (degrade_speech if voice else degrade_video)(reference, out)
             return str(out)
         return self.study.media(item.task, system, item.clip_id)
 
     def _blind_copy(self, code: str, source: str) -> str:
-        """``<media_dir>/<code><suffix>``: a hard link (a copy across file systems) of ``source``."""
+        """``<media_dir>/<code><suffix>``: a hard link (a copy across file systems) of ``source``.
+
+        The blind media folder is a cache of the toolkit's (:func:`hug_vis_dataset.outputs.mark_cache`):
+        everything in it is made again from the release when missing."""
+        from ..outputs import mark_cache, put_scratch
+
+        mark_cache(self.media_dir.parent)
         self.media_dir.mkdir(parents=True, exist_ok=True)
         target = self.media_dir / f"{code}{Path(source).suffix}"
         if not target.is_file():
@@ -228,7 +237,7 @@ class BlindStudy:
                 os.link(source, tmp)
             except OSError:
                 shutil.copyfile(source, tmp)
-            os.replace(tmp, target)
+            put_scratch(tmp, target)
         return str(target)
 
     def _duration(self, code: str, item: StudyItem) -> "float | None":
@@ -264,7 +273,9 @@ def degrade_video(source: "str | Path", out: "str | Path") -> None:
     tmp = Path(out).with_name(Path(out).stem + ".tmp.mp4")
     subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-i", str(source), "-vf", chain,
                     "-af", "lowpass=f=400,volume=0.5", "-c:v", "libx264", "-c:a", "aac", str(tmp)], check=True)
-    os.replace(tmp, out)
+    from ..outputs import put_scratch
+
+    put_scratch(tmp, out)  # the gold items live in the blind-media cache
 
 
 def degrade_speech(source: "str | Path", out: "str | Path", seed: int = 0) -> None:

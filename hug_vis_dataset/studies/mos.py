@@ -345,16 +345,22 @@ class MOSReport:
                          f"{a['raters']} raters)")
         return "\n".join(lines)
 
-    def save(self, out: "str | Path") -> None:
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        self.table.to_csv(out / "mos.csv")
-        self.invalid.to_csv(out / "invalid_ratings.csv", index=False)
-        (out / "mos.json").write_text(json.dumps({
-            "n_valid": self.n_valid, "invalid": self.invalid_summary(), "agreement": self.agreement,
-            "mos": [{"model": m, "criterion": c, **{k: float(v) for k, v in r.items()}}
-                    for (m, c), r in self.table.iterrows()],
-        }, indent=2))
+    def save(self, out: "str | Path", inputs: "Sequence[tuple[str, str | Path]]" = (),
+             into_existing: bool = False) -> None:
+        """Write ``mos.csv``, ``invalid_ratings.csv`` and ``mos.json`` into ``out``, the command's one output
+        (outside ``inputs``; an earlier ``hugvis mos`` output's files are replaced, nothing else:
+        :func:`hug_vis_dataset.outputs.claim`)."""
+        from ..outputs import claim
+
+        output = claim("hugvis mos", out, "mos", inputs=inputs, into_existing=into_existing)
+        with output.staged() as stage:
+            self.table.to_csv(stage / "mos.csv")
+            self.invalid.to_csv(stage / "invalid_ratings.csv", index=False)
+            (stage / "mos.json").write_text(json.dumps({
+                "n_valid": self.n_valid, "invalid": self.invalid_summary(), "agreement": self.agreement,
+                "mos": [{"model": m, "criterion": c, **{k: float(v) for k, v in r.items()}}
+                        for (m, c), r in self.table.iterrows()],
+            }, indent=2))
 
 
 def mos_report(ratings: "str | Path | object", n_boot: int = 1000, seed: int = 0, level: str = "interval") -> MOSReport:

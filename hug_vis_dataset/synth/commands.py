@@ -12,6 +12,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -38,6 +39,9 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-systems", action="store_true", help="skip simulated_systems/")
     p.add_argument("--progress", action="store_true", help="show a progress bar")
+    from ..outputs import output_option
+
+    output_option(p)
     p.set_defaults(func=run)
 
 
@@ -48,10 +52,15 @@ def run(args: argparse.Namespace) -> int:
         summary = synthesize(
             args.out_dir, actors=args.actors, emotions=args.emotions, actions=args.actions, scripts=args.scripts,
             seconds=args.seconds, size=args.size, fps=args.fps, sample_rate=args.sample_rate, seed=args.seed,
-            systems=not args.no_systems, progress=args.progress,
+            systems=not args.no_systems, progress=args.progress, into_existing=args.into_existing,
         )
     except ValueError as err:
-        print(f"hugvis synth: error: {err}")
+        from ..errors import one_line
+        from ..outputs import OutputError
+
+        if isinstance(err, OutputError):
+            raise  # one line on stderr, exit 2, like every command's guard refusal
+        print(f"hugvis synth: error: {one_line(err)}", file=sys.stderr)
         return 2
     print(summary)
     return 0

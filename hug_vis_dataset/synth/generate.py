@@ -19,6 +19,7 @@ import numpy as np
 
 from ..grid import ClipId, Emotion, iter_grid
 from ..layout import CSV_COLUMNS, DEFAULT_LAYOUT, ReleaseLayout
+from ..outputs import claim
 from .figure import P, appearance_for_actor, background, build_parts, key_points, render_parts
 from .motion import clip_motion
 from .prompts import is_han, prompt_for
@@ -198,11 +199,14 @@ def synthesize(
     systems: bool = True,
     layout: "ReleaseLayout | None" = None,
     progress: bool = False,
+    into_existing: bool = False,
 ) -> SynthSummary:
     """Write a synthetic HUG-VIS release (and simulated system outputs) under ``out_dir``.
 
     Args:
-        out_dir: release root; created if needed. Existing files are overwritten.
+        out_dir: release root: a new or empty folder, or one an earlier ``synthesize`` wrote (its files are
+            replaced by this release's; a file it did not write, or changed since, stops it before anything is
+            written: :mod:`hug_vis_dataset.outputs`).
         actors, emotions, actions, scripts: the grid slice, as in :func:`grid.iter_grid`
             (``emotions=None`` is all seven; an int ``n`` means ids ``1..n``).
         seconds: clip duration; frames = ``max(1, round(seconds * fps))`` and audio has exactly
@@ -214,6 +218,7 @@ def synthesize(
         layout: release layout (default :data:`layout.DEFAULT_LAYOUT`); a non-default one is
             saved to ``metadata/layout.json`` so readers find it.
         progress: show a tqdm progress bar.
+        into_existing: ``out_dir`` may be a non-empty folder hugvis did not make (nothing in it is replaced).
 
     Returns:
         A :class:`SynthSummary`.
@@ -226,7 +231,7 @@ def synthesize(
         >>> s.clip_ids, s.n_frames
         (['actor_0001_happy_action_01_script_001'], 6)
         >>> sorted(os.listdir(root))
-        ['alpha_matte', 'audio', 'metadata', 'transcripts', 'video_processed']
+        ['.hugvis-files.jsonl', '.hugvis-output.json', 'alpha_matte', 'audio', 'metadata', 'transcripts', 'video_processed']
     """
     from .. import media
 
@@ -240,82 +245,83 @@ def synthesize(
     if int(sample_rate) < 4000:
         raise ValueError(f"sample_rate must be >= 4000, got {sample_rate}")
     n_frames = max(1, int(round(seconds * fps)))
-    root = Path(out_dir)
-    root.mkdir(parents=True, exist_ok=True)
     cids = list(iter_grid(actors, emotions, actions, scripts))
     if not cids:
         raise ValueError("the requested grid is empty")
     specs = [ClipSpec(c, int(seed), n_frames, float(fps), int(sample_rate), width, height) for c in cids]
+    output = claim("hugvis synth", out_dir, "release", label="OUT_DIR", into_existing=into_existing)
+    # Written in a staging folder of OUT_DIR, then merged in: what an earlier synth wrote there is replaced
+    # (or, not written again, deleted); a file it did not write, or one changed since, stops it first.
+    with output.staged() as root:
+        sim = None
+        if systems:
+            from .systems import SystemWriter
 
-    sim = None
-    if systems:
-        from .systems import SystemWriter
+            sim = SystemWriter(root, layout, seed=int(seed))
+        rows = []
+        iterator = specs
+        if progress:
+            from tqdm import tqdm
 
-        sim = SystemWriter(root, layout, seed=int(seed))
-    rows = []
-    iterator = specs
-    if progress:
-        from tqdm import tqdm
+            iterator = tqdm(specs, desc="synth", unit="clip")
+        for spec in iterator:
+            cid = spec.cid
+            alpha, rgb, audio, mouth = reference_clip(spec)
+            media.write_wav(root / layout.audio_path(cid), audio, spec.sample_rate)
+            media.write_video(root / layout.video_path(cid), [rgb], fps=spec.fps, audio=audio,
+                              sample_rate=spec.sample_rate)
+            media.write_alpha_pngs(root / layout.alpha_dir_path(cid), [alpha])
+            transcript = root / layout.transcript_path(cid)
+            transcript.parent.mkdir(parents=True, exist_ok=True)
+            transcript.write_text(spec.text + "\n", encoding="utf-8")
+            if sim is not None:
+                sim.add_clip(spec, alpha, rgb, audio, mouth)
+            rows.append({
+                "clip_id": layout.clip_id(cid),
+                "actor_id": cid.actor_id,
+                "emotion": cid.emotion.value,
+                "action_id": cid.action_id,
+                "script_id": cid.script_id,
+                "transcript": spec.text,
+                "asr_transcript": asr_transcript(spec.text, spec.rng(TAG_ASR)),
+                "audio_path": layout.audio_path(cid),
+                "video_path": layout.video_path(cid),
+                "alpha_matte_path": layout.alpha_dir_path(cid),
+                "rgba_foreground_path": "",
+                "duration": f"{spec.duration:.6g}",
+                "fps": f"{spec.fps:g}",
+                "sample_rate": spec.sample_rate,
+                "resolution": f"{width}x{height}",
+            })
+        csv_path = root / layout.metadata_csv
+        csv_path.parent.mkdir(parents=True, exist_ok=True)
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=list(CSV_COLUMNS), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        csv_path.write_text(buffer.getvalue(), encoding="utf-8")
+        if layout != DEFAULT_LAYOUT:
+            (root / "metadata").mkdir(parents=True, exist_ok=True)
+            (root / "metadata" / "layout.json").write_text(layout.to_json() + "\n", encoding="utf-8")
+        from ..validate import GridSpec, write_grid_declaration
 
-        iterator = tqdm(specs, desc="synth", unit="clip")
-    for spec in iterator:
-        cid = spec.cid
-        alpha, rgb, audio, mouth = reference_clip(spec)
-        media.write_wav(root / layout.audio_path(cid), audio, spec.sample_rate)
-        media.write_video(root / layout.video_path(cid), [rgb], fps=spec.fps, audio=audio,
-                          sample_rate=spec.sample_rate)
-        media.write_alpha_pngs(root / layout.alpha_dir_path(cid), [alpha])
-        transcript = root / layout.transcript_path(cid)
-        transcript.parent.mkdir(parents=True, exist_ok=True)
-        transcript.write_text(spec.text + "\n", encoding="utf-8")
+        # declare the subset this tree holds, so `hugvis validate` checks completeness against it
+        write_grid_declaration(root, GridSpec.from_dict({
+            "actors": sorted({c.actor_id for c in cids}),
+            "emotions": [e.value for e in dict.fromkeys(c.emotion for c in cids)],
+            "actions": sorted({c.action_id for c in cids}),
+            "scripts": sorted({c.script_id for c in cids}),
+        }))
+        from ..layout import SYNTHETIC_MARKER
+
+        (root / SYNTHETIC_MARKER).write_text(json.dumps({"synthetic": True, "generator": "hug_vis_dataset.synth",
+                                                         "seed": int(seed)}) + "\n", encoding="utf-8")
+        system_names = sim.finish() if sim is not None else {}
         if sim is not None:
-            sim.add_clip(spec, alpha, rgb, audio, mouth)
-        rows.append({
-            "clip_id": layout.clip_id(cid),
-            "actor_id": cid.actor_id,
-            "emotion": cid.emotion.value,
-            "action_id": cid.action_id,
-            "script_id": cid.script_id,
-            "transcript": spec.text,
-            "asr_transcript": asr_transcript(spec.text, spec.rng(TAG_ASR)),
-            "audio_path": layout.audio_path(cid),
-            "video_path": layout.video_path(cid),
-            "alpha_matte_path": layout.alpha_dir_path(cid),
-            "rgba_foreground_path": "",
-            "duration": f"{spec.duration:.6g}",
-            "fps": f"{spec.fps:g}",
-            "sample_rate": spec.sample_rate,
-            "resolution": f"{width}x{height}",
-        })
-    csv_path = root / layout.metadata_csv
-    csv_path.parent.mkdir(parents=True, exist_ok=True)
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(CSV_COLUMNS), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    csv_path.write_text(buffer.getvalue(), encoding="utf-8")
-    if layout != DEFAULT_LAYOUT:
-        (root / "metadata").mkdir(parents=True, exist_ok=True)
-        (root / "metadata" / "layout.json").write_text(layout.to_json() + "\n", encoding="utf-8")
-    from ..validate import GridSpec, write_grid_declaration
+            from .ratings import write_simulated_ratings
 
-    # declare the subset this tree holds, so `hugvis validate` checks completeness against it
-    write_grid_declaration(root, GridSpec.from_dict({
-        "actors": sorted({c.actor_id for c in cids}),
-        "emotions": [e.value for e in dict.fromkeys(c.emotion for c in cids)],
-        "actions": sorted({c.action_id for c in cids}),
-        "scripts": sorted({c.script_id for c in cids}),
-    }))
-    from ..layout import SYNTHETIC_MARKER
-
-    (root / SYNTHETIC_MARKER).write_text(json.dumps({"synthetic": True, "generator": "hug_vis_dataset.synth",
-                                                     "seed": int(seed)}) + "\n", encoding="utf-8")
-    system_names = sim.finish() if sim is not None else {}
-    if sim is not None:
-        from .ratings import write_simulated_ratings
-
-        # simulated raters (not human judgements) so the MOS path runs on the synthetic grid too
-        write_simulated_ratings(sim.root, [r["clip_id"] for r in rows], seed=int(seed),
-                                duration=float(n_frames) / float(fps))
-    return SynthSummary(root, [r["clip_id"] for r in rows], n_frames, float(fps), int(sample_rate),
+            # simulated raters (not human judgements) so the MOS path runs on the synthetic grid too
+            write_simulated_ratings(sim.root, [r["clip_id"] for r in rows], seed=int(seed),
+                                    duration=float(n_frames) / float(fps))
+    return SynthSummary(Path(out_dir), [r["clip_id"] for r in rows], n_frames, float(fps), int(sample_rate),
                         (width, height), system_names)

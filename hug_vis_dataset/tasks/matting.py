@@ -68,6 +68,11 @@ class MattingTask(TaskScorer):
                                      for i, v in enumerate(result["per_frame"][metric]))
             scores.values.update({m: float(result["clip"][m]) for m in fused})
             scores.notes["frames"] = result["frames"]
+            if "dtssd" in fused and result["frames"] < 2:
+                # No frame-to-frame change to measure: a failure that says why, not "dtssd is not finite (nan)".
+                scores.values.pop("dtssd")
+                scores.errors["dtssd"] = (f"dtSSD needs at least two frames (the clip has {result['frames']}): it "
+                                          f"compares each frame with the previous one")
         elif means:
             for p, t in paired_alpha_chunks(prediction, source, chunk):
                 feed(p, t)

@@ -18,6 +18,7 @@ from typing import Iterable
 
 from ..hashing import DigestCache, sha256_file
 from ..hub_access import HubUnreachableError, fetch_or_explain, unreachable_reason
+from ..outputs import discard, mark_cache, put_scratch
 from .registry import (ENV_DIR, REGISTRY, WeightSpec, WeightsHashError, WeightsMissingError, cache_dir,
                        download_command, env_var, get_spec, missing_message, weights_dir)
 
@@ -84,6 +85,7 @@ def _url_download(spec: WeightSpec, target: Path) -> None:
     if reason:  # urlopen would wait up to its 60 s timeout on a silent network
         raise HubUnreachableError(str(spec.url), reason, offline_alternative(spec))
 
+    mark_cache(cache_dir())  # the toolkit's own download folder: its temporaries are the toolkit's to remove
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{spec.filename}.", suffix=".part", dir=target.parent)
     tmp = Path(tmp_name)
@@ -98,16 +100,15 @@ def _url_download(spec: WeightSpec, target: Path) -> None:
                 member_tmp = tmp.with_suffix(".member")
                 with archive.open(members[0]) as src, member_tmp.open("wb") as dst:
                     shutil.copyfileobj(src, dst, length=1 << 20)
-            tmp.unlink()
+            discard(tmp)
             tmp = member_tmp
         if spec.sha256 and sha256_file(tmp) != spec.sha256:
             raise WeightsHashError(f"downloaded {spec.filename} from {spec.url} does not match the pinned sha256")
-        tmp.replace(target)
+        put_scratch(tmp, target)
     except OSError as err:
         raise WeightsMissingError(f"{missing_message(spec)}\n  download failed: {err}") from err
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        discard(tmp)
 
 
 def find_weight(name: str, path: "str | Path | None" = None) -> "tuple[Path, str] | None":

@@ -1,17 +1,21 @@
-"""Run folders that appear whole or not at all: transient folders with a marker, atomic replace.
+"""Transient folders: where work happens before it is put in place, each with a locked marker.
 
 A results store (``RESULTS/<task>/<model>/``) only ever changes by a rename: a run is scored in a
-folder of its own beside the run it adds or replaces, and moved into place when it is complete.
+folder of its own beside the run it adds or replaces, and moved into place when it is complete
+(:meth:`hug_vis_dataset.outputs.guard.Output.replace_unit`); a tree output (a report, a synthetic
+release) is written in a staging folder and merged in (:meth:`~hug_vis_dataset.outputs.guard.Output.staged`).
 Those folders are *transient*: their names start with a dot (so no reader takes them for a run,
 :func:`is_run_folder_name`) and they hold a marker file, :data:`MARKER`, locked (``flock``) by
 the process working in them. A store that opens removes the transient folders whose marker no
 live process holds (:func:`clean_transients`): leftovers of a crash, and only ours, so a folder
 without our marker is never deleted.
 
-Kinds: ``staging`` (an upload scored before it is added), ``incoming`` (a run being copied into
-a store), ``retired`` (a replaced run on its way out) and ``work`` (``.work-<model>``, the
+Kinds: ``staging`` (an upload scored before it is added, a tree output before its merge), ``incoming``
+(a run being copied into a store), ``retired`` (a replaced run or prediction on its way out) and ``work`` (``.work-<model>``, the
 runner's folder of a run in progress; it is kept after a crash, because it is what the next run
-resumes from, and removed once its run is in place).
+resumes from, and removed once its run is in place); ``scratch`` is a folder of the system's temporary
+space the toolkit made for itself (:func:`scratch_folder`: the Space's work folder, extracted uploads);
+``cache`` is a cache folder of the toolkit's (the feature cache: :func:`mark_cache`), kept.
 
 Example:
     >>> import tempfile, pathlib
@@ -26,20 +30,18 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import errno
 import json
 import os
-import shutil
 import uuid
 from pathlib import Path
 from typing import Iterator
 
 from ..readers.json_files import read_json
+from .files import make_folder, remove_path
 
 MARKER = ".hugvis-transient"
-KINDS: tuple[str, ...] = ("staging", "incoming", "retired", "work")
+KINDS: tuple[str, ...] = ("staging", "incoming", "retired", "work", "scratch", "cache")
 #: Kinds that are removed when no process holds them (``work`` is a resume point: kept).
 CLEANED_KINDS: tuple[str, ...] = ("staging", "incoming", "retired")
 
@@ -82,8 +84,7 @@ def hold(folder: "str | Path", kind: str, target: str = "") -> Iterator[Path]:
     """
     if kind not in KINDS:
         raise ValueError(f"unknown transient kind {kind!r}")
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = make_folder(folder)
     marker = folder / MARKER
     handle = open(marker, "a+", encoding="utf-8")
     try:
@@ -104,8 +105,7 @@ def transient_folder(parent: "str | Path", kind: str, target: str = "", keep: bo
 
     With ``keep`` the folder is left in place (its caller renamed it or moved its contents).
     """
-    parent = Path(parent)
-    parent.mkdir(parents=True, exist_ok=True)
+    parent = make_folder(parent)
     folder = parent / f".{kind}-{uuid.uuid4().hex}"
     folder.mkdir()
     try:
@@ -113,7 +113,7 @@ def transient_folder(parent: "str | Path", kind: str, target: str = "", keep: bo
             yield folder
     finally:
         if not keep and folder.exists():
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_path(folder)
 
 
 def _marker_kind(folder: Path) -> "str | None":
@@ -147,57 +147,88 @@ def clean_transients(root: "str | Path") -> list[Path]:
             with open(folder / MARKER, "a+", encoding="utf-8") as handle:
                 if not _lock(handle):
                     continue  # somebody is working in it
-                shutil.rmtree(folder, ignore_errors=True)
+                remove_path(folder)
         except OSError:
             continue
         removed.append(folder)
     return removed
 
 
-_RENAME_EXCHANGE = 2
+def scratch_folder(prefix: str = "hugvis-", parent: "str | Path | None" = None) -> Path:
+    """A new folder in the temporary space (or in ``parent``) that carries the transient marker of kind
+    ``scratch``, so the guard knows what is in it is the toolkit's. The caller removes it (or
+    :func:`scratch` does).
 
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap two paths in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False where unsupported."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    at_fdcwd = -100
-    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE) == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
-        return False
-    raise OSError(code, os.strerror(code), str(a))
-
-
-def replace_folder(new: "str | Path", target: "str | Path") -> None:
-    """Put the folder ``new`` at ``target``, replacing what is there, so a reader sees one or the other.
-
-    Where the kernel can exchange two folders in one step, it does; elsewhere the old run is
-    renamed aside first (a crash between the two renames leaves it in a ``.retired-`` folder,
-    named in the marker, and the new one in place of nothing: nothing is lost). The replaced run
-    is removed afterwards.
+    >>> folder = scratch_folder(); is_transient(folder)
+    True
     """
-    new, target = Path(new), Path(target)
-    if not target.exists():
-        os.rename(new, target)
-        return
-    retired = target.parent / f".retired-{uuid.uuid4().hex}"
-    if _exchange(new, target):
-        os.rename(new, retired)  # ``new`` now holds the old run
-    else:
-        os.rename(target, retired)
-        os.rename(new, target)
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=None if parent is None else str(make_folder(parent))))
+    (folder / MARKER).write_text(json.dumps({"kind": "scratch", "pid": os.getpid()}), encoding="utf-8")
+    return folder
+
+
+@contextlib.contextmanager
+def scratch(prefix: str = "hugvis-", parent: "str | Path | None" = None) -> Iterator[Path]:
+    """A :func:`scratch_folder` for the block, removed afterwards (also on a stop).
+
+    >>> with scratch() as folder:
+    ...     is_transient(folder)
+    True
+    >>> folder.exists()
+    False
+    """
+    from .. import stopping
+
+    folder = scratch_folder(prefix, parent)
+    key = stopping.register_removal(folder)
     try:
-        with hold(retired, "retired", str(target)):
-            pass
+        yield folder
     finally:
-        shutil.rmtree(retired, ignore_errors=True)
+        remove_path(folder)
+        stopping.unregister_removal(key)
+
+
+def mark_scratch(folder: "str | Path") -> Path:
+    """Make ``folder`` (created if needed) a scratch folder of the toolkit's, like :func:`scratch_folder`
+    but at a name the caller chose (a queue mirror under the worker's ``--work-dir``).
+
+    >>> import tempfile
+    >>> is_transient(mark_scratch(Path(tempfile.mkdtemp()) / ".requests-1"))
+    True
+    """
+    folder = make_folder(folder)
+    if not (folder / MARKER).is_file():
+        (folder / MARKER).write_text(json.dumps({"kind": "scratch", "pid": os.getpid()}), encoding="utf-8")
+    return folder
+
+
+def mark_cache(folder: "str | Path") -> Path:
+    """Make ``folder`` (created if needed) a cache of the toolkit's: its content is the toolkit's to replace
+    and remove (entries it names itself), and no command ever cleans it as a leftover.
+
+    >>> import tempfile
+    >>> is_transient(mark_cache(Path(tempfile.mkdtemp()) / "features"))
+    True
+    """
+    folder = make_folder(folder)
+    if not (folder / MARKER).is_file():
+        (folder / MARKER).write_text(json.dumps({"kind": "cache"}), encoding="utf-8")
+    return folder
+
+
+def is_transient(folder: "str | Path") -> bool:
+    """Whether ``folder`` is a transient folder (it carries :data:`MARKER`).
+
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> with transient_folder(root, "work") as held:
+    ...     is_transient(held), is_transient(root)
+    (True, False)
+    """
+    return (Path(folder) / MARKER).is_file()
 
 
 __all__ = ["CLEANED_KINDS", "FolderBusyError", "KINDS", "MARKER", "clean_transients", "hold", "is_run_folder_name",
-           "replace_folder", "transient_folder"]
+           "is_transient", "mark_cache", "mark_scratch", "scratch", "scratch_folder", "transient_folder"]
