@@ -59,8 +59,11 @@ def test_local_store_adds_a_scored_run_once(release, tmp_path):
         stored = store.add(stage, "matting", "mine")
     assert not any(p.name.startswith(".staging") for p in store.root.iterdir())  # staging removed
     assert "run.json" in staged and ".input-digests.json" in staged
-    # The run's files, nothing else (the runner's digest cache stays with the scorer).
-    assert sorted(p.name for p in stored.folder.iterdir()) == sorted(n for n in staged if n in RUN_FILES)
+    # The run's files and the guard's marker and ledger of it, nothing else (the digest cache stays with the scorer).
+    from hug_vis_dataset.outputs import LEDGER, MARKER
+
+    assert sorted(p.name for p in stored.folder.iterdir()) == sorted([n for n in staged if n in RUN_FILES]
+                                                                     + [LEDGER, MARKER])
     assert stored.scored_by == "self-reported"  # added without verified=True
     pd.testing.assert_frame_equal(store.rows(), pd.read_parquet(stored.folder / "rows.parquet"))
     assert stored.summary["aggregate"] == result.summary["aggregate"]

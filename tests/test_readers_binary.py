@@ -172,9 +172,10 @@ def test_a_stored_run_whose_values_are_text_is_damaged_naming_the_column(tmp_pat
 
 def test_a_part_file_without_its_metric_column_names_file_and_column(tmp_path):
     # On main: a KeyError traceback ('metric') from drop_duplicates.
+    from hug_vis_dataset.outputs import scratch_folder
     from hug_vis_dataset.scoring.store import ResultStore, StoredResultsError
 
-    store = ResultStore(tmp_path, "matting", "m")
+    store = ResultStore(scratch_folder(parent=tmp_path), "matting", "m")  # parts are written in a work folder
     store.write_part(result_frame().to_dict("records"))
     [part] = list(store.rows_dir.iterdir())
     pq.write_table(pq.read_table(part).drop_columns(["metric"]), part)
@@ -619,6 +620,11 @@ def test_resuming_over_a_shard_of_another_schema_names_it(built, tmp_path):
     [entry] = manifest["configs"]["matting"]["shards"]  # as another version's build would record it
     entry.update(sha256=hashlib.sha256(shard.read_bytes()).hexdigest(), bytes=shard.stat().st_size)
     (repo / MANIFEST).write_text(json.dumps(manifest))
+    from hug_vis_dataset.outputs.ledger import append_ledger, stat_entry
+
+    # ... and its ledger (the shard and manifest are that build's own files, unchanged since it wrote them)
+    append_ledger(repo, [stat_entry(repo / rel, rel, "hugvis build") for rel in
+                         (shard.relative_to(repo).as_posix(), MANIFEST)])
     with pytest.raises(InputFileError) as caught:
         build_repo(built.parent / "release", repo, resume=True, configs=("matting", "clips"), measure_storage=False)
     assert caught.value.where == "column 'alpha_matte'" and SHARD_FIX in one_line(caught.value, shard)

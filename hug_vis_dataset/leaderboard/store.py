@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..errors import HugvisError
-from ..outputs import Output, claim, clean_transients, discard, scratch_folder, transient_folder
+from ..outputs import Output, claim, clean_transients, discard, mark_scratch, scratch_folder, transient_folder
 from ..scoring.runs import RUN_FILES, VERIFICATION_FILE, DamagedRun, RunScan, StoredRun, scan_runs, write_verification
 from ..studies.ratings import RATINGS_FILE  # the study's log, kept with the results
 
@@ -234,7 +234,7 @@ class HubResultsStore(LocalResultsStore):
 
     def __init__(self, repo_id: str, mirror: "str | Path", api: Any = None, revision: str = "main",
                  refresh_s: "float | None" = 30.0):
-        super().__init__(mirror)
+        super().__init__(mark_scratch(mirror))  # the mirror is the toolkit's scratch copy of the repo
         self.refresh_s = refresh_s
         self.pulled_at: "float | None" = None
         self.refresh_error: "str | None" = None  # why the last refresh failed (the board shows the mirror)

@@ -355,11 +355,19 @@ class Output:
     def staged(self, by: "str | None" = None, prune: bool = True) -> Iterator[Path]:
         """A transient folder inside the output to write a whole tree into; when the block ends without
         error the tree is merged into the output (:meth:`merge`), else it is removed and the output is
-        as it was."""
+        as it was (a folder this call made is removed again: a failed command leaves no output behind)."""
+        made = not self.root.exists()
         self.ensure()
-        with transient_folder(self.root, "staging", str(self.root)) as stage:
-            yield stage
-            self.merge(stage, by, prune)
+        try:
+            with transient_folder(self.root, "staging", str(self.root)) as stage:
+                yield stage
+                self.merge(stage, by, prune)
+        except BaseException:
+            if made:
+                for name in (MARKER, LEDGER):
+                    files.remove_path(self.root / name)
+                files.remove_empty_folder(self.root)
+            raise
 
     def merge(self, stage: "str | os.PathLike", by: "str | None" = None, prune: bool = True) -> list[str]:
         """Move every file of ``stage`` to the same place in the output and record it; with ``prune``, delete
@@ -398,28 +406,40 @@ class Output:
         """
         self.ensure()
         rel = self.rel(rel)
-        target = self.root / rel
-        files.remove_path(Path(new) / TRANSIENT_MARKER)  # a finished work folder is no longer transient
+        target, new = self.root / rel, Path(new)
+        # Everything that can refuse is checked while ``new`` is still a transient folder (its caller removes it).
+        if os.path.lexists(target):
+            if refuse_existing:
+                raise FileExistsError(errno.EEXIST, f"{target} exists", str(target))
+            problem = unit_problem(target, kind)
+            if problem is not None:
+                raise NotOursError(f"{self.command}: {problem}; it would be replaced: move it out of {self.named} or "
+                                   f"choose another {self.label}")
+        marker = (new / TRANSIENT_MARKER).read_bytes() if (new / TRANSIENT_MARKER).is_file() else None
+        files.remove_path(new / TRANSIENT_MARKER)  # a finished work folder is no longer transient
         seal_unit(new, kind, self.command, attrs or {})
-        with stopping.deferred():
-            if not os.path.lexists(target):
-                files.make_folder(target.parent)
-                try:
-                    files.rename(new, target)
-                except OSError as err:
-                    if err.errno in (errno.EEXIST, errno.ENOTEMPTY) and refuse_existing:
-                        raise FileExistsError(errno.EEXIST, f"{target} exists", str(target)) from None
-                    raise
-                return target
-        if refuse_existing:
-            raise FileExistsError(errno.EEXIST, f"{target} exists", str(target))
-        problem = unit_problem(target, kind)
-        if problem is not None:
-            raise NotOursError(f"{self.command}: {problem}; it would be replaced: move it out of {self.named} or "
-                               f"choose another {self.label}")
+        try:
+            with stopping.deferred():
+                if not os.path.lexists(target):
+                    files.make_folder(target.parent)
+                    try:
+                        files.rename(new, target)  # refused by the kernel if a unit appeared meanwhile
+                    except OSError as err:
+                        if err.errno in (errno.EEXIST, errno.ENOTEMPTY):
+                            raise FileExistsError(errno.EEXIST, f"{target} exists", str(target)) from None
+                        raise
+                    return target
+            if refuse_existing:
+                raise FileExistsError(errno.EEXIST, f"{target} exists", str(target))
+        except BaseException:
+            if marker is not None and new.is_dir():  # still ours to remove: transient again
+                for name in (MARKER, LEDGER):
+                    files.remove_path(new / name)
+                (new / TRANSIENT_MARKER).write_bytes(marker)
+            raise
         with transient_folder(target.parent, "retired", str(target), keep=True) as retired:
             with stopping.deferred():
-                if not exchange(Path(new), target):
+                if not exchange(new, target):
                     files.rename(target, retired / "old")
                     files.rename(new, target)
                 else:

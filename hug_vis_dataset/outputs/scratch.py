@@ -22,7 +22,7 @@ def _scratch(path: Path) -> bool:
     of an output, a :func:`~hug_vis_dataset.outputs.transient.scratch_folder`), whose marker is in one of
     the parents. The system's temporary folder as such is not: a user's files can be there too."""
     where = resolve(path.parent) / path.name
-    return any((parent / TRANSIENT_MARKER).is_file() for parent in where.parents)
+    return any((folder / TRANSIENT_MARKER).is_file() for folder in (where, *where.parents))
 
 
 def _owning_output(path: Path) -> "Output | None":

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Sequence
 
+from ..outputs import GUARD_FILES
 from ..grid import parse_emotion
 from ..layout import SIMULATED_SYSTEMS_DIR, SYNTHETIC_MARKER, ReleaseLayout, layout_for
 from ..media import MediaError, alpha_frame_files, audio_info, read_png_gray, video_info
@@ -234,7 +235,7 @@ def unlisted_media(release: Release, layout: ReleaseLayout, limit: int = 50) -> 
             continue
         for name in sorted(files):
             path = here / name
-            if path in listed:
+            if path in listed or (here == root and name in GUARD_FILES):  # the output guard's marker and ledger
                 continue
             if here in alpha_dirs:
                 if _is_frame_name(layout, name):
