@@ -80,6 +80,8 @@ def reference_rows(models):
         [False, True, True, False, True]
     """
     names = models.astype(str)
+    if not len(names):  # no rows (every clip of every run failed): partition() would give no column 0
+        return names.astype(bool)
     return names.str.partition(EMOTION_MODEL_SEP)[0].isin(list(REFERENCE_MODELS)) | names.str.startswith(AUDIT_PREFIX)
 STATUS_OK = "ok"
 STATUS_FAILED = "failed"

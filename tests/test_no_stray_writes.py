@@ -11,7 +11,9 @@ recording every write outside the allowed roots), and three checks hold afterwar
    module copies); the cache folder holds nothing but ``features/``;
 3. where the kernel lets root make one (``unshare --mount`` + a read-only bind mount, probed once), the
    input trees are really read-only for the command, so a write by a C library or a child process
-   fails too. As root ``chmod`` stops nothing, hence the mount.
+   fails too. As root ``chmod`` stops nothing, hence the mount;
+4. every write into the output the user named lies in an output the process claimed through the output guard
+   (``hug_vis_dataset.outputs.claimed()``): the guard is the only way in.
 
 The store carries the leftover of a crashed upload (a marked ``.incoming-*`` folder): reading commands
 must leave it, only a write to the store cleans it.
@@ -112,7 +114,7 @@ def run_audited(world, tmp_path, args: "list[str]", inputs: "list[Path]", out: "
     for folder in (cache, home, tmp):
         folder.mkdir()
     log = tmp_path / "audit.jsonl"
-    allowed = [str(p) for p in (out, tmp, home, cache / "features") if p is not None]
+    allowed = [str(out) if out is not None else ""] + [str(p) for p in (tmp, home, cache / "features")]
     env = {**os.environ, "HUGVIS_CACHE_DIR": str(cache), "HOME": str(home), "TMPDIR": str(tmp),
            "MPLCONFIGDIR": str(home / "mpl"), "HUGVIS_WEIGHTS_DIR": str(world["root"] / "no-weights"),
            "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1",
@@ -130,8 +132,14 @@ def run_audited(world, tmp_path, args: "list[str]", inputs: "list[Path]", out: "
     done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=timeout)
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
     assert snapshot(*inputs) == before, f"an input changed: {_diff(before, snapshot(*inputs))}"
-    writes = [json.loads(line) for line in log.read_text().splitlines()] if log.is_file() else []
+    records = [json.loads(line) for line in log.read_text().splitlines()] if log.is_file() else []
+    writes = [r for r in records if "claimed" not in r and not r.get("named")]
     assert writes == [], f"writes outside {allowed}: {writes[:10]}"
+    # Every write into the place the user named went through the output guard: it lies in an output claimed.
+    claimed = [Path(c) for r in records if "claimed" in r for c in r["claimed"]]
+    unclaimed = [r for r in records if r.get("named") and not any(
+        Path(r["path"]) == c or c in Path(r["path"]).parents for c in claimed)]
+    assert unclaimed == [], f"writes into {out} without an output claim: {unclaimed[:10]}"
     strays = [str(p.relative_to(cache)) for p in cache.rglob("*") if p.is_file()
               and p.relative_to(cache).parts[0] != "features"]
     assert strays == [], f"written into the cache folder nobody named: {strays}"

@@ -5,6 +5,11 @@ Used by ``tests/test_no_stray_writes.py`` in a real subprocess::
     python tests/write_audit.py LOG ALLOWED[:ALLOWED...] -- hugvis-args...
     python tests/write_audit.py LOG ALLOWED[:ALLOWED...] -c CODE
 
+The first allowed root is the output the user named (``--out``): writes there are logged too, as
+``{"event", "path", "named": true}``, and at the end the outputs the process claimed through the output guard
+(:func:`hug_vis_dataset.outputs.claimed`) as ``{"claimed": [...]}``, so a test can check that every write into
+the named place went through a claim.
+
 Every ``open`` for writing (``w``, ``a``, ``x``, ``+`` modes; ``O_WRONLY``/``O_RDWR``/``O_CREAT`` flags) and
 every ``os.rename/replace/remove/rmdir/mkdir/link/symlink/truncate/utime/chmod`` and ``shutil`` copy/move whose
 path lies outside the allowed roots is appended to LOG as one JSON line ``{"event", "path"}``. The hook sees
@@ -28,8 +33,9 @@ _PATH_EVENTS = {"os.remove": ((0, 1),), "os.rmdir": ((0, 1),), "os.mkdir": ((0, 
 _SAFE = ("/dev/", "/proc/")
 
 
-def _install(log: str, allowed: "list[str]") -> None:
+def _install(log: str, allowed: "list[str]"):
     roots = [os.path.realpath(a) for a in allowed if a]
+    named = roots[0] if allowed and allowed[0] else None
     handle = open(log, "a", encoding="utf-8", buffering=1)  # opened before the hook: not recorded
 
     def outside(path, dir_fd=None) -> "str | None":
@@ -62,22 +68,41 @@ def _install(log: str, allowed: "list[str]") -> None:
             full = outside(path, dir_fd)
             if full is not None:
                 handle.write(json.dumps({"event": event, "path": full}) + "\n")
+            elif named is not None and not isinstance(path, int) and path is not None:
+                try:
+                    where = os.path.realpath(os.fsdecode(path))
+                except (TypeError, ValueError):
+                    continue
+                if where == named or where.startswith(named + os.sep):
+                    handle.write(json.dumps({"event": event, "path": where, "named": True}) + "\n")
 
     sys.addaudithook(hook)
+    return handle
+
+
+def _claims(handle) -> None:
+    try:
+        from hug_vis_dataset.outputs import claimed
+    except ImportError:
+        return
+    handle.write(json.dumps({"claimed": [str(p) for p in claimed()]}) + "\n")
 
 
 def main(argv: "list[str]") -> int:
     log, allowed, rest = argv[0], argv[1].split(os.pathsep), argv[2:]
-    _install(log, allowed)
-    if rest[:1] == ["-c"]:
-        sys.argv = ["-c"]
-        exec(compile(rest[1], "<audited>", "exec"), {"__name__": "__main__"})
-        return 0
-    if rest[:1] == ["--"]:
-        rest = rest[1:]
-    from hug_vis_dataset.cli import main as hugvis
+    handle = _install(log, allowed)
+    try:
+        if rest[:1] == ["-c"]:
+            sys.argv = ["-c"]
+            exec(compile(rest[1], "<audited>", "exec"), {"__name__": "__main__"})
+            return 0
+        if rest[:1] == ["--"]:
+            rest = rest[1:]
+        from hug_vis_dataset.cli import main as hugvis
 
-    return int(hugvis(rest) or 0)
+        return int(hugvis(rest) or 0)
+    finally:
+        _claims(handle)
 
 
 if __name__ == "__main__":

@@ -356,14 +356,22 @@ class Output:
         """A transient folder inside the output to write a whole tree into; when the block ends without
         error the tree is merged into the output (:meth:`merge`), else it is removed and the output is
         as it was (a folder this call made is removed again: a failed command leaves no output behind)."""
-        made = not self.root.exists()
-        self.ensure()
-        try:
+        with self.opened():
             with transient_folder(self.root, "staging", str(self.root)) as stage:
                 yield stage
                 self.merge(stage, by, prune)
+
+    @contextlib.contextmanager
+    def opened(self) -> Iterator[Path]:
+        """:meth:`ensure` for the block; when the block fails and this call made the folder, the folder is
+        removed again if nothing but the guard's own files is in it: a refused or failed command leaves no
+        output behind."""
+        made = not os.path.lexists(self.root)
+        self.ensure()
+        try:
+            yield self.root
         except BaseException:
-            if made:
+            if made and self.root.is_dir() and all(p.name in GUARD_FILES for p in self.root.iterdir()):
                 for name in (MARKER, LEDGER):
                     files.remove_path(self.root / name)
                 files.remove_empty_folder(self.root)

@@ -289,35 +289,38 @@ def evaluate_submission(
     if output is None:
         output = claim("hugvis evaluate", out, "results", into_existing=into_existing,
                        inputs=[("--dataset", dataset)] + ([] if reference_derived else [("--predictions", predictions)]))
-    # The shards' digests are remembered under --out (what the user named), never next to the dataset.
-    refs = open_reference_source(dataset, task, revision, verify=verify_dataset,
-                                 digests_file=Path(out) / VERIFY_CACHE_FILE)
-    grid = refs.clip_ids()
-    if not grid:
-        raise ValueError(f"the dataset at {dataset} has no clips")
-    chosen = select_metrics(scorer, metrics)
-    availability = {m: why for m, why in scorer.availability().items() if m in chosen}
-    skipped = {m: why for m, why in availability.items() if why}
-    if skipped and require_all_metrics:
-        raise IncompleteMetricsError("cannot compute every metric of " + task + ": "
-                                     + "; ".join(f"{m}: {why}" for m, why in skipped.items()))
-    metrics = tuple(m for m in scorer.metrics if m in chosen and not availability.get(m))
-    set_metrics = tuple(m for m in scorer.set_metrics if m in chosen and not availability.get(m))
-    if scorer.reference_only or str(predictions) == REAL_AUDIO:
-        index = scorer.index_from_references(refs, predictions)
-    else:
-        index = index_predictions(task, predictions)
-    options: dict[str, Any] = {"chunk_frames": int(chunk_frames), "device": device, "batch_size": batch_size}
-    if task == "emotion":
-        options["settings"] = tuple(scorer.settings(index))
-    if set_metrics:  # each clip returns its features for them (FID: from its one decode), kept with its rows
-        options["set_features"] = set_metrics
-    from .. import catalog
+    # --out is made (with its marker) before the dataset is opened, so the shards' digests can be kept there;
+    # a refusal before anything is scored removes it again (opened()).
+    with output.opened():
+        # The shards' digests are remembered under --out (what the user named), never next to the dataset.
+        refs = open_reference_source(dataset, task, revision, verify=verify_dataset,
+                                     digests_file=Path(out) / VERIFY_CACHE_FILE)
+        grid = refs.clip_ids()
+        if not grid:
+            raise ValueError(f"the dataset at {dataset} has no clips")
+        chosen = select_metrics(scorer, metrics)
+        availability = {m: why for m, why in scorer.availability().items() if m in chosen}
+        skipped = {m: why for m, why in availability.items() if why}
+        if skipped and require_all_metrics:
+            raise IncompleteMetricsError("cannot compute every metric of " + task + ": "
+                                         + "; ".join(f"{m}: {why}" for m, why in skipped.items()))
+        metrics = tuple(m for m in scorer.metrics if m in chosen and not availability.get(m))
+        set_metrics = tuple(m for m in scorer.set_metrics if m in chosen and not availability.get(m))
+        if scorer.reference_only or str(predictions) == REAL_AUDIO:
+            index = scorer.index_from_references(refs, predictions)
+        else:
+            index = index_predictions(task, predictions)
+        options: dict[str, Any] = {"chunk_frames": int(chunk_frames), "device": device, "batch_size": batch_size}
+        if task == "emotion":
+            options["settings"] = tuple(scorer.settings(index))
+        if set_metrics:  # each clip returns its features for them (FID: from its one decode), kept with its rows
+            options["set_features"] = set_metrics
+        from .. import catalog
 
-    protocol = protocol or catalog.task_protocol(task)
+        protocol = protocol or catalog.task_protocol(task)
 
-    plan = plan_rerun(out, task, model, str(predictions) if reference_derived else str(Path(predictions).resolve()),
-                      refs, index, metrics + set_metrics, overwrite, reference_derived)
+        plan = plan_rerun(out, task, model, str(predictions) if reference_derived else str(Path(predictions).resolve()),
+                          refs, index, metrics + set_metrics, overwrite, reference_derived)
     fingerprints = plan.fingerprints
     # Nothing to rescore: the stored run is read, not rewritten, so a store the user cannot write is read.
     stored_protocol = {"aggregation": protocol, "chunk_frames": chunk_frames,
@@ -328,7 +331,6 @@ def evaluate_submission(
         if stored is not None:
             return EvaluationResult(task, model, plan.published.rows_path, plan.published.dir / "summary.json",
                                     *stored, 0)
-    output.ensure()  # the first write: every refusal above left --out as it was (not even made)
     counts = {"kept": None, "persisted": 0}  # what a stop keeps: the clips whose rows are in the work folder
 
     def stop_note() -> str:
