@@ -78,6 +78,11 @@ def test_cpu_figures_are_measured_on_the_clip(cpu_run):
         assert cpu["wall_s"] > 0 and cpu["cpu_s"] > 0 and cpu["per_s"] == pytest.approx(cpu["units"] / cpu["wall_s"])
         # the Markdown row prints the same throughput
         assert f"| {r['metric']} | {r['unit']} | {cpu['per_s']:.1f} | no GPU: skipped |" in text
+        # one system's grid: 8,400 x 6 s = 1,512,000 frames at 30 fps, or 50,400 s of audio
+        grid = 1_512_000 if r["unit"] == "frame" else 50_400
+        assert r["full_grid_hours"]["cpu_wall"] == pytest.approx(grid / cpu["per_s"] / 3600)
+        assert r["full_grid_hours"]["cpu_cpu_hours"] == pytest.approx(grid * cpu["cpu_s"] / cpu["units"] / 3600)
+        assert r["full_grid_hours"]["gpu_wall"] is None
     values = {r["metric"]: r["cpu"]["values"] for r in summary["metrics"]}
     assert -1 <= values["csim"]["csim"][0] <= 1 and 0 <= values["speaker_similarity"]["speaker_similarity"][0] <= 1
     assert values["sync"]["sync_d"][0] > 0 and math.isfinite(values["sync"]["sync_c"][0])
