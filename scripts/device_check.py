@@ -201,7 +201,7 @@ def install_carried(folder: Path) -> dict[str, Any]:
         for name, member in DNSMOS_FILES.items():
             path = folder / "dnsmos" / Path(member).name
             if path.is_file():
-                os.environ[env_var(name)] = str(path)
+                os.environ[env_var(name)] = str(path.resolve())
                 report.setdefault("dnsmos_files", []).append(str(path))
     return report
 
@@ -520,11 +520,12 @@ def difference(values: "dict[str, np.ndarray] | np.ndarray", reference: "dict[st
 class Context:
     """What the parts share: options, the clips, the model files, models per device, decoded frames."""
 
-    def __init__(self, args, work: Path, clips: list[Clip], files: dict[str, str], gpu: "str | None") -> None:
+    def __init__(self, args, work: Path, clips: list[Clip], files: dict[str, str], gpu: "str | None",
+                 started: float) -> None:
         self.args, self.work, self.clips, self.files, self.gpu = args, work, clips, files, gpu
         self._models: dict[str, Any] = {}
         self._frames: dict[tuple[str, int], np.ndarray] = {}
-        self.deadline = time.monotonic() + args.budget_s
+        self.deadline = started + args.budget_s  # counted from the start of the run, clips and installs included
 
     def models(self, device: str):
         from hug_vis_dataset.tasks import ModelCache
@@ -1051,7 +1052,10 @@ def main(argv=None) -> int:
     if args.prepare_wheels:
         return prepare_wheels(args.wheels)
     t0 = time.monotonic()
-    install = install_carried(args.wheels)  # before anything imports the carried packages
+    try:
+        install = install_carried(args.wheels)  # before anything imports the carried packages
+    except (OSError, subprocess.CalledProcessError) as err:  # the parts needing them fail, each naming the module
+        install = {"folder": str(args.wheels), "installed": [], "missing": ["(pip failed)"], "error": str(err)}
     import torch
 
     gpu = "cuda" if torch.cuda.is_available() and not args.cpu_only else None
@@ -1072,7 +1076,7 @@ def main(argv=None) -> int:
         print(f"  [{time.monotonic() - t0:5.0f} s] clips and model files written", flush=True)
         summary["frames"] = sum(c.frames for c in clips)
         summary["audio_seconds"] = sum(c.audio_seconds for c in clips)
-        ctx = Context(args, work, clips, files, gpu)
+        ctx = Context(args, work, clips, files, gpu, t0)
         for check in CHECKS:
             if check.name not in wanted:
                 continue
