@@ -372,20 +372,20 @@ def door_fid_features(models, clips: list[Clip]) -> tuple[dict[str, np.ndarray],
 # -- the network functions at two batch sizes (batch-size invariance), on the first frames of clip 0: batch 1
 #    and the scorer's default batch (``--kernel-batch`` caps it), on ``items`` = that batch + 1 items (an uneven
 #    split; the door's shapes, so these calls also warm the door up)
-def kernel_lpips(models, clips, batch, cache, items):
+def kernel_lpips(models: Any, clips: "list[Clip]", batch: int, cache: "Context", items: int) -> np.ndarray:
     from hug_vis_dataset.metrics.frames import lpips_frames
 
     pred, ref = cache.frames(clips[0].vision, items), cache.frames(clips[0].reference_video, items)
     return lpips_frames(models.get("lpips"), pred, ref, batch=batch)
 
 
-def kernel_inception(models, clips, batch, cache, items):
+def kernel_inception(models: Any, clips: "list[Clip]", batch: int, cache: "Context", items: int) -> np.ndarray:
     from hug_vis_dataset.models.inception import inception_features
 
     return inception_features(models.get("inception"), cache.frames(clips[0].vision, items), batch=batch)
 
 
-def kernel_arcface(models, clips, batch, cache, items):
+def kernel_arcface(models: Any, clips: "list[Clip]", batch: int, cache: "Context", items: int) -> np.ndarray:
     from hug_vis_dataset.metrics.identity import aligned_face_of
     from hug_vis_dataset.models.arcface import ArcFaceEmbedder
 
@@ -394,7 +394,7 @@ def kernel_arcface(models, clips, batch, cache, items):
     return embedder(faces)
 
 
-def kernel_syncnet(models, clips, batch, cache, items):
+def kernel_syncnet(models: Any, clips: "list[Clip]", batch: int, cache: "Context", items: int) -> np.ndarray:
     from hug_vis_dataset.metrics.sync_timeline import video_audio_16k
     from hug_vis_dataset.models.facetrack import crop_face
     from hug_vis_dataset.models.syncnet import SYNC_SAMPLE_RATE, audio_embeddings, lip_embeddings, sync_windows
@@ -408,7 +408,7 @@ def kernel_syncnet(models, clips, batch, cache, items):
     return np.concatenate([lip_embeddings(net, [crops], windows, batch), audio_embeddings(net, audio, windows, batch)], 1)
 
 
-def kernel_utmos(models, clips, batch, cache, items):
+def kernel_utmos(models: Any, clips: "list[Clip]", batch: int, cache: "Context", items: int) -> np.ndarray:
     from hug_vis_dataset.metrics.voice import prepare_audio
     from hug_vis_dataset.models.utmos import utmos_scores
 
@@ -418,14 +418,14 @@ def kernel_utmos(models, clips, batch, cache, items):
     return np.array(utmos_scores(models.get("utmos"), utterances, batch))
 
 
-def warm_dnsmos(models) -> None:
+def warm_dnsmos(models: Any) -> None:
     """DNSMOS's two sessions loaded and run once, on one 9.01 s window of silence."""
     from hug_vis_dataset.metrics.voice import dnsmos
 
     dnsmos(np.zeros(int(9.01 * 16000) + 1, np.float32), 16000, device=models.device)
 
 
-def kernel_speaker(models, clips, batch, cache, items):
+def kernel_speaker(models: Any, clips: "list[Clip]", batch: int, cache: "Context", items: int) -> np.ndarray:
     # the partials of the clip (1.3 a second), ``batch`` at a time: ``items`` does not apply
     from hug_vis_dataset.metrics.voice import speaker_embedding
 
@@ -946,10 +946,11 @@ def markdown(summary: dict[str, Any]) -> str:
     else:
         for side in ("gpu", "cpu"):
             run = ev[side]
+            errors = f"; errors: {run['errors']}" if run.get("errors") else ""
             lines.append(f"- `{run['command']}`: rc {run['rc']}, {fmt(run['wall_s'], '.1f')} s wall, "
-                         f"{fmt(run.get('frames_per_s'), '.1f')} frames/s ({fmt(grid_hours('frame', run.get('frames_per_s')), '.1f')} h "
+                         f"{fmt(run.get('frames_per_s'), '.1f')} frames/s ({fmt(run.get('full_grid_hours'), '.1f')} h "
                          f"per system), {run.get('rows', 0)} rows, {run.get('failed', '-')} failed, metrics "
-                         f"{', '.join(run.get('metrics', []))}" + (f"; errors: {run['errors']}" if run.get("errors") else ""))
+                         f"{', '.join(run.get('metrics', []))}{errors}")
         cmp = ev["gpu_vs_cpu"]
         lines.append(f"- rows, {ev['device']} vs cpu: {verdict(cmp['ok'])}; " + ", ".join(
             f"{m} {fmt(d['max_abs'], '.1e')}" for m, d in cmp.get("per_metric", {}).items()))
@@ -967,8 +968,8 @@ def markdown(summary: dict[str, Any]) -> str:
                                  f"{w['CUDA_VISIBLE_DEVICES']})" for w in run.get("workers", [])))
     lines += ["", "## Not carried to the GPU machine", ""]
     lines += [f"- {name}: {why}" for name, why in NOT_CARRIED.items()]
-    lines += ["", f"Verdict: {'every check that ran passed' if summary['ok'] else 'FAILED: see the rows marked FAIL or ERROR'}"
-              f" ({summary['elapsed_s']:.0f} s)."]
+    outcome = "every check that ran passed" if summary["ok"] else "FAILED: " + "; ".join(summary["failures"])
+    lines += ["", f"Verdict: {outcome} ({summary['elapsed_s']:.0f} s)."]
     return "\n".join(lines) + "\n"
 
 
