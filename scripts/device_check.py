@@ -48,8 +48,8 @@ Usage::
     python scripts/device_check.py --out DIR                 # the check: DIR/device_check.json and .md
     python scripts/device_check.py --out DIR --size 320x180 --seconds 2.2 --fps 25 --clips 1 --utmos tiny
 
-The one command of a GPU session (docs/PERFORMANCE.md, "GPU"): ``run`` with ``carry=[".whl"]`` and
-``PYTHONUNBUFFERED=1 python3 scripts/device_check.py --out $OUT``.
+The one command of a GPU session (docs/PERFORMANCE.md, "GPU: the device check"): ``run`` with
+``carry=[".whl"]``, ``timeout_s=540`` and ``PYTHONUNBUFFERED=1 python3 scripts/device_check.py --out $OUT``.
 """
 
 from __future__ import annotations
