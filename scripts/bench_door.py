@@ -60,14 +60,16 @@ RSS_SCRIPT = ("import re, sys; from hug_vis_dataset.cli import main; rc = main(s
               "sys.exit(rc)")
 
 
-def make_release(root: Path, size: tuple[int, int], seconds: float, clips: int) -> None:
-    """A synthetic release at full resolution, and one degraded prediction per clip and task."""
+def make_release(root: Path, size: tuple[int, int], seconds: float, clips: int, fps: float = 30.0,
+                 mattes: bool = True) -> None:
+    """A synthetic release at full resolution, and one degraded prediction per clip and task
+    (``mattes=False``: no matting predictions, for callers that score no matting)."""
     from hug_vis_dataset import media
     from hug_vis_dataset.release import Release
     from hug_vis_dataset.synth import synthesize
 
     synthesize(root, actors=1, emotions=["Happy"], actions=1, scripts=clips, seconds=seconds, size=size,
-               systems=False, seed=7)
+               fps=fps, systems=False, seed=7)
     rng = np.random.default_rng(0)
     for record in Release(root).records.values():
         def noisy(chunks):
@@ -76,7 +78,9 @@ def make_release(root: Path, size: tuple[int, int], seconds: float, clips: int) 
 
         media.write_video(root / "pred_vision" / f"{record.clip_id}.mp4", noisy(media.iter_video_frames(record.video_path)),
                           fps=record.fps, preset="ultrafast")
-        media.write_alpha_pngs(root / "pred_matting" / record.clip_id, noisy(media.iter_alpha_frames(record.alpha_matte_path)))
+        if mattes:
+            media.write_alpha_pngs(root / "pred_matting" / record.clip_id,
+                                   noisy(media.iter_alpha_frames(record.alpha_matte_path)))
         audio, rate = media.read_audio(record.audio_path)
         hiss = rng.normal(0.0, 0.01, audio.shape).astype(np.float32)
         media.write_wav(root / "pred_voice" / f"{record.clip_id}.wav", np.clip(audio + hiss, -1, 1), rate)
