@@ -187,10 +187,7 @@ class TaskSpec:
         prediction_suffixes: accepted file suffixes of one clip's prediction.
         prediction_dirs: a clip's prediction may be a folder (PNG frames).
         example_tree: an example submission folder, one entry per line.
-        counted_per_metric: a metric's value may be undefined for a clip by the reference itself (a region
-            the reference matte does not have), the same clips for every model: a clip is then left out of
-            that metric alone. Elsewhere a failed metric fails its clip for every metric
-            (:func:`hug_vis_dataset.scoring.aggregate.counted_rows`).
+        counted_per_metric: a clip whose reference leaves a metric undefined leaves that metric alone (counted_rows).
     """
 
     name: str

@@ -29,9 +29,9 @@ def scored(tmp_path_factory) -> Path:
     with pytest.MonkeyPatch.context() as env:  # no downloadable weight can be found, as on a fresh install
         for var in [v for v in os.environ if v.startswith("HUGVIS_WEIGHT")]:
             env.delenv(var)
-        (root / "no-weights").mkdir()  # an empty folder: a missing one is an error (weights_dir)
-        env.setenv("HUGVIS_WEIGHTS_DIR", str(root / "no-weights"))
-        env.setenv("HUGVIS_CACHE_DIR", str(root / "cache"))
+        # an empty folder (a missing one is an error: weights_dir), outside the demo's own folder
+        env.setenv("HUGVIS_WEIGHTS_DIR", str(tmp_path_factory.mktemp("no-weights")))
+        env.setenv("HUGVIS_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
         env.setenv("HF_HUB_OFFLINE", "1")
         run_demo(root, grid=dict(actors=1, emotions=["Happy"], actions=1, scripts=2, seconds=0.4, size=(64, 36)),
                  build=False, n_boot=0, progress=False)

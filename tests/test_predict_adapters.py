@@ -225,13 +225,13 @@ def test_transformers_text_classifier_answers_its_argmax_label(tiny_text_classif
     import torch
     from transformers import BertForSequenceClassification, BertTokenizer
 
-    summary = predict("emotion", f"transformers:{tiny_text_classifier}", release, tmp_path, settings=["Text"],
+    summary = predict("emotion", f"transformers:{tiny_text_classifier}", release, tmp_path / "text", settings=["Text"],
                       progress=False)
     assert summary.counts()["ok"] == 4
     model = BertForSequenceClassification.from_pretrained(tiny_text_classifier).eval()
     tokenizer = BertTokenizer.from_pretrained(tiny_text_classifier)
     answers = {json.loads(x)["clip_id"]: json.loads(x)["answer"]
-               for x in (tmp_path / "predictions.jsonl").read_text("utf-8").splitlines()}
+               for x in (tmp_path / "text" / "predictions.jsonl").read_text("utf-8").splitlines()}
     for record in Release(release):
         with torch.no_grad():
             logits = model(**tokenizer(record.transcript, return_tensors="pt")).logits[0]

@@ -53,17 +53,18 @@ def test_report_ranks_models_but_not_the_real_audio_row_and_draws_fig11(release,
     from hug_vis_dataset.results import REAL_AUDIO_LABEL
 
     systems = release / "simulated_systems"
+    results = tmp_path / "results"  # the report's --out lies outside the results it reads
     for name in ("clone_good", "clone_poor"):
-        evaluate_submission("voice_cloning", systems / "voice_cloning" / name, name, release, tmp_path, progress=False)
+        evaluate_submission("voice_cloning", systems / "voice_cloning" / name, name, release, results, progress=False)
     for name in ("matte_good", "matte_poor"):
-        evaluate_submission("matting", systems / "matting" / name, name, release, tmp_path, progress=False)
-    evaluate_submission("voice_cloning", REAL_AUDIO, REAL_AUDIO_MODEL, release, tmp_path, progress=False)
-    evaluate_submission("motion", "reference", REFERENCE_MODEL, release, tmp_path, progress=False)
+        evaluate_submission("matting", systems / "matting" / name, name, release, results, progress=False)
+    evaluate_submission("voice_cloning", REAL_AUDIO, REAL_AUDIO_MODEL, release, results, progress=False)
+    evaluate_submission("motion", "reference", REFERENCE_MODEL, release, results, progress=False)
     # the simulated clones were built with graded timbre shift: similarity follows it
-    sims = {name: pd.read_parquet(tmp_path / "voice_cloning" / name / "rows.parquet").query(
+    sims = {name: pd.read_parquet(results / "voice_cloning" / name / "rows.parquet").query(
         "metric == 'speaker_similarity'")["value"].mean() for name in ("clone_good", "clone_poor")}
     assert sims["clone_good"] > sims["clone_poor"]
-    report = build_report([tmp_path], tmp_path / "report", formats=("md",), n_boot=0)
+    report = build_report([results], tmp_path / "report", formats=("md",), n_boot=0)
     voice_md = (tmp_path / "report" / "voice_cloning.md").read_text()
     real_line = next(line for line in voice_md.splitlines() if REAL_AUDIO_LABEL in line)
     assert "**" not in real_line and "<u>" not in real_line
@@ -71,7 +72,7 @@ def test_report_ranks_models_but_not_the_real_audio_row_and_draws_fig11(release,
     assert (tmp_path / "report" / "figures" / "fig11_motion_difficulty.png").is_file()
 
     # Fig. 11's numbers by hand from the stored rows
-    rows = pd.concat([pd.read_parquet(p) for p in tmp_path.glob("*/*/rows.parquet")], ignore_index=True)
+    rows = pd.concat([pd.read_parquet(p) for p in results.glob("*/*/rows.parquet")], ignore_index=True)
     motion, _md = motion_analysis(rows)
     d_motion, dtssd, emotions = motion.d_motion, motion.dtssd, motion.emotions
     ok = rows[rows.status == "ok"]

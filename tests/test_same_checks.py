@@ -93,9 +93,14 @@ def test_collect_runs_the_scorer_checks(explorer, tmp_path):
     src = sorted(p for p in (release / "simulated_systems" / "vision_driven").iterdir() if p.is_dir())[0]
     outputs = Path(shutil.copytree(src, tmp_path / "outputs"))
     clip = sorted(outputs.glob("*.mp4"))[0]
+    from hug_vis_dataset.outputs import claim
+
     sub = tmp_path / "sub"
-    sub.mkdir()
-    shutil.copyfile(clip, sub / f"{clip.stem}.mkv")  # from an earlier collect
+    stale = tmp_path / "stale.mkv"
+    shutil.copyfile(clip, stale)
+    # from an earlier collect into this folder (so a file the toolkit put there, through its guard)
+    claim("hugvis predict", sub, "submission", attrs={"task": "vision_driven", "model": "collected"}).place(
+        stale, f"{clip.stem}.mkv")
     got = collect_outputs("vision_driven", outputs, release, sub, progress=False)
     assert len(got.ok) == 2 and got.failed == [clip.stem]
     assert dict(got.failures)[clip.stem] == f"duplicate predictions: {clip.stem}.mkv, {clip.stem}.mp4"

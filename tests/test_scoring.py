@@ -76,14 +76,14 @@ def test_generation_and_voice_metrics_needing_weights_are_skipped_once(grid, tmp
     monkeypatch.setenv("HUGVIS_WEIGHTS_DIR", str(tmp_path / "no-weights"))  # no weight file can be found
     monkeypatch.setenv("HUGVIS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    res = score(grid, "audio_driven", systems(grid, "audio_driven")[0], tmp_path)
+    res = score(grid, "audio_driven", systems(grid, "audio_driven")[0], tmp_path / "res")
     assert res.summary["metrics"]["skipped"]["sync_c"].startswith("skipped: needs weights")
     rows = pd.read_parquet(res.rows_path)
     assert "sync_c" not in set(rows["metric"])  # no made-up numbers, no per-clip failed rows
     from hug_vis_dataset.scoring.runner import IncompleteMetricsError
 
     with pytest.raises(IncompleteMetricsError, match="sync_c"):
-        score(grid, "audio_driven", systems(grid, "audio_driven")[0], tmp_path, require_all_metrics=True)
+        score(grid, "audio_driven", systems(grid, "audio_driven")[0], tmp_path / "res", require_all_metrics=True)
 
 
 @pytest.mark.slow

@@ -79,9 +79,10 @@ def test_open_reference_source_detects_release_repo_and_rejects_other_folders(bu
 
 def test_cli_reports_a_clear_error_for_a_folder_that_is_no_dataset(built, tmp_path):
     release, _ = built
+    (tmp_path / "not_a_dataset").mkdir()
     proc = subprocess.run(
         [sys.executable, "-m", "hug_vis_dataset.cli", "evaluate", "emotion", "--predictions",
-         str(systems(release, "emotion")[0]), "--model", "m", "--dataset", str(tmp_path), "--out",
+         str(systems(release, "emotion")[0]), "--model", "m", "--dataset", str(tmp_path / "not_a_dataset"), "--out",
          str(tmp_path / "res"), "--no-progress"],
         capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 2, proc.stderr

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from hug_vis_dataset.outputs import scratch_folder
 from hug_vis_dataset.space.uploads import UnsafeUploadError, UploadLimits, check_zip, safe_extract, submission_root
 
 
@@ -26,20 +27,22 @@ def _zip(tmp_path: Path, members, name="up.zip", compression=zipfile.ZIP_DEFLATE
 
 
 def test_good_zip_extracts_byte_exact(tmp_path):
+    dest = scratch_folder(parent=tmp_path) / "out"  # safe_extract's contract: a folder in scratch space
     payload = {f"sys/actor_0001_happy_action_01_script_00{i}.wav": bytes(range(256)) * (i + 1) for i in range(1, 4)}
     payload["sys/matte/000000.png"] = b"\x89PNG" + b"\x00" * 100
     path = _zip(tmp_path, payload.items())
-    root = safe_extract(path, tmp_path / "out")
-    assert root == tmp_path / "out" / "sys"  # single wrapping folder is unwrapped
+    root = safe_extract(path, dest)
+    assert root == dest / "sys"  # single wrapping folder is unwrapped
     for name, data in payload.items():
-        got = (tmp_path / "out" / name).read_bytes()
+        got = (dest / name).read_bytes()
         assert hashlib.sha256(got).hexdigest() == hashlib.sha256(data).hexdigest()
 
 
 def test_flat_zip_root_is_destination(tmp_path):
+    dest = scratch_folder(parent=tmp_path) / "out"  # safe_extract's contract: a folder in scratch space
     path = _zip(tmp_path, [("predictions.jsonl", b'{"clip_id": "x"}\n'), ("__MACOSX/._predictions.jsonl", b"junk")])
-    root = safe_extract(path, tmp_path / "out")
-    assert root == tmp_path / "out"
+    root = safe_extract(path, dest)
+    assert root == dest
     assert sorted(p.name for p in root.iterdir()) == ["predictions.jsonl"]  # macOS litter not extracted
 
 
@@ -54,29 +57,32 @@ def test_flat_zip_root_is_destination(tmp_path):
     ("run.sh", "file type '.sh' is not accepted"),
 ])
 def test_bad_names_are_refused(tmp_path, name, message):
+    dest = scratch_folder(parent=tmp_path) / "out"  # safe_extract's contract: a folder in scratch space
     path = _zip(tmp_path, [(name, b"x")])
     with pytest.raises(UnsafeUploadError, match=message):
         check_zip(path)
     with pytest.raises(UnsafeUploadError):
-        safe_extract(path, tmp_path / "out")
+        safe_extract(path, dest)
     assert not (tmp_path / "evil.wav").exists()
 
 
 def test_symlink_member_is_refused(tmp_path):
+    dest = scratch_folder(parent=tmp_path) / "out"  # safe_extract's contract: a folder in scratch space
     link = zipfile.ZipInfo("sys/link.wav")
     link.external_attr = (stat.S_IFLNK | 0o777) << 16
     path = _zip(tmp_path, [link])
     with pytest.raises(UnsafeUploadError, match="symbolic link"):
-        safe_extract(path, tmp_path / "out")
-    assert not (tmp_path / "out" / "sys" / "link.wav").exists()
+        safe_extract(path, dest)
+    assert not (dest / "sys" / "link.wav").exists()
 
 
 def test_pickle_disguised_as_json_is_refused(tmp_path):
+    dest = scratch_folder(parent=tmp_path) / "out"  # safe_extract's contract: a folder in scratch space
     data = pickle.dumps({"a": 1}, protocol=4)
     path = _zip(tmp_path, [("scores.json", data)])
     with pytest.raises(UnsafeUploadError, match="pickle"):
-        safe_extract(path, tmp_path / "out")
-    assert not (tmp_path / "out" / "scores.json").exists()
+        safe_extract(path, dest)
+    assert not (dest / "scores.json").exists()
 
 
 def test_member_count_and_total_size_limits(tmp_path):
@@ -94,6 +100,7 @@ def test_member_count_and_total_size_limits(tmp_path):
 
 
 def test_lying_declared_size_is_caught_while_streaming(tmp_path):
+    dest = scratch_folder(parent=tmp_path) / "out"  # safe_extract's contract: a folder in scratch space
     path = _zip(tmp_path, [("a.wav", b"\x01" * 100_000)], compression=zipfile.ZIP_STORED)
     raw = bytearray(path.read_bytes())
     # Patch the declared uncompressed size (central directory and local header) down to 10 bytes.
@@ -104,7 +111,7 @@ def test_lying_declared_size_is_caught_while_streaming(tmp_path):
     raw[22:26] = (10).to_bytes(4, "little")
     path.write_bytes(bytes(raw))
     with pytest.raises(UnsafeUploadError, match="corrupt zip|more bytes than declared"):
-        safe_extract(path, tmp_path / "out")
+        safe_extract(path, dest)
     assert info.file_size == 100_000
 
 
@@ -126,11 +133,12 @@ def test_duplicates_empty_and_not_a_zip(tmp_path):
 
 
 def test_destination_must_be_empty(tmp_path):
+    dest = scratch_folder(parent=tmp_path) / "out"  # safe_extract's contract: a folder in scratch space
     path = _zip(tmp_path, [("a.wav", b"1")])
-    (tmp_path / "out").mkdir()
-    (tmp_path / "out" / "keep").write_text("x")
+    (dest).mkdir()
+    (dest / "keep").write_text("x")
     with pytest.raises(ValueError, match="not empty"):
-        safe_extract(path, tmp_path / "out")
+        safe_extract(path, dest)
 
 
 def test_submission_root_with_files_and_folder(tmp_path):
@@ -147,9 +155,10 @@ def test_a_one_clip_matting_zip_is_not_unwrapped_into_its_frames(tmp_path):
 
     clip = "actor_0001_fearful_action_01_script_001"
     frames = [(f"{clip}/{k:06d}.png", b"\x89PNG" + b"\x00" * 10) for k in range(3)]
-    root = safe_extract(_zip(tmp_path, frames), tmp_path / "out")
-    assert root == tmp_path / "out" and (root / clip / "000002.png").is_file()
+    scratch = scratch_folder(parent=tmp_path)  # safe_extract's contract: its folder lies in scratch space
+    root = safe_extract(_zip(tmp_path, frames), scratch / "out")
+    assert root == scratch / "out" and (root / clip / "000002.png").is_file()
     assert top_level_entries(name for name, _ in frames) == {clip: True}
     wrapped = [(f"sys/{name}", data) for name, data in frames]
-    assert safe_extract(_zip(tmp_path, wrapped, name="w.zip"), tmp_path / "out2") == tmp_path / "out2" / "sys"
+    assert safe_extract(_zip(tmp_path, wrapped, name="w.zip"), scratch / "out2") == scratch / "out2" / "sys"
     assert top_level_entries(name for name, _ in wrapped) == {clip: True}

@@ -72,7 +72,9 @@ def test_sort_rows_empty_and_one_row():
 def test_compacted_frames_are_in_canonical_order_whatever_the_part_order(tmp_path):
     frames = random_rows(4, 120, True)
     frames["model"], frames["task"] = "m", "matting"
-    store = ResultStore(tmp_path, "matting", "m")
+    from hug_vis_dataset.outputs import scratch_folder
+
+    store = ResultStore(scratch_folder(parent=tmp_path), "matting", "m")  # parts are written in a work folder
     clips = sorted(set(frames["clip_id"]) - {""})
     for clip in reversed(clips):  # parts written in reverse grid order
         part = frames[frames["clip_id"] == clip][["model", "task", "clip_id", "metric", "frame", "value"]]

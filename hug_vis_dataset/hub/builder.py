@@ -53,7 +53,7 @@ from typing import Callable, Iterator, Sequence
 
 from .. import __version__, stopping
 from ..hashing import sha256_file
-from ..outputs import GUARD_FILES, Output, claim, clean_transients, read_marker, transient_folder
+from ..outputs import GUARD_FILES, Output, claim, clean_transients, discard, read_marker, transient_folder
 from ..release import ClipRecord, Release
 from .build_info import (CHECKSUMS, FORMAT_VERSION, MANIFEST, STATE_DIR, BuildError, BuildOptions, BuildReport,
                          ShardEntry)
@@ -212,10 +212,16 @@ def build_repo(
     plan = plan_hash(records, options)
     # Shards are written in a staging folder of the repo and put in place whole; a stop or an error
     # removes it with what a killed worker was writing (recorded shards stay: the resume state).
-    with transient_folder(output.root, "staging", str(output.root)) as staging:
-        jobs = [_ConfigJob(c, output, str(staging), tuple(records), options, plan, resume, on_shard, release_sha)
-                for c in chosen]
-        results = _run_config_jobs(jobs, num_proc)
+    try:
+        with transient_folder(output.root, "staging", str(output.root)) as staging:
+            jobs = [_ConfigJob(c, output, str(staging), tuple(records), options, plan, resume, on_shard, release_sha)
+                    for c in chosen]
+            results = _run_config_jobs(jobs, num_proc)
+    except BaseException:
+        # A worker killed while it saved the resume state leaves that state file's temporary behind.
+        for leftover in sorted((output.root / STATE_DIR).glob(".partial-*")):
+            discard(leftover)
+        raise
 
     report = BuildReport(str(repo), len(records), excluded=excluded, synthetic=release.synthetic)
     for config, shards, reused in results:
@@ -252,7 +258,7 @@ def build_repo(
     digests = {s.file: s.sha256 for c in chosen for s in report.shards[c]}
     lines = [f"{digests.get(f) or sha256_file(repo / f)}  {f}" for f in files]
     output.write_text(CHECKSUMS, "\n".join(lines) + "\n")
-    output.remove(STATE_DIR)
+    discard(output.root / STATE_DIR)
     report.repo_bytes = sum((repo / f).stat().st_size for f in files) + (repo / CHECKSUMS).stat().st_size
     return report
 

@@ -18,7 +18,7 @@ from typing import Sequence
 from ..hashing import sha256_file
 from ..readers.json_files import read_json, require_fields
 from ..release import ClipRecord
-from ..outputs import write_text_file
+from ..outputs import mark_work, write_text_file
 from .build_info import FORMAT_VERSION, MANIFEST, STATE_DIR, BuildError, BuildOptions, ShardEntry
 from .loading import open_shard
 from .shards import shard_name
@@ -81,7 +81,7 @@ def load_state(repo: Path, config: str, plan: str) -> list[ShardEntry]:
 
 def save_state(repo: Path, config: str, plan: str, shards: list[ShardEntry], release_sha: "str | None" = None) -> None:
     path = state_path(repo, config)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    mark_work(path.parent)  # the resume state: the toolkit's work folder (a stop keeps it; the build removes it)
     write_text_file(path, json.dumps({"plan": plan, "release_metadata_sha256": release_sha,
                                          "shards": [asdict(s) for s in shards]}, indent=1))
 

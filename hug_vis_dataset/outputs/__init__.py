@@ -16,10 +16,10 @@ from .ledger import (GUARD_FILES, KINDS, LEDGER, MARKER, NotOursError, OutputErr
                      seal_unit, unit_problem)
 from .scratch import discard, put_scratch, write_file, write_text_file
 from .transient import (CLEANED_KINDS, FolderBusyError, clean_transients, hold, is_run_folder_name, is_transient,
-                        mark_cache, mark_scratch, scratch, scratch_folder, transient_folder)
+                        mark_cache, mark_scratch, mark_work, scratch, scratch_folder, transient_folder)
 
 __all__ = ["CLEANED_KINDS", "FolderBusyError", "GUARD_FILES", "KINDS", "LEDGER", "MARKER", "NotOursError", "Output",
            "OutputError", "OverlapError", "check_overlaps", "claim", "claimed", "clean_transients", "current_umask",
            "discard", "file_mode", "folder_mode", "hold", "is_run_folder_name", "is_transient", "mark_cache",
-           "mark_scratch", "output_option", "put_scratch", "read_marker", "resolve", "scratch", "scratch_folder",
+           "mark_scratch", "mark_work", "output_option", "put_scratch", "read_marker", "resolve", "scratch", "scratch_folder",
            "seal_unit", "transient_folder", "unit_problem", "write_file", "write_text_file"]

@@ -212,7 +212,8 @@ def make_folder(path: "str | Path") -> Path:
     True
     """
     path = Path(path)
-    path.mkdir(parents=True, exist_ok=True)
+    if not path.is_dir():  # not even an attempt where it exists (an audit would record a write)
+        path.mkdir(parents=True, exist_ok=True)
     return path
 
 

@@ -232,7 +232,10 @@ def unit_problem(folder: "str | os.PathLike", kind: str) -> "str | None":
     if marker is None or marker["kind"] != kind:
         return f"{folder} is not {KINDS[kind]} made by hugvis (no marker {MARKER})"
     ledger = read_ledger(folder)
+    transient = {p.parent for p in folder.rglob(TRANSIENT_MARKER)} - {folder}
     for rel, path in files_below(folder):
+        if any(t in path.parents for t in transient):
+            continue  # a cache or work folder of the toolkit's inside the unit (a run's .set-features/)
         entry = ledger.get(rel)
         if entry is None:
             return f"{path} was not made by hugvis"

@@ -25,7 +25,7 @@ def _scratch(path: Path) -> bool:
     return any((folder / TRANSIENT_MARKER).is_file() for folder in (where, *where.parents))
 
 
-def _owning_output(path: Path) -> "Output | None":
+def owning_output(path: Path) -> "Output | None":
     """The output (an ancestor folder with a marker) that ``path`` lies in, if any."""
     where = resolve(path.parent) / path.name
     for parent in where.parents:
@@ -57,7 +57,7 @@ def discard(path: "str | os.PathLike") -> None:
     if _scratch(path):
         files.remove_path(path)
         return
-    output = _owning_output(path)
+    output = owning_output(path)
     if output is None:
         raise NotOursError(f"refusing to delete {path}: it is not inside anything hugvis made")
     output.remove(output.rel(resolve(path.parent) / path.name))
@@ -83,11 +83,15 @@ def write_file(path: "str | os.PathLike", write) -> None:
     if _scratch(path):
         files.atomic_write(path, write)
         return
-    output = _owning_output(path)
+    output = owning_output(path)
     if output is None:
         raise NotOursError(f"refusing to write {path}: it is not inside a folder hugvis made (claim an output first)")
     with output.atomic(output.rel(resolve(path.parent) / path.name)) as tmp:
-        files.atomic_write(tmp, write)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with open(fd, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
 
 
 def write_text_file(path: "str | os.PathLike", text: str) -> None:

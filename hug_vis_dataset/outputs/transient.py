@@ -204,6 +204,20 @@ def mark_scratch(folder: "str | Path") -> Path:
     return folder
 
 
+def mark_work(folder: "str | Path") -> Path:
+    """Make ``folder`` (created if needed) a work folder of the toolkit's that holds resume state (a build's
+    ``.hugvis-build/``): kept after a stop, never cleaned as a leftover, removed by its command when done.
+
+    >>> import tempfile
+    >>> is_transient(mark_work(Path(tempfile.mkdtemp()) / ".hugvis-build"))
+    True
+    """
+    folder = make_folder(folder)
+    if not (folder / MARKER).is_file():
+        (folder / MARKER).write_text(json.dumps({"kind": "work"}), encoding="utf-8")
+    return folder
+
+
 def mark_cache(folder: "str | Path") -> Path:
     """Make ``folder`` (created if needed) a cache of the toolkit's: its content is the toolkit's to replace
     and remove (entries it names itself), and no command ever cleans it as a leftover.
@@ -231,4 +245,4 @@ def is_transient(folder: "str | Path") -> bool:
 
 
 __all__ = ["CLEANED_KINDS", "FolderBusyError", "KINDS", "MARKER", "clean_transients", "hold", "is_run_folder_name",
-           "is_transient", "mark_cache", "mark_scratch", "scratch", "scratch_folder", "transient_folder"]
+           "is_transient", "mark_cache", "mark_scratch", "mark_work", "scratch", "scratch_folder", "transient_folder"]

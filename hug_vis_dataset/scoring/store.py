@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import ToolUsageError
-from ..outputs import discard
+from ..outputs import discard, mark_cache
 from ..readers.json_files import read_json
 from ..readers import InputFileError
 from ..readers.parquet_files import ParquetSchema, read_parquet_frame
@@ -378,7 +378,7 @@ class SetFeatures:
                 discard(data)
                 continue
             array = np.asarray(features[metric])
-            self.folder.mkdir(parents=True, exist_ok=True)
+            mark_cache(self.folder)  # a cache of the run's: a damaged file is recomputed, never an error
             discard(meta)  # no side file naming the old bytes while the new ones land
             write_file(data, lambda handle, array=array: np.save(handle, array, allow_pickle=False))
             write_text_file(meta, json.dumps({"sha256": sha256_file(data), "shape": list(array.shape),

@@ -78,8 +78,21 @@ def launch(release_dir: "str | Path | None" = None, results_dir: "str | Path | N
     from ..leaderboard import open_store
 
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
-    from ..outputs import scratch_folder
+    from ..outputs import mark_cache, scratch_folder
 
+    # Gradio keeps a copy of every upload in its temporary folder: marked as the Space's cache, so the Score tab
+    # can remove each copy once scored (the guard removes nothing in a folder it was not told is the toolkit's).
+    if not os.environ.get("GRADIO_TEMP_DIR"):  # one of our own, removed when the Space ends (stopped or not)
+        import atexit
+
+        from .. import stopping
+        from ..outputs import discard
+
+        ours = scratch_folder(prefix="hugvis-gradio-")
+        stopping.register_removal(ours)
+        atexit.register(discard, ours)
+        os.environ["GRADIO_TEMP_DIR"] = str(ours)
+    mark_cache(os.environ["GRADIO_TEMP_DIR"])
     work = Path(work_dir) if work_dir else scratch_folder(prefix="hugvis-space-")
     release = Path(release_dir) if release_dir else default_release(work)
     store = open_store(results_dir or work / "results", repo_id=results_repo, mirror=results_dir or work / "results")
