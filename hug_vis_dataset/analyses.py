@@ -131,9 +131,13 @@ def detectable_difference(frame, metric_name: str = "", task: "str | None" = Non
 def neighbour_significance(frame, metric_name: str = "", task: "str | None" = None, **options: Any) -> dict:
     """Paired actor-clustered tests between each system and the next one on one metric."""
     from .metrics.significance import neighbour_tests
+    from .verdicts import word_of
 
     sel = one_metric_rows(frame, metric_name, task)
     tests = neighbour_tests(sel, catalog.spec(metric_name).higher_is_better, **options)
+    for test in tests:  # the verdict in the words every surface uses (hug_vis_dataset.verdicts)
+        test["verdict"], test["why"] = word_of(test["distinguishable"], test["p_value"], test["n_actors"],
+                                               "" if test["distinguishable"] is not None else test["verdict"])
     return {"metric": metric_name, "tests": tests,
             "ties": [(t["model"], t["next_model"]) for t in tests if t["distinguishable"] is False]}
 

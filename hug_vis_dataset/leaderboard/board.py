@@ -50,11 +50,8 @@ BOARD_COLUMNS: tuple[str, ...] = PAPER_COLUMNS + ("origin", "n_ok", "n_failed", 
                                                   "scored_by", "detail")
 ALL = "All"
 NEEDS_WEIGHTS = "needs weights"
-#: Printed after a stored value whose gap to the next-ranked stored row is below the MDD.
-NOT_SEPARABLE = "≈"
-NOT_SEPARABLE_NOTE = (f"{NOT_SEPARABLE}: not separable from the next-ranked stored row at 80% power (alpha = 0.05, "
-                      "actors as clusters; the gap is below the minimum detectable difference of the stored per-clip "
-                      "rows, `hug_vis_dataset.metrics.power`). Paper rows have no per-clip rows and are unmarked.")
+#: Paper rows have no per-clip rows: no verdict can be computed for them (hug_vis_dataset.verdicts).
+UNMARKED_PAPER_NOTE = "Paper rows have no per-clip rows: no verdict is drawn against them."
 MOS_NOTE = ("MOS cells: the mean opinion score, its 95% actor-clustered bootstrap interval in brackets and the "
             "number of ratings behind it; ranked on the printed MOS.")
 UNRANKED_NOTE = ("{labels}: printed to read the systems against, never ranked (a value of theirs beyond the bold cell "
@@ -188,8 +185,12 @@ def mos_detail(row) -> str:
         >>> mos_detail(R(ci_low=3.91, ci_high=4.3, n_ratings=12)), mos_detail(R(ci_low=float("nan"), ci_high=1, n_ratings=1))
         ('[3.91, 4.30], 12 ratings', '1 ratings')
     """
+    from ..verdicts import MARKS, CANNOT_TELL, collapsed
+
     low, high = (float(getattr(row, k, math.nan)) for k in ("ci_low", "ci_high"))
     interval = f"[{print_value(low)}, {print_value(high)}], " if math.isfinite(low) and math.isfinite(high) else ""
+    if collapsed(low, high):  # absence of evidence, drawn as such (hug_vis_dataset.verdicts)
+        interval = f"[{print_value(low)}, {print_value(high)}] {MARKS[CANNOT_TELL]}, "
     return f"{interval}{int(row.n_ratings)} ratings"
 
 
@@ -289,10 +290,10 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
             (:class:`~hug_vis_dataset.scoring.runs.DamagedRun`); those of this table's task (or of
             no known task) are listed once in the notes with their path, problem and fix.
         extra_notes: plain-text notes to add (e.g. skipped lines of the ratings log).
-        clip_rows: per-clip rows of the valid stored runs (:func:`clip_rows_of`); where two or more
-            stored runs of a comparable group have them for a metric, a stored value whose gap to
-            the next-ranked stored row is below the rows' minimum detectable difference is
-            marked :data:`NOT_SEPARABLE`.
+        clip_rows: per-clip rows of the valid stored runs (:func:`clip_rows_of`); each stored value of a
+            comparable group is compared with the next-ranked stored row (:func:`hug_vis_dataset.verdicts.compare`,
+            the verdict every surface shows): ``≈`` marks "not separable", ``?`` "cannot tell", with the reason
+            in the notes; "separable" needs no mark.
 
     Every note is Markdown; text taken from stored data in it (reasons, paths, names) is escaped
     with :func:`hug_vis_dataset.escaping.markdown_text`.
@@ -326,27 +327,31 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
     cells: dict[tuple, dict[str, str]] = {k: {} for k in order}
     extra: dict[tuple, dict] = {}
     reasons: dict[str, set[str]] = {}
-    marked_close = has_mos = False
+    legends: dict[str, None] = {}
+    has_mos = collapsed_mos = False
     for metric in metrics:
         part = sub[sub["metric"] == metric["key"]]
         ranked = part[~part.apply(_unranked, axis=1)] if len(part) else part
         marks: dict = {}
         pools = ranked.assign(pool=ranked["origin"].map(RANK_POOLS)) if len(ranked) else ranked
-        close: set = set()
+        verdicts: dict = {}
         for _, group in (pools.groupby(["pool"] + (["input_setting"] if by_setting else []), sort=False)
                          if len(pools) else []):
             values = [float(t) if t else float("nan") for t in group["text"]]
             marks.update(zip(group.index, mark_ranks(values, metric["higher_is_better"], None)))
-            close |= _not_separable(group, metric, info["task"], clip_rows)
+            verdicts.update(_neighbour_verdicts(group, metric, info["task"], clip_rows))
         for index, record in part.iterrows():
             key = tuple(record[k] for k in keys)
             mark = marks.get(index)
             if record["text"]:
-                text = record["text"] + (f" {NOT_SEPARABLE}" if index in close else "")
+                verdict = verdicts.get(index)
+                text = record["text"] + (f" {verdict.mark}" if verdict is not None and verdict.mark else "")
                 text += f" {record['detail']}" if isinstance(record.get("detail"), str) and record["detail"] else ""
                 text = f"{text} ({mark})" if mark else text
-                marked_close |= index in close
+                if verdict is not None and verdict.legend:
+                    legends.setdefault(f"{headers[metric['key']]}: {verdict.legend}", None)
                 has_mos |= isinstance(record.get("detail"), str) and bool(record["detail"])
+                collapsed_mos |= "] ?" in str(record.get("detail") or "")
             else:
                 text = NEEDS_WEIGHTS if "weights" in str(record["note"] or "") else "n/a"
                 if record["note"]:
@@ -387,10 +392,15 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
                              | {str(m) for m, src in zip(sub["model"], sub["source"]) if src in UNRANKED_SOURCES})
     if unranked_labels:
         notes.append(UNRANKED_NOTE.format(labels=word_list(unranked_labels)))
-    if marked_close:
-        notes.append(NOT_SEPARABLE_NOTE)
+    if legends:
+        notes.extend(legends)
+        notes.append(UNMARKED_PAPER_NOTE)
     if has_mos:
         notes.append(MOS_NOTE)
+    if collapsed_mos:
+        from ..verdicts import COLLAPSED
+
+        notes.append(f"? on a MOS interval: {COLLAPSED}.")
     notes.extend(markdown_text(n) for n in extra_notes)
     if not rows:
         notes.insert(0, f"No row of Table {table} matches " + (", ".join(f"{c} = {w!r}" for c, w in applied.items())
@@ -407,38 +417,26 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
     return Board(shown, notes, filters)
 
 
-def _not_separable(group, metric: dict, task: str, clip_rows) -> set:
-    """Indices of a ranked group's stored rows whose gap to the next stored row is below the MDD.
-
-    The MDD comes from the per-clip rows of the group's stored runs on this metric
-    (:func:`hug_vis_dataset.metrics.power.detectable_differences`, paper units); it needs two runs
-    with rows. Paper rows have no per-clip rows: never marked.
-    """
-    from ..metrics.power import PowerInputError, detectable_differences, separable_neighbours
+def _neighbour_verdicts(group, metric: dict, task: str, clip_rows) -> dict:
+    """Index -> :class:`~hug_vis_dataset.verdicts.Verdict` of each stored row of a ranked group against the next-ranked
+    stored row (by the printed value), from the stored per-clip rows. Paper rows have none: never compared."""
+    from ..verdicts import neighbour_verdicts
 
     key = metric["key"]
     stored = group[(group["origin"] != PAPER) & group["text"].astype(bool)]
     if clip_rows is None or len(stored) < 2 or key not in catalog.METRIC_NAMES:
-        return set()
-    spec = catalog.spec(key)
-    if spec.mode == catalog.SET_LEVEL:
-        return set()
+        return {}
+    if catalog.spec(key).mode == catalog.SET_LEVEL:
+        return {}
     labels = {i: (f"{r['model']}{EMOTION_MODEL_SEP}{r['input_setting']}" if r["input_setting"] else r["model"])
               for i, r in stored.iterrows()}
     mine = clip_rows[(clip_rows["task"] == task) & (clip_rows["metric"] == key)
                      & clip_rows["model"].isin(set(labels.values()))]
-    if mine["model"].nunique() < 2:
-        return set()
-    try:
-        mdd = detectable_differences(mine, spec.higher_is_better, scale=spec.paper_scale)["pooled"]
-    except PowerInputError:
-        return set()
-    if not mdd:
-        return set()
     with_rows = [i for i in stored.index if labels[i] in set(mine["model"])]
-    flags = separable_neighbours([float(stored.at[i, "text"]) for i in with_rows], mdd["mdd"],
-                                 spec.higher_is_better)
-    return {i for i, flag in zip(with_rows, flags) if flag is False}
+    sign = -1.0 if metric["higher_is_better"] else 1.0
+    ranked = sorted(with_rows, key=lambda i: (sign * float(stored.at[i, "text"]), labels[i]))
+    found = neighbour_verdicts(mine, task, key, [labels[i] for i in ranked])
+    return dict(zip(ranked, found))
 
 
 def _stored_label(model: str, origin: str, paper_names: "set[str]") -> str:

@@ -63,28 +63,45 @@ def _compared_metrics(sel, task: str):
                 yield group, metric, spec, one
 
 
-def significance_frame(rows, task: str, n_resamples: int = 9999, n_boot: int = 2000, seed: int = 0):
-    """Each table metric's leaderboard neighbours, tested on their common clips (actors as clusters).
+def _neighbours(sel, task: str):
+    """``(group, metric, spec, rows, verdicts)`` of each compared metric: its models ranked as the task table
+    prints them (the board's order), each against the next one down (:func:`hug_vis_dataset.verdicts.compare`,
+    the one verdict every surface shows)."""
+    from ..scoring.aggregate import task_table
+    from ..verdicts import neighbour_verdicts, ranking
+
+    for group, metric, spec, one in _compared_metrics(sel, task):
+        table = task_table(one, protocol="clip", metrics=[metric])
+        if metric not in table.columns:
+            continue
+        yield group, metric, spec, one, neighbour_verdicts(one, task, metric, ranking(table, metric))
+
+
+def significance_frame(rows, task: str):
+    """Each table metric's leaderboard neighbours and the verdict of each comparison (actors as clusters).
 
     Returns:
-        ``(frame, why)``: one row per (group, metric, neighbour pair) with ``model``, ``next_model``,
-        ``difference``, ``ci_low``, ``ci_high``, ``p_value``, ``n_actors`` and ``verdict``.
+        ``(frame, why)``: one row per (input setting, metric, neighbour pair) with the display columns
+        ``Input`` (emotion only), ``Metric``, ``Model``, ``Next model``, ``Difference`` (paper units, positive
+        when the model is better), ``95% interval``, ``p``, ``Actors``, ``Verdict`` and ``Why``.
     """
     import pandas as pd
-
-    from ..metrics.significance import neighbour_tests
 
     sel, why = _model_rows(rows, task)
     if sel is None:
         return pd.DataFrame(), why
     records = []
-    for group, metric, spec, one in _compared_metrics(sel, task):
-        for test in neighbour_tests(one, spec.higher_is_better, n_resamples=n_resamples, n_boot=n_boot, seed=seed):
-            records.append({"group": group, "metric": metric, **{k: test[k] for k in (
-                "model", "next_model", "difference", "ci_low", "ci_high", "p_value", "n_actors", "verdict")}})
+    for group, metric, spec, _, verdicts in _neighbours(sel, task):
+        for v in verdicts:
+            interval = (f"[{v.ci_low:.4g}, {v.ci_high:.4g}]" if v.ci_low == v.ci_low and v.ci_high == v.ci_high
+                        else "")
+            records.append({"Input": group, "Metric": spec.label, "Model": v.model, "Next model": v.next_model,
+                            "Difference": v.difference, "95% interval": interval, "p": v.p_value,
+                            "Actors": v.n_actors, "Verdict": v.word, "Why": v.why})
     if not records:
         return pd.DataFrame(), f"{task}: fewer than two models share a per-clip metric"
-    return pd.DataFrame(records), ""
+    frame = pd.DataFrame(records)
+    return (frame if task == "emotion" else frame.drop(columns="Input")), ""
 
 
 def variance_frame(rows, task: str):
@@ -154,34 +171,37 @@ def detectable_frame(rows, task: str, actor_counts: "tuple[int, ...]" = (30, 10,
     """Minimum detectable difference of each per-clip table metric of a task (paper units).
 
     Returns:
-        ``(frame, why)``: one row per (group, metric) with the rows' ``actors`` and ``clips/actor``, the
-        pooled ``MDD`` at that design and at each of ``actor_counts``, the ``ICC`` of the differences,
-        and ``not separable``: neighbour pairs whose gap is below their MDD, out of all pairs.
+        ``(frame, why)``: one row per (input setting, metric) with the rows' ``Actors`` and ``Clips per actor``,
+        the pooled ``MDD`` at that design and at each of ``actor_counts``, the ``ICC`` of the differences, and
+        ``Neighbour verdicts``: the verdicts of the neighbour comparisons in their own words (the same verdicts
+        as the significance table and the board: :mod:`hug_vis_dataset.verdicts`).
     """
     import pandas as pd
 
     from ..metrics.power import PowerInputError, detectable_differences
+    from ..verdicts import verdict_counts
 
     sel, why = _model_rows(rows, task)
     if sel is None:
         return pd.DataFrame(), why
     records = []
-    for group, metric, spec, one in _compared_metrics(sel, task):
+    for group, metric, spec, one, verdicts in _neighbours(sel, task):
+        base = {"Input": group, "Metric": spec.label}
         try:
             out = detectable_differences(one, spec.higher_is_better, actor_counts, scale=spec.paper_scale)
         except PowerInputError as err:
-            records.append({"group": group, "metric": metric, "note": str(err)})
+            records.append({**base, "Note": str(err), "Neighbour verdicts": verdict_counts(verdicts)})
             continue
         pooled = out["pooled"]
-        pairs = [p for p in out["pairs"] if p["separable"] is not None]
-        records.append({"group": group, "metric": metric, "actors": out["n_actors"],
-                        "clips/actor": out["clips_per_actor"], "MDD": pooled["mdd"] if pooled else float("nan"),
+        records.append({**base, "Actors": out["n_actors"], "Clips per actor": out["clips_per_actor"],
+                        "MDD": pooled["mdd"] if pooled else float("nan"),
                         **{f"MDD at {a} actors": out["by_actors"].get(a, float("nan")) for a in actor_counts},
                         "ICC": pooled["icc"] if pooled else float("nan"),
-                        "not separable": f"{sum(not p['separable'] for p in pairs)} of {len(pairs)}", "note": ""})
+                        "Neighbour verdicts": verdict_counts(verdicts), "Note": ""})
     if not records:
         return pd.DataFrame(), f"{task}: fewer than two models share a per-clip metric"
-    return pd.DataFrame(records), ""
+    frame = pd.DataFrame(records)
+    return (frame if task == "emotion" else frame.drop(columns="Input")), ""
 
 
 def noise_floor_markdown(audit_dir: "str | Path") -> list[str]:
@@ -218,15 +238,18 @@ def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, 
     (a pairwise CSV) adds the pairwise source (:mod:`hug_vis_dataset.reporting.pairwise`)."""
     md = ["## Findings (measured from the stored rows)", ""]
     tasks = [t for t in catalog.task_names(with_paper_table=True) if rows is not None and (rows["task"] == t).any()]
+    from ..verdicts import CANNOT_TELL, NOT_SEPARABLE, SEPARABLE
+
     md += ["### Significance between leaderboard neighbours", "",
-           "Paired sign-flip test on common clips, actors resampled as clusters (exact when 2^actors <= 9999); "
-           "with fewer than 6 actors no gap can reach p < 0.05, so those pairs say n/a.", ""]
+           f"Each system against the next one down, as the table ranks them: a paired sign-flip test on their "
+           f"common clips, actors as clusters (exact when 2^actors <= 9999). The verdict is **{SEPARABLE}** "
+           f"(p < 0.05), **{NOT_SEPARABLE}** (the test could decide and did not), or **{CANNOT_TELL}** (the design "
+           f"cannot decide: with fewer than 6 actors no gap can reach p < 0.05); the board marks the last two "
+           f"≈ and ? (`hug_vis_dataset.verdicts`).", ""]
     for task in tasks:
         frame, why = significance_frame(rows, task)
-        md += [f"**{task}**: {why}" if frame.empty else f"**{task}**:", ""]
+        md += [f"**{catalog.task(task).label}**: {why}" if frame.empty else f"**{catalog.task(task).label}**:", ""]
         if not frame.empty:
-            if not frame["group"].astype(bool).any():
-                frame = frame.drop(columns="group")  # one comparable group: an empty column says nothing
             md += [markdown_table(frame, 4), ""]
     md += ["### Condition-factor decomposition of variance (finding iv)", ""]
     for task in tasks:
@@ -248,7 +271,7 @@ def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, 
            "Per metric, the difference between two systems the stored rows' design detects with 80% power "
            "(paired per-clip differences, actors as clusters, variance components pooled over neighbour pairs; "
            "`hug_vis_dataset.metrics.power`), at the rows' actor count and at others with the same clips per "
-           "actor; `not separable` counts neighbour pairs whose gap is below their own MDD.", ""]
+           "actor; `Neighbour verdicts` repeats the significance table's verdicts in its words.", ""]
     for task in tasks:
         frame, why = detectable_frame(rows, task)
         md += [f"**{task}**: {why}" if frame.empty else f"**{task}**:", ""]

@@ -107,6 +107,8 @@ def _mos_html(task: str, wide, table, simulated: bool, qc_line: str) -> str:
     actors behind it, the rater-QC note, and a warning for intervals that collapsed to a point."""
     import html as escape_html
 
+    from ..verdicts import CANNOT_TELL, COLLAPSED, MARKS
+    from ..verdicts import collapsed as collapsed_interval
     from .html import html_note, html_page
     from ..stats import format_interval
 
@@ -118,9 +120,9 @@ def _mos_html(task: str, wide, table, simulated: bool, qc_line: str) -> str:
         actors = int(row["n_actors"]) if "n_actors" in row and row["n_actors"] == row["n_actors"] else 0
         low, high = float(row["ci_low"]), float(row["ci_high"])
         cell = format_interval(float(row["mos"]), low, high, actors) if actors else f"{float(row['mos']):.2f} [n/a]"
-        if actors >= 2 and low == high:
+        if actors >= 2 and collapsed_interval(low, high):  # drawn as the board draws it (hug_vis_dataset.verdicts)
             collapsed.append(f"{model} {criterion}")
-            cell += " (collapsed)"
+            cell += f" {MARKS[CANNOT_TELL]}"
         rows.append("<tr>" + "".join(f"<td>{escape_html.escape(str(v))}</td>" for v in (
             f"{model}{label}", criterion, cell, int(row["n_clips"]), int(row["n_ratings"]), actors)) + "</tr>")
     body.append("<table><caption>MOS with its 95% actor-clustered bootstrap interval and the counts behind it"
@@ -131,9 +133,7 @@ def _mos_html(task: str, wide, table, simulated: bool, qc_line: str) -> str:
     if qc_line:
         body.append(html_note(qc_line.replace("\\", "")))
     if collapsed:
-        body.append(html_note(f"Warning: {len(collapsed)} interval(s) collapsed to a point ({', '.join(collapsed)}): "
-                              "with so few actors every resample gives the same MOS, so the interval says nothing "
-                              "about uncertainty; rate clips of more actors."))
+        body.append(html_note(f"? on a MOS interval ({', '.join(collapsed)}): {COLLAPSED}; rate clips of more actors."))
     return html_page(f"{MOS_PAPER_TABLE[task]} ({task}): HUG-VIS subjective results", "\n".join(body))
 
 

@@ -291,11 +291,12 @@ class Explorer:
             wide = frame.pivot_table(index="term", columns="metric", values="share", sort=False)
             return wide.round(4).reset_index(), _png(paths), rf.methods_text(decompositions)
         if analysis == FINDINGS[1]:
+            from ..verdicts import VERDICTS
+
             frame, why = rf.significance_frame(rows, task)
-            if "group" in frame.columns and not frame["group"].astype(bool).any():
-                frame = frame.drop(columns="group")  # one comparable group: the column says nothing
             return (frame.round(4) if not frame.empty else frame), None, why or (
-                f"{int((frame['verdict'] == 'distinguishable').sum())} of {len(frame)} neighbour pairs distinguishable")
+                f"{len(frame)} neighbour pairs: " + ", ".join(f"{int((frame['Verdict'] == w).sum())} {w}"
+                                                              for w in VERDICTS))
         frame, why = rf.boundary_frame(rows)
         return (frame.round(3).reset_index() if not frame.empty else frame), None, why or "MAD x1e3 per region"
 
