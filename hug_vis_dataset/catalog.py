@@ -48,6 +48,10 @@ CALLS = (PER_FRAME, PER_CLIP, KERNEL)
 # Per-clip reducers (how a clip's frames/windows become its value) and table protocols.
 RVM = "rvm"  # RobustVideoMatting's spreadsheet average (per frame index, then over indices)
 CLIP = "clip"  # mean over clips of per-clip values
+#: What each protocol's headline value is, in words (every door that prints one labels it so).
+PROTOCOL_WORDS = {RVM: "RVM's average: for each frame index the mean over the clips that have it, then the mean "
+                       "over frame indices (dtSSD counts 0 at frame 0)",
+                  CLIP: "the mean over clips of each clip's own value (its mean over its frames)"}
 SET = "set"  # the set-level value as stored
 
 
@@ -255,8 +259,8 @@ METRICS: tuple[MetricSpec, ...] = (
                "RMS of the temporal-derivative error x1e2", **_TABLE_11,
                description="Temporal coherence: RMS of the frame-difference error x1e2 (RVM evaluation).",
                definition=_MATTING_DEF.format(
-                   what="dtSSD = sqrt(sum((p_t - p_{t-1}) - (t_t - t_{t-1}))^2 / n_pixels) x 1e2 for frames t >= 1 "
-                        "(RVM counts 0 at frame 0)")),
+                   what="dtSSD = sqrt(sum(((p_t - p_{t-1}) - (t_t - t_{t-1}))^2) / n_pixels) x 1e2 for frames "
+                        "t >= 1 (RVM counts 0 at frame 0)")),
     MetricSpec("grad", "Grad", ("matting",), FRAME_PAIRED, False, (0.0, float("inf")),
                "sum of squared Gaussian-gradient differences / 1000", **_TABLE_11,
                description="Gradient error: Gaussian derivative (sigma 1.4) magnitude difference, sum of squares / 1000.",

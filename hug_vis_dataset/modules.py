@@ -150,7 +150,10 @@ def compute_metric(name: str, predictions: Sequence[str], references: "Sequence[
 
     Returns:
         ``{<metric>: value in the paper's unit, ..., "per_clip": stored values in input order (a list;
-        a dict of lists for a suite), "clip_ids", "n_ok", "n_failed", "errors", "protocol"}``.
+        a dict of lists for a suite), "clip_ids", "n_ok", "n_failed", "errors", "protocol", "aggregation"}``.
+        ``protocol`` is the one the headline was aggregated under, whatever failed; ``aggregation`` says what it is
+        in words, so a headline that differs from the per-clip mean of one clip (RVM counts frame 0 of dtSSD as 0:
+        one clip of T frames gives (T-1)/T of its per-clip value) is never read as the clip's score.
     """
     from .scoring.aggregate import task_table
     from .tasks import ModelCache, get_task, result_rows
@@ -193,8 +196,7 @@ def compute_metric(name: str, predictions: Sequence[str], references: "Sequence[
     row_frame = pd.DataFrame(rows)
     frame_rows = pd.DataFrame(frames) if frames else None
     protocol = protocol or catalog.task_protocol(task)
-    if protocol == catalog.RVM and frame_rows is None:
-        protocol = catalog.CLIP
+    # The requested protocol stays the protocol (no per-frame rows: every clip failed, so no value under it either).
     table = task_table(row_frame, frame_rows, None, protocol=protocol, metrics=names)
     summary = table.loc[MODULE_MODEL] if MODULE_MODEL in table.index else {}
     per_clip = {m: [None if not math.isfinite(r["value"]) else r["value"]
@@ -203,7 +205,7 @@ def compute_metric(name: str, predictions: Sequence[str], references: "Sequence[
             "per_clip": per_clip[names[0]] if len(names) == 1 else per_clip, "clip_ids": keys,
             "n_ok": int(summary["n_ok"]) if len(table) else 0, "n_failed": int(summary["n_failed"]) if len(table) else 0,
             "errors": errors,
-            "protocol": protocol}
+            "protocol": protocol, "aggregation": catalog.PROTOCOL_WORDS[protocol]}
 
 
 def compute_emotion_accuracy(predictions: Sequence[str], references: Sequence[str],
@@ -337,7 +339,8 @@ def inputs_description(name: str) -> str:
         lines.append(f"    task (str, optional): {' or '.join(spec.tasks)} (one definition; recorded in rows).")
     if spec.protocol == catalog.RVM:
         lines.append('    protocol (str, optional): "rvm" (paper default) or "clip" (mean of per-clip means).')
-    lines += ["Returns:", f"    {', '.join(names)} (paper units), per_clip (stored per-clip values, input order), "
-              "clip_ids, n_ok, n_failed, errors (one per failed clip), protocol.",
+    lines += ["Returns:", f"    {', '.join(names)} (paper units, aggregated under `protocol`), per_clip (each clip's own "
+              "value, input order), clip_ids, n_ok, n_failed, errors (one per failed clip), protocol, aggregation (the "
+              "protocol in words).",
               "Examples:", "    see the module card (its example runs on the Space's bundled files).", ""]
     return "\n".join(lines)

@@ -74,9 +74,39 @@ def result_rows(name: str, result: dict) -> list[tuple[str, str, str, str, str]]
     names = catalog.suite_or_metric(name)
     if catalog.spec(names[0]).mode == catalog.ANALYSIS:
         return [(key, key, _format(value), "", "") for key, value in result.items()]
-    rows = [(m, catalog.spec(m).label, _format(result.get(m, math.nan)), paper_unit(m), direction_text(m))
+    protocol = result.get("protocol")
+    suffix = f" ({'RVM average' if protocol == catalog.RVM else 'mean over clips'})" if protocol else ""
+    rows = [(m, catalog.spec(m).label + suffix, _format(result.get(m, math.nan)), paper_unit(m), direction_text(m))
             for m in names]
-    return rows + [(k, k, _format(result[k]), "clips", "") for k in ("n_ok", "n_failed", "n_clips") if k in result]
+    per_clip = result.get("per_clip")
+    if isinstance(per_clip, list) and len(names) == 1:  # each clip's own value: labelled apart from the headline
+        rows.append(("per_clip", f"{catalog.spec(names[0]).label} of each clip (its own frames)",
+                     ", ".join(_format(v if v is not None else math.nan) for v in per_clip[:20])
+                     + (" ..." if len(per_clip) > 20 else ""), paper_unit(names[0]), ""))
+    rows += [(k, COUNT_LABELS.get(k, k), _format(result[k]), "clips", "") for k in ("n_ok", "n_failed", "n_clips")
+             if k in result]
+    if protocol:
+        rows.append(("aggregation", "aggregation", str(result.get("aggregation", protocol)), "", ""))
+    return rows
+
+
+COUNT_LABELS = {"n_ok": "clips scored", "n_failed": "clips failed", "n_clips": "clips"}
+
+
+def without_folders(value: Any) -> Any:
+    """The module's output with every absolute path in its texts cut to its file name (the full-output box
+    shows it to visitors: never the server's folders).
+
+    >>> without_folders({"errors": [{"error": "/tmp/hugvis-metric-x1/000000.png has 3 channels"}], "mad": 1.5})
+    {'errors': [{'error': '000000.png has 3 channels'}], 'mad': 1.5}
+    """
+    if isinstance(value, str):
+        return _no_folders(value)
+    if isinstance(value, dict):
+        return {k: without_folders(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [without_folders(v) for v in value]
+    return value
 
 
 def failure_html(result: dict) -> str:
@@ -136,10 +166,10 @@ def run_module(module: Any, name: str, prediction: Any, reference: Any = None, o
         chosen = loads_strict(options, "options") if options and options.strip() else None  # a key twice: refused
         result = module.compute(**compute_inputs(name, pred, ref, chosen, work_dir))
     except (HugvisError, ValueError, OSError) as err:  # a visitor's bad file or option: the reason, in words
-        return f"<p class='hugvis-error'>Could not compute: {html.escape(str(err))}</p>", {}
+        return f"<p class='hugvis-error'>Could not compute: {html.escape(_no_folders(err))}</p>", {}
     except Exception as err:  # noqa: BLE001 - anything else is shown with its kind, never crashes the Space
-        return f"<p class='hugvis-error'>{html.escape(type(err).__name__)}: {html.escape(str(err))}</p>", {}
-    return result_html(name, result), json.loads(json.dumps(result, default=str))
+        return f"<p class='hugvis-error'>{html.escape(type(err).__name__)}: {html.escape(_no_folders(err))}</p>", {}
+    return result_html(name, result), without_folders(json.loads(json.dumps(result, default=str)))
 
 
 def _title(name: str) -> str:
@@ -147,6 +177,24 @@ def _title(name: str) -> str:
     if catalog.spec(names[0]).mode == catalog.ANALYSIS:
         return name.replace("_", " ").capitalize()
     return " / ".join(catalog.spec(m).label for m in names) if len(names) <= 5 else name.replace("_", " ")
+
+
+def card_text(folder: "str | Path") -> str:
+    r"""The module folder's Metric Card (its ``README.md``) without the Space's front matter; "" when absent.
+
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()); _ = (f / "README.md").write_text("---\ntitle: x\n---\n# MAD\ntext\n")
+    >>> card_text(f)
+    '# MAD\ntext\n'
+    """
+    path = Path(folder) / "README.md"
+    if not path.is_file():
+        return ""
+    text = path.read_text(encoding="utf-8")
+    if text.startswith("---\n"):
+        end = text.find("\n---\n", 4)
+        text = text[end + 5:] if end >= 0 else text
+    return text
 
 
 def build_metric_app(folder: "str | Path", name: "str | None" = None) -> Any:
@@ -181,6 +229,10 @@ def build_metric_app(folder: "str | Path", name: "str | None" = None) -> Any:
             example_button = gr.Button("Use the bundled example", elem_id="use-example")
         result = gr.HTML(elem_id="result")
         raw = gr.JSON(label="full output of module.compute", elem_id="raw")
+        card = card_text(folder)
+        if card:  # the Metric Card: what the value is, how it is computed, its limits
+            with gr.Accordion("Metric Card", open=False, elem_id="metric-card"):
+                gr.Markdown(card)
 
         def on_compute(pred, ref, rate, opts):
             chosen = opts
