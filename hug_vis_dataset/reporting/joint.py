@@ -187,7 +187,9 @@ def joint_markdown(rows, ratings: Any, preferences: Any, out_dir: "Path | None",
     if paper:
         from ..studies.human_metric_paper import paper_markdown
 
+        # The block's task headings become bold lines here: a heading "### <task>" is the MOS section's.
+        block = [f"*Paper, {line[5:]}*" if line.startswith("#### ") else line for line in paper_markdown().splitlines()]
         md += ["**From the paper's own Tables 5-10** (system means only: Kendall tau-b, acc_eq and P.1401's "
                "mapping and RMSE apply; SPA, intervals, rank intervals, discordant pairs, PERM-BOTH and P.1401's "
-               "rmse* and outlier ratio need per-clip rows and ratings):", "", paper_markdown().replace("#### ", "##### "), ""]
+               "rmse* and outlier ratio need per-clip rows and ratings):", "", *block, ""]
     return md
