@@ -51,6 +51,7 @@ Example:
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -405,12 +406,9 @@ def _interval(replicates: np.ndarray, level: float, n_actors: int) -> tuple[np.n
         shape = reps.shape[1:] if reps.ndim > 1 else ()
         return np.full(shape, np.nan), np.full(shape, np.nan)
     lo_q, hi_q = 100 * (1 - level) / 2, 100 * (1 + level) / 2
-    with np.errstate(all="ignore"):
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column is NaN, said by the value
-            return np.nanpercentile(reps, lo_q, axis=0), np.nanpercentile(reps, hi_q, axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column is NaN, said by the value
+        return np.nanpercentile(reps, lo_q, axis=0), np.nanpercentile(reps, hi_q, axis=0)
 
 
 def _rank_interval(replicate_ranks: np.ndarray, level: float, n_actors: int) -> tuple[np.ndarray, np.ndarray]:
@@ -418,8 +416,6 @@ def _rank_interval(replicate_ranks: np.ndarray, level: float, n_actors: int) -> 
     if n_actors < 2 or reps.size == 0:
         return np.full(reps.shape[1:], np.nan), np.full(reps.shape[1:], np.nan)
     lo_q, hi_q = 100 * (1 - level) / 2, 100 * (1 + level) / 2
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return (np.nanpercentile(reps, lo_q, axis=0, method="lower"),
@@ -441,7 +437,7 @@ def joint_agreement(human: Judge, metrics: Sequence[Judge], n_actors: int, top_k
         n_boot: actor-bootstrap replicates of the intervals (0: none).
         n_perm: PERM-BOTH resamples (exact when ``2^A`` is at most this).
         seed: the seed of the sign patterns, the bootstrap and PERM-BOTH (same seed, same result).
-        compare: run PERM-BOTH for every pair of metrics.
+        compare: run PERM-BOTH for every pair of metrics (not with ``n_perm < 1``).
     """
     from ..stats import cluster_draws
 
@@ -493,7 +489,7 @@ def joint_agreement(human: Judge, metrics: Sequence[Judge], n_actors: int, top_k
             kendall_tau_b(h.scores, m.scores), acc, eps,
             int((np.isfinite(h.p_one_sided) & np.isfinite(m.p_one_sided)).sum()), discordant))
     comparisons = []
-    if compare:
+    if compare and n_perm >= 1:
         for a in range(len(metrics)):
             for b in range(a + 1, len(metrics)):
                 comparisons.append(perm_both(human, metrics[a], metrics[b], signs, exact, n_actors, n_perm, seed,
