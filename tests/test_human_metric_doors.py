@@ -68,7 +68,7 @@ def test_the_report_prints_and_writes_the_librarys_numbers(world, tmp_path):
     from hug_vis_dataset.reporting.report import build_report
     from hug_vis_dataset.studies.human_metric import human_metric_tables
 
-    report = build_report([world["results"]], tmp_path / "report", formats=("md",), mos=world["ratings"],
+    report = build_report([world["results"]], tmp_path / "report", formats=("md", "tex", "html"), mos=world["ratings"],
                           preferences=world["pairwise"], n_boot=N_BOOT, figures=False)
     library = human_metric_tables(_rows(world), world["ratings"], world["pairwise"], n_boot=N_BOOT)
     written = pd.read_csv(tmp_path / "report" / "human_metric_agreement.csv", keep_default_na=False,
@@ -82,6 +82,9 @@ def test_the_report_prints_and_writes_the_librarys_numbers(world, tmp_path):
     joint = joint_wide(library, "vision_driven")
     page = (tmp_path / "report" / "joint_vision_driven.md").read_text(encoding="utf-8")
     assert all(cell in page and cell in text for cell in joint["PSNR"]) and "rank" in joint["PSNR"].iloc[0]
+    tex = (tmp_path / "report" / "joint_vision_driven.tex").read_text(encoding="utf-8")
+    html = (tmp_path / "report" / "joint_vision_driven.html").read_text(encoding="utf-8")
+    assert tex.startswith("\\begin{table}") and all(cell in tex and cell in html for cell in joint["SSIM"])
     assert "From the paper's own Tables 5-10" in text and "needs per-clip rows" in text
     joint_csv = pd.read_csv(tmp_path / "report" / "joint_table.csv", keep_default_na=False, na_values=[""])
     assert joint_csv["value"].tolist() == pytest.approx(library.joint["value"].tolist(), abs=1e-12)

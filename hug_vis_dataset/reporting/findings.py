@@ -216,11 +216,12 @@ def methods_text(decompositions: "dict[str, Any]") -> str:
 
 def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, mos: Any = None,
                       preferences: Any = None, n_boot: "int | None" = None, paper: bool = True,
-                      all_raters: bool = False) -> list[str]:
+                      all_raters: bool = False, formats: "tuple[str, ...]" = ("md",)) -> list[str]:
     """The report's "Findings" section (every table computed from the stored rows); ``preferences``
     (a pairwise CSV) adds the pairwise source (:mod:`hug_vis_dataset.reporting.pairwise`); with either, the
     joint view of metrics and human judgment (:mod:`hug_vis_dataset.reporting.joint`, ``n_boot`` replicates;
-    ``paper``: with what the paper's own tables allow; ``all_raters``: keep the raters quality control flags)."""
+    ``paper``: with what the paper's own tables allow; ``all_raters``: keep the raters quality control flags;
+    ``formats``: of the joint table's files)."""
     md = ["## Findings (measured from the stored rows)", ""]
     tasks = [t for t in catalog.task_names(with_paper_table=True) if rows is not None and (rows["task"] == t).any()]
     md += ["### Significance between leaderboard neighbours", "",
@@ -275,5 +276,5 @@ def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, 
     if mos is not None or preferences is not None:
         from .joint import joint_markdown
 
-        md += joint_markdown(rows, mos, preferences, out_dir, files, n_boot, paper, all_raters)
+        md += joint_markdown(rows, mos, preferences, out_dir, files, n_boot, paper, all_raters, tuple(formats))
     return md

@@ -6,7 +6,7 @@ task's joint table, the table a paper should print: per system the human score a
 its 95% actor-bootstrap interval and rank interval, a dagger on a metric's cell where that system is in a
 discordant pair (people and the metric both significant, in opposite directions);
 :func:`joint_markdown` is the Findings block of ``hugvis report`` (and the files it writes:
-``joint_<task>.md``, ``human_metric_agreement.csv``, ``joint_table.csv``, ``pair_p_values.csv``,
+``joint_<task>.{md,tex,html}``, ``human_metric_agreement.csv``, ``joint_table.csv``, ``pair_p_values.csv``,
 ``metric_comparisons.csv``, ``mos_prediction.csv``), followed by what the paper's own Tables 5-10 allow
 (:mod:`hug_vis_dataset.studies.human_metric_paper`).
 
@@ -136,10 +136,35 @@ def summary_frame(tables):
         "discordant pairs": s["n_discordant"]})
 
 
+def _joint_files(out_dir: Path, task: str, tables, block: list[str], notes: list[str],
+                 formats: "tuple[str, ...]") -> list[Path]:
+    """``joint_<task>.<md|tex|html>``: the joint table in each of the report's formats, with its notes."""
+    from ..tables import text_table
+    from .html import html_note, html_page
+
+    caption = (f"{task}: people and each metric per system, 95% actor-bootstrap interval (low, high), rank and "
+               "95% rank interval; † = in a discordant pair (both two-sided p < 0.05, opposite directions)")
+    frame = joint_wide(tables, task)
+    written = []
+    for fmt in formats:
+        path = out_dir / f"joint_{task}.{fmt}"
+        if fmt == "md":
+            text = "\n".join([f"# Joint table: {task}", "", INTRO, "", *block])
+        elif fmt == "tex":
+            text = text_table(frame, "latex", caption) + "\n" + "".join(f"% {n}\n" for n in notes)
+        else:
+            text = html_page(f"Joint table ({task}): HUG-VIS", text_table(frame, "html", caption) + "\n"
+                             + "\n".join(html_note(n) for n in [INTRO, *notes]))
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
+
+
 def joint_markdown(rows, ratings: Any, preferences: Any, out_dir: "Path | None", files: list,
-                   n_boot: "int | None" = None, paper: bool = True, all_raters: bool = False) -> list[str]:
+                   n_boot: "int | None" = None, paper: bool = True, all_raters: bool = False,
+                   formats: "tuple[str, ...]" = ("md",)) -> list[str]:
     """The Findings block (see the module docstring); writes its files into ``out_dir`` (the report's
-    staging folder) when given."""
+    staging folder) when given, the joint table in each of ``formats`` (``md``, ``tex``, ``html``)."""
     from ..tables import markdown_table
     from .. import catalog
 
@@ -160,9 +185,7 @@ def joint_markdown(rows, ratings: Any, preferences: Any, out_dir: "Path | None",
             block += (lines or ["No discordant pair."]) + [""]
             md += block
             if out_dir:
-                path = out_dir / f"joint_{task}.md"
-                path.write_text("\n".join([f"# Joint table: {task}", "", INTRO, "", *block]), encoding="utf-8")
-                files.append(path)
+                files += _joint_files(out_dir, task, tables, block, lines or ["No discordant pair."], formats)
         if len(tables.comparisons):
             c = tables.comparisons
             shown = c.assign(metric_a=c["metric_a"].map(lambda m: catalog.spec(m).label),
