@@ -197,3 +197,15 @@ def mos_agreement_by_task(frame, ratings: Any = None, top_k: int = 3, n_boot: in
 def metric_mos_agreement(frame, **options: Any) -> dict:
     """Metric-MOS agreement per generation task (:func:`mos_agreement_by_task`)."""
     return mos_agreement_by_task(frame, **options)
+
+
+def human_metric_agreement(frame, ratings: Any = None, preferences: Any = None, **options: Any) -> dict:
+    """Automatic metrics and human judgment jointly (SPA, acc_eq, PERM-BOTH, P.1401, the joint table) per
+    generation task from stored rows and a ratings CSV and/or a pairwise CSV (or their rows):
+    :func:`hug_vis_dataset.studies.human_metric.human_metric_tables`, as records."""
+    from .studies.human_metric import HumanMetricInputError, human_metric_tables
+
+    try:
+        return human_metric_tables(frame, ratings, preferences, **options).records()
+    except HumanMetricInputError as err:
+        raise ModuleInputError(str(err)) from None

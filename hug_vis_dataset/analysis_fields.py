@@ -56,4 +56,20 @@ ANALYSIS_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
                    "Kendall correlations with bootstrap intervals, the top-1 system of each and top-k agreement"),
         ("pairwise", "with preferences: per task, per criterion the Bradley-Terry strengths against the MOS and "
                      "against each automatic metric (Spearman, Kendall, top-1 of each, top-k agreement)"),),
+    "human_metric_agreement": (
+        ("summary", "one record per task, criterion, human source (MOS or pairwise) and metric: n_systems, n_actors, "
+                    "n_pairs, exact (every sign pattern enumerated), soft pairwise accuracy spa with its actor-bootstrap "
+                    "interval (spa_low, spa_high), top_k and spa_top_k with its interval, kendall_tau_b, acc_eq and "
+                    "acc_eq_epsilon (its tie threshold, metric units), n_discordant and a note when the actors cannot "
+                    "reach significance"),
+        ("joint", "the joint table: per task, criterion, source, judge (`people` or a metric) and system the value "
+                  "(MOS, Bradley-Terry strength or the metric in its units) with its interval (low, high), rank with "
+                  "its interval (rank_low, rank_high) and discordant_with (the systems it is discordant with)"),
+        ("pairs", "per system pair and metric: the oriented differences (positive: system_a better), one-sided p-values "
+                  "that system_a is better (p_human, p_metric), two-sided ones, in_top_k and discordant"),
+        ("comparisons", "PERM-BOTH per pair of metrics: spa_a, spa_b, delta and the p_value that metric_b agrees "
+                        "with people better than metric_a"),
+        ("mos_prediction", "ITU-T P.1401 per metric that predicts MOS: items, the mapping's a, b, c, d, whether the "
+                           "monotonic constraint was active, rmse (N - 4 df), rmse_star and outlier_ratio"),
+        ("notes", "what could not be measured, with why")),
 }

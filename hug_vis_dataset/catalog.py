@@ -95,6 +95,8 @@ class MetricSpec:
             outside it is damaged). False where the range is the nominal scale of a network's
             prediction that can fall outside it (DNSMOS's fitted polynomials, UTMOS's regression
             head): only finiteness is then required.
+        predicts_mos: the MOS criterion a MOS-scale metric predicts (ITU-T P.1401, metrics/p1401.py): ``_NAT``,
+            the naturalness MOS the study rates as Emotion Naturalness (DNSMOS SIG/BAK: scales it does not rate).
     """
 
     name: str
@@ -120,6 +122,7 @@ class MetricSpec:
     implementation: str = ""
     call: str = ""
     networks: tuple[str, ...] = ()
+    predicts_mos: str = ""
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -241,6 +244,7 @@ _MATTING_DEF = ("Alpha mattes read as 8-bit gray and divided by 255; per frame {
 
 _M = "hug_vis_dataset.metrics."  # where the per-clip rows' functions live
 # DNSMOS's four scores: one call of the DNS-Challenge scorer.
+_NAT = "emotion_naturalness"  # the MOS criterion the MOS-scale predictors predict (MetricSpec.predicts_mos)
 _DNSMOS = dict(weights=("dnsmos_sig_bak_ovr", "dnsmos_p808"), reference_urls=("https://github.com/microsoft/DNS-Challenge",),
                range_is_bound=False, implementation=_M + "voice:dnsmos", call=KERNEL)
 # Table 11's five errors: one fused kernel (RVM's evaluation), aggregated under RVM's protocol.
@@ -335,9 +339,9 @@ METRICS: tuple[MetricSpec, ...] = (
                implementation=_M + "voice:utmos_clip", call=PER_CLIP, networks=("utmos",),
                description="UTMOS22 strong learner (SpeechMOS) naturalness MOS prediction, reference-free.",
                definition="16 kHz mono; wav2vec 2.0 + BLSTM UTMOS22 strong learner; score = 2 x frame mean + 3.",
-               reference_urls=("https://github.com/tarepan/SpeechMOS",), range_is_bound=False),
+               reference_urls=("https://github.com/tarepan/SpeechMOS",), range_is_bound=False, predicts_mos=_NAT),
     MetricSpec("dnsmos", "DNSMOS", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "P.835 OVRL, MOS-scale fit (unclipped)",
-               **_DNSMOS, paper_table="Table 9",
+               **_DNSMOS, paper_table="Table 9", predicts_mos=_NAT,
                description="DNSMOS P.835 OVRL (overall quality), mean over 9.01 s windows, reference-free.",
                definition="microsoft/DNS-Challenge dnsmos_local.py: 16 kHz, clips shorter than 9.01 s tiled, "
                           "9.01 s windows with 1 s hop, sig_bak_ovr.onnx raw scores mapped by the P.835 "
@@ -349,7 +353,7 @@ METRICS: tuple[MetricSpec, ...] = (
                **_DNSMOS, paper_table="", in_table=False, description="DNSMOS P.835 BAK (background noise quality).",
                definition="As DNSMOS; the BAK output."),
     MetricSpec("dnsmos_p808", "DNSMOS P.808", ("voice_cloning",), REFERENCE_FREE, True, (1.0, 5.0), "P.808 MOS prediction (unclipped)",
-               **_DNSMOS, paper_table="", in_table=False, description="DNSMOS P.808 MOS (model_v8).",
+               **_DNSMOS, paper_table="", in_table=False, description="DNSMOS P.808 MOS (model_v8).", predicts_mos=_NAT,
                definition="As DNSMOS; model_v8.onnx on a 120-band mel spectrogram (n_fft 321, hop 160)."),
     MetricSpec("speaker_similarity", "Speaker Sim.", ("voice_cloning",), CLIP_PAIRED, True, (0.0, 1.0),
                "cosine similarity", weights=("resemblyzer_encoder",), paper_table="Table 9",
@@ -451,6 +455,13 @@ METRICS = METRICS + (
                           "paper's Tables 5-10 alone (docs/FINDINGS.md). Pairwise source: with pairwise "
                           "answers, the Bradley-Terry strengths per criterion against the MOS and each metric "
                           "(docs/MOS.md)."),
+    MetricSpec("human_metric_agreement", "SPA", (), ANALYSIS, True, (0.0, 1.0), "soft pairwise accuracy",
+               implementation="hug_vis_dataset.analyses:human_metric_agreement",
+               description="Metrics and human judgment jointly: SPA (all pairs, people's top-k) with intervals, "
+                           "acc_eq, tau-b, PERM-BOTH, ITU-T P.1401, the joint table with discordant pairs.",
+               definition="Per system pair, one-sided mid-p values (paired sign-flip tests flipping whole actors) "
+                          "under people and the metric; SPA = 1 - mean |p_h - p_m| (docs/FINDINGS.md).",
+               reference_urls=("https://github.com/google-research/mt-metrics-eval",)),
     MetricSpec("variance_decomposition", "share of variance", (), ANALYSIS, True, (0.0, 1.0), "share of the total",
                implementation="hug_vis_dataset.analyses:variance_decomposition",
                description="Share of a metric's per-clip variance explained by actor, emotion, action (in emotion), "

@@ -314,6 +314,9 @@ def inputs_description(name: str) -> str:
                                       "(optional).\n",
             "detectable_difference": "    metric_name (str), task (str, optional); actor_counts (list of int), alpha, power "
                                      "(optional).\n",
+            "human_metric_agreement": "    ratings (str, optional): the ratings CSV (rater, clip_id, model, criterion, "
+                                      "score); preferences (str, optional): a pairwise CSV; at least one of them; "
+                                      "top_k, level, n_resamples, n_boot, n_perm, seed, all_raters (optional).\n",
             "metric_mos_agreement": "    ratings (str): the ratings CSV (rater, clip_id, model, criterion, score); "
                                     "preferences (str, optional): a pairwise CSV (rater, task, clip_id, system_a, "
                                     "system_b, criterion, outcome); top_k, n_boot, seed (optional).\n",

@@ -298,6 +298,42 @@ def render_table(
     return "\n".join(lines)
 
 
+def text_table(frame, fmt: str, caption: str = "") -> str:
+    """A table of text cells (already formatted) as ``markdown`` (:func:`markdown_table`), ``latex`` (booktabs,
+    escaped, arrows and daggers in math mode) or ``html`` (escaped): the joint table of the report.
+
+    Example:
+        >>> import pandas as pd
+        >>> print(text_table(pd.DataFrame({"system": ["a_1"], "PSNR ↑": ["31.5 (31.0, 32.0) †"]}), "latex"))
+        \\begin{tabular}{ll}
+        \\toprule
+        system & PSNR $\\uparrow$ \\\\
+        \\midrule
+        a\\_1 & 31.5 (31.0, 32.0) $\\dagger$ \\\\
+        \\bottomrule
+        \\end{tabular}
+    """
+    if fmt == "markdown":
+        return markdown_table(frame)
+    columns = [str(c) for c in frame.columns]
+    rows = [[str(v) for v in row] for row in frame.itertuples(index=False)]
+    if fmt == "latex":
+        def tex(text: str) -> str:
+            return _latex_header(text).replace("†", r"$\dagger$")
+
+        lines = [r"\begin{tabular}{" + "l" * len(columns) + "}", r"\toprule", " & ".join(map(tex, columns)) + r" \\",
+                 r"\midrule"] + [" & ".join(map(tex, row)) + r" \\" for row in rows] + [r"\bottomrule", r"\end{tabular}"]
+        if caption:  # a caption needs the float around the tabular
+            lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{tex(caption)}}}", *lines, r"\end{table}"]
+        return "\n".join(lines)
+    if fmt != "html":
+        raise ValueError(f"unknown format {fmt!r}; choose from {FORMATS}")
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in row) + "</tr>" for row in rows)
+    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
 def markdown_table(frame, digits: int = 3, index: bool = False) -> str:
     """A plain Markdown table of a DataFrame (numbers to ``digits`` significant digits, NaN as n/a).
 

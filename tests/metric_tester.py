@@ -391,6 +391,8 @@ NOT_PER_CLIP: dict[str, str] = {
     "source_difficulty": "analysis over stored rows; tests/test_crosstask.py",
     "motion_difficulty": "analysis over stored rows; tests/test_crosstask.py, test_matting_evaluate.py",
     "metric_mos_agreement": "analysis over stored rows; tests/test_mos_agreement.py",
+    "human_metric_agreement": "analysis over stored rows; tests/test_human_metric_agreement.py, "
+                              "tests/test_human_metric_doors.py",
     "variance_decomposition": "analysis over stored rows; tests/test_variance.py",
     "neighbour_significance": "analysis over stored rows; tests/test_significance.py",
     "detectable_difference": "analysis over stored rows; tests/test_power.py",

@@ -102,6 +102,31 @@ def _actor_sums(differences: Sequence[float], clusters: Sequence[Any]) -> tuple[
     return sums, counts
 
 
+def sign_patterns(n_clusters: int, n_resamples: int = 9999, seed: int = 0) -> tuple[np.ndarray, bool]:
+    """The cluster sign patterns of the sign-flip test, as the rows of a +-1 matrix, and whether they are all.
+
+    Every one of the ``2^A`` patterns (bit ``j`` of pattern ``i`` flips cluster ``j``) when that is at most
+    ``n_resamples``, else ``n_resamples`` patterns drawn by ``default_rng(seed).choice([-1, 1], (n_resamples,
+    A))``. One procedure for every sign-flip statistic of the toolkit (:func:`sign_flip_p_value`, the
+    pairwise p-values of :mod:`hug_vis_dataset.metrics.human_agreement`), so a test over the same clusters and
+    seed sees the same patterns.
+
+    Example:
+        >>> signs, exact = sign_patterns(2)
+        >>> signs.tolist(), exact
+        ([[1.0, 1.0], [-1.0, 1.0], [1.0, -1.0], [-1.0, -1.0]], True)
+        >>> sign_patterns(20, 100)[0].shape
+        (100, 20)
+    """
+    if n_clusters < 0 or n_resamples < 1:
+        raise ValueError(f"need n_clusters >= 0 and n_resamples >= 1, got {n_clusters} and {n_resamples}")
+    if 2 ** n_clusters <= n_resamples:
+        bits = (np.arange(2 ** n_clusters)[:, None] >> np.arange(n_clusters)[None, :]) & 1
+        return 1.0 - 2.0 * bits, True
+    rng = np.random.default_rng(seed)
+    return rng.choice(np.array([-1.0, 1.0]), size=(n_resamples, n_clusters)), False
+
+
 def sign_flip_p_value(differences: Sequence[float], clusters: Sequence[Any], n_resamples: int = 9999,
                       seed: int = 0) -> tuple[float, bool]:
     """Two-sided p-value of the mean difference, flipping the signs of whole clusters.
@@ -119,14 +144,7 @@ def sign_flip_p_value(differences: Sequence[float], clusters: Sequence[Any], n_r
         return math.nan, False
     total = counts.sum()
     observed = sums.sum() / total
-    exact = 2 ** n_clusters <= n_resamples
-    if exact:
-        # Every sign pattern, as the rows of a +-1 matrix (bit j of pattern i flips cluster j).
-        bits = (np.arange(2 ** n_clusters)[:, None] >> np.arange(n_clusters)[None, :]) & 1
-        signs = 1.0 - 2.0 * bits
-    else:
-        rng = np.random.default_rng(seed)
-        signs = rng.choice(np.array([-1.0, 1.0]), size=(n_resamples, n_clusters))
+    signs, exact = sign_patterns(n_clusters, n_resamples, seed)
     null = signs @ sums / total
     gamma = abs(observed) * np.finfo(np.float64).eps * 100
     adjustment = 0 if exact else 1

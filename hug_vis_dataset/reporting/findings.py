@@ -7,6 +7,8 @@
   from the rows of ``hugvis evaluate matting_boundary``;
 * :func:`mos_agreement_frame` -- automatic metric vs MOS at the top (finding ii), with ratings; with
   pairwise answers also the Bradley-Terry strengths against both (:mod:`hug_vis_dataset.reporting.pairwise`);
+* :mod:`hug_vis_dataset.reporting.joint` -- with ratings or pairwise answers, metrics and human judgment
+  jointly: SPA, acc_eq, PERM-BOTH, P.1401 and the joint table with discordant pairs (finding ii, measured);
 * :func:`detectable_frame` -- the minimum detectable difference per table metric (80% power at 0.05,
   actors as clusters) at the rows' actor count and at the grid's 30, and the neighbours closer than it;
   :func:`noise_floor_markdown` -- the noise floors an audit measured (``hugvis audit robustness``).
@@ -233,9 +235,13 @@ def methods_text(decompositions: "dict[str, Any]") -> str:
 
 
 def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, mos: Any = None,
-                      preferences: Any = None) -> list[str]:
+                      preferences: Any = None, n_boot: "int | None" = None, paper: bool = True,
+                      all_raters: bool = False, formats: "tuple[str, ...]" = ("md",)) -> list[str]:
     """The report's "Findings" section (every table computed from the stored rows); ``preferences``
-    (a pairwise CSV) adds the pairwise source (:mod:`hug_vis_dataset.reporting.pairwise`)."""
+    (a pairwise CSV) adds the pairwise source (:mod:`hug_vis_dataset.reporting.pairwise`); with either, the
+    joint view of metrics and human judgment (:mod:`hug_vis_dataset.reporting.joint`, ``n_boot`` replicates;
+    ``paper``: with what the paper's own tables allow; ``all_raters``: keep the raters quality control flags;
+    ``formats``: of the joint table's files)."""
     md = ["## Findings (measured from the stored rows)", ""]
     tasks = [t for t in catalog.task_names(with_paper_table=True) if rows is not None and (rows["task"] == t).any()]
     from ..verdicts import CANNOT_TELL, NOT_SEPARABLE, SEPARABLE
@@ -290,4 +296,8 @@ def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, 
         md += [TITLE, "", INTRO, ""]
         for frame, why in pairwise_frames(rows, preferences, mos):
             md += [why if frame.empty else markdown_table(frame, 3), ""]
+    if mos is not None or preferences is not None:
+        from .joint import joint_markdown
+
+        md += joint_markdown(rows, mos, preferences, out_dir, files, n_boot, paper, all_raters, tuple(formats))
     return md

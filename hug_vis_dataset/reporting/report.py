@@ -406,7 +406,8 @@ def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, pre
     if rows is not None and len(rows):
         from .findings import findings_markdown
 
-        md += findings_markdown(rows, out_dir, figures, files, mos, preferences)
+        md += findings_markdown(rows, out_dir, figures, files, mos, preferences, n_boot, paper, mos_all_raters,
+                                formats)
     if audit is not None:
         from .findings import noise_floor_markdown
 

@@ -37,7 +37,8 @@ from .uploads import UnsafeUploadError, UploadLimits, check_zip, extracted_uploa
 
 SCORED_TASKS = catalog.task_names(with_paper_table=True)
 FINDINGS = ("Variance decomposition (finding iv)", "Significance between neighbours",
-            "Boundary / thin-structure matting errors (finding iii)")
+            "Boundary / thin-structure matting errors (finding iii)",
+            "Metrics and human judgment jointly (finding ii)")
 ANALYSES = ("Emotion difficulty (Fig. 8)", "Difficulty agreement (Fig. 9)", "Source difficulty (Fig. 10)",
             "Motion difficulty (Fig. 11)")
 #: The cross-task filters each analysis uses; the others are hidden for it.
@@ -297,8 +298,35 @@ class Explorer:
             return (frame.round(4) if not frame.empty else frame), None, why or (
                 f"{len(frame)} neighbour pairs: " + ", ".join(f"{int((frame['Verdict'] == w).sum())} {w}"
                                                               for w in VERDICTS))
+        if analysis == FINDINGS[3]:
+            return self._joint_finding(rows, task)
         frame, why = rf.boundary_frame(rows)
         return (frame.round(3).reset_index() if not frame.empty else frame), None, why or "MAD x1e3 per region"
+
+    def _joint_finding(self, rows, task: str):
+        """The joint table of a generation task (the report's, :mod:`hug_vis_dataset.reporting.joint`) on the
+        study's ratings, or the release's simulated raters while the study has none; the message gives SPA per
+        metric and criterion and the discordant pairs."""
+        import pandas as pd
+
+        from ..reporting.joint import discordant_lines, joint_tables, joint_wide, summary_frame
+
+        live = self.mos.ratings.frame()
+        ratings, whose = (live, "the study's ratings") if len(live) else (self.simulated_ratings, "simulated raters")
+        if ratings is None or not len(ratings):
+            return pd.DataFrame(), None, "No ratings yet: rate the systems in the MOS study tab."
+        tables, why = joint_tables(rows, ratings, tasks=(task,))
+        if tables is None:
+            return pd.DataFrame(), None, markdown_text(why)
+        summary = summary_frame(tables)
+        lines = [f"From {whose}; actors resampled as clusters, 95% intervals. SPA (people vs metric):", ""]
+        lines += [f"- {c} ({p}), {m}: SPA {spa}, top-k SPA {top}, acc_eq {acc:.2f}" for c, p, m, spa, top, acc in zip(
+            summary["criterion"], summary["people"], summary["metric"], summary["SPA [95%]"], summary["top-k SPA [95%]"],
+            summary["acc_eq"])]
+        discordant = discordant_lines(tables, task)  # "- † ...": a list, escaped but for its bullet
+        lines += [""] + ([f"- {markdown_text(line[2:])}" for line in discordant] or ["No discordant pair."])
+        lines += [""] + [markdown_text(n) for n in sorted(set(n for n in tables.summary["note"] if n))]
+        return joint_wide(tables, task), None, "\n".join(lines)
 
     # ------------------------------------------------------------------ inspector
     def choices(self) -> dict[str, list]:

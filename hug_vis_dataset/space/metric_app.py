@@ -30,7 +30,7 @@ from typing import Any
 from .. import catalog
 from ..errors import HugvisError
 from ..readers.json_files import loads_strict
-from .metric_examples import ANALYSIS_OPTIONS, compute_inputs, example_names, input_kind, needs_reference
+from .metric_examples import ANALYSIS_OPTIONS, RATED_ANALYSES, compute_inputs, example_names, input_kind, needs_reference
 from .style import FONT_CSS, launch_i18n
 
 #: What the upload fields accept, per input kind (Gradio ``file_types``).
@@ -220,7 +220,7 @@ def build_metric_app(folder: "str | Path", name: "str | None" = None) -> Any:
             reference = gr.File(label="reference", file_types=FILE_TYPES[kind], elem_id="reference",
                                 visible=needs_reference(name))
         ratings = gr.File(label="ratings CSV (rater, clip_id, model, criterion, score)", file_types=[".csv"],
-                          elem_id="ratings", visible=name == "metric_mos_agreement")
+                          elem_id="ratings", visible=name in RATED_ANALYSES)
         options = gr.Textbox(label="options (JSON)", elem_id="options", visible=kind == "rows",
                              value=json.dumps({k: v for k, v in ANALYSIS_OPTIONS.get(name, {}).items()
                                                if k != "ratings"}))
@@ -236,7 +236,7 @@ def build_metric_app(folder: "str | Path", name: "str | None" = None) -> Any:
 
         def on_compute(pred, ref, rate, opts):
             chosen = opts
-            if name == "metric_mos_agreement":
+            if name in RATED_ANALYSES:
                 parsed = loads_strict(opts, "options") if opts and opts.strip() else {}
                 parsed["ratings"] = _file_path(rate)
                 chosen = json.dumps(parsed)

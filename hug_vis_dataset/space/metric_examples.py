@@ -42,7 +42,10 @@ ANALYSIS_OPTIONS: dict[str, dict[str, Any]] = {
                                          ["VM-MAD", "matting", "mad", "retain"],
                                          ["VM-dtSSD", "matting", "dtssd", "retain"]]},
     "metric_mos_agreement": {"ratings": "ratings.csv", "n_boot": 200, "seed": 0},
+    "human_metric_agreement": {"ratings": "ratings.csv", "n_boot": 200, "n_perm": 200, "seed": 0},
 }
+#: The analyses that take a ratings CSV beside the rows (the Space asks for it, the examples bundle one).
+RATED_ANALYSES: tuple[str, ...] = tuple(name for name, options in ANALYSIS_OPTIONS.items() if "ratings" in options)
 #: The synthetic grid the examples are cut from (small: the folders stay a few KB each).
 EXAMPLE_GRID = dict(actors=2, emotions=["Happy", "Sad"], actions=1, scripts=1, seconds=1.0, size=(32, 18), seed=0)
 EXAMPLE_SYSTEM = {"matting": "matte_fair", "vision_driven": "vis_fair", "audio_driven": "talk_fair",
@@ -66,7 +69,7 @@ def example_names(name: str) -> tuple[str, ...]:
     """The bundled example files of a module (under ``examples/``), prediction first."""
     pred, ref = _FILES[input_kind(name)]
     names = (pred, ref) if needs_reference(name) else (pred,)
-    return names + (("ratings.csv",) if name == "metric_mos_agreement" else ())
+    return names + (("ratings.csv",) if name in RATED_ANALYSES else ())
 
 
 # ----------------------------------------------------------------------------- uploads -> inputs

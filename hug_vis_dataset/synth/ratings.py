@@ -31,6 +31,12 @@ rater's MOS score is ``round(q + bias_r + e)`` clipped to 1..5 (bias sd :data:`R
 ``q_a - q_b + e`` (``e ~ N(0, sd_r)``) with :data:`TIE_MARGIN`: within it a tie. Answers take
 ``duration x U(1.5, 4)`` seconds (careless: ``x U(0.2, 0.8)``).
 
+**Planted perception** (``planted``, none by default, so the demo's study is unchanged): a system's raters
+may perceive another strength than its degradation (:class:`Planted` ``perceived``: people prefer a system
+the metrics rate low, or the other way round), or perceive it exactly as another system of the task
+(``same_as``: the same strength and per-criterion offset, a pair planted equal), so the joint
+human/metric measures (:mod:`hug_vis_dataset.metrics.human_agreement`) can be checked against a truth.
+
 **Files** (under ``simulated_systems/``): :data:`RATINGS_FILE` (the MOS study's ratings of the
 systems, with ``study, item, elapsed, duration``), :data:`PAIRWISE_FILE` (the pairwise answers,
 :meth:`~hug_vis_dataset.studies.preferences.PreferenceStore.to_csv`'s columns) and the study folder
@@ -121,6 +127,20 @@ def choose_clips(clip_ids: Sequence[str], seed: int, fraction: float = 0.5) -> l
     return [str(c) for c in chosen]
 
 
+@dataclass(frozen=True)
+class Planted:
+    """What the simulated raters perceive of one system instead of its degradation (module docstring).
+
+    Attributes:
+        perceived: the strength in [0, 1] the raters perceive (None: the system's own).
+        same_as: another system of the same task whose perceived strength and per-criterion offsets this
+            one shares (a pair planted equal); that system may not itself be ``same_as`` another.
+    """
+
+    perceived: "float | None" = None
+    same_as: str = ""
+
+
 @dataclass
 class SimulatedStudy:
     """The two simulated studies: their files, sessions and every answer (see the module docstring).
@@ -185,7 +205,8 @@ def _schedule(spec: StudySpec, raters: Sequence[str], secret: bytes) -> list:
 def simulate_study(clip_ids: Sequence[str], systems: Mapping[str, Mapping[str, float]], seed: int = 0,
                    n_raters: int = 6, careless: int = 1, ratings_per_item: int = 3, items_per_session: int = 8,
                    gold_rate: float = 0.25, pairwise_ratings_per_item: int = 2, pairs_per_session: int = 6,
-                   clip_fraction: float = 0.5, duration: float = 1.0) -> SimulatedStudy:
+                   clip_fraction: float = 0.5, duration: float = 1.0,
+                   planted: "Mapping[str, Mapping[str, Planted]] | None" = None) -> SimulatedStudy:
     """The simulated MOS and pairwise studies of the given systems (see the module docstring).
 
     Args:
@@ -199,9 +220,10 @@ def simulate_study(clip_ids: Sequence[str], systems: Mapping[str, Mapping[str, f
         pairwise_ratings_per_item, pairs_per_session: the pairwise study's schedule.
         clip_fraction: share of each actor's clips that is rated.
         duration: the media's duration in seconds (stored with every answer).
+        planted: task -> {system: :class:`Planted`}: what the raters perceive instead (default: nothing).
 
     Raises:
-        ValueError: bad counts or a strength outside [0, 1].
+        ValueError: bad counts, a strength outside [0, 1] or a planted system that is not one of the task's.
     """
     if not 0 <= careless < n_raters:
         raise ValueError(f"need 0 <= careless < n_raters, got {careless} of {n_raters}")
@@ -226,7 +248,7 @@ def simulate_study(clip_ids: Sequence[str], systems: Mapping[str, Mapping[str, f
     bias = dict(zip(raters, pool.normal(0.0, RATER_BIAS_SD, n_raters)))
     noise = dict(zip(raters, pool.uniform(*RATER_NOISE_SD, n_raters)))
     sloppy = set(raters[n_raters - careless:])
-    quality = _Quality(seed, names, systems)
+    quality = _Quality(seed, names, systems, _check_planted(planted or {}, names))
     out = SimulatedStudy(mos, pairwise, secret=secret)
     out.sessions = _schedule(mos, raters, secret) + (_schedule(pairwise, raters, secret) if paired else [])
     seq = 0
@@ -265,17 +287,41 @@ def _pairwise_answer(item: StudyItem, criterion: str, sloppy: bool, quality, sd:
             "system_b": b, "criterion": criterion, "outcome": outcome, "left": left, **common}
 
 
+def _check_planted(planted: Mapping[str, Mapping[str, Planted]], names: Mapping[str, Sequence[str]]) -> dict:
+    for task, systems in planted.items():
+        for name, plant in systems.items():
+            if name not in names.get(task, ()):
+                raise ValueError(f"planted system {task}/{name} is not one of the task's systems {list(names.get(task, ()))}")
+            if plant.perceived is not None and not 0.0 <= float(plant.perceived) <= 1.0:
+                raise ValueError(f"perceived strength of {task}/{name} must be in [0, 1], got {plant.perceived}")
+            if plant.same_as and (plant.same_as == name or plant.same_as not in names[task]
+                                  or systems.get(plant.same_as, Planted()).same_as):
+                raise ValueError(f"{task}/{name} is planted the same as {plant.same_as!r}: name another system of "
+                                 "the task that is not itself planted the same as a third")
+    return {(t, n): plant for t, systems in planted.items() for n, plant in systems.items()}
+
+
 class _Quality:
     """The latent quality ``q`` of (task, system or gold item, criterion, clip)."""
 
-    def __init__(self, seed: int, names: Mapping[str, Sequence[str]], systems: Mapping[str, Mapping[str, float]]):
+    def __init__(self, seed: int, names: Mapping[str, Sequence[str]], systems: Mapping[str, Mapping[str, float]],
+                 planted: "Mapping[tuple[str, str], Planted] | None" = None):
         self.seed = seed
+        planted = planted or {}
         self.strength = {(t, n): float(systems[t][n]) for t, listed in names.items() for n in listed}
         # Offsets are keyed by the system's position in the sorted names, so adding a task or
         # renaming other tasks' systems does not change this task's draws.
         self.offset = {(t, n, c): _rng(seed, _P_SYSTEM, _TASK_INDEX[t], k, j).normal(0.0, SYSTEM_SD)
                        for t, listed in names.items() for k, n in enumerate(listed)
                        for j, c in enumerate(TASK_CRITERIA[t])}
+        for (t, n), plant in planted.items():  # what the raters perceive, planted (a simulated truth)
+            if plant.perceived is not None:
+                self.strength[(t, n)] = float(plant.perceived)
+        for (t, n), plant in planted.items():
+            if plant.same_as:
+                self.strength[(t, n)] = self.strength[(t, plant.same_as)]
+                for c in TASK_CRITERIA[t]:
+                    self.offset[(t, n, c)] = self.offset[(t, plant.same_as, c)]
         self._clip: dict = {}
 
     def __call__(self, task: str, system: str, criterion: str, clip_id: str) -> float:
@@ -287,6 +333,23 @@ class _Quality:
         if system in (GOLD_HIGH, GOLD_LOW):
             return TOP - SPAN * (system == GOLD_LOW) + difficulty
         return TOP - SPAN * self.strength[(task, system)] ** 2 + self.offset[(task, system, criterion)] + difficulty
+
+
+def perceived_quality(systems: Mapping[str, Mapping[str, float]], seed: int = 0,
+                      planted: "Mapping[str, Mapping[str, Planted]] | None" = None) -> dict[tuple[str, str, str], float]:
+    """The simulated raters' truth: ``(task, system, criterion) -> TOP - SPAN x strength^2 + offset``, the
+    latent quality of :func:`simulate_study` (same ``systems``, ``seed`` and ``planted``) less the clip's
+    difficulty, which every system of a clip shares: what a difference between two systems converges to.
+
+    Example:
+        >>> q = perceived_quality({"voice_cloning": {"a": 0.0, "b": 0.0}}, planted={"voice_cloning": {"b": Planted(same_as="a")}})
+        >>> q[("voice_cloning", "a", "id_similarity")] == q[("voice_cloning", "b", "id_similarity")]
+        True
+    """
+    names = {task: sorted(systems[task]) for task in TASK_CRITERIA if task in systems and systems[task]}
+    quality = _Quality(seed, names, systems, _check_planted(planted or {}, names))
+    return {(t, n, c): TOP - SPAN * quality.strength[(t, n)] ** 2 + quality.offset[(t, n, c)]
+            for t, listed in names.items() for n in listed for c in TASK_CRITERIA[t]}
 
 
 def simulate_ratings(clip_ids: Sequence[str], systems: Mapping[str, Mapping[str, float]], seed: int = 0,

@@ -1,0 +1,218 @@
+"""The report's and the Space's joint view of automatic metrics and human judgment (finding ii, measured).
+
+:func:`joint_tables` runs :func:`hug_vis_dataset.studies.human_metric.human_metric_tables` on the stored rows
+and the ratings / pairwise answers (the one computation every door shares); :func:`joint_wide` renders one
+task's joint table, the table a paper should print: per system the human score and each metric, each with
+its 95% actor-bootstrap interval and rank interval, a dagger on a metric's cell where that system is in a
+discordant pair (people and the metric both significant, in opposite directions);
+:func:`joint_markdown` is the Findings block of ``hugvis report`` (and the files it writes:
+``joint_<task>.{md,tex,html}``, ``human_metric_agreement.csv``, ``joint_table.csv``, ``pair_p_values.csv``,
+``metric_comparisons.csv``, ``mos_prediction.csv``), followed by what the paper's own Tables 5-10 allow
+(:mod:`hug_vis_dataset.studies.human_metric_paper`).
+
+Example:
+    >>> cell(4.114, 3.9, 4.3, 1, 1, 2)
+    '4.11 (3.90, 4.30); rank 1 (1-2)'
+    >>> cell(0.8123, float("nan"), float("nan"), 2, float("nan"), float("nan"), "ssim", "†")
+    '0.812; rank 2 †'
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+TITLE = "### Automatic metrics and human judgment jointly, with uncertainty (finding ii)"
+INTRO = ("For every pair of systems, the one-sided p-value that one is better than the other under people "
+         "(per-clip MOS, or pairwise answers) and under each metric, each from a paired sign-flip test that flips "
+         "whole actors (exact when 2^actors <= 1000 patterns, else 1000 drawn with seed 0; mid-p). "
+         "SPA = 1 - mean |p_people - p_metric| over the pairs (Thompson et al. 2024), top-k SPA over the pairs with "
+         "a system in the people's top k; intervals from actors resampled as clusters. acc_eq: tie-calibrated "
+         "pairwise accuracy of the system scores (Deutsch et al. 2023), epsilon its tie threshold in the metric's "
+         "units. A pair is discordant when people and the metric are both significant (two-sided p < 0.05) in "
+         "opposite directions (marked †). PERM-BOTH: the p-value that metric B agrees with people better than "
+         "metric A (SPA), actors swapped between the two z-scored metrics. docs/FINDINGS.md gives the formulas.")
+SOURCE_LABEL = {"MOS": "MOS", "pairwise": "Bradley-Terry strength"}
+
+
+def cell(value: float, low: float, high: float, rank: float, rank_low: float, rank_high: float,
+         metric: "str | None" = None, mark: str = "") -> str:
+    """One joint-table cell: value, interval, rank and rank interval (digits: the catalog's for a metric)."""
+    from .. import catalog
+
+    def number(v: float) -> str:
+        return catalog.spec(metric).printed(v) if metric else f"{v:.2f}"
+
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    text = number(value)
+    if math.isfinite(low) and math.isfinite(high):
+        text += f" ({number(low)}, {number(high)})"
+    if math.isfinite(rank):
+        text += f"; rank {int(rank)}"
+        if math.isfinite(rank_low) and math.isfinite(rank_high):
+            text += f" ({int(rank_low)}-{int(rank_high)})"
+    return f"{text} {mark}" if mark else text
+
+
+def joint_tables(rows, ratings: Any = None, preferences: Any = None, n_boot: "int | None" = None, seed: int = 0,
+                 all_raters: bool = False, tasks: "tuple[str, ...] | None" = None):
+    """``(HumanMetricTables or None, why-empty)`` of the stored rows and the human judgments (``n_boot``: the
+    library's default when None; ``all_raters``: keep the raters quality control flags; ``tasks``: only these)."""
+    from ..studies.human_metric import HumanMetricInputError, human_metric_tables
+    from ..metrics.human_agreement import DEFAULT_BOOT
+
+    if ratings is None and preferences is None:
+        return None, "no human judgments: pass --mos RATINGS.csv and/or --preferences PAIRWISE.csv"
+    try:
+        return human_metric_tables(rows, ratings, preferences, n_boot=DEFAULT_BOOT if n_boot is None else n_boot,
+                                   seed=seed, all_raters=all_raters, tasks=tasks), ""
+    except HumanMetricInputError as err:
+        return None, str(err)
+
+
+def joint_wide(tables, task: str):
+    """One task's joint table as text cells: a row per (criterion, source, system), a column per judge
+    (people first, then the metrics by their catalog label)."""
+    import pandas as pd
+
+    from .. import catalog
+
+    joint = tables.joint[tables.joint["task"] == task]
+    records = []
+    for (criterion, source, system), group in joint.groupby(["criterion", "source", "system"], sort=False):
+        record = {"criterion": criterion, "people": SOURCE_LABEL.get(source, source), "system": system}
+        for r in group.itertuples():
+            metric = None if r.judge == "people" else r.judge
+            name = f"people ({SOURCE_LABEL.get(source, source)})" if metric is None else catalog.spec(metric).label
+            record[name] = cell(r.value, r.low, r.high, r.rank, r.rank_low, r.rank_high, metric,
+                                "†" if r.discordant_with else "")
+        records.append(record)
+    frame = pd.DataFrame(records)
+    # One human source per criterion block: the people column's header names it, so merge them.
+    people = [c for c in frame.columns if str(c).startswith("people (")]
+    if people:
+        frame.insert(3, "people score", frame[people].bfill(axis=1).iloc[:, 0])
+        frame = frame.drop(columns=people)
+    return frame
+
+
+def discordant_lines(tables, task: str) -> list[str]:
+    """One line per discordant pair of a task: who people prefer, who the metric prefers, both p-values."""
+    from .. import catalog
+
+    pairs = tables.pairs[(tables.pairs["task"] == task) & tables.pairs["discordant"]]
+    lines = []
+    for r in pairs.itertuples():
+        people_pick, metric_pick = ((r.system_a, r.system_b) if r.human_difference > 0 else (r.system_b, r.system_a))
+        lines.append(f"- † {r.criterion} ({r.source}), {catalog.spec(r.metric).label}: people prefer {people_pick} "
+                     f"(two-sided p = {r.p_human_two_sided:.3g}), the metric prefers {metric_pick} "
+                     f"(p = {r.p_metric_two_sided:.3g})")
+    return lines
+
+
+def summary_frame(tables):
+    """The agreement rows, SPA and its intervals as text, for the report and the Space."""
+    import pandas as pd
+
+    from .. import catalog
+
+    s = tables.summary
+
+    def interval(point, low, high):
+        if not math.isfinite(point):
+            return "n/a"
+        return f"{point:.3f}" + (f" [{low:.3f}, {high:.3f}]" if math.isfinite(low) and math.isfinite(high) else "")
+
+    return pd.DataFrame({
+        "task": s["task"], "criterion": s["criterion"], "people": s["source"].map(lambda v: SOURCE_LABEL.get(v, v)),
+        "metric": s["metric"].map(lambda m: catalog.spec(m).label), "systems": s["n_systems"], "actors": s["n_actors"],
+        "SPA [95%]": [interval(*v) for v in zip(s["spa"], s["spa_low"], s["spa_high"])],
+        "top-k SPA [95%]": [interval(*v) for v in zip(s["spa_top_k"], s["spa_top_k_low"], s["spa_top_k_high"])],
+        "tau-b": s["kendall_tau_b"], "acc_eq": s["acc_eq"],
+        "epsilon": [catalog.spec(m).printed(e) if math.isfinite(e) else "n/a"
+                    for m, e in zip(s["metric"], s["acc_eq_epsilon"])],
+        "discordant pairs": s["n_discordant"]})
+
+
+def _joint_files(out_dir: Path, task: str, tables, block: list[str], notes: list[str],
+                 formats: "tuple[str, ...]") -> list[Path]:
+    """``joint_<task>.<md|tex|html>``: the joint table in each of the report's formats, with its notes."""
+    from ..tables import text_table
+    from .html import html_note, html_page
+
+    caption = (f"{task}: people and each metric per system, 95% actor-bootstrap interval (low, high), rank and "
+               "95% rank interval; † = in a discordant pair (both two-sided p < 0.05, opposite directions)")
+    frame = joint_wide(tables, task)
+    written = []
+    for fmt in formats:
+        path = out_dir / f"joint_{task}.{fmt}"
+        if fmt == "md":
+            text = "\n".join([f"# Joint table: {task}", "", INTRO, "", *block])
+        elif fmt == "tex":
+            text = text_table(frame, "latex", caption) + "\n" + "".join(f"% {n}\n" for n in notes)
+        else:
+            text = html_page(f"Joint table ({task}): HUG-VIS", text_table(frame, "html", caption) + "\n"
+                             + "\n".join(html_note(n) for n in [INTRO, *notes]))
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def joint_markdown(rows, ratings: Any, preferences: Any, out_dir: "Path | None", files: list,
+                   n_boot: "int | None" = None, paper: bool = True, all_raters: bool = False,
+                   formats: "tuple[str, ...]" = ("md",)) -> list[str]:
+    """The Findings block (see the module docstring); writes its files into ``out_dir`` (the report's
+    staging folder) when given, the joint table in each of ``formats`` (``md``, ``tex``, ``html``)."""
+    from ..tables import markdown_table
+    from .. import catalog
+
+    md = [TITLE, "", INTRO, ""]
+    tables, why = joint_tables(rows, ratings, preferences, n_boot, all_raters=all_raters)
+    if tables is None:
+        md += [why, ""]
+    else:
+        notes = sorted(set(n for n in tables.summary["note"] if n))
+        md += ["**Agreement per metric and criterion** (top-k: k = "
+               f"{int(tables.summary['top_k'].iloc[0])}):", "", markdown_table(summary_frame(tables), 3), ""]
+        md += [f"- {n}" for n in notes] + ([""] if notes else [])
+        for task in dict.fromkeys(tables.summary["task"]):
+            block = [f"**{task}**: per system the human score and each metric, its 95% actor-bootstrap "
+                     "interval (low, high), its rank and 95% rank interval (best-worst); † = in a discordant pair "
+                     "for that metric.", "", markdown_table(joint_wide(tables, task), 3), ""]
+            lines = discordant_lines(tables, task)
+            block += (lines or ["No discordant pair."]) + [""]
+            md += block
+            if out_dir:
+                files += _joint_files(out_dir, task, tables, block, lines or ["No discordant pair."], formats)
+        if len(tables.comparisons):
+            c = tables.comparisons
+            shown = c.assign(metric_a=c["metric_a"].map(lambda m: catalog.spec(m).label),
+                             metric_b=c["metric_b"].map(lambda m: catalog.spec(m).label),
+                             people=c["source"].map(lambda v: SOURCE_LABEL.get(v, v)))[
+                ["task", "criterion", "people", "metric_a", "metric_b", "spa_a", "spa_b", "delta", "p_value",
+                 "n_permutations"]]
+            md += ["**Is metric B better aligned than metric A?** (PERM-BOTH on SPA; p-value that B agrees better)",
+                   "", markdown_table(shown, 3), ""]
+        if len(tables.mos_prediction):
+            md += ["**Metrics that predict MOS** (ITU-T P.1401: monotonic cubic mapping of the metric to the "
+                   "per-clip MOS, items = rated (system, clip) with at least two votes; RMSE on N - 4 degrees of "
+                   "freedom; rmse*: errors inside each MOS's 95% interval count 0; outlier ratio: share outside):",
+                   "", markdown_table(tables.mos_prediction, 3), ""]
+        md += [f"- {n}" for n in tables.notes] + ([""] if tables.notes else [])
+        if out_dir:
+            for name, frame in (("human_metric_agreement", tables.summary), ("joint_table", tables.joint),
+                                ("pair_p_values", tables.pairs), ("metric_comparisons", tables.comparisons),
+                                ("mos_prediction", tables.mos_prediction)):
+                frame.to_csv(out_dir / f"{name}.csv", index=False)
+                files.append(out_dir / f"{name}.csv")
+    if paper:
+        from ..studies.human_metric_paper import paper_markdown
+
+        # The block's task headings become bold lines here: a heading "### <task>" is the MOS section's.
+        block = [f"*Paper, {line[5:]}*" if line.startswith("#### ") else line for line in paper_markdown().splitlines()]
+        md += ["**From the paper's own Tables 5-10** (system means only: Kendall tau-b, acc_eq and P.1401's "
+               "mapping and RMSE apply; SPA, intervals, rank intervals, discordant pairs, PERM-BOTH and P.1401's "
+               "rmse* and outlier ratio need per-clip rows and ratings):", "", *block, ""]
+    return md
