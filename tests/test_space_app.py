@@ -71,10 +71,25 @@ def test_score_refuses_unsafe_zip_and_reports_missing(explorer, tmp_path):
         wav = sorted(system.glob("*.wav"))[0]
         archive.write(wav, wav.name)
     message, table, rows = explorer.score("voice_cloning", "one_clip", str(good))
-    # The scoring queue's rule at the upload door: a partial submission is refused, nothing stored.
-    assert message.startswith("**Not added:** the scoring queue's check: 1 problem(s) of 2 clips (1 missing")
-    assert "coverage 50.0%" in message and table.empty and rows.empty
-    assert not explorer.store.has("voice_cloning", "one_clip")
+    # The one rule for clips left out: scored and shown, ranked only among runs missing clips too.
+    assert message.startswith("Scored **voice_cloning** for `one_clip`: 1 clip(s) ok of 2; missing 1"), message
+    assert explorer.store.has("voice_cloning", "one_clip")
+    from hug_vis_dataset.leaderboard.board import PARTIAL_RULE
+    from hug_vis_dataset.space.precheck import PARTIAL_HELP, layout_help
+
+    frame, notes, _ = explorer.leaderboard(next(t for t in explorer.table_labels() if t.startswith("Table 9")),
+                                           ["paper", "synthetic demo"])
+    assert PARTIAL_RULE in notes and PARTIAL_HELP in layout_help("voice_cloning")
+    cell = frame.set_index("Model").loc["one_clip", "Speaker Sim. ↑"] if "Speaker Sim. ↑" in frame.columns else ""
+    assert "(best)" not in str(cell)  # alone in its pool of partial runs: nothing to rank it against
+    # Files that cannot be told apart are the one refusal: two files for one clip.
+    twice = tmp_path / "twice.zip"
+    with zipfile.ZipFile(twice, "w") as archive:
+        archive.write(wav, wav.name)
+        archive.write(wav, wav.with_suffix(".flac").name)
+    message, table, rows = explorer.score("voice_cloning", "twice", str(twice))
+    assert message.startswith("**Not added:** 1 clip(s) have two or more files"), message
+    assert not explorer.store.has("voice_cloning", "twice")
 
 
 def test_mos_flow_stores_and_aggregates(explorer):

@@ -47,7 +47,11 @@ ORIGIN_LABELS: dict[str, str] = {PAPER: "paper", SUBMITTED: "submitted", SYNTHET
 RANK_POOLS: dict[str, str] = {PAPER: "benchmark", SUBMITTED: "benchmark", SYNTHETIC: SYNTHETIC, SUBSET: SUBSET}
 DEFAULT_ORIGINS: tuple[str, ...] = (PAPER, SUBMITTED)
 BOARD_COLUMNS: tuple[str, ...] = PAPER_COLUMNS + ("origin", "n_ok", "n_failed", "coverage", "link", "note",
-                                                  "scored_by", "detail")
+                                                  "scored_by", "detail", "partial")
+#: The one rule for a run that leaves clips of its grid out (a partial upload, ``hugvis evaluate`` on a subset):
+#: it is scored and shown, and ranked only among runs that miss clips too, never among complete runs.
+PARTIAL_RULE = ("A run that leaves clips of its grid out is scored and shown, and ranked only among runs that miss "
+                "clips too (its means are over other clips), never among complete runs.")
 ALL = "All"
 NEEDS_WEIGHTS = "needs weights"
 #: Paper rows have no per-clip rows: no verdict can be computed for them (hug_vis_dataset.verdicts).
@@ -98,6 +102,7 @@ def paper_rows(frame):
     out["link"] = "paper, Table " + out["table"].astype(str)
     out["scored_by"] = PAPER
     out["detail"] = None
+    out["partial"] = False
     return out[list(BOARD_COLUMNS)]
 
 
@@ -131,6 +136,7 @@ def run_rows(run) -> "object":
         setting = str(label).partition(EMOTION_MODEL_SEP)[2] if task == "emotion" else ""
         n_ok, n_failed = int(values.get("n_ok", 0)), int(values.get("n_failed", 0))
         coverage = f"{100.0 * n_ok / grid:.1f}%" if grid else None
+        partial = bool(run.summary.get("coverage", {}).get("missing"))
         source = "reference" if run.model == REAL_AUDIO_MODEL else ""
         for metric in info["metrics"]:
             value = values.get(metric["key"])
@@ -142,7 +148,7 @@ def run_rows(run) -> "object":
                 "value": float(value) if finite else float("nan"), "text": print_value(float(value)) if finite else "",
                 "higher_is_better": metric["higher_is_better"], "origin": run.origin, "n_ok": n_ok,
                 "n_failed": n_failed, "coverage": coverage, "link": run.link, "note": note,
-                "scored_by": run.scored_by, "detail": None})
+                "scored_by": run.scored_by, "detail": None, "partial": partial})
     return pd.DataFrame(records, columns=list(BOARD_COLUMNS))
 
 
@@ -173,7 +179,7 @@ def mos_rows(mos, origin: str, note: str = ""):
             "value": float(row.mos), "text": print_value(float(row.mos)), "higher_is_better": True,
             "origin": origin, "n_ok": int(row.n_clips), "n_failed": 0, "coverage": None,
             "link": f"{int(row.n_ratings)} ratings by {int(row.n_raters)} rater(s)", "note": None,
-            "scored_by": "ratings", "detail": mos_detail(row)})
+            "scored_by": "ratings", "detail": mos_detail(row), "partial": False})
     return pd.DataFrame(records, columns=list(BOARD_COLUMNS))
 
 
@@ -333,12 +339,16 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
         part = sub[sub["metric"] == metric["key"]]
         ranked = part[~part.apply(_unranked, axis=1)] if len(part) else part
         marks: dict = {}
-        pools = ranked.assign(pool=ranked["origin"].map(RANK_POOLS)) if len(ranked) else ranked
+        # A run missing clips of its grid is ranked in a pool of its own (PARTIAL_RULE).
+        partial = _partial(ranked)
+        pools = (ranked.assign(pool=ranked["origin"].map(RANK_POOLS) + partial.map({True: " (partial)", False: ""}))
+                 if len(ranked) else ranked)
         verdicts: dict = {}
         for _, group in (pools.groupby(["pool"] + (["input_setting"] if by_setting else []), sort=False)
                          if len(pools) else []):
             values = [float(t) if t else float("nan") for t in group["text"]]
-            marks.update(zip(group.index, mark_ranks(values, metric["higher_is_better"], None)))
+            if sum(v == v for v in values) >= 2:  # a row alone in its pool is ranked against nothing: no "best"
+                marks.update(zip(group.index, mark_ranks(values, metric["higher_is_better"], None)))
             verdicts.update(_neighbour_verdicts(group, metric, info["task"], clip_rows))
         for index, record in part.iterrows():
             key = tuple(record[k] for k in keys)
@@ -395,6 +405,8 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
     if legends:
         notes.extend(legends)
         notes.append(UNMARKED_PAPER_NOTE)
+    if _partial(sub).any():
+        notes.append(PARTIAL_RULE)
     if has_mos:
         notes.append(MOS_NOTE)
     if collapsed_mos:
@@ -415,6 +427,15 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
     # The row groups travel with the frame: the Space's click-sort keeps rows inside their group.
     shown.attrs["groups"] = [row_group(k[1], k[0], k[3]) for k in order]
     return Board(shown, notes, filters)
+
+
+def _partial(frame):
+    """Per board row: the run misses clips of its grid (paper and MOS rows never do)."""
+    import pandas as pd
+
+    if "partial" not in frame.columns:
+        return pd.Series(False, index=frame.index)
+    return frame["partial"].map(lambda v: v is True or v == 1.0)
 
 
 def _neighbour_verdicts(group, metric: dict, task: str, clip_rows) -> dict:

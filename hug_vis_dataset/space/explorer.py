@@ -32,7 +32,7 @@ from ..leaderboard.board import (ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SPACE_REVE
                                  clip_rows_of, provenance_href)
 from ..studies.status import aggregate_ratings
 from ..studies.study_desk import MosStudy, ratings_location
-from .precheck import coverage_refusal, layout_check, refusals_message
+from .precheck import ambiguous_refusal, coverage_refusal, layout_check, refusals_message
 from .uploads import UnsafeUploadError, UploadLimits, check_zip, extracted_upload
 
 SCORED_TASKS = catalog.task_names(with_paper_table=True)
@@ -417,15 +417,17 @@ class Explorer:
         return True, f"`{name}` is free on the {task} leaderboard; now upload the zip."
 
     def _queue_refusal(self, task: str, root: Path, model: str) -> "str | None":
-        """The leaderboard queue's check-only pass on an extracted upload (``scoring.check``, as the
-        worker runs it): an upload with missing, extra, unmatched, duplicate or failing clips is
-        refused in one message, so a partial run is never ranked among complete ones."""
+        """The check-only pass on an extracted upload (``scoring.check``): an upload whose files cannot be told
+        apart (two files for one clip, names that are no clip of the grid) is refused in one message. Missing
+        clips are no refusal: the run is scored and shown, and ranked only among runs that miss clips too
+        (:data:`~hug_vis_dataset.leaderboard.board.PARTIAL_RULE`); a clip failing the scorer's checks is a
+        failed clip, as ``hugvis evaluate`` counts it."""
         from ..scoring.check import check_submission
 
         coverage = check_submission(task, root, self.release_dir, model=model)
-        if not coverage.problems() or not coverage.predicted:
-            return None  # clean, or nothing matched the layout at all: the scoring path says which layout
-        return f"**Not added:** {coverage_refusal(coverage)}\n\n{refusals_message(coverage, root)}".strip()
+        if not coverage.duplicates and (not coverage.predicted or not (coverage.unmatched or coverage.extra)):
+            return None  # nothing matched (the scoring path says which layout), or names that can be scored
+        return f"**Not added:** {ambiguous_refusal(coverage)}\n\n{refusals_message(coverage, root)}".strip()
 
     def check_upload(self, task: str, upload: "str | None") -> str:
         """The layout check of an uploaded zip from its member names (nothing extracted yet)."""

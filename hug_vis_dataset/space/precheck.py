@@ -104,7 +104,7 @@ def layout_help(task: str) -> str:
                                         for i, line in enumerate(spec.example_tree))])
     return (f"**{spec.label}**: one entry per clip, named by its clip id "
             f"(`actor_XXXX_<emotion>_action_YY_script_ZZZ`): {_escape(spec.prediction)}. The zip may wrap the files in one "
-            f"folder. Clips you leave out are reported as missing, not scored.\n\n```\n{tree}\n```")
+            f"folder. {PARTIAL_HELP}\n\n```\n{tree}\n```")
 
 
 #: Failing clips listed by name in the Space; the rest are counted.
@@ -132,6 +132,27 @@ def refusals_message(coverage, root: "str | None" = None, limit: int = SHOWN_REF
     if len(lines) > limit:
         shown.append(f"- ... and {len(lines) - limit} more")
     return "\n".join([f"**{len(lines)} clip(s) would fail the scorer's checks:**", *shown])
+
+
+#: What the Score tab says about clips left out: the board's rule (leaderboard.board.PARTIAL_RULE), in the tab's words.
+PARTIAL_HELP = ("Clips you leave out are reported as missing: the run is still scored and shown, and ranked only among "
+                "runs that miss clips too, never among complete runs.")
+
+
+def ambiguous_refusal(coverage) -> str:
+    """Why an upload is refused: files that cannot be told apart (two for one clip, names that are no clip of the
+    grid), in one line escaped for Markdown. Missing clips are no reason (:data:`PARTIAL_HELP`).
+
+    Example:
+        >>> from hug_vis_dataset.scoring.coverage import Coverage
+        >>> print(ambiguous_refusal(Coverage("matting", "m", grid_size=28, predicted=2, duplicates={"c1": ["a", "b"]})))
+        1 clip(s) have two or more files (first c1); rename or remove the extra files so that each clip has one
+    """
+    counts = [(len(coverage.duplicates), "have two or more files", next(iter(coverage.duplicates), "")),
+              (len(coverage.unmatched) + len(coverage.extra), "are named by no clip of the grid",
+               next(iter([*coverage.unmatched, *coverage.extra]), ""))]
+    said = "; ".join(f"{n} clip(s) {what} (first {first})" for n, what, first in counts if n)
+    return markdown_text(f"{said}; rename or remove the extra files so that each clip has one")
 
 
 def coverage_refusal(coverage) -> str:
