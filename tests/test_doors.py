@@ -64,8 +64,10 @@ def test_space_upload_scoring_gives_the_runners_rows(world, task, tmp_path):
     # The Space's own store: the CLI's results already hold this model name (names are unique per store).
     explorer = Explorer(release, tmp_path / "space_results", work_dir=tmp_path / "work")
     upload = _zip(release / "simulated_systems" / task / system, tmp_path / "upload.zip")
-    message, table, rows = explorer.score(task, system, str(upload))
+    message, table, shown = explorer.score(task, system, str(upload))
     assert "4 clip(s) ok of 4" in message, message
+    assert len(shown) and "Clip" in shown.columns  # the page's per-clip table, in the board's units
+    rows = explorer.store.rows()  # what the Space stored from the upload
     stored = _rows(results, task, system)
     key = ["model", "clip_id", "metric"]
     pd.testing.assert_frame_equal(rows.sort_values(key).reset_index(drop=True)[key + ["value", "status"]],

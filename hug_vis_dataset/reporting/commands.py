@@ -23,11 +23,38 @@ def _report(args) -> int:
                           figures=not args.no_figures, audit=args.audit, paper=not args.no_paper,
                           preferences=args.preferences, mos_all_raters=args.mos_all_raters,
                           into_existing=args.into_existing)
-    print(report.markdown)
-    print(f"\nreport written to {args.out}")
+    if args.print:
+        print(report.markdown)
+    else:
+        print(report_summary(report, args.out, args.mos is not None))
     for folder in report.skipped:
         print(f"warning: skipped results folder {folder}", file=sys.stderr)
     return 0
+
+
+def report_summary(report, out, with_mos: bool) -> str:
+    """What ``hugvis report`` prints: where the report is, its tables, and what would add the missing ones
+    (the whole Markdown is in ``report.md``; ``--print`` prints it).
+
+    Example:
+        >>> from types import SimpleNamespace as R
+        >>> from pathlib import Path
+        >>> print(report_summary(R(files=[Path("r/report.md"), Path("r/matting.md")], tables={"matting": None}), "r", False))
+        report written to r (2 files; the whole report: r/report.md, or hugvis report ... --print)
+        - Table 11: Video matting
+        - Tables 6, 8 and 10 (criterion-specific MOS): not in this report; pass --mos RATINGS.csv to add them
+    """
+    from .. import catalog
+    from .report import MOS_NEEDS_RATINGS
+
+    lines = [f"report written to {out} ({len(report.files)} files; the whole report: {Path(out) / 'report.md'}, or "
+             f"hugvis report ... --print)"]
+    for task in report.tables:
+        if catalog.task(task).paper_table is not None:
+            lines.append(f"- {catalog.paper_table_of(task)}: {catalog.task(task).label}")
+    if not with_mos:
+        lines.append(f"- {MOS_NEEDS_RATINGS}")
+    return "\n".join(lines)
 
 
 def _mos(args) -> int:
@@ -78,6 +105,7 @@ def register(subparsers) -> None:
                    "the MOS and the metrics in the Findings")
     r.add_argument("--n-boot", type=nonnegative_int, default=1000, help="bootstrap replicates (actor-clustered)")
     r.add_argument("--no-figures", action="store_true")
+    r.add_argument("--print", action="store_true", help="print the whole report (Markdown) instead of a summary")
     r.add_argument("--no-paper", action="store_true",
                    help="leave the paper's published rows out of the task tables (shown by default, origin 'paper')")
     r.add_argument("--audit", type=Path, default=None,

@@ -141,6 +141,11 @@ def task_tables(rows, frames, set_rows, summaries, n_boot: int = 1000):
     return out
 
 
+#: What a report without ratings says about the MOS tables (and ``hugvis report`` prints).
+MOS_NEEDS_RATINGS = ("Tables 6, 8 and 10 (criterion-specific MOS): not in this report; pass --mos RATINGS.csv to add "
+                     "them")
+
+
 def collapsed_intervals(cis: "dict | None") -> str:
     """A warning naming the intervals that collapsed to a point (low = high) although two or more actors
     were resampled: with so few actors every resample can give the same mean, and "71.43 [71.43, 71.43]"
@@ -415,6 +420,8 @@ def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, pre
                                               "`hugvis audit robustness` first)", ""]
     if mos is not None:
         md += _mos_section(mos, tables, summaries, out_dir, n_boot, formats, files, mos_all_raters)
+    else:
+        md += ["## Criterion-specific MOS (Tables 6, 8, 10)", "", MOS_NEEDS_RATINGS + ".", ""]
     text = "\n".join(md)
     if appendix:
         text = text.rstrip("\n") + "\n\n" + "\n".join(appendix)

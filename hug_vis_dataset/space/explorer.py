@@ -32,8 +32,9 @@ from ..leaderboard.board import (ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SPACE_REVE
                                  clip_rows_of, provenance_href)
 from ..studies.status import aggregate_ratings
 from ..studies.study_desk import MosStudy, ratings_location
-from .precheck import ambiguous_refusal, coverage_refusal, layout_check, refusals_message
+from .precheck import ambiguous_refusal, layout_check, refusals_message
 from .uploads import UnsafeUploadError, UploadLimits, check_zip, extracted_upload
+from .viewer import clip_scores
 
 SCORED_TASKS = catalog.task_names(with_paper_table=True)
 FINDINGS = ("Variance decomposition (finding iv)", "Significance between neighbours",
@@ -499,13 +500,13 @@ class Explorer:
                             task, [str(p.relative_to(root)) for p in root.rglob("*")]).message()
                     refused = refusals_message(cov, root)
                     return (f"**0 scored**: {why} Nothing was added to the leaderboard."
-                            + (f"\n\n{refused}" if refused else "")), empty, _rows(result.rows_path)
+                            + (f"\n\n{refused}" if refused else "")), empty, clip_scores(_rows(result.rows_path))
                 rows = _rows(result.rows_path)
                 twin = same_predictions(self.store.runs(), task, rows)
                 if twin:
                     return (f"**Not added:** these predictions are already on the {catalog.paper_table_of(task)} "
                             f"leaderboard as `{markdown_text(twin)}` (the scoring queue refuses the same predictions "
-                            "under a second name); nothing was added."), empty, rows
+                            "under a second name); nothing was added."), empty, clip_scores(rows)
                 stored = self.store.add(stage, task, model, verified=True)
         except UnsafeUploadError as err:
             return f"**Upload refused:** {markdown_text(err)}", empty, empty
@@ -527,7 +528,7 @@ class Explorer:
         refused = refusals_message(cov, root)
         if refused:
             message += f"\n\n{refused}"
-        return message, score_table(task, table), rows
+        return message, score_table(task, table), clip_scores(rows)
 
 
 def _stopped_score_note() -> str:

@@ -153,24 +153,3 @@ def ambiguous_refusal(coverage) -> str:
                next(iter([*coverage.unmatched, *coverage.extra]), ""))]
     said = "; ".join(f"{n} clip(s) {what} (first {first})" for n, what, first in counts if n)
     return markdown_text(f"{said}; rename or remove the extra files so that each clip has one")
-
-
-def coverage_refusal(coverage) -> str:
-    """Why the leaderboard queue would refuse a submission, in one line (its worker's check-only pass:
-    every grid clip present once, matched and passing the scorer's checks), escaped for Markdown.
-
-    Example:
-        >>> from hug_vis_dataset.scoring.coverage import Coverage
-        >>> print(coverage_refusal(Coverage("matting", "m", grid_size=28, predicted=1, missing=[f"c{i}" for i in range(27)])))
-        the scoring queue's check: 27 problem(s) of 28 clips (27 missing; first missing clip c0), coverage 3.6%; upload every clip of the grid (hugvis evaluate --check-only lists what is wrong)
-    """
-    kinds = [(len(coverage.missing), "missing"), (len(coverage.extra), "extra"), (len(coverage.unmatched), "unmatched"),
-             (len(coverage.duplicates), "duplicate"), (len(coverage.failed), "failing")]
-    counts = ", ".join(f"{n} {what}" for n, what in kinds if n)
-    first = (f"; first missing clip {coverage.missing[0]}" if coverage.missing else
-             f"; first failing clip {next(iter(coverage.failed))}" if coverage.failed else "")
-    grid = max(int(coverage.grid_size or 0), 1)
-    ok = grid - len(coverage.missing) - len(coverage.failed)
-    return markdown_text(f"the scoring queue's check: {coverage.problems()} problem(s) of {coverage.grid_size} clips "
-                         f"({counts}{first}), coverage {100 * max(ok, 0) / grid:.1f}%; upload every clip of the grid "
-                         "(hugvis evaluate --check-only lists what is wrong)")

@@ -129,6 +129,38 @@ def worst_first(run, metric: str):
     return table.rename(columns={"clip_id": "Clip", "input_setting": "Input setting", "value": spec.header})
 
 
+def clip_scores(rows):
+    """An upload's per-clip rows as a reader reads them: one row per clip (and input setting), each metric under
+    its board header in the board's units and printing (accuracy in %, not 0/1), and why a clip failed.
+
+    Example:
+        >>> import pandas as pd
+        >>> rows = pd.DataFrame({"model": "m | Text", "clip_id": ["c1", "c2"], "metric": "emotion_accuracy",
+        ...                      "value": [1.0, 0.123456789012345], "status": "ok", "error": ""})
+        >>> clip_scores(rows).to_dict("records")
+        [{'Clip': 'c1', 'Input setting': 'Text', 'Acc. (%) ↑': '100.00', 'Why failed': ''}, {'Clip': 'c2', 'Input setting': 'Text', 'Acc. (%) ↑': '12.35', 'Why failed': ''}]
+    """
+    import pandas as pd
+
+    if rows is None or not len(rows):
+        return pd.DataFrame()
+    frame = rows.copy()
+    frame["setting"] = frame["model"].map(input_setting) if "model" in frame.columns else ""
+    keys = ["clip_id", "setting"]
+    out = frame[keys].drop_duplicates().reset_index(drop=True)
+    for metric in [m for m in dict.fromkeys(frame["metric"]) if m in catalog.METRIC_NAMES]:
+        spec = catalog.spec(metric)
+        part = frame[frame["metric"] == metric]
+        shown = {(c, s): (spec.printed(catalog.to_paper_units(metric, v)) if st == "ok" else "failed")
+                 for c, s, v, st in zip(part["clip_id"], part["setting"], part["value"], part["status"])}
+        out[spec.header] = [shown.get((c, s), "") for c, s in zip(out["clip_id"], out["setting"])]
+    errors = frame[frame["status"] != "ok"].groupby(keys)["error"].agg(lambda e: "; ".join(dict.fromkeys(e)))
+    out["Why failed"] = [errors.get((c, s), "") for c, s in zip(out["clip_id"], out["setting"])]
+    if not out["setting"].astype(bool).any():
+        out = out.drop(columns="setting")
+    return out.rename(columns={"clip_id": "Clip", "setting": "Input setting"})
+
+
 def curve_with_marker(curve, frame: int):
     """The per-frame curve as two series for the plot: ``value`` and ``current frame`` (a vertical
     segment at ``frame`` spanning the curve's range), so the plot marks where the panels are.
