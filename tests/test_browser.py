@@ -229,7 +229,7 @@ def test_upload_reaches_the_leaderboard_and_survives_a_restart(site, browser, tm
     expect(page.locator("#score-model-check")).to_contain_text("is free")
     page.locator("#score-upload button[aria-label='Clear']").first.click()
     # matte_fair: matte_good and matte_poor are stored already, and the same predictions under a second
-    # name are refused (the scoring queue's rule, tests/test_browser_issue38.py).
+    # name are refused (the scoring queue's rule, tests/test_browser_what_a_user_reads.py).
     upload_input.set_input_files(str(_matting_zip(site["release"], tmp_path / "predictions.zip", "matte_fair")))
     expect(page.locator("#score-precheck")).to_contain_text("2 clip(s) in the zip match")
     page.get_by_role("button", name="Score", exact=True).click()

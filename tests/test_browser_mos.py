@@ -111,7 +111,7 @@ def _rate_session(page, expect, rater: str, names, seen_media: list, stop_after:
         _answer(page, (4, 4, None))
         page.get_by_role("button", name="Submit answer").click()
         expect(page.locator("#mos-message")).to_have_text(
-            "Not stored: please answer Lip synchronisation (every criterion needs a score).")
+            "Not stored: please answer Lip Synchronization (every criterion needs a score).")
         _answer(page, (None, None, 3))
         page.get_by_role("button", name="Submit answer").click()
         expect(page.locator("#mos-message")).to_contain_text(f"Stored your answer to item {code}.")
@@ -201,14 +201,14 @@ def test_blind_pairwise_session_in_chromium(setup):
                 assert video.get_attribute("src").endswith(f"/{code}-{side}.mp4")
             expect(page.locator("#mos-portrait img")).to_be_attached()
             assert not any(name in page.content() for name in names), "a system name is in the page"
-            expect(page.locator("#mos-question-2")).to_contain_text("Which is better on Lip synchronisation?")
+            expect(page.locator("#mos-question-2")).to_contain_text("Which is better on Lip Synchronization?")
             for i in range(3):
                 expect(page.locator(f"#mos-choice-{i} input:checked")).to_have_count(0)
             page.locator('#mos-choice-0 input[value="A"]').check()
             page.locator('#mos-choice-1 input[value="Tie"]').check()
             page.get_by_role("button", name="Submit answer").click()
             expect(page.locator("#mos-message")).to_have_text(
-                "Not stored: please answer Lip synchronisation (every criterion needs an answer: A, B or Tie).")
+                "Not stored: please answer Lip Synchronization (every criterion needs an answer: A, B or Tie).")
             page.locator('#mos-choice-2 input[value="B"]').check()
             page.get_by_role("button", name="Submit answer").click()
             expect(page.locator("#mos-message")).to_contain_text(f"Stored your answer to item {code}.")

@@ -100,9 +100,9 @@ def test_blind_pairwise_session(release, tmp_path):
     assert Path(view.speech).name == f"{view.code}-a.wav" and Path(view.speech_b).name == f"{view.code}-b.wav"
     assert view.video is None and view.reference_speech
     assert not any(s in view.speech + view.speech_b + "".join(view.anchors) + view.progress for s in systems)
-    assert view.anchors[0].startswith("**Which is better on ID similarity?**")
+    assert view.anchors[0].startswith("**Which is better on ID Similarity?**")
     text, stored = blind.submit("r1", view.code, "A", None)
-    assert (text, stored) == ("**Not stored:** please answer Emotion naturalness (every criterion needs an answer: "
+    assert (text, stored) == ("**Not stored:** please answer Emotion Naturalness (every criterion needs an answer: "
                               "A, B or Tie).", False)
     assert len(blind.preferences.frame()) == 0
     text, stored = blind.submit("r1", view.code, "A", "Tie")

@@ -45,7 +45,7 @@ def test_two_raters_then_status(release, tmp_path, capsys):
             assert view.speech.endswith(f"/{view.code}.wav") and not any(s in view.speech for s in systems)
             # An unanswered criterion is refused by name, nothing stored.
             assert blind.submit(rater, view.code, "4") == (
-                "**Not stored:** please answer Emotion naturalness (every criterion needs a score).", False)
+                "**Not stored:** please answer Emotion Naturalness (every criterion needs a score).", False)
             gold = item.systems[0].startswith("gold")
             golds[rater] = golds.get(rater, 0) + gold
             high = item.systems[0] != "gold_degraded"

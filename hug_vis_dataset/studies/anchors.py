@@ -6,21 +6,23 @@ tasks) or the actor's reference speech (voice cloning), as the matching metrics 
 
 Example:
     >>> print(anchor_markdown("lip_sync", "audio_driven").splitlines()[0])
-    **Lip synchronisation**: do the lip movements match the speech?
+    **Lip Synchronization**: do the lip movements match the speech?
 """
 
 from __future__ import annotations
 
+from .mos import CRITERIA  # the criteria's names, as the paper's tables print them (one spelling)
+
 #: criterion -> (label, question, anchors for 1, 3 and 5). ``{ref}`` names the identity reference.
 ANCHORS: dict[str, tuple[str, str, tuple[str, str, str]]] = {
-    "id_similarity": ("ID similarity", "is this the same person as in the {ref}?",
+    "id_similarity": (CRITERIA["id_similarity"], "is this the same person as in the {ref}?",
                       ("a different person", "similar, but clearly changed", "unmistakably the same person")),
-    "emotion_naturalness": ("Emotion naturalness", "is the emotion expressed natural and convincing?",
+    "emotion_naturalness": (CRITERIA["emotion_naturalness"], "is the emotion expressed natural and convincing?",
                             ("absent, wrong or unnatural", "recognisable but stiff or exaggerated",
                              "natural and convincing, like a real performance")),
-    "lip_sync": ("Lip synchronisation", "do the lip movements match the speech?",
+    "lip_sync": (CRITERIA["lip_sync"], "do the lip movements match the speech?",
                  ("unrelated to the speech", "mostly in sync, with noticeable slips", "perfectly in sync")),
-    "motion_naturalness": ("Motion naturalness", "are the head and face movements natural?",
+    "motion_naturalness": (CRITERIA["motion_naturalness"], "are the head and face movements natural?",
                            ("jerky, frozen or distorted", "plausible, with visible artefacts",
                             "natural, like a real recording")),
 }
@@ -48,7 +50,7 @@ def pairwise_markdown(criterion: str, task: str) -> str:
 
     Example:
         >>> print(pairwise_markdown("lip_sync", "audio_driven"))
-        **Which is better on Lip synchronisation?** (do the lip movements match the speech?) Choose A, B or Tie.
+        **Which is better on Lip Synchronization?** (do the lip movements match the speech?) Choose A, B or Tie.
     """
     label, question, _ = ANCHORS[criterion]
     return (f"**Which is better on {label}?** ({question.format(ref=reference_name(task))}) "

@@ -17,7 +17,7 @@ Example:
     >>> qc.kept, sorted(qc.flagged)
     (['a'], ['b'])
     >>> qc.note().split(": ")[1]
-    '1 rater(s) kept / 1 flagged (flagged when more than 0.5 of their gold answers fail or more than 0.25 of their answers are faster than the media; checked here'
+    '2 rater(s), 1 flagged, 1 counted in the MOS (flagged when more than 0.5 of their gold answers fail or more than 0.25 of their answers are faster than the media; checked here'
 """
 
 from __future__ import annotations
@@ -62,8 +62,8 @@ class QcSelection:
         other view (``unfiltered``: the door's words)."""
         checked = [what for what, ok in (("gold answers", self.gold), ("answer times", self.timed)) if ok]
         n_flag = len([r for r in self.raters if r in self.flagged])
-        head = (f"Rater quality control (the study's rule, as hugvis mos status): {len(self.kept)} rater(s) kept"
-                f" / {n_flag} flagged (flagged when more than {self.rules.max_gold_fail_share:g} of their gold "
+        head = (f"Rater quality control (the study's rule, as hugvis mos status): {len(self.raters)} rater(s), "
+                f"{n_flag} flagged, {len(self.kept)} counted in the MOS (flagged when more than {self.rules.max_gold_fail_share:g} of their gold "
                 f"answers fail or more than {self.rules.max_fast_share:g} of their answers are faster than the "
                 f"media; checked here: {', '.join(checked) if checked else 'nothing (no gold answers, no answer times)'})")
         who = "; ".join(f"{r}: {self.flagged[r]}" for r in self.raters if r in self.flagged)

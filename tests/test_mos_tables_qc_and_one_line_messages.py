@@ -1,5 +1,5 @@
-"""Issue 38, the text a user reads: the report's MOS tables under the study's rater QC, the report's HTML,
-and one-line messages of the CLI (the browser side is tests/test_browser_issue38.py)."""
+"""The text a user reads: the report's MOS tables under the study's rater QC, the report's HTML,
+and one-line messages of the CLI (the browser side is tests/test_browser_what_a_user_reads.py)."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def test_report_mos_tables_leave_out_flagged_raters_and_say_so(world, tmp_path):
     section = text.split("### audio_driven")[1]
     assert _row(section, "talk_good").split("|")[2].strip().strip("*<u>/") == f"{kept:.2f}"
     assert "gold_reference" not in section.split("Inter-rater")[0]  # gold answers are QC, never a MOS row
-    assert "2 rater(s) kept / 1 flagged" in section
+    assert "3 rater(s), 1 flagged, 2 counted in the MOS" in section
     assert "rater_c: 4 of 4 gold answers failed" in section and "6 of 6 answers faster than the media" in section
     assert "--mos-all-raters" in section
     text = build_report([world["results"]], tmp_path / "all", mos=world["ratings"], n_boot=0, figures=False,
@@ -86,7 +86,7 @@ def test_cli_report_mos_all_raters(world, tmp_path, capsys):
     from hug_vis_dataset.cli import main
 
     assert main(["report", str(world["results"]), "--out", str(tmp_path / "r"), "--mos", str(world["ratings"]),
-                 "--n-boot", "0", "--no-figures", "--mos-all-raters"]) == 0
+                 "--n-boot", "0", "--no-figures", "--mos-all-raters", "--print"]) == 0
     out = capsys.readouterr().out
     assert f"{_hand_mos(set(r for r, _ in SCORES)):.2f}" in _row(out.split("### audio_driven")[1], "talk_good")
 
@@ -136,7 +136,7 @@ def test_report_html_files_are_documents_with_intervals_counts_and_the_simulated
     row = next(r for r in page.split("<tr>") if "talk_good (simulated raters)</td><td>id_similarity" in r)
     cells = [c.split("</td>")[0] for c in row.split("<td>")[1:]]
     assert cells[2:] == [f"{_hand_mos({'rater_a', 'rater_b'}):.2f} n/a (1 actor)", "2", "4", "1"], cells
-    assert "2 rater(s) kept / 1 flagged" in page
+    assert "3 rater(s), 1 flagged, 2 counted in the MOS" in page
     md = (out / "report.md").read_text(encoding="utf-8")
     assert "simulated raters" in md
 
@@ -159,7 +159,8 @@ def test_collapsed_intervals_carry_a_warning():
     assert warning.startswith("Warning: 1 interval(s) collapsed to a point (m id_similarity: low = high with 2 actors)")
     table = mos_table(valid).assign(ci_low=ci.low, ci_high=ci.high, n_actors=2)
     page = _mos_html("voice_cloning", table["mos"].unstack("criterion"), table, False, "")
-    assert "4.50 [4.50, 4.50] (collapsed)" in page and "Warning: 1 interval(s) collapsed" in page
+    # drawn as the board draws it: "?", with the verdict layer's words (hug_vis_dataset.verdicts)
+    assert "4.50 [4.50, 4.50] ?" in page and "? on a MOS interval (" in page and "cannot tell" in page
     assert "(simulated raters)" not in page
 
 

@@ -1,4 +1,4 @@
-"""Issue 38 in a real browser (Debian's headless Chromium through Playwright): what a user sees is right.
+"""What a user reads, in a real browser (Debian's headless Chromium through Playwright): what a user sees is right.
 
 One tiny synthetic release (one actor, two emotions, 0.5 s clips) per module, one explorer Space over a
 results store holding runs of several tasks and a ratings log with a careless rater, one rater page
@@ -187,7 +187,7 @@ def test_mos_table_leaves_out_the_rater_qc_flags_and_offers_every_rater(site, br
     at = next(i for i, h in enumerate(column) if h.startswith("ID Similarity"))
     expect(row.locator("td").nth(at)).to_contain_text(f"{kept:.2f}")
     notes = page.locator("#leaderboard-notes")
-    expect(notes).to_contain_text("2 rater(s) kept / 1 flagged")
+    expect(notes).to_contain_text("3 rater(s), 1 flagged, 2 counted in the MOS")
     expect(notes).to_contain_text("rater_c: 4 of 4 gold answers failed")
     expect(notes).to_contain_text("include flagged raters")
     page.locator("#board-all-raters input").check()

@@ -1,4 +1,4 @@
-"""Hardening round 22: five inputs that were silently ignored, followed, unbounded or crashing.
+"""Five inputs that were silently ignored, followed, unbounded or crashing.
 
 1. ``$HUGVIS_WEIGHTS_DIR`` naming a file or nothing: one line at every door (resolve, ``hugvis weights``,
    the scorers' availability check, ``hugvis evaluate``).
