@@ -61,9 +61,9 @@ def test_viewer_lists_clips_worst_first_follows_the_frame_and_shows_output_besid
     page = _page(browser, site["url"])
     page.get_by_role("tab", name="Per-clip viewer").click()
     expect(page.locator("#viewer-message")).to_contain_text("Choose a stored run")  # a hint before any choice
-    _choose(page, "viewer-run", "matting / matte_poor")
+    _choose(page, "viewer-run", "Video matting / matte_poor")
     expect(page.locator("#viewer-message")).to_contain_text("worst first by MAD ↓ (×1e3)")
-    run = find_run(LocalResultsStore(site["results"]).runs(), "matting / matte_poor")
+    run = find_run(LocalResultsStore(site["results"]).runs(), "Video matting / matte_poor")
     want = worst_first_rows(run.rows, "mad")["clip_id"].tolist()
     table = page.locator("#viewer-clips")
     expect(table).to_contain_text(want[0])

@@ -249,7 +249,7 @@ def test_viewer_fits_each_task(site, browser):
     expect(page.locator("#viewer-frame")).to_be_visible()
     expect(page.locator("#viewer-ref-audio")).to_be_hidden()
 
-    _viewer(page, "matting / matte_poor")
+    _viewer(page, "Video matting / matte_poor")
     expect(page.locator("#viewer-reference img").first).to_be_visible()
     expect(page.locator("#viewer-frame")).to_be_visible()
     first = page.locator("#viewer-clip input").first.input_value()
@@ -360,7 +360,7 @@ def test_metric_space_names_failures_and_a_missing_reference_and_no_i18n_key_lea
     # The explorer, after an event (the board's refresh): the status words are words.
     page = _site_page(browser, site["url"])
     page.get_by_role("tab", name="Per-clip viewer").click()
-    _choose(page, "viewer-run", "matting / matte_poor")
+    _choose(page, "viewer-run", "Video matting / matte_poor")
     status = page.locator('.sr-only[role="status"]').filter(has_text=re.compile(r"\S"))
     expect(status.first).to_be_attached()  # Gradio's status tracker announced the event's end
     assert [t.strip() for t in status.all_inner_texts()] and all("common." not in t for t in status.all_inner_texts())

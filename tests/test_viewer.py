@@ -31,7 +31,7 @@ def test_worst_first_is_the_stored_rows_sorted_by_the_metrics_direction(stored):
     from hug_vis_dataset.space.viewer import find_run, run_metrics, worst_first
 
     _, runs, _, vd = stored
-    run = find_run(runs, "matting / matte_poor")
+    run = find_run(runs, "Video matting / matte_poor")
     assert run_metrics(run)[:5] == list(catalog.table_metrics("matting"))
     table = worst_first(run, "mad")
     mine = run.rows[(run.rows.metric == "mad") & (run.rows.status == "ok")]
@@ -42,7 +42,7 @@ def test_worst_first_is_the_stored_rows_sorted_by_the_metrics_direction(stored):
     values = [float(v) for v in psnr[catalog.spec("psnr").header]]
     assert values == sorted(values) and len(values) == 4
     with pytest.raises(KeyError, match="no stored run"):
-        find_run(runs, "matting / nobody")
+        find_run(runs, "Video matting / nobody")
 
 
 def test_matting_view_shows_output_reference_error_and_the_per_frame_curve(stored):
@@ -51,7 +51,7 @@ def test_matting_view_shows_output_reference_error_and_the_per_frame_curve(store
     from hug_vis_dataset.space.viewer import clip_view, find_run
 
     release, runs, systems, _ = stored
-    run = find_run(runs, "matting / matte_poor")
+    run = find_run(runs, "Video matting / matte_poor")
     clip = "actor_0001_sad_action_01_script_002"
     record = release.record(clip)
     rgb = np.concatenate(list(iter_video_frames(record.video_path)))[3]

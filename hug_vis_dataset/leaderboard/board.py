@@ -56,6 +56,11 @@ ALL = "All"
 NEEDS_WEIGHTS = "needs weights"
 #: Paper rows have no per-clip rows: no verdict can be computed for them (hug_vis_dataset.verdicts).
 UNMARKED_PAPER_NOTE = "Paper rows have no per-clip rows: no verdict is drawn against them."
+#: What the "Scored by" column's values mean (every board with stored rows says it).
+SCORED_BY_NOTE = ("Scored by: *verified* = scored by this leaderboard's own scorer from the uploaded predictions (its "
+                  "record's digests still match the stored files); *self-reported* = scored elsewhere and stored as it "
+                  "was (hugvis evaluate, leaderboard push); *paper* = the paper's published numbers; *ratings* = a "
+                  "MOS from the study's ratings.")
 MOS_NOTE = ("MOS cells: the mean opinion score, its 95% actor-clustered bootstrap interval in brackets and the "
             "number of ratings behind it; ranked on the printed MOS.")
 UNRANKED_NOTE = ("{labels}: printed to read the systems against, never ranked (a value of theirs beyond the bold cell "
@@ -407,6 +412,8 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
         notes.append(UNMARKED_PAPER_NOTE)
     if _partial(sub).any():
         notes.append(PARTIAL_RULE)
+    if (sub["origin"] != PAPER).any():
+        notes.append(SCORED_BY_NOTE)
     if has_mos:
         notes.append(MOS_NOTE)
     if collapsed_mos:

@@ -138,6 +138,14 @@ def variance_frame(rows, task: str):
     return pd.DataFrame(records), decompositions, ""
 
 
+def variance_table(frame):
+    """The decomposition as a reader reads it: one row per condition factor (``Condition factor``), one column per
+    metric under its label, each cell the share of variance (:func:`variance_frame`'s long frame, pivoted)."""
+    wide = frame.pivot_table(index="term", columns="metric", values="share", sort=False)
+    wide.index.name = "Condition factor"
+    return wide.rename(columns=lambda m: catalog.spec(m).label if m in catalog.METRIC_NAMES else m)
+
+
 def boundary_frame(rows, regions: "tuple[str, ...]" = ("band_10", "thin", "bulk", "moving"), error: str = "mad"):
     """Per model: one error (default MAD) in chosen regions, clip protocol (mean over clips).
 
@@ -226,12 +234,20 @@ def methods_text(decompositions: "dict[str, Any]") -> str:
     Example:
         >>> from types import SimpleNamespace as D
         >>> methods_text({"mad": D(method="balanced"), "mse": D(method="balanced"), "grad": D(method="sequential")})
-        'method: balanced (mad, mse); sequential (grad)'
+        "MAD, MSE: a complete, balanced grid (each factor's share from its marginal means, the same in any order); Grad: an unbalanced grid (sequential type-I sums of squares: a share depends on the factor order)"
     """
     by_method: dict[str, list[str]] = {}
     for metric, result in decompositions.items():
-        by_method.setdefault(str(result.method), []).append(str(metric))
-    return "method: " + "; ".join(f"{m} ({', '.join(names)})" for m, names in by_method.items())
+        label = catalog.spec(metric).label if metric in catalog.METRIC_NAMES else str(metric)
+        by_method.setdefault(str(result.method), []).append(label)
+    return "; ".join(f"{', '.join(names)}: {METHOD_WORDS.get(m, m)}" for m, names in by_method.items())
+
+
+#: What each decomposition method means, as every surface words it.
+METHOD_WORDS = {"balanced": "a complete, balanced grid (each factor's share from its marginal means, the same in any "
+                            "order)",
+                "sequential": "an unbalanced grid (sequential type-I sums of squares: a share depends on the factor "
+                              "order)"}
 
 
 def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, mos: Any = None,
@@ -263,14 +279,13 @@ def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, 
         if frame.empty:
             md += [f"**{task}**: {why}", ""]
             continue
-        wide = frame.pivot_table(index="term", columns="metric", values="share", sort=False)
-        md += [f"**{task}** (share of variance; {methods_text(decompositions)}):", "",
-               markdown_table(wide, 3, index=True), ""]
+        md += [f"**{catalog.task(task).label}** (share of variance; {methods_text(decompositions)}):", "",
+               markdown_table(variance_table(frame), 3, index=True), ""]
         if figures and out_dir:
             from ..figures import plot_variance_decomposition
 
             paths = plot_variance_decomposition(decompositions, out_dir / "figures" / f"variance_{task}",
-                                                title=f"{task}: share of variance")
+                                                title=f"{catalog.task(task).label}: share of variance")
             files.extend(paths)
             md += [f"- figure: {', '.join(p.name for p in paths)}", ""]
     md += ["### Smallest detectable difference (80% power at alpha = 0.05)", "",

@@ -289,9 +289,8 @@ class Explorer:
             from ..figures import plot_variance_decomposition
 
             paths = plot_variance_decomposition(decompositions, self.work_dir / f"fig-{uuid.uuid4().hex}",
-                                                title=f"{task}: share of variance")
-            wide = frame.pivot_table(index="term", columns="metric", values="share", sort=False)
-            return wide.round(4).reset_index(), _png(paths), rf.methods_text(decompositions)
+                                                title=f"{catalog.task(task).label}: share of variance")
+            return rf.variance_table(frame).round(4).reset_index(), _png(paths), rf.methods_text(decompositions)
         if analysis == FINDINGS[1]:
             from ..verdicts import VERDICTS
 

@@ -174,6 +174,24 @@ def _leaderboard_tab(gr, explorer: Explorer, demo, tab):
     return stored_runs
 
 
+def task_choices(tasks) -> list[tuple[str, str]]:
+    """A task dropdown's choices: what a person reads (the catalog's label), what the code gets (the key).
+
+    >>> task_choices(["audio_driven"])
+    [('Audio-driven video generation', 'audio_driven')]
+    """
+    return [(catalog.task(t).label, t) for t in tasks]
+
+
+def metric_choices(metrics) -> list[tuple[str, str]]:
+    """A metric dropdown's choices: the catalog's header (label, arrow, unit) shown, the key passed.
+
+    >>> metric_choices(["mad_band_5"])
+    [('MAD (band 5) ↓', 'mad_band_5')]
+    """
+    return [(catalog.spec(m).header, m) if m in catalog.METRIC_NAMES else (m, m) for m in metrics]
+
+
 def _crosstask_tab(gr, explorer: Explorer):
     from ..metrics.crosstask import DEFAULT_PAPER_METRICS
 
@@ -213,7 +231,7 @@ def _crosstask_tab(gr, explorer: Explorer):
 def _findings_tab(gr, explorer: Explorer):
     with gr.Row():
         finding = gr.Dropdown(list(FINDINGS), value=FINDINGS[0], label="Finding", elem_id="findings-finding")
-        task = gr.Dropdown(list(SCORED_TASKS), value="matting", label="Task")
+        task = gr.Dropdown(task_choices(SCORED_TASKS), value="matting", label="Task")
     run = gr.Button("Measure", elem_id="findings-run")
     message = gr.Markdown(elem_id="findings-message")
     table = gr.Dataframe(interactive=False, label="Result", elem_id="findings-table", visible=False)
@@ -256,7 +274,7 @@ def _viewer_tab(gr, explorer: Explorer, tab):
     """Per-clip viewer: a stored run's clips worst-first, one clip's output beside its reference,
     following the Frame slider; the per-frame curve of matting metrics."""
     from .explorer import VIEWER_HINT
-    from .viewer import curve_with_marker
+    from .viewer import clip_display, curve_with_marker
 
     runs = explorer.viewer_runs()
     with gr.Row():
@@ -301,9 +319,10 @@ def _viewer_tab(gr, explorer: Explorer, tab):
         table, metrics, chosen_metric, ids, note = explorer.viewer_clips(label, by)
         first = ids[0] if ids else None
         view = explorer.viewer_view(label, first, 0, chosen_metric)
-        return (note, gr.update(value=table, visible=len(table) > 0), gr.update(choices=list(dict.fromkeys(ids)),
-                                                                                value=first),
-                gr.update(choices=metrics, value=chosen_metric), slider(view), *show(label, first, 0, chosen_metric))
+        return (note, gr.update(value=table, visible=len(table) > 0),
+                gr.update(choices=[(clip_display(c), c) for c in dict.fromkeys(ids)], value=first),
+                gr.update(choices=metric_choices(metrics), value=chosen_metric), slider(view),
+                *show(label, first, 0, chosen_metric))
 
     def on_clip(label, chosen, by):
         return (slider(explorer.viewer_view(label, chosen, 0, by)), *show(label, chosen, 0, by))
@@ -329,7 +348,7 @@ def _viewer_tab(gr, explorer: Explorer, tab):
 def _score_tab(gr, explorer: Explorer, stored_runs):
     limits = explorer.limits
     with gr.Row():
-        task = gr.Dropdown(list(SCORED_TASKS), value="matting", label="Task", elem_id="score-task")
+        task = gr.Dropdown(task_choices(SCORED_TASKS), value="matting", label="Task", elem_id="score-task")
         model = gr.Textbox(label="Model name", placeholder="my_model", elem_id="score-model",
                            info=f"{NAME_RULE}; one name per leaderboard")
     help_text = gr.Markdown(layout_help("matting"), elem_id="score-help")

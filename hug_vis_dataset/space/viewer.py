@@ -73,8 +73,13 @@ class ClipView:
 
 
 def run_label(run) -> str:
-    """``task / model``: how a run is chosen in the viewer."""
-    return f"{run.task} / {run.model}"
+    """``<task label> / model``: how a run is chosen in the viewer (the task as the catalog names it for people).
+
+    >>> from types import SimpleNamespace as Run
+    >>> run_label(Run(task="audio_driven", model="talk_good"))
+    'Audio-driven video generation / talk_good'
+    """
+    return f"{catalog.task(run.task).label} / {run.model}"
 
 
 def find_run(runs: Sequence, label: str):
@@ -83,6 +88,21 @@ def find_run(runs: Sequence, label: str):
         if run_label(run) == label:
             return run
     raise KeyError(f"no stored run {label!r}")
+
+
+def clip_display(clip_id: str) -> str:
+    """A clip as a person reads it: actor, emotion (its name as the tables print it), action and script.
+
+    >>> clip_display("actor_0001_fearful_action_01_script_001"), clip_display("free-form")
+    ('actor 1 · Afraid · action 1 · script 1', 'free-form')
+    """
+    from ..grid import ClipId, ClipIdError
+
+    try:
+        c = ClipId.parse(clip_id)
+    except ClipIdError:
+        return clip_id
+    return f"actor {c.actor_id} · {c.emotion.value} · action {c.action_id} · script {c.script_id}"
 
 
 def run_metrics(run) -> list[str]:
