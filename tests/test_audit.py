@@ -266,5 +266,5 @@ def test_report_audit_puts_the_noise_floor_table_in_the_findings(release, tmp_pa
     row = next(r for r in json.loads((audit / "robustness_matting.json").read_text())["rows"]
                if (r["metric"], r["transform"]) == ("mad", "shift_1frame"))
     assert f"| MAD | shift_1frame | {row['value']:.4g} | {row['shift']:.4g} [" in text
-    table = text[text.index("## matting"):findings]
+    table = text[text.index("## Video matting"):findings]
     assert "audit@" not in table and "| shifted |" in table

@@ -243,7 +243,7 @@ def test_viewer_fits_each_task(site, browser):
     expect(page.locator("#viewer-reference")).to_be_hidden()
     expect(page.locator("#viewer-frame")).to_be_hidden()
 
-    _viewer(page, "vision_driven / vis_good")  # generation: the generated frame beside the reference's
+    _viewer(page, "Vision-driven video generation / vis_good")  # generation: the generated frame beside the reference's
     expect(page.locator("#viewer-reference img").first).to_be_visible()
     expect(page.locator("#viewer-output img").first).to_be_visible()
     expect(page.locator("#viewer-frame")).to_be_visible()

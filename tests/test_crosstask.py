@@ -223,9 +223,9 @@ def test_source_difficulty_order_independent_and_errors():
     from hug_vis_dataset.metrics.crosstask import MissingMetricsError
 
     # without vision-driven rows: every missing metric is named with the command that gets it
-    with pytest.raises(MissingMetricsError, match="no valid rows of vision_driven") as err:
+    with pytest.raises(MissingMetricsError, match="no valid rows of Vision-driven video generation") as err:
         source_difficulty([r for r in rows if r["task"] == "audio_driven"], AD, VD)
-    assert all(f"vision_driven {m}" in str(err.value) for m in VD)
+    assert all(f"Vision-driven video generation {catalog.spec(m).label}" in str(err.value) for m in VD)
     if any(catalog.spec(m).weights for m in VD):
         assert "hugvis weights download" in str(err.value)
     with pytest.raises(ValueError, match="clip"):

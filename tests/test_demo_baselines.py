@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hug_vis_dataset import catalog
 from hug_vis_dataset.predict.api import TASKS as PREDICT_TASKS
 from hug_vis_dataset.reporting.report import build_report
 from hug_vis_dataset.demo import score_baselines
@@ -63,7 +64,7 @@ def test_every_task_gets_a_baseline_row_with_no_failed_clip(scored):
     # audio_driven's metrics (CSIM, Sync-C/D) all need downloadable weights: without them the report
     # has the "no metric could run" note instead of a table, as for the simulated systems.
     scorable = ["emotion", "vision_driven", "voice_cloning", "matting"]
-    assert "## audio_driven (Table 5)\n\nNo metric of this task could run here:" in report.markdown
+    assert "## Audio-driven video generation (Table 5)\n\nNo metric of this task could run here:" in report.markdown
     assert sorted(report.tables) == sorted(scorable)
     for task in scorable:
         row = "baseline | Text" if task == "emotion" else "baseline"
@@ -71,7 +72,7 @@ def test_every_task_gets_a_baseline_row_with_no_failed_clip(scored):
         assert row in table.index, task
         assert (table.loc[row, "n_ok"], table.loc[row, "n_failed"]) == (2, 0), task
     for task in scorable:  # the printed table of each task has the baseline row once, never ranked
-        section = report.markdown.split(f"\n## {task} (", 1)[1].split("\n## ", 1)[0]
+        section = report.markdown.split(f"\n## {catalog.task(task).label} (", 1)[1].split("\n## ", 1)[0]
         assert section.count("\n| baseline (built-in) |") == 1, task
         line = next(x for x in section.splitlines() if x.startswith("| baseline (built-in) |"))
         assert "**" not in line and "<u>" not in line, task

@@ -221,11 +221,12 @@ def test_space_findings_tab_shows_the_reports_numbers(world, tmp_path):
     table, png, message = explorer.findings(FINDINGS[0], "matting")
     frame, _, _ = variance_frame(rows, "matting")
     assert png and png.endswith(".png") and "balanced" in message
-    shown = table.set_index("term")["mad"].dropna().to_dict()  # terms not estimable on this grid are left out
-    assert shown == pytest.approx(frame[frame.metric == "mad"].set_index("term")["share"].dropna().round(4).to_dict())
+    shown = table.set_index("Condition factor")[catalog.spec("mad").label].dropna()  # terms not estimable here are left out
+    expected = frame[frame.metric == "mad"].set_index("term")["share"].dropna().round(4)
+    assert shown.to_dict() == pytest.approx(expected.to_dict())
     table, png, message = explorer.findings(FINDINGS[1], "matting")
     assert table.empty and "fewer than two models" in message  # one matting system here, said so
     table, _, message = explorer.findings(FINDINGS[2], "matting")
     expected, _ = boundary_frame(rows)
-    assert table.set_index("model")["mad_band_10"].to_dict() == pytest.approx(
-        expected["mad_band_10"].round(3).to_dict())
+    column = catalog.spec("mad_band_10").label
+    assert table.set_index("Model")[column].to_dict() == pytest.approx(expected[column].round(3).to_dict())

@@ -15,6 +15,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from hug_vis_dataset.grid import ClipId, iter_grid
+from hug_vis_dataset import catalog
 from hug_vis_dataset.studies.mos import RATING_COLUMNS, TASK_CRITERIA, agreement, read_ratings, validate_ratings
 from hug_vis_dataset.synth.ratings import choose_clips, simulate_ratings, write_simulated_ratings
 from hug_vis_dataset.synth.systems import SYSTEMS
@@ -238,7 +239,7 @@ def test_report_mos_intervals_and_agreement(grid, report_dir):
     for task in MOS_TASKS:
         names = [s.name for s in SYSTEMS[task]]
         alphas = agreement(valid[valid["model"].isin(names)])
-        section = report.markdown.split(f"### {task}")[1].split("###")[0]
+        section = report.markdown.split(f"### {catalog.task(task).label}")[1].split("###")[0]
         for criterion in TASK_CRITERIA[task]:
             assert f"{criterion} {alphas[criterion]['alpha']:.2f} (" in section
             got = intervals[(intervals["model"] == names[0]) & (intervals["criterion"] == criterion)]["alpha"]

@@ -38,7 +38,7 @@ def test_worst_first_is_the_stored_rows_sorted_by_the_metrics_direction(stored):
     by_hand = sorted(zip(mine.value, mine.clip_id), key=lambda p: (-p[0], p[1]))  # lower is better: largest first
     assert table["Clip"].tolist() == [c for _, c in by_hand]
     assert table[catalog.spec("mad").header].tolist() == [catalog.spec("mad").printed(v) for v, _ in by_hand]
-    psnr = worst_first(find_run(runs, f"vision_driven / {vd.name}"), "psnr")  # higher is better: smallest first
+    psnr = worst_first(find_run(runs, f"Vision-driven video generation / {vd.name}"), "psnr")  # higher is better: smallest first
     values = [float(v) for v in psnr[catalog.spec("psnr").header]]
     assert values == sorted(values) and len(values) == 4
     with pytest.raises(KeyError, match="no stored run"):
@@ -73,7 +73,7 @@ def test_generation_view_shows_the_generated_frame_beside_the_reference(stored):
     from hug_vis_dataset.space.viewer import NO_OUTPUTS, clip_view, find_run
 
     release, runs, _, vd = stored
-    run = find_run(runs, f"vision_driven / {vd.name}")
+    run = find_run(runs, f"Vision-driven video generation / {vd.name}")
     clip = "actor_0001_happy_action_01_script_001"
     view = clip_view(release, run, clip, 2)
     want_ref = np.concatenate(list(iter_video_frames(release.record(clip).video_path)))[2]

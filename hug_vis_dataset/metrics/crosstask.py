@@ -423,10 +423,14 @@ def source_difficulty(
             if orientation not in ORIENTATIONS:
                 raise ValueError(f"{name}[{metric!r}]: orientation {orientation!r} is not one of {ORIENTATIONS}")
     frame, n_dropped = prepare_rows(rows)
-    absent = [f"{task} {metric}" for task, spec in ((ad_task, ad_metrics), (vd_task, vd_metrics)) for metric in spec
-              if not ((frame["task"] == task) & (frame["metric"] == metric)).any()]
-    if absent:
-        raise MissingMetricsError(absent, [m.split(" ", 1)[1] for m in absent])
+    from .. import catalog
+
+    missing = [(task, metric) for task, spec in ((ad_task, ad_metrics), (vd_task, vd_metrics)) for metric in spec
+               if not ((frame["task"] == task) & (frame["metric"] == metric)).any()]
+    if missing:  # named as a person reads them (task and metric labels); the command keeps its keys
+        label = (lambda t, m: f"{catalog.task(t).label if t in catalog.task_names() else t} "
+                              f"{catalog.spec(m).label if m in catalog.METRIC_NAMES else m}")
+        raise MissingMetricsError([label(t, m) for t, m in missing], [m for _, m in missing])
     ad, ad_models, ad_valid = _regime_valid(frame, ad_task, ad_metrics)
     vd, vd_models, vd_valid = _regime_valid(frame, vd_task, vd_metrics)
     common = ad_valid & vd_valid

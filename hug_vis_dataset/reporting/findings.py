@@ -21,7 +21,7 @@ Example:
     >>> frame, why = significance_frame(pd.DataFrame(columns=["model", "task", "clip_id", "metric", "value",
     ...                                                          "status"]), "matting")
     >>> len(frame), why
-    (0, 'no matting rows: score a submission with `hugvis evaluate matting`')
+    (0, 'no per-clip values of Video matting: score a submission with `hugvis evaluate matting`')
 """
 
 from __future__ import annotations
@@ -37,13 +37,23 @@ from ..tables import markdown_table
 def _model_rows(rows, task: str):
     """OK rows of a task's models (reference rows left out); ``(rows, why-empty)``."""
     if rows is None or not len(rows):
-        return None, f"no {task} rows: score a submission with `hugvis evaluate {task}`"
+        return None, no_rows(task)
     sel = rows[(rows["task"] == task) & ~reference_rows(rows["model"])]
     if "status" in sel.columns:
         sel = sel[sel["status"] == "ok"]
     if sel.empty:
-        return None, f"no {task} rows: score a submission with `hugvis evaluate {task}`"
+        return None, no_rows(task)
     return sel, ""
+
+
+def no_rows(task: str) -> str:
+    """Why a finding of ``task`` has nothing to measure (the task as a person reads it, the command as typed).
+
+    >>> no_rows("audio_driven")
+    'no per-clip values of Audio-driven video generation: score a submission with `hugvis evaluate audio_driven`'
+    """
+    return (f"no per-clip values of {catalog.task(task).label}: score a submission with "
+            f"`hugvis evaluate {task}`")
 
 
 def _groups(sel, task: str):
@@ -161,7 +171,9 @@ def boundary_frame(rows, regions: "tuple[str, ...]" = ("band_10", "thin", "bulk"
         return pd.DataFrame(), why
     metrics = [f"{error}_{r}" for r in regions]
     table = task_table(rows[rows["task"] == "matting_boundary"], protocol="clip", metrics=metrics)
-    return table[[m for m in metrics if m in table.columns] + ["n_ok"]], ""
+    table = table[[m for m in metrics if m in table.columns] + ["n_ok"]]
+    table.index.name = "Model"
+    return table.rename(columns={**{m: catalog.spec(m).label for m in metrics}, "n_ok": "Clips scored"}), ""
 
 
 def mos_agreement_frame(rows, ratings: "str | Path", n_boot: int = 200, seed: int = 0):

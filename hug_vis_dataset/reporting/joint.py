@@ -23,6 +23,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from .. import catalog
+
 TITLE = "### Automatic metrics and human judgment jointly, with uncertainty (finding ii)"
 INTRO = ("For every pair of systems, the one-sided p-value that one is better than the other under people "
          "(per-clip MOS, or pairwise answers) and under each metric, each from a paired sign-flip test that flips "
@@ -149,7 +151,7 @@ def _joint_files(out_dir: Path, task: str, tables, block: list[str], notes: list
     for fmt in formats:
         path = out_dir / f"joint_{task}.{fmt}"
         if fmt == "md":
-            text = "\n".join([f"# Joint table: {task}", "", INTRO, "", *block])
+            text = "\n".join([f"# Joint table: {catalog.task(task).label}", "", INTRO, "", *block])
         elif fmt == "tex":
             text = text_table(frame, "latex", caption) + "\n" + "".join(f"% {n}\n" for n in notes)
         else:
@@ -190,9 +192,13 @@ def joint_markdown(rows, ratings: Any, preferences: Any, out_dir: "Path | None",
             c = tables.comparisons
             shown = c.assign(metric_a=c["metric_a"].map(lambda m: catalog.spec(m).label),
                              metric_b=c["metric_b"].map(lambda m: catalog.spec(m).label),
-                             people=c["source"].map(lambda v: SOURCE_LABEL.get(v, v)))[
+                             people=c["source"].map(lambda v: SOURCE_LABEL.get(v, v)),
+                             task=c["task"].map(lambda t: catalog.task(t).label))[
                 ["task", "criterion", "people", "metric_a", "metric_b", "spa_a", "spa_b", "delta", "p_value",
-                 "n_permutations"]]
+                 "n_permutations"]].rename(columns={
+                    "task": "Task", "criterion": "Criterion", "people": "People", "metric_a": "Metric A",
+                    "metric_b": "Metric B", "spa_a": "SPA of A", "spa_b": "SPA of B", "delta": "B - A", "p_value": "p",
+                    "n_permutations": "Permutations"})
             md += ["**Is metric B better aligned than metric A?** (PERM-BOTH on SPA; p-value that B agrees better)",
                    "", markdown_table(shown, 3), ""]
         if len(tables.mos_prediction):

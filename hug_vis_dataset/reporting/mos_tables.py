@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
+from .. import catalog
 from ..escaping import markdown_text
 from ..layout import SIMULATED_RATINGS_FILE, SIMULATED_SYSTEMS_DIR
 
@@ -193,7 +194,8 @@ def _mos_section(mos_path, tables, summaries, out_dir, n_boot, formats, files, a
         if not models:
             continue
         mine = valid[valid["model"].isin(models)]
-        md += [f"### {task} ({MOS_PAPER_TABLE[task]}: MOS, ratings averaged within each clip, then over clips)", "",
+        md += [f"### {catalog.task(task).label} ({MOS_PAPER_TABLE[task]}: MOS, ratings averaged within each clip, then "
+               "over clips)", "",
                render_mos_table(task, wide.loc[models], "markdown"), ""]
         if qc_line:
             md += [qc_line, ""]

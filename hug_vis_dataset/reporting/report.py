@@ -141,6 +141,8 @@ def task_tables(rows, frames, set_rows, summaries, n_boot: int = 1000):
     return out
 
 
+#: A protocol's name in a heading (its full words: catalog.PROTOCOL_WORDS).
+PROTOCOL_NAMES = {"rvm": "RVM average over frame indices", "clip": "mean over clips"}
 #: What a report without ratings says about the MOS tables (and ``hugvis report`` prints).
 MOS_NEEDS_RATINGS = ("Tables 6, 8 and 10 (criterion-specific MOS): not in this report; pass --mos RATINGS.csv to add "
                      "them")
@@ -301,7 +303,7 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
     # The paper's cells print its digits as published (Table 11's MSE 0.82, not 0.820).
     texts = {(i, m): text for m in metrics if f"text:{m}" in frame.columns
              for i, text in enumerate(frame[f"text:{m}"]) if isinstance(text, str) and text}
-    caption = f"{catalog.paper_table_of(task)} ({task}), stored results; {CELL_CONVENTION}."
+    caption = f"{catalog.paper_table_of(task)} ({catalog.task(task).label}), stored results; {CELL_CONVENTION}."
     if paper is not None and len(paper):
         caption += " " + PAPER_CAPTION.format(table=catalog.paper_table_of(task))
     if protocol == "rvm" and cis:
@@ -378,7 +380,8 @@ def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, pre
         cis = cis if isinstance(cis, dict) else {}
         mine = {model: origin for (t, model), origin in origins.items() if t == task}
         published = paper_rows(task) if paper else None
-        md += [f"## {task} ({catalog.paper_table_of(task)}, aggregation: {protocol})", "",
+        md += [f"## {catalog.task(task).label} ({catalog.paper_table_of(task)}, aggregation: {PROTOCOL_NAMES[protocol]})",
+               "",
                _render(task, table, "markdown", cis, task in synthetic, mine, published, protocol), ""]
         for metric, why in sorted(skipped.items()):
             md.append(f"- {metric}: {why}")
@@ -394,14 +397,15 @@ def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, pre
                 path = out_dir / f"{task}.{f}"
                 text = _render(task, table, FORMATS[f], cis, task in synthetic, mine, published, protocol)
                 if f == "html":  # a whole document (charset, styles), not a bare fragment
-                    text = html_page(f"{catalog.paper_table_of(task)} ({task}): HUG-VIS results", text)
+                    text = html_page(f"{catalog.paper_table_of(task)} ({catalog.task(task).label}): HUG-VIS results", text)
                 path.write_text(text, encoding="utf-8")
                 files.append(path)
     for task in TASK_ORDER:
         skipped_only = {m: w for s in summaries if s["task"] == task and task not in tables
                         for m, w in s["metrics"]["skipped"].items()}
         if skipped_only:
-            md += [f"## {task} ({catalog.paper_table_of(task)})", "", "No metric of this task could run here:"]
+            md += [f"## {catalog.task(task).label} ({catalog.paper_table_of(task)})", "",
+                   "No metric of this task could run here:"]
             md += [f"- {m}: {why}" for m, why in sorted(skipped_only.items())] + [""]
     if out_dir and interval_rows:
         pd.DataFrame(interval_rows).to_csv(out_dir / "intervals.csv", index=False)

@@ -32,6 +32,7 @@ from ..leaderboard.board import (ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SPACE_REVE
                                  clip_rows_of, provenance_href)
 from ..studies.status import aggregate_ratings
 from ..studies.study_desk import MosStudy, ratings_location
+from .findings_view import joint_finding
 from .precheck import ambiguous_refusal, layout_check, refusals_message
 from .uploads import UnsafeUploadError, UploadLimits, check_zip, extracted_upload
 from .viewer import clip_scores
@@ -277,11 +278,27 @@ class Explorer:
     def findings(self, analysis: str, task: str):
         """(table, figure path or None, message) of one finding on the stored rows of a task; the
         same functions as the report's Findings section (:mod:`hug_vis_dataset.reporting.findings`)."""
+        rows = self.result_rows()
+        frame, figure, message = self._finding(analysis, task, rows)
+        if frame is None or not len(frame):
+            message = self._why_empty(task, message)
+        return frame, figure, message
+
+    def _why_empty(self, task: str, why: str) -> str:
+        """A finding with nothing to measure: when runs of the task are stored but have no per-clip values (their
+        metrics need weights), say so and name the command, instead of asking for runs that are there."""
+        runs = [r for r in self.store.runs() if r.task == task]
+        if not runs or not str(why).startswith("no per-clip values"):
+            return why
+        reasons = sorted({markdown_text(str(w).removeprefix("skipped: ")) for r in runs for w in r.skipped.values()})
+        return (f"{len(runs)} {catalog.task(task).label} run(s) stored, none with per-clip values"
+                + (f": {'; '.join(reasons)}" if reasons else "") + ".")
+
+    def _finding(self, analysis: str, task: str, rows):
         import pandas as pd
 
         from ..reporting import findings as rf
 
-        rows = self.result_rows()
         if analysis == FINDINGS[0]:
             frame, decompositions, why = rf.variance_frame(rows, task)
             if frame.empty:
@@ -300,33 +317,17 @@ class Explorer:
                                                               for w in VERDICTS))
         if analysis == FINDINGS[3]:
             return self._joint_finding(rows, task)
+        if task not in ("matting", "matting_boundary"):  # the finding is matting's: the Task selector says which
+            return pd.DataFrame(), None, (f"Boundary and thin-structure errors are a finding of Video matting, not of "
+                                          f"{catalog.task(task).label}: choose Video matting.")
         frame, why = rf.boundary_frame(rows)
         return (frame.round(3).reset_index() if not frame.empty else frame), None, why or "MAD x1e3 per region"
 
     def _joint_finding(self, rows, task: str):
-        """The joint table of a generation task (the report's, :mod:`hug_vis_dataset.reporting.joint`) on the
-        study's ratings, or the release's simulated raters while the study has none; the message gives SPA per
-        metric and criterion and the discordant pairs."""
-        import pandas as pd
-
-        from ..reporting.joint import discordant_lines, joint_tables, joint_wide, summary_frame
-
+        """The joint table on the study's ratings, or the release's simulated raters while the study has none."""
         live = self.mos.ratings.frame()
         ratings, whose = (live, "the study's ratings") if len(live) else (self.simulated_ratings, "simulated raters")
-        if ratings is None or not len(ratings):
-            return pd.DataFrame(), None, "No ratings yet: rate the systems in the MOS study tab."
-        tables, why = joint_tables(rows, ratings, tasks=(task,))
-        if tables is None:
-            return pd.DataFrame(), None, markdown_text(why)
-        summary = summary_frame(tables)
-        lines = [f"From {whose}; actors resampled as clusters, 95% intervals. SPA (people vs metric):", ""]
-        lines += [f"- {c} ({p}), {m}: SPA {spa}, top-k SPA {top}, acc_eq {acc:.2f}" for c, p, m, spa, top, acc in zip(
-            summary["criterion"], summary["people"], summary["metric"], summary["SPA [95%]"], summary["top-k SPA [95%]"],
-            summary["acc_eq"])]
-        discordant = discordant_lines(tables, task)  # "- † ...": a list, escaped but for its bullet
-        lines += [""] + ([f"- {markdown_text(line[2:])}" for line in discordant] or ["No discordant pair."])
-        lines += [""] + [markdown_text(n) for n in sorted(set(n for n in tables.summary["note"] if n))]
-        return joint_wide(tables, task), None, "\n".join(lines)
+        return joint_finding(rows, task, ratings, whose)
 
     # ------------------------------------------------------------------ inspector
     def choices(self) -> dict[str, list]:
