@@ -59,6 +59,8 @@ MAX_MODULE_LINES = 600
 SINGLE_JOB_MODULES: dict[str, str] = {
     "hug_vis_dataset/metrics/_matting_kernels.py": "the numba kernels of the matting metrics (one compiled job)",
     "hug_vis_dataset/metrics/matting.py": "the matting metrics' API over those kernels (one job)",
+    "hug_vis_dataset/catalog.py": "the one table of every metric's facts: a row per metric, the lists derived "
+                                  "from it (split, the table would be in pieces)",
 }
 SINGLE_JOB_MAX_LINES = 800
 
