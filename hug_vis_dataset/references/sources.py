@@ -125,9 +125,11 @@ class ReleaseSource(ReferenceSource):
     def reference(self, cid: ClipId) -> dict[str, str]:
         record = self.release.records[cid]
         paths = {"alpha": record.alpha_matte_path, "video": record.video_path, "audio": record.audio_path,
-                 "portrait": record.video_path, "text": record.transcript}
-        kinds = [*TASK_COLUMNS[self.task], *TASK_TEXTS.get(self.task, {})] if self.task else paths
-        return {kind: str(paths[kind]) for kind in kinds}
+                 "portrait": record.video_path}
+        kinds = TASK_COLUMNS[self.task] if self.task else paths
+        texts = {"target_text": record.transcript}  # the release's transcript is the repo's target_text
+        return {**{kind: str(paths[kind]) for kind in kinds},
+                **{kind: texts[column] for kind, column in TASK_TEXTS.get(self.task, {}).items()}}
 
     def fingerprint(self) -> dict:
         csv_path = self.release.root / self.release.layout.metadata_csv
