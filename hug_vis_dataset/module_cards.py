@@ -116,7 +116,7 @@ def _inputs(name: str) -> str:
                    if name == "emotion_accuracy" else ""))
     lines = [f"- **predictions** (`list` of `str`): one path per clip: {_UPLOAD_HELP[kind]} (a zip is unpacked "
              "with `unpack`)." if kind == "alpha" else f"- **predictions** (`list` of `str`): one path per clip, "
-             f"{_UPLOAD_HELP[kind]}."]
+             f"{_UPLOAD_HELP['audio' if kind == 'speech_text' else kind]}."]
     if kind == "speech_text":
         lines.append("- **references** (`list` of `str`): the target text of each prediction (what it should say: "
                      "the `voice_cloning` config's `target_text`), same order.")
@@ -159,6 +159,10 @@ def paper_values(name: str) -> str:
                              for r in rows.itertuples())
             parts.append(f"{catalog.spec(metric).label}, paper Table {table} ({rows.metric_display.iloc[0]}):\n\n"
                          f"{head}\n{body}")
+    if not parts and catalog.spec(catalog.suite_or_metric(name)[0]).beyond_paper:
+        task = catalog.spec(catalog.suite_or_metric(name)[0]).tasks[0]
+        return (f"Beyond the paper: HUG-VIS reports no such column; `hugvis report` prints it in its own table "
+                f"beside {catalog.paper_table_of(task)}, never among the paper's columns.")
     if not parts:
         where = catalog.spec(catalog.suite_or_metric(name)[0]).paper_table
         return (f"The paper reports this as {where}, a figure, not a table of numbers." if where else

@@ -335,7 +335,8 @@ def inputs_description(name: str) -> str:
         ref = "the target text of each clip (what it should say: the voice_cloning config's target_text)"
     lines = ["", "Args:", f"    predictions (list of str): {pred}."]
     if spec.mode != catalog.REFERENCE_FREE:
-        lines.append(f"    references (list of str): {ref}; same order (clip ids in both paths are checked).")
+        pairing = "paired by position" if spec.reference_kind == "text" else "clip ids in both paths are checked"
+        lines.append(f"    references (list of str): {ref}; same order ({pairing}).")
     if spec.mode != catalog.LABEL:
         lines += ["    chunk_frames (int, optional): frames decoded at a time (never changes a value).",
                   "    device (str, optional): cpu, cuda or auto, for network metrics.",
