@@ -345,6 +345,13 @@ def test_every_door_gives_the_same_cer(voice_world, injected, tmp_path):
     assert f"{len(records)} clip(s) ok of {len(records)}" in message, message
     mine = space_rows[space_rows["metric"].str.startswith("cer")].set_index(["clip_id", "metric"])["value"]
     assert mine.to_dict() == rows.set_index(["clip_id", "metric"])["value"].to_dict()
+    # the Space computed Distill-MOS on the same upload: the library's value on each file
+    from test_distill_mos import ours
+    from hug_vis_dataset.media import read_audio
+
+    distill = space_rows[space_rows["metric"] == "distill_mos"].set_index("clip_id")["value"]
+    for r in records:
+        assert distill[r.clip_id] == pytest.approx(ours(*read_audio(folder / f"{r.clip_id}.wav", mono=True)), abs=1e-12)
     # the report prints the corpus CER beside Table 9, never among its columns
     report = build_report([tmp_path / "cli"], tmp_path / "report", formats=("md",), n_boot=0, figures=False)
     assert report.tables["voice_cloning"].loc[system, "cer"] == pytest.approx(corpus, rel=1e-12)

@@ -139,8 +139,9 @@ class VoiceCloningTask(TaskScorer):
         from ..metrics.voice import prepare_audio, resample_to
 
         audio, rate = _decoded(prediction)
-        pred = resample_to(audio, rate)
         per_clip = rows_calling(metrics, catalog.PER_CLIP)
+        # the 16 kHz samples, made only for the rows that read them (Distill-MOS resamples on its own)
+        pred = resample_to(audio, rate) if per_clip or rows_naming(metrics, _CER) else None
         paired, ref, errors = [m for m in per_clip if needs_reference([m])], None, {}
         if paired:
             try:
