@@ -166,7 +166,7 @@ def mos_agreement_by_task(frame, ratings: Any = None, top_k: int = 3, n_boot: in
     tasks = [t.name for t in catalog.TASKS if t.mos_table]
     for task in tasks if human is not None else ():
         models = set(frame.loc[frame["task"] == task, "model"])
-        rows = frame[(frame["task"] == task) & frame["metric"].isin(catalog.table_metrics(task))]
+        rows = frame[(frame["task"] == task) & frame["metric"].isin(_agreement_metrics(task))]
         mos_rows = human[human["model"].isin(models)]
         if rows.empty or mos_rows.empty:
             continue
@@ -179,7 +179,7 @@ def mos_agreement_by_task(frame, ratings: Any = None, top_k: int = 3, n_boot: in
         pairwise = {}
         for task in tasks:
             mine = prefs[prefs["task"] == task] if "task" in prefs.columns else prefs.iloc[0:0]
-            rows = frame[(frame["task"] == task) & frame["metric"].isin(catalog.table_metrics(task))]
+            rows = frame[(frame["task"] == task) & frame["metric"].isin(_agreement_metrics(task))]
             if mine.empty or rows.empty:
                 continue
             systems = set(mine["system_a"]) | set(mine["system_b"])
@@ -192,6 +192,19 @@ def mos_agreement_by_task(frame, ratings: Any = None, top_k: int = 3, n_boot: in
         raise ModuleInputError("no generation task has both stored rows and ratings (or pairwise answers) of the "
                                "same models")
     return out
+
+
+def _agreement_metrics(task: str) -> tuple[str, ...]:
+    """The metrics compared with the MOS: the paper table's columns and those beside it whose table value
+    is the mean over clips (Distill-MOS), the system value this agreement compares. A corpus ratio (CER)
+    is not: its mean of per-clip quotients is not the value its table prints, so it is left out.
+
+    Example:
+        >>> _agreement_metrics("voice_cloning")
+        ('utmos', 'dnsmos', 'speaker_similarity', 'distill_mos')
+    """
+    return catalog.table_metrics(task) + tuple(m for m in catalog.beyond_paper_metrics(task)
+                                               if catalog.spec(m).protocol == catalog.CLIP)
 
 
 def metric_mos_agreement(frame, **options: Any) -> dict:

@@ -53,6 +53,8 @@ PROTOCOL_WORDS = {RVM: "RVM's average: for each frame index the mean over the cl
                        "over frame indices (dtSSD counts 0 at frame 0)",
                   CLIP: "the mean over clips of each clip's own value (its mean over its frames)"}
 SET = "set"  # the set-level value as stored
+RATIO = "ratio"  # corpus ratio: sum over clips of one stored row / sum of another (MetricSpec.ratio_of; CER)
+PROTOCOLS = (RVM, CLIP, SET, RATIO)
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,8 @@ class MetricSpec:
         value_range: range of the stored value (``inf`` where unbounded).
         unit: what the stored value is, in words.
         paper_scale: paper value = stored value x paper_scale.
-        protocol: the task table's aggregation of this metric (:data:`RVM`, :data:`CLIP`, :data:`SET`).
+        protocol: the task table's aggregation of this metric (:data:`RVM`, :data:`CLIP`, :data:`SET`,
+            :data:`RATIO`).
         weights: names in the weights registry (:mod:`hug_vis_dataset.weights`) it needs.
         paper_table: where the paper reports it.
         in_table: a column of its task's paper table (DNSMOS SIG/BAK/P.808 are stored, not printed).
@@ -97,6 +100,13 @@ class MetricSpec:
             head): only finiteness is then required.
         predicts_mos: the MOS criterion a MOS-scale metric predicts (ITU-T P.1401, metrics/p1401.py): ``_NAT``,
             the naturalness MOS the study rates as Emotion Naturalness (DNSMOS SIG/BAK: scales it does not rate).
+        ratio_of: under :data:`RATIO`, the stored rows ``(numerator, denominator)`` whose sums over
+            a model's clips give its table value (CER: total edits / total target characters); the
+            per-clip value is their quotient.
+        beyond_paper: a column the paper does not report (printed beside its task's paper table,
+            never among the paper's columns: the report's "beyond the paper" table).
+        reference_kind: what a paired row compares with when it is not its task's reference media
+            (``text``: the clip's target text), so the evaluate door's ``references`` are that.
     """
 
     name: str
@@ -123,12 +133,20 @@ class MetricSpec:
     call: str = ""
     networks: tuple[str, ...] = ()
     predicts_mos: str = ""
+    ratio_of: tuple[str, ...] = ()
+    beyond_paper: bool = False
+    reference_kind: str = ""
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"{self.name}: mode {self.mode!r} is not one of {MODES}")
-        if self.protocol not in (RVM, CLIP, SET):
+        if self.protocol not in PROTOCOLS:
             raise ValueError(f"{self.name}: protocol {self.protocol!r}")
+        if (self.protocol == RATIO) != (len(self.ratio_of) == 2):
+            raise ValueError(f"{self.name}: protocol {RATIO!r} needs ratio_of=(numerator row, denominator row), "
+                             "and only it takes ratio_of")
+        if self.beyond_paper and self.paper_table:
+            raise ValueError(f"{self.name}: a column beyond the paper has no paper table")
         module, colon, function = self.implementation.partition(":")
         if not (colon and function.isidentifier() and all(part.isidentifier() for part in module.split("."))):
             raise ValueError(f"{self.name}: implementation {self.implementation!r} does not name its function "
@@ -247,6 +265,11 @@ _M = "hug_vis_dataset.metrics."  # where the per-clip rows' functions live
 _NAT = "emotion_naturalness"  # the MOS criterion the MOS-scale predictors predict (MetricSpec.predicts_mos)
 _DNSMOS = dict(weights=("dnsmos_sig_bak_ovr", "dnsmos_p808"), reference_urls=("https://github.com/microsoft/DNS-Challenge",),
                range_is_bound=False, implementation=_M + "voice:dnsmos", call=KERNEL)
+# CER's three rows: one kernel call (one transcript) gives the quotient and its two integers.
+_WHISPER = ("whisper_large_v3", "whisper_large_v3_config", "whisper_large_v3_generation", "whisper_large_v3_tokenizer")
+_CER = dict(weights=_WHISPER, beyond_paper=True, reference_kind="text", implementation=_M + "cer:cer_clip",
+            call=KERNEL, networks=("asr",),
+            reference_urls=("https://github.com/BytedanceSpeech/seed-tts-eval", "https://huggingface.co/openai/whisper-large-v3"))
 # Table 11's five errors: one fused kernel (RVM's evaluation), aggregated under RVM's protocol.
 _TABLE_11 = dict(protocol=RVM, paper_table="Table 11", reference_urls=(_RVM_URL,),
                  implementation=_M + "matting:score_matting_clip", call=KERNEL)
@@ -363,6 +386,43 @@ METRICS: tuple[MetricSpec, ...] = (
                           "(1.6 s partials at 1.3 per second, mean then L2 norm); similarity = dot product of the "
                           "generated and the clip's reference recording embeddings.",
                reference_urls=("https://github.com/resemble-ai/Resemblyzer",)),
+    # ---------------------------------------------------------------- voice cloning, beyond the paper (issue 46)
+    MetricSpec("cer", "CER", ("voice_cloning",), CLIP_PAIRED, False, (0.0, float("inf")),
+               "character error rate (edits / target characters)", paper_scale=100.0, protocol=RATIO,
+               ratio_of=("cer_edits", "cer_ref_chars"), **_CER,
+               description="Character error rate of a Whisper large-v3 transcript of the generated speech against "
+                           "the clip's target text (Seed-TTS-eval normalisation), corpus-level.",
+               definition="The generated audio (16 kHz mono) is transcribed by Whisper large-v3 (transformers; greedy, "
+                          "forced <|zh|><|transcribe|><|notimestamps|>; 30 s windows). Transcript and target text "
+                          "are normalised in this order: full-width to half-width (U+FF01-U+FF5E, U+3000), "
+                          "traditional to simplified Chinese (zhconv, zh-cn, as Seed-TTS-eval), every Unicode "
+                          "punctuation character (P*) and ASCII symbol of string.punctuation removed, every "
+                          "whitespace removed; case kept. Per clip: CER = Levenshtein distance over characters / "
+                          "normalised target length (stored with its two integers, cer_edits and cer_ref_chars). "
+                          "Table value: corpus CER = total edits / total target characters over the ok clips, "
+                          "printed in %. Whisper large-v3, not Seed-TTS-eval's Paraformer-zh: it runs through "
+                          "transformers, already a dependency, and its Hub files are pinned by commit and "
+                          "sha256; its Mandarin CERs are higher than Paraformer's, so compare systems scored "
+                          "here with each other and with the Real-audio row (the recogniser's floor on the "
+                          "release's own recordings)."),
+    MetricSpec("cer_edits", "CER edits", ("voice_cloning",), CLIP_PAIRED, False, (0.0, float("inf")),
+               "character edits (Levenshtein) of the normalised transcript", in_table=False, module=False, **_CER,
+               description="CER's numerator: character edits between the normalised transcript and target text.",
+               definition="As CER; the Levenshtein distance (substitutions, deletions, insertions) of the clip."),
+    MetricSpec("cer_ref_chars", "CER target characters", ("voice_cloning",), CLIP_PAIRED, True,
+               (1.0, float("inf")), "characters of the normalised target text", in_table=False, module=False,
+               **_CER, description="CER's denominator: characters of the clip's normalised target text.",
+               definition="As CER; the length of the normalised target text of the clip."),
+    MetricSpec("distill_mos", "Distill-MOS", ("voice_cloning",), REFERENCE_FREE, True, MOS_SCALE,
+               "predicted MOS, 1-5", weights=("distill_mos_v7",), beyond_paper=True,
+               implementation=_M + "distill_mos:distill_mos_clip", call=KERNEL, networks=("distill_mos",),
+               description="Distill-MOS (ICASSP 2025) speech-quality MOS prediction, reference-free.",
+               definition="The distillmos package's ConvTransformerSQAModel with its shipped distill_mos_v7 weights, "
+                          "as its README scores a file: mono samples (channel mean), resampled to 16 kHz with "
+                          "torchaudio.transforms.Resample when at another rate, zero-padded to one 7.68 s segment "
+                          "or cut into ceil((n - 122880) / 16000) + 1 evenly spread 7.68 s segments, each scaled "
+                          "to peak 1; score = 1 + 4 x sigmoid output; the clip value is the mean over segments.",
+               reference_urls=("https://github.com/microsoft/Distill-MOS",)),
     # ---------------------------------------------------------------- emotion (Table 4)
     MetricSpec("emotion_accuracy", "Acc. (%)", ("emotion",), LABEL, True, (0.0, 1.0), "per-clip correctness (0/1)",
                paper_scale=100.0, paper_table="Table 4", implementation=_M + "emotion:parse_answer", call=KERNEL,
@@ -408,12 +468,15 @@ _EXTRAS: dict[str, tuple[str, ...]] = {
     "sync_c": ("torch", "video", "audio"), "sync_d": ("torch", "video", "audio"),
     "utmos": ("torch", "audio"), "speaker_similarity": ("torch", "audio"),
     "dnsmos": ("audio",), "dnsmos_sig": ("audio",), "dnsmos_bak": ("audio",), "dnsmos_p808": ("audio",),
+    "cer": ("torch", "audio"), "cer_edits": ("torch", "audio"), "cer_ref_chars": ("torch", "audio"),
+    "distill_mos": ("torch", "audio"),
 }
 # How a header shows each metric's unit (the paper's scaling of Table 11, dB). Only values bound to
 # the MOS scale show "(1-5)": a network's prediction on that scale is not clipped to it (DNSMOS maps
 # its raw outputs by dnsmos_local.py's polynomials, which give e.g. 0.69 for non-speech), so a
 # "(1-5)" header over it would promise a range its values leave.
-_UNIT_SHORT: dict[str, str] = {"mad": "×1e3", "mse": "×1e3", "dtssd": "×1e2", "grad": "÷1e3", "conn": "÷1e3", "psnr": "dB"}
+_UNIT_SHORT: dict[str, str] = {"mad": "×1e3", "mse": "×1e3", "dtssd": "×1e2", "grad": "÷1e3", "conn": "÷1e3", "psnr": "dB",
+                               "cer": "%"}
 METRICS = tuple(replace(m, extras=_EXTRAS.get(m.name, ()),
                         unit_short=_UNIT_SHORT.get(m.name)
                         or (MOS_SCALE_TEXT if m.value_range == MOS_SCALE and m.range_is_bound else ""))
@@ -500,6 +563,10 @@ METRIC_NAMES: frozenset[str] = frozenset(_BY_NAME)
 _TASK_BY_NAME = {t.name: t for t in TASKS}
 if len(_BY_NAME) != len(METRICS) or set(SUITES) & set(_BY_NAME):
     raise RuntimeError("metric names must be unique and differ from suite names")
+for _row in METRICS:  # a corpus ratio's two rows are per-clip rows of its task, computed with it
+    if _row.ratio_of and not all(r in _BY_NAME and _BY_NAME[r].tasks == _row.tasks
+                                 and _BY_NAME[r].implementation == _row.implementation for r in _row.ratio_of):
+        raise RuntimeError(f"{_row.name}: ratio_of {_row.ratio_of} must name rows of its task computed by its function")
 
 
 def spec(name: str) -> MetricSpec:
@@ -563,7 +630,18 @@ def set_metrics(task_name: str) -> tuple[str, ...]:
 
 def table_metrics(task_name: str) -> tuple[str, ...]:
     """The columns of a task's paper table, in the paper's order (the catalog lists metrics so)."""
-    return tuple(m.name for m in metrics_of(task_name) if m.in_table)
+    return tuple(m.name for m in metrics_of(task_name) if m.in_table and not m.beyond_paper)
+
+
+def beyond_paper_metrics(task_name: str) -> tuple[str, ...]:
+    """The columns printed beside a task's paper table, never among its columns (the paper does not
+    report them: Table 9's CER and Distill-MOS).
+
+    Example:
+        >>> beyond_paper_metrics("voice_cloning"), beyond_paper_metrics("matting")
+        (('cer', 'distill_mos'), ())
+    """
+    return tuple(m.name for m in metrics_of(task_name) if m.in_table and m.beyond_paper)
 
 
 def analyses() -> tuple[MetricSpec, ...]:

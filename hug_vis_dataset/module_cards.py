@@ -29,6 +29,10 @@ _LIMITATIONS = {
              "different frame rate or length is scored on the frames both have.",
     "audio": "Speech is resampled to 16 kHz mono; network predictors were trained on English and other corpora, "
              "not on Mandarin studio speech, so their absolute scale is not calibrated for HUG-VIS.",
+    "speech_text": "Speech is resampled to 16 kHz mono and transcribed by Whisper large-v3, whose Mandarin error "
+                   "rate is higher than Paraformer-zh's (Seed-TTS-eval's recogniser): compare CERs scored here with "
+                   "each other and with the Real-audio row (the recogniser's floor), not with papers using another "
+                   "ASR.",
     "label": "Free-text answers are parsed for one of the seven emotion words (English or Chinese); an answer naming "
              "none, or several, counts as wrong.",
     "rows": "An analysis reads stored rows as they are: with few actors, clips or models its correlations and "
@@ -112,8 +116,11 @@ def _inputs(name: str) -> str:
                    if name == "emotion_accuracy" else ""))
     lines = [f"- **predictions** (`list` of `str`): one path per clip: {_UPLOAD_HELP[kind]} (a zip is unpacked "
              "with `unpack`)." if kind == "alpha" else f"- **predictions** (`list` of `str`): one path per clip, "
-             f"{_UPLOAD_HELP[kind]}."]
-    if needs_reference(name):
+             f"{_UPLOAD_HELP['audio' if kind == 'speech_text' else kind]}."]
+    if kind == "speech_text":
+        lines.append("- **references** (`list` of `str`): the target text of each prediction (what it should say: "
+                     "the `voice_cloning` config's `target_text`), same order.")
+    elif needs_reference(name):
         lines.append("- **references** (`list` of `str`): the reference of each prediction, same order (clip ids "
                      "in both paths are checked).")
     lines += ["- **chunk_frames**, **device**, **batch_size** (optional): decoding and network settings; they never "
@@ -152,6 +159,10 @@ def paper_values(name: str) -> str:
                              for r in rows.itertuples())
             parts.append(f"{catalog.spec(metric).label}, paper Table {table} ({rows.metric_display.iloc[0]}):\n\n"
                          f"{head}\n{body}")
+    if not parts and catalog.spec(catalog.suite_or_metric(name)[0]).beyond_paper:
+        task = catalog.spec(catalog.suite_or_metric(name)[0]).tasks[0]
+        return (f"Beyond the paper: HUG-VIS reports no such column; `hugvis report` prints it in its own table "
+                f"beside {catalog.paper_table_of(task)}, never among the paper's columns.")
     if not parts:
         where = catalog.spec(catalog.suite_or_metric(name)[0]).paper_table
         return (f"The paper reports this as {where}, a figure, not a table of numbers." if where else
@@ -178,6 +189,10 @@ def example_code(name: str) -> str:
         if "ratings" in options:
             options["ratings"] = "examples/ratings.csv"
         args = "**read_rows(\"examples/rows.csv\")" + "".join(f", {k}={v!r}" for k, v in options.items())
+    elif kind == "speech_text":
+        lines.append("from pathlib import Path")
+        args = (f'predictions=["examples/{files[0]}"], '
+                f'references=[Path("examples/{files[1]}").read_text(encoding="utf-8").strip()]')
     else:
         args = f'predictions=["examples/{files[0]}"]'
         args += f', references=["examples/{files[1]}"]' if needs_reference(name) else ""

@@ -121,6 +121,9 @@ def _reference(task: str, metric_names: Sequence[str], ref: "str | None") -> dic
         return {}
     if set(metric_names) <= _PORTRAIT_METRICS:
         return {"portrait": str(ref)}
+    kinds = {catalog.spec(m).reference_kind for m in metric_names}
+    if len(kinds) == 1 and "" not in kinds:  # the reference is not the task's media (CER: the target text)
+        return {kinds.pop(): str(ref)}
     return {_REFERENCE_KIND[task]: str(ref)}
 
 
@@ -160,6 +163,8 @@ def compute_metric(name: str, predictions: Sequence[str], references: "Sequence[
 
     setup_errors = _setup_errors()  # missing or broken weights stop the module: they are not a clip's failure
     names = catalog.suite_or_metric(name)
+    # a corpus ratio's rows are scored with it (one call) and aggregated into its value (scoring/aggregate.py)
+    scored = names + tuple(part for m in names for part in catalog.spec(m).ratio_of if part not in names)
     task = _task_of(names, task)
     scorer = get_task(task)
     cache = models if isinstance(models, ModelCache) else ModelCache(device, overrides=models)
@@ -177,14 +182,14 @@ def compute_metric(name: str, predictions: Sequence[str], references: "Sequence[
             # No first-frame decode in the check: the pass decodes the clip right after and fails it
             # there (one decode per video and module; the check's own was 110 ms of a 1080p call).
             scorer.check(str(pred), reference, {"decode_first": False})
-            scores, failed = scorer.score_groups(str(pred), reference, names, cache, options, reraise=setup_errors)
+            scores, failed = scorer.score_groups(str(pred), reference, scored, cache, options, reraise=setup_errors)
         except setup_errors:
             raise
         except Exception as err:  # noqa: BLE001 - a clip's failure is counted, like the runner does
-            scores, failed = None, {m: f"{type(err).__name__}: {err}" for m in names}
+            scores, failed = None, {m: f"{type(err).__name__}: {err}" for m in scored}
         if failed:
             errors.append({"index": i, "clip_id": key, "error": "; ".join(dict.fromkeys(failed.values()))})
-        for metric in names:
+        for metric in scored:
             if metric in failed:
                 rows += result_rows(MODULE_MODEL, task, key, {metric: math.nan}, error=failed[metric], status="failed")
             else:
@@ -331,9 +336,12 @@ def inputs_description(name: str) -> str:
     pred, ref = _INPUTS[task]
     if names == ("csim",):
         ref = "the source portrait of each clip: an image, or the reference video (its first frame)"
+    if spec.reference_kind == "text":
+        ref = "the target text of each clip (what it should say: the voice_cloning config's target_text)"
     lines = ["", "Args:", f"    predictions (list of str): {pred}."]
     if spec.mode != catalog.REFERENCE_FREE:
-        lines.append(f"    references (list of str): {ref}; same order (clip ids in both paths are checked).")
+        pairing = "paired by position" if spec.reference_kind == "text" else "clip ids in both paths are checked"
+        lines.append(f"    references (list of str): {ref}; same order ({pairing}).")
     if spec.mode != catalog.LABEL:
         lines += ["    chunk_frames (int, optional): frames decoded at a time (never changes a value).",
                   "    device (str, optional): cpu, cuda or auto, for network metrics.",

@@ -18,7 +18,8 @@ Sections (``--only NAME`` runs some of them):
 A new section is a function ``(args) -> list[Row]`` added to ``SECTIONS``; time it with
 :func:`best_of` so every row is measured the same way.
 
-* ``lpips``, ``inception``, ``syncnet``, ``arcface``, ``utmos``, ``dnsmos``, ``speaker``: every
+* ``lpips``, ``inception``, ``syncnet``, ``arcface``, ``utmos``, ``dnsmos``, ``speaker``, ``distill_mos``,
+  ``cer`` (Whisper large-v3): every
   network metric, per 1080p frame, per 25 fps SyncNet window, per second of audio or (DNSMOS,
   whose short clips are repeated up to its 9.01 s window) per clip, ours vs the
   reference implementation where one runs here (the ``lpips`` package's ``LPIPS.forward``,
@@ -475,6 +476,80 @@ def bench_speaker(args: argparse.Namespace) -> list[Row]:
     return [row]
 
 
+def bench_distill_mos(args: argparse.Namespace) -> list[Row]:
+    """Distill-MOS (the real packaged weights) per second of audio: the package's own forward vs ours.
+
+    A clip shorter than 7.68 s is zero-padded to one segment, so a 6 s clip costs as much as a 7.68 s
+    one; longer clips cost one segment per started second past 7.68 s.
+    """
+    import distillmos
+    import torch
+
+    from hug_vis_dataset.metrics.distill_mos import distill_mos_clip
+    from hug_vis_dataset.models.distill_mos import load_distill_mos
+
+    audio = speechlike(args.audio_seconds, seed=7)
+    seconds = len(audio) / 16000
+    package, ours = distillmos.ConvTransformerSQAModel().eval(), load_distill_mos("cpu")
+    wave = torch.from_numpy(audio)[None]
+
+    def reference() -> float:
+        with torch.no_grad():
+            return float(package(wave))
+
+    reference(), distill_mos_clip(ours, audio, 16000)  # warm up
+    ref_t = best_of(reference, args.repeat, seconds)
+    our_t = best_of(lambda: distill_mos_clip(ours, audio, 16000), args.repeat, seconds)
+    row = Row("distill_mos", "DistillMOS", "audio s", "distillmos", ref_t, "metrics.distill_mos, batch 8", our_t,
+              max_rel(our_t.result, ref_t.result))
+    row.note = f"{value_check(our_t.result, ref_t.result)} (a {seconds:g} s clip at 16 kHz: one 7.68 s segment)"
+    return [row]
+
+
+#: Whisper large-v3's architecture (its config.json) and special tokens, to time the real size here.
+WHISPER_LARGE_V3 = dict(vocab_size=51866, num_mel_bins=128, d_model=1280, encoder_layers=32, decoder_layers=32,
+                        encoder_attention_heads=20, decoder_attention_heads=20, encoder_ffn_dim=5120,
+                        decoder_ffn_dim=5120, max_source_positions=1500, max_target_positions=448,
+                        pad_token_id=50256, bos_token_id=50257, eos_token_id=50257, decoder_start_token_id=50258)
+
+
+def bench_cer(args: argparse.Namespace) -> list[Row]:
+    """CER's Whisper large-v3 (full size, random weights) per clip, decoding ``--cer-tokens`` tokens.
+
+    Whisper pads every clip to its 30 s window, so the encoder costs the same for any clip up to
+    30 s; the decoder costs one step per token (a Mandarin prompt of about 20 characters is about
+    30 tokens). Random weights rarely emit end-of-text, so the step count is the limit set here. No
+    reference implementation runs here (ours is transformers' own ``generate``); the tokenizer is a
+    stand-in (decoding ids to text is not what costs).
+    """
+    import torch
+    from transformers import GenerationConfig, WhisperConfig, WhisperForConditionalGeneration
+
+    from hug_vis_dataset.metrics.cer import cer_values
+    from hug_vis_dataset.models.whisper import WhisperASR
+
+    class Tokenizer:
+        def batch_decode(self, tokens, skip_special_tokens=True):
+            return ["" for _ in tokens]
+
+    torch.manual_seed(0)
+    model = WhisperForConditionalGeneration(WhisperConfig(**WHISPER_LARGE_V3)).eval()
+    model.generation_config = GenerationConfig(
+        decoder_start_token_id=50258, eos_token_id=50257, pad_token_id=50257, bos_token_id=50257,
+        max_length=args.cer_tokens, is_multilingual=True, no_timestamps_token_id=50364,
+        lang_to_id={"<|zh|>": 50260}, task_to_id={"transcribe": 50360, "translate": 50359},
+        suppress_tokens=[], begin_suppress_tokens=[220, 50257])
+    asr = WhisperASR(model, Tokenizer())
+    audio = speechlike(args.audio_seconds, seed=8)
+    asr.transcribe(audio[:16000])  # warm up
+    our_t = best_of(lambda: cer_values("今天天气很好", asr.transcribe(audio)), args.repeat, 1)
+    row = Row("cer", "CER", "clip", "", None, "models.whisper, 1 window", our_t, float("nan"))
+    row.note = (f"Whisper large-v3 size, random weights, {args.cer_tokens} tokens decoded for a "
+                f"{args.audio_seconds:g} s clip: {our_t.cpu_ms / args.audio_seconds:.0f} ms CPU per audio second "
+                "(the same per clip up to 30 s); values: tests/test_cer.py")
+    return [row]
+
+
 def network_verdict(rows: list[Row], section: str) -> list[str]:
     return [f"  {r.metric:10s} {r.ours:30s}: {r.note}" for r in rows if r.section == section]
 
@@ -504,6 +579,10 @@ SECTIONS: list[Section] = [
             "DNSMOS with speechmos's real ONNX files: speechmos.dnsmos.run vs ours"),
     Section("speaker", bench_speaker, lambda rows: network_verdict(rows, "speaker"),
             "Resemblyzer speaker embedding, real encoder: embed_utterance(preprocess_wav) vs ours"),
+    Section("distill_mos", bench_distill_mos, lambda rows: network_verdict(rows, "distill_mos"),
+            "Distill-MOS (beyond the paper), real packaged weights: the package's forward vs ours"),
+    Section("cer", bench_cer, lambda rows: network_verdict(rows, "cer"),
+            "CER (beyond the paper): Whisper large-v3, full size, random weights (6 GB in float32)"),
 ]
 
 
@@ -558,6 +637,8 @@ def main() -> None:
                         help="1080p frames (SyncNet: about 6x as many 25 fps windows) per network measurement")
     parser.add_argument("--audio-seconds", type=float, default=6.0,
                         help="seconds per audio clip (set it to --clip-seconds: DNSMOS is timed per clip)")
+    parser.add_argument("--cer-tokens", type=int, default=30,
+                        help="tokens Whisper decodes per clip in the cer section (a 20-character prompt: about 30)")
     parser.add_argument("--quick", action="store_true",
                         help="2 frames (networks: 1), 2 s of audio, 1 run: a smoke test of the script")
     parser.add_argument("--only", nargs="*", choices=[s.name for s in SECTIONS], help="sections to run")

@@ -118,6 +118,13 @@ def door_library(task: str, metric: str, prediction: str, reference: str) -> flo
     if task == "voice_cloning":
         if metric == "speaker_similarity":
             return voice.speaker_similarity(prediction, reference)
+        if metric == "distill_mos":
+            from hug_vis_dataset.media import read_audio
+            from hug_vis_dataset.metrics.distill_mos import distill_mos_clip
+            from hug_vis_dataset.models.distill_mos import load_distill_mos
+
+            model = memo(("distill_mos_model",), load_distill_mos)
+            return distill_mos_clip(model, *read_audio(prediction, mono=True))
         return memo(("dnsmos", prediction), lambda: voice.dnsmos(prediction))[metric]
     return float(emotion.parse_answer(prediction) == emotion.parse_answer(reference))
 

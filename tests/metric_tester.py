@@ -31,6 +31,7 @@ import test_boundary as _boundary  # ref_scores, CASES, figure_clip
 import test_emotion as _emotion  # ANSWERS (hand-labelled answers)
 import test_frame_kernels as _frames  # INPUTS, _skimage_psnr, _skimage_ssim
 import test_matting as _matting  # CASES, soft_blobs, to_u8
+import test_distill_mos as _distill  # package_distill_mos (the distillmos package's own API)
 import test_voice as _voice  # tone_noise, speechmos_dnsmos, resemblyzer_similarity
 from metric_doors import (  # the door world (re-exported: tests/test_doors.py uses it as MT.*)
     SETTING, SYSTEM, door_compute, door_inputs, door_library, door_per_clip, door_world, memo, module_of,
@@ -258,6 +259,38 @@ SPEAKER = Family("speaker", "voice_cloning", ("speaker_similarity",), _speaker_c
                  door_chunk=False, door_full=("speaker_similarity",))
 
 
+# -- Distill-MOS (beyond Table 9): the distillmos package's own API (its model, torchaudio's resampling)
+def _distill_cases() -> dict[str, tuple[Any, Any]]:
+    rng = np.random.default_rng(11)
+    return {"tone_1s": (_voice.tone_noise(1.0, 2), None), "tone_8.5s": (_voice.tone_noise(8.5, 3), None),
+            "noise_2s": ((0.2 * rng.standard_normal(32000)).clip(-1, 1).astype(np.float32), None),
+            "silence_1s": (np.zeros(16000, np.float32), None)}
+
+
+def _distill_library(pred, ref):
+    return _distill.ours(pred, 16000)
+
+
+def _distill_variants(pred, ref):
+    import soundfile as sf
+
+    from hug_vis_dataset.media import read_audio
+
+    for batch in (1, 2):  # segments per forward pass: float rounding only
+        yield f"batch={batch}", _distill.ours(pred, 16000, batch)
+    with tempfile.TemporaryDirectory() as tmp:  # the file the scorer decodes, as a float WAV
+        path = Path(tmp) / "x.wav"
+        sf.write(path, pred, 16000, subtype="FLOAT")
+        audio, rate = read_audio(path, mono=True)
+        yield "float wav file", _distill.ours(audio, rate)
+
+
+DISTILL_MOS = Family("distill_mos", "voice_cloning", ("distill_mos",), _distill_cases, _distill_library,
+                     lambda out, m: float(out), lambda p, r: {"distill_mos": _distill.package_distill_mos(p, 16000)},
+                     _distill_variants, rel=0, abs=1e-6, variant_tol=1e-6, door_clips=2, door_chunk=False,
+                     door_full=("distill_mos",))
+
+
 # -- emotion accuracy (Table 4): the hand-labelled answers of tests/test_emotion.py
 def _emotion_cases() -> dict[str, tuple[Any, Any]]:
     from hug_vis_dataset.grid import EMOTION_NAMES
@@ -369,7 +402,7 @@ BOUNDARY = Family("boundary", "matting_boundary", catalog.SUITES["boundary_matti
                   _boundary_library, lambda out, m: out["clip"][m.split("_", 1)[1]][m.split("_", 1)[0]],
                   _boundary_reference, _boundary_variants)
 
-FAMILIES: tuple[Family, ...] = (MATTING, FRAMES, DNSMOS, SPEAKER, EMOTION, MOTION, BOUNDARY)
+FAMILIES: tuple[Family, ...] = (MATTING, FRAMES, DNSMOS, SPEAKER, DISTILL_MOS, EMOTION, MOTION, BOUNDARY)
 #: metric -> its family: the one table of references.
 REFERENCES: dict[str, Family] = {m: f for f in FAMILIES for m in f.metrics}
 
@@ -382,6 +415,9 @@ NEEDS_WEIGHTS: dict[str, str] = {
     "sync_c": "SyncNet + SCRFD (downloaded); tests/test_syncnet.py, tests/test_sync_*.py",
     "sync_d": "SyncNet + SCRFD (downloaded); tests/test_syncnet.py, tests/test_sync_*.py",
     "utmos": "UTMOS22 strong learner (downloaded); tests/test_utmos.py",
+    **dict.fromkeys(("cer", "cer_edits", "cer_ref_chars"),
+                    "Whisper large-v3 (downloaded); a tiny random Whisper of the real architecture through every "
+                    "door in tests/test_cer.py"),
 }
 #: Catalog rows with no per-clip value: analyses over stored rows (their modules are door-tested in
 #: tests/test_doors.py, their math in their family tests).
@@ -495,7 +531,8 @@ def check_doors(world: tuple[Path, Path, Any], metric: str) -> None:
     if n < len(stored["clip_id"].unique()):  # a subset of the clips: the aggregation of the same rows
         _close(task_table(stored[stored["clip_id"].isin([r.clip_id for r in records])]).loc[model, metric],
                out[metric], (metric, "aggregate"))
-    elif task in report.tables and metric in catalog.table_metrics(task):  # a paper-table column: printed
+    elif task in report.tables and metric in catalog.table_metrics(task) + catalog.beyond_paper_metrics(task):
+        # a column of the paper's table or of the one printed beside it
         _close(report.tables[task].loc[model, metric], out[metric], (metric, "report"))
     else:  # stored but not printed (DNSMOS SIG/BAK/P.808, boundary): the report's aggregation of the rows
         _close(task_table(stored).loc[model, metric], out[metric], (metric, "aggregate"))

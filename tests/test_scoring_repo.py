@@ -147,7 +147,11 @@ def test_repo_records_carry_the_release_metadata(built):
         got = src.record(record.cid)
         assert (got.clip_id, got.width, got.height, got.fps, got.sample_rate) == (
             record.clip_id, record.width, record.height, record.fps, record.sample_rate)
-        assert set(src.reference(record.cid)) == {"audio"}
+        # the recording as a locator; the target text (CER's reference) as itself, the release's transcript
+        reference = src.reference(record.cid)
+        assert set(reference) == {"audio", "text"} and reference["text"] == record.transcript
+        assert R.is_row_locator(reference["audio"]) and not R.is_row_locator(reference["text"])
+        assert R.ReleaseSource(release, "voice_cloning").reference(record.cid)["text"] == record.transcript
 
 
 # ----------------------------------------------------------------------------- scoring

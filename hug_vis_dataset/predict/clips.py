@@ -35,6 +35,7 @@ from ..references import (
     ReleaseSource,
     RepoSource,
     RowLocator,
+    TASK_TEXTS,
     iter_columns,
     open_reference_source,
     reference_file,
@@ -112,7 +113,8 @@ class ClipSource:
             media = self._all_media.reference(cid)
             text = {"transcript": record.transcript, "asr_transcript": record.asr_transcript}
         else:
-            media = dict(self.references.reference(cid))
+            # the media of the clip (the target text, a text reference of scoring, is in ``text``)
+            media = {k: v for k, v in self.references.reference(cid).items() if k not in TASK_TEXTS.get(self.task, {})}
             media.update(_repo_locators(self.references, cid, EXTRA_REPO_MEDIA.get(self.task, {})))
             text = self._text.get(cid, {})
         return ClipInputs(cid=cid, clip_id=record.clip_id, media=media, text=text, **props)

@@ -22,13 +22,13 @@ from .hub_download import HUB_CARD, HUB_MANIFEST, download_repo, looks_like_hub_
 from .locators import LOCATOR_PREFIX, DatasetSourceError, RowLocator, is_row_locator, open_parquet, read_cell_bytes
 from .readers import (IMAGE_SUFFIXES, iter_reference_alpha, iter_reference_files, read_reference_audio,
                       read_reference_portrait, reference_alpha_info, reference_file, reference_files)
-from .sources import (METADATA_COLUMNS, TASK_COLUMNS, TASK_CONFIG, ReferenceClip, ReferenceSource, ReleaseSource,
+from .sources import (METADATA_COLUMNS, TASK_COLUMNS, TASK_CONFIG, TASK_TEXTS, ReferenceClip, ReferenceSource, ReleaseSource,
                       RepoSource, git_revision, is_dataset_repo, is_release_tree, iter_columns, open_reference_source,
                       verify_manifest_shards)
 
 __all__ = [
     "DatasetSourceError", "HUB_CARD", "HUB_MANIFEST", "IMAGE_SUFFIXES", "LOCATOR_PREFIX", "METADATA_COLUMNS",
-    "ReferenceClip", "ReferenceSource", "ReleaseSource", "RepoSource", "RowLocator", "TASK_COLUMNS", "TASK_CONFIG",
+    "ReferenceClip", "ReferenceSource", "ReleaseSource", "RepoSource", "RowLocator", "TASK_COLUMNS", "TASK_CONFIG", "TASK_TEXTS",
     "download_repo", "git_revision", "is_dataset_repo", "is_release_tree", "is_row_locator", "iter_columns",
     "iter_reference_alpha", "iter_reference_files", "looks_like_hub_id", "open_parquet", "open_reference_source",
     "read_cell_bytes", "read_reference_audio", "read_reference_portrait", "reference_alpha_info", "reference_file",

@@ -17,7 +17,9 @@ Both sources expose the same small interface, which is all the task scorers need
 * :meth:`reference` -- the clip's reference media as plain strings, by kind (``alpha``,
   ``video``, ``audio``, ``portrait``): file paths or row locators
   (:mod:`hug_vis_dataset.references.locators`), so a :class:`~hug_vis_dataset.tasks.base.ClipJob`
-  still pickles to any worker; :mod:`hug_vis_dataset.references.readers` turns them into media;
+  still pickles to any worker; :mod:`hug_vis_dataset.references.readers` turns them into media.
+  Text references (:data:`TASK_TEXTS`: voice cloning's ``text``, the clip's target text) are the
+  text itself, read when the source opens;
 * :meth:`fingerprint` -- what the summary's provenance records about the dataset.
 
 Listing a repo streams: the clip list comes from ``iter_batches`` over the small key columns only.
@@ -53,6 +55,9 @@ TASK_COLUMNS: dict[str, dict[str, str]] = {
     "motion": {"alpha": "alpha_matte"},
     "matting_boundary": {"alpha": "alpha_matte"},
 }
+#: Per task: text reference kind -> the column of the task's config that holds it. A text is the
+#: reference value itself (a sentence per clip: read with the clip list, never through a locator).
+TASK_TEXTS: dict[str, dict[str, str]] = {"voice_cloning": {"text": "target_text"}}
 #: Dataset config a task reads when it is not named after one (reference-only tasks).
 TASK_CONFIG: dict[str, str] = {"motion": "matting", "matting_boundary": "matting"}
 #: Columns of the ``clips`` config that describe a clip (read for the submission checks).
@@ -122,7 +127,9 @@ class ReleaseSource(ReferenceSource):
         paths = {"alpha": record.alpha_matte_path, "video": record.video_path, "audio": record.audio_path,
                  "portrait": record.video_path}
         kinds = TASK_COLUMNS[self.task] if self.task else paths
-        return {kind: str(paths[kind]) for kind in kinds}
+        texts = {"target_text": record.transcript}  # the release's transcript is the repo's target_text
+        return {**{kind: str(paths[kind]) for kind in kinds},
+                **{kind: texts[column] for kind, column in TASK_TEXTS.get(self.task, {}).items()}}
 
     def fingerprint(self) -> dict:
         csv_path = self.release.root / self.release.layout.metadata_csv
@@ -189,6 +196,12 @@ class RepoSource(ReferenceSource):
         for values in iter_columns(self.shards("clips"), ("clip_id",) + METADATA_COLUMNS):
             with contextlib.suppress(ClipIdError):
                 self._meta[ClipId.parse(values["clip_id"])] = values
+        self._texts: dict[ClipId, dict[str, str]] = {}
+        texts = TASK_TEXTS.get(task, {})
+        for values in iter_columns(shards, ("clip_id", *texts.values())) if texts else ():
+            with contextlib.suppress(ClipIdError):
+                self._texts[ClipId.parse(values["clip_id"])] = {kind: values[column] for kind, column in texts.items()
+                                                                 if values.get(column) is not None}
 
     def shards(self, config: str) -> list[Path]:
         """Shards of a config: the manifest's list when there is one, else ``data/<config>/*.parquet``."""
@@ -206,8 +219,8 @@ class RepoSource(ReferenceSource):
 
     def reference(self, cid: ClipId) -> dict[str, str]:
         shard, row, clip = self._rows[cid]
-        return {kind: RowLocator(str(Path(shard).resolve()), row, column, clip).to_ref()
-                for kind, column in TASK_COLUMNS[self.task].items()}
+        return {**{kind: RowLocator(str(Path(shard).resolve()), row, column, clip).to_ref()
+                   for kind, column in TASK_COLUMNS[self.task].items()}, **self._texts.get(cid, {})}
 
     def fingerprint(self) -> dict:
         """Kind, path, Hub id and revision, the manifest's sha256 and the task shards' sha256s.

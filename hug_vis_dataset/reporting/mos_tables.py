@@ -87,11 +87,11 @@ def render_mos_table(task: str, mos, fmt: str = "markdown") -> str:
 
 def _joint_gaps(task: str, criteria: "set[str]", tables, summaries) -> list[str]:
     """Why each rated criterion of ``task`` has no joint-view row (no silent omission)."""
-    from ..studies.mos import MATCHING_METRIC
+    from ..studies.mos import matching_pairs
 
     gaps = []
     table = tables[task][0] if task in tables else None
-    for criterion, metric in MATCHING_METRIC.get(task, {}).items():
+    for criterion, metric in matching_pairs(task):
         if criterion not in criteria:
             continue
         if table is None or metric not in table.columns or not table[metric].notna().any():

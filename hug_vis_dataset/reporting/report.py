@@ -122,7 +122,8 @@ def task_tables(rows, frames, set_rows, summaries, n_boot: int = 1000):
         sub = rows[rows["task"] == task] if rows is not None else None
         if sub is None or sub.empty:
             continue
-        metrics = catalog.table_metrics(task)
+        # the paper's columns, then the columns printed beside its table (beyond the paper)
+        metrics = catalog.table_metrics(task) + catalog.beyond_paper_metrics(task)
         fr = frames[frames["task"] == task] if frames is not None and len(frames) else None
         sr = set_rows[set_rows["task"] == task] if set_rows is not None and len(set_rows) else None
         protocol = catalog.task_protocol(task) if fr is not None and len(fr) else "clip"
@@ -224,8 +225,21 @@ RVM_CAPTION = ("Values follow the rvm protocol (the mean over frame index, the p
                "the actor-clustered bootstrap of that same statistic.")
 
 
+BEYOND_CAPTION = ("Beyond the paper, beside {table} ({task}): columns HUG-VIS does not report, so never among "
+                  "its columns and with no paper rows; {cells}.")
+RATIO_CAPTION = ("{labels}: corpus-level (the sum of the clips' numerators over the sum of their denominators: "
+                 "CER = total character edits / total target characters), its interval the actor bootstrap of "
+                 "that ratio.")
+
+
+def beyond_paper_shown(task: str, table) -> tuple[str, ...]:
+    """The task's beyond-the-paper columns with a value in ``table`` (the report prints their table)."""
+    return tuple(m for m in catalog.beyond_paper_metrics(task) if m in table.columns and table[m].notna().any())
+
+
 def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bool = False,
-            origins: "dict[str, str] | None" = None, paper=None, protocol: str = "clip") -> str:
+            origins: "dict[str, str] | None" = None, paper=None, protocol: str = "clip",
+            beyond: bool = False) -> str:
     """One task's paper-shaped table: the board's headers (label, arrow, unit), each metric's
     printed precision from the catalog, the interval beside each value that has one.
 
@@ -234,6 +248,8 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
             ``synthetic``, else ``subset``).
         protocol: the table's aggregation (``rvm``: the caption says the intervals are of the rvm
             statistic, :func:`hug_vis_dataset.scoring.aggregate.rvm_intervals`).
+        beyond: the table of the columns beside the paper's (:func:`hug_vis_dataset.catalog.beyond_paper_metrics`:
+            CER, Distill-MOS), with the same rows, never the paper's.
         paper: :func:`paper_rows` of the task, printed beside the stored rows with origin
             ``paper`` and ranked in the board's pools (paper with submitted runs; synthetic and
             subset runs each among themselves); ``None``: stored rows only.
@@ -245,9 +261,12 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
     from ..tables import render_table
     from ..tasks import split_emotion_model
 
+    if beyond:
+        paper = None  # the paper has no such column
     stored_metrics = {m for m in table.columns if table[m].notna().any()}
     paper_metrics = {m for m in (paper.columns if paper is not None else ()) if paper[m].notna().any()}
-    metrics = [m for m in catalog.table_metrics(task) if m in stored_metrics | paper_metrics]
+    columns = catalog.beyond_paper_metrics(task) if beyond else catalog.table_metrics(task)
+    metrics = [m for m in columns if m in stored_metrics | paper_metrics]
     frame = table.reset_index().rename(columns={"index": "model"})
     for m in metrics:
         if m not in frame.columns:
@@ -304,6 +323,11 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
     texts = {(i, m): text for m in metrics if f"text:{m}" in frame.columns
              for i, text in enumerate(frame[f"text:{m}"]) if isinstance(text, str) and text}
     caption = f"{catalog.paper_table_of(task)} ({catalog.task(task).label}), stored results; {CELL_CONVENTION}."
+    if beyond:
+        caption = BEYOND_CAPTION.format(table=catalog.paper_table_of(task), task=catalog.task(task).label, cells=CELL_CONVENTION)
+        ratios = [catalog.spec(m).label for m in metrics if catalog.spec(m).protocol == catalog.RATIO]
+        if ratios:
+            caption += " " + RATIO_CAPTION.format(labels=", ".join(ratios))
     if paper is not None and len(paper):
         caption += " " + PAPER_CAPTION.format(table=catalog.paper_table_of(task))
     if protocol == "rvm" and cis:
@@ -383,6 +407,10 @@ def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, pre
         md += [f"## {catalog.task(task).label} ({catalog.paper_table_of(task)}, aggregation: {PROTOCOL_NAMES[protocol]})",
                "",
                _render(task, table, "markdown", cis, task in synthetic, mine, published, protocol), ""]
+        beyond = beyond_paper_shown(task, table)
+        if beyond:
+            md += [f"### {catalog.task(task).label}: beyond the paper ({', '.join(catalog.spec(m).label for m in beyond)})", "",
+                   _render(task, table, "markdown", cis, task in synthetic, mine, None, protocol, beyond=True), ""]
         for metric, why in sorted(skipped.items()):
             md.append(f"- {metric}: {why}")
         failed = int(table["n_failed"].sum())
@@ -400,6 +428,14 @@ def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, pre
                     text = html_page(f"{catalog.paper_table_of(task)} ({catalog.task(task).label}): HUG-VIS results", text)
                 path.write_text(text, encoding="utf-8")
                 files.append(path)
+                if beyond:  # the columns beside the paper's table, in their own file
+                    path = out_dir / f"{task}_beyond_paper.{f}"
+                    text = _render(task, table, FORMATS[f], cis, task in synthetic, mine, None, protocol, beyond=True)
+                    if f == "html":
+                        text = html_page(f"{catalog.paper_table_of(task)} ({catalog.task(task).label}), beyond the paper: HUG-VIS "
+                                         "results", text)
+                    path.write_text(text, encoding="utf-8")
+                    files.append(path)
     for task in TASK_ORDER:
         skipped_only = {m: w for s in summaries if s["task"] == task and task not in tables
                         for m, w in s["metrics"]["skipped"].items()}

@@ -13,6 +13,10 @@ conversion rule of :mod:`hug_vis_dataset.catalog`):
   column limit) is *not* reproduced. Needs the per-frame table (``frames.parquet``).
 * Set-level metrics (FID) are one row per model in ``set_rows.parquet`` (``clip_id`` empty) and
   enter tables as they are.
+* ``ratio`` (a metric's own protocol, whatever the task's: CER): the corpus ratio, the sum of one
+  stored per-clip row over the sum of another (``MetricSpec.ratio_of``: CER's ``cer_edits`` over
+  ``cer_ref_chars``, total edits / total target characters), over the clips whose three rows are
+  ok. The per-clip quotient is stored too (per-clip analyses read it); the table never averages it.
 
 **Partial failures: one rule** (:func:`counted_rows`, docs/SCORING.md "Failed clips"). A clip counts for every
 metric of its run or for none: when any of its metrics failed (dtSSD on a one-frame clip, SSIM on frames
@@ -35,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-PROTOCOLS = ("clip", "rvm")
+PROTOCOLS = ("clip", "rvm")  # the task tables' protocols; a metric's own "ratio" applies within either
 
 
 def _ok(rows):
@@ -108,6 +112,42 @@ def clip_means(rows):
     if ok.empty:
         return pd.DataFrame()
     return ok.groupby(["model", "metric"], sort=True)["value"].mean().unstack("metric")
+
+
+def ratio_means(rows):
+    """Model x metric table of the metrics whose catalog protocol is ``ratio`` (raw units): per model,
+    the sum of the numerator row over the sum of the denominator row, over the clips where the metric
+    and both rows are ok (NaN when the denominator sums to 0 or the rows are absent).
+
+    The rows hold integers (edits, characters), so the sums are exact and their order does not matter.
+
+    Example:
+        >>> import pandas as pd
+        >>> rows = pd.DataFrame({"model": "m", "clip_id": ["a"] * 3 + ["b"] * 3, "status": "ok",
+        ...                      "metric": ["cer", "cer_edits", "cer_ref_chars"] * 2,
+        ...                      "value": [0.5, 1.0, 2.0, 0.0, 0.0, 8.0]})
+        >>> float(ratio_means(rows).loc["m", "cer"])  # (1 + 0) / (2 + 8), not the mean 0.25
+        0.1
+    """
+    import pandas as pd
+
+    from .. import catalog
+
+    ok = _ok(rows)
+    table: dict = {}
+    for metric in sorted(set(ok["metric"]) & catalog.METRIC_NAMES):
+        spec = catalog.spec(metric)
+        if spec.protocol != catalog.RATIO:
+            continue
+        names = (metric, *spec.ratio_of)
+        part = ok[ok["metric"].isin(names)]
+        complete = part.groupby(["model", "clip_id"])["metric"].transform("nunique") == len(names)
+        sums = part[complete].groupby(["model", "metric"])["value"].sum().unstack("metric")
+        for model in sorted(set(ok.loc[ok["metric"] == metric, "model"])):
+            num, den = (float(sums.at[model, r]) if model in sums.index and r in sums.columns else 0.0
+                        for r in spec.ratio_of)
+            table.setdefault(model, {})[metric] = num / den if den > 0 else float("nan")
+    return pd.DataFrame.from_dict(table, orient="index").sort_index()
 
 
 def rvm_means(frames):
@@ -226,6 +266,9 @@ def task_table(rows, frames=None, set_rows=None, protocol: str = "clip", metrics
     rows = counted_rows(rows)  # the one rule for partial failures (module docstring)
     frames = counted_frames(rows, frames)
     table = clip_means(rows)
+    ratios = ratio_means(rows) if len(table) else None
+    for metric in ratios.columns if ratios is not None else ():  # never the mean of the per-clip quotients
+        table[metric] = ratios[metric].reindex(table.index)
     if protocol == "rvm":
         if (frames is None or len(frames) == 0) and not _ok(rows).empty:
             raise ValueError("protocol 'rvm' needs the per-frame table (frames.parquet)")

@@ -144,12 +144,15 @@ def _now() -> str:
 
 # ----------------------------------------------------------------------------- the command
 def select_metrics(scorer, metrics: "Sequence[str] | None") -> tuple[str, ...]:
-    """The task's metrics a run computes: all of them, or the subset ``metrics`` names.
+    """The task's metrics a run computes: all of them, or the subset ``metrics`` names (with the rows a
+    corpus ratio is aggregated from: ``cer`` brings ``cer_edits`` and ``cer_ref_chars``).
 
     Example:
         >>> from hug_vis_dataset.tasks import get_task
         >>> select_metrics(get_task("vision_driven"), ["ssim", "psnr"])
         ('psnr', 'ssim')
+        >>> select_metrics(get_task("voice_cloning"), ["cer"])
+        ('cer', 'cer_edits', 'cer_ref_chars')
         >>> try:
         ...     select_metrics(get_task("matting"), ["psnr"])
         ... except RunOptionError as err:
@@ -173,7 +176,10 @@ def select_metrics(scorer, metrics: "Sequence[str] | None") -> tuple[str, ...]:
                         scorer.metrics[0])
         raise RunOptionError(f"{', '.join(metrics)} is computed over the clips that score, so it needs a per-clip "
                              f"metric of {scorer.name} beside it: e.g. --metrics {runnable},{metrics[0]}")
-    return tuple(m for m in known if m in set(metrics))
+    from .. import catalog
+
+    wanted = set(metrics) | {part for m in metrics for part in catalog.spec(m).ratio_of}
+    return tuple(m for m in known if m in wanted)
 
 
 def build_jobs(task_name: str, model: str, refs: ReferenceSource, index, metrics: tuple[str, ...],

@@ -96,6 +96,10 @@ def _task_files(release: Path, work: Path) -> dict[str, dict[str, Path]]:
     rows.to_csv(work / "rows.csv", index=False, float_format="%.17g")
     ratings = work / "ratings.csv"
     shutil.copy2(systems / "mos_ratings.csv", ratings)
+    from ..release import Release
+
+    target = work / "reference.txt"  # the clip's target text: CER's reference
+    target.write_text(Release(release).record(clip).transcript + "\n", encoding="utf-8")
     return {
         "alpha": {"prediction.zip": alpha / "prediction.zip", "reference.zip": alpha / "reference.zip"},
         "video": {"prediction.mp4": systems / "vision_driven" / EXAMPLE_SYSTEM["vision_driven"] / f"{clip}.mp4",
@@ -103,6 +107,8 @@ def _task_files(release: Path, work: Path) -> dict[str, dict[str, Path]]:
         "video_free": {"prediction.mp4": systems / "audio_driven" / EXAMPLE_SYSTEM["audio_driven"] / f"{clip}.mp4"},
         "audio": {"prediction.wav": systems / "voice_cloning" / EXAMPLE_SYSTEM["voice_cloning"] / f"{clip}.wav",
                   "reference.wav": release / "audio" / actor / emotion / action / f"{script}.wav"},
+        "speech_text": {"prediction.wav": systems / "voice_cloning" / EXAMPLE_SYSTEM["voice_cloning"] / f"{clip}.wav",
+                        "reference.txt": target},
         "label": {"predictions.jsonl": systems / "emotion" / EXAMPLE_SYSTEM["emotion"] / "predictions.jsonl"},
         "rows": {"rows.csv": work / "rows.csv", "ratings.csv": ratings},
     }

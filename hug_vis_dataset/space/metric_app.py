@@ -35,11 +35,16 @@ from .style import FONT_CSS, launch_i18n
 
 #: What the upload fields accept, per input kind (Gradio ``file_types``).
 FILE_TYPES = {"alpha": [".zip", ".mkv", ".mov", ".mp4", ".avi"], "video": [".mp4", ".mov", ".mkv", ".avi"],
-              "audio": [".wav", ".flac"], "label": [".jsonl"], "rows": [".csv", ".parquet"]}
+              "audio": [".wav", ".flac"], "label": [".jsonl"], "rows": [".csv", ".parquet"],
+              "speech_text": [".wav", ".flac"]}
+#: What the reference field accepts where it differs from the prediction's (CER: the target text).
+REFERENCE_FILE_TYPES = {"speech_text": [".txt"]}
 _UPLOAD_HELP = {
     "alpha": "a zip of the matte's PNG frames (000000.png, 000001.png ...) or a lossless gray video",
     "video": "an MP4 video of one clip",
     "audio": "a WAV (or FLAC) file of one clip",
+    "speech_text": "a WAV (or FLAC) file of one clip and, as its reference, a UTF-8 .txt file of the text it "
+                   "should say",
     "label": "predictions.jsonl: one {\"clip_id\", \"input_setting\", \"answer\"} per line; the reference is "
              "the emotion in each clip id",
     "rows": "stored result rows: rows.parquet of `hugvis evaluate`, or the same columns as CSV",
@@ -217,7 +222,8 @@ def build_metric_app(folder: "str | Path", name: "str | None" = None) -> Any:
         with gr.Row():
             prediction = gr.File(label="prediction" if kind != "rows" else "result rows", file_types=FILE_TYPES[kind],
                                  elem_id="prediction")
-            reference = gr.File(label="reference", file_types=FILE_TYPES[kind], elem_id="reference",
+            reference = gr.File(label="reference", file_types=REFERENCE_FILE_TYPES.get(kind, FILE_TYPES[kind]),
+                                elem_id="reference",
                                 visible=needs_reference(name))
         ratings = gr.File(label="ratings CSV (rater, clip_id, model, criterion, score)", file_types=[".csv"],
                           elem_id="ratings", visible=name in RATED_ANALYSES)

@@ -12,8 +12,8 @@ tests all use it, so they compute on the same inputs.
 Example:
     >>> input_kind("mad"), input_kind("dnsmos"), input_kind("emotion_difficulty")
     ('alpha', 'audio', 'rows')
-    >>> example_names("speaker_similarity")
-    ('prediction.wav', 'reference.wav')
+    >>> example_names("speaker_similarity"), example_names("cer")
+    (('prediction.wav', 'reference.wav'), ('prediction.wav', 'reference.txt'))
 """
 
 from __future__ import annotations
@@ -24,12 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from .. import catalog
+from ..textio import read_text
 
 #: What a Space of each task takes: prediction file, reference file (``None``: reference-free).
 _KIND_OF_TASK = {"matting": "alpha", "matting_boundary": "alpha", "vision_driven": "video",
                  "audio_driven": "video", "voice_cloning": "audio", "emotion": "label"}
 _FILES = {"alpha": ("prediction.zip", "reference.zip"), "video": ("prediction.mp4", "reference.mp4"),
           "audio": ("prediction.wav", "reference.wav"), "label": ("predictions.jsonl", None),
+          "speech_text": ("prediction.wav", "reference.txt"),
           "rows": ("rows.csv", None)}
 #: Options an analysis needs beyond the rows, with the value the bundled example uses.
 ANALYSIS_OPTIONS: dict[str, dict[str, Any]] = {
@@ -53,8 +55,11 @@ EXAMPLE_SYSTEM = {"matting": "matte_fair", "vision_driven": "vis_fair", "audio_d
 
 
 def input_kind(name: str) -> str:
-    """``alpha``, ``video``, ``audio``, ``label`` or ``rows``: what a module's Space asks a visitor for."""
+    """``alpha``, ``video``, ``audio``, ``speech_text`` (speech and its target text: CER), ``label`` or
+    ``rows``: what a module's Space asks a visitor for."""
     spec = catalog.spec(catalog.suite_or_metric(name)[0])
+    if spec.reference_kind == "text":
+        return "speech_text"
     return "rows" if spec.mode == catalog.ANALYSIS else _KIND_OF_TASK[spec.tasks[0]]
 
 
@@ -158,7 +163,8 @@ def compute_inputs(name: str, prediction: "str | Path", reference: "str | Path |
     convert = (lambda p: unpack(p, work_dir)) if kind == "alpha" else str
     inputs: dict[str, Any] = {"predictions": [convert(prediction)]}
     if needs_reference(name):
-        inputs["references"] = [convert(reference)]
+        # a text reference (CER's target text) is the content of the uploaded UTF-8 text file
+        inputs["references"] = [read_text(reference).strip() if kind == "speech_text" else convert(reference)]
     return inputs
 
 

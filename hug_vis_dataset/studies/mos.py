@@ -54,12 +54,25 @@ TASK_CRITERIA: dict[str, tuple[str, ...]] = {
     "voice_cloning": ("id_similarity", "emotion_naturalness"),
 }
 RATING_COLUMNS = ("rater", "clip_id", "model", "criterion", "score")
-# The automatic metric each criterion is compared with in the joint view (per task).
-MATCHING_METRIC: dict[str, dict[str, str]] = {
+# The automatic metric(s) each criterion is compared with in the joint view (per task); Distill-MOS,
+# beyond the paper, is a second naturalness predictor beside UTMOS.
+MATCHING_METRIC: dict[str, dict[str, "str | tuple[str, ...]"]] = {
     "audio_driven": {"id_similarity": "csim", "lip_sync": "sync_c"},
     "vision_driven": {"id_similarity": "csim", "motion_naturalness": "lpips"},
-    "voice_cloning": {"id_similarity": "speaker_similarity", "emotion_naturalness": "utmos"},
+    "voice_cloning": {"id_similarity": "speaker_similarity", "emotion_naturalness": ("utmos", "distill_mos")},
 }
+
+
+def matching_pairs(task: str, mapping: "dict[str, str | tuple[str, ...]] | None" = None) -> list[tuple[str, str]]:
+    """``(criterion, metric)`` pairs of the joint view, in mapping order (:data:`MATCHING_METRIC`).
+
+    Example:
+        >>> matching_pairs("voice_cloning")
+        [('id_similarity', 'speaker_similarity'), ('emotion_naturalness', 'utmos'), ('emotion_naturalness', 'distill_mos')]
+    """
+    chosen = mapping if mapping is not None else MATCHING_METRIC.get(task, {})
+    return [(criterion, metric) for criterion, metrics in chosen.items()
+            for metric in ((metrics,) if isinstance(metrics, str) else metrics)]
 
 
 # ----------------------------------------------------------------------------- reading
@@ -276,7 +289,7 @@ def mos_metric_agreement(mos, auto, task: str, mapping: "dict[str, str] | None" 
         mos: :func:`mos_table` output (index model, criterion).
         auto: model x metric table (paper units) of the task.
         task: picks the default criterion -> metric mapping (:data:`MATCHING_METRIC`).
-        mapping: override of that mapping.
+        mapping: override of that mapping (a criterion may name several metrics).
 
     Lower-is-better metrics are negated first, so a positive rho always means agreement. Also
     reports whether both name the same best model (the paper: they agree in trend, not at the top).
@@ -285,7 +298,7 @@ def mos_metric_agreement(mos, auto, task: str, mapping: "dict[str, str] | None" 
     from ..stats import spearman
 
     rows = []
-    for criterion, metric in (mapping or MATCHING_METRIC.get(task, {})).items():
+    for criterion, metric in matching_pairs(task, mapping or None):
         if metric not in getattr(auto, "columns", ()):
             continue
         sub = mos.xs(criterion, level="criterion")["mos"] if criterion in mos.index.get_level_values(1) else None

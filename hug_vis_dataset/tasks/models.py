@@ -24,6 +24,8 @@ LOADERS: dict[str, tuple[str, str]] = {
     "syncnet": ("hug_vis_dataset.models.syncnet", "load_syncnet"),
     "inception": ("hug_vis_dataset.models.inception", "load_inception"),
     "utmos": ("hug_vis_dataset.models.utmos", "load_utmos22_strong"),
+    "asr": ("hug_vis_dataset.models.whisper", "load_whisper_large_v3"),
+    "distill_mos": ("hug_vis_dataset.models.distill_mos", "load_distill_mos"),
 }
 
 

@@ -115,6 +115,9 @@ class WeightSpec:
 # `hugvis weights verify` says "no pinned hash". Hub revisions: "main" is NOT a verified commit
 # sha (no network here to look one up); users needing bit-for-bit provenance should pin the
 # sha that `hugvis weights list` shows after a download.
+#: The pinned commit of openai/whisper-large-v3 (its files below).
+WHISPER_LARGE_V3_REVISION = "06f233fe06e710322aca913c1bc4249a0d71fce1"
+
 _SPECS: tuple[WeightSpec, ...] = (
     WeightSpec(
         name="syncnet_v2", filename="syncnet_v2.model", source="hub",
@@ -159,6 +162,31 @@ _SPECS: tuple[WeightSpec, ...] = (
         url="https://github.com/tarepan/SpeechMOS/releases/download/v1.0.0/utmos22_strong_step7459_v1.pt",
         license="SpeechMOS / UTMOS22 (MIT)",
         note="UTMOS22 strong learner checkpoint of SpeechMOS v1.0.0; sha256 unknown offline.",
+    ),
+    # Whisper large-v3, the ASR of the CER metric (transformers' WhisperForConditionalGeneration):
+    # four files of the Hub repo at one commit. Revision and sha256 values as published in several
+    # independent public pinning manifests (model.safetensors 3,087,130,976 bytes, fp16).
+    *(WeightSpec(
+        name=name, filename=path, source="hub", repo_id="openai/whisper-large-v3", repo_path=path,
+        revision=WHISPER_LARGE_V3_REVISION, sha256=sha, size=size, license="Whisper (MIT), OpenAI",
+        note=f"Whisper large-v3 {what} (openai/whisper-large-v3 at commit {WHISPER_LARGE_V3_REVISION[:12]}); "
+             "revision and sha256 from two or more independent public pins, not measured here.")
+      for name, path, sha, size, what in (
+          ("whisper_large_v3", "model.safetensors",
+           "a8e94b85976e5864ba3e9525c7e6c83b2a1eca42d4b797a0c7c24d778e40fd95", 3_087_130_976, "weights (fp16)"),
+          ("whisper_large_v3_config", "config.json",
+           "ad0e8d1e46f4d01f7861a21509e5d0f977d6cc1f367a370603c92541d819807b", 1_272, "model configuration"),
+          ("whisper_large_v3_generation", "generation_config.json",
+           "fbdfa70135de9b1d31553393f14e80aaeb1936ea36576b2ba864055943c09d23", 3_903,
+           "decoding configuration (language and task tokens, suppressed tokens)"),
+          ("whisper_large_v3_tokenizer", "tokenizer.json",
+           "6d8cbd7cd0d8d5815e478dac67b85a26bbe77c1f5e0c6d76d1ce2abc0e5f21ca", 2_480_617, "tokenizer"))),
+    WeightSpec(
+        name="distill_mos_v7", filename="distill_mos_v7.pt", source="package",
+        package="distillmos", package_path="weights/distill_mos_v7.pt",
+        sha256="b18b3ac60227267cfb91e5d00ce22cc7b73716fd92f269484da1446e27031a40", size=16_907_522,
+        license="Distill-MOS (MIT), Microsoft",
+        note="Distill-MOS variant 7 (ConvTransformerSQAModel) shipped in the distillmos 0.9.1 wheel (hash measured).",
     ),
     WeightSpec(
         name="lpips_alex_linear", filename="alex.pth", source="package",

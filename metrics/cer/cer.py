@@ -1,0 +1,20 @@
+"""HUG-VIS `cer` evaluate module. Generated from hug_vis_dataset/catalog.py; do not edit."""
+
+import evaluate
+
+try:
+    from hug_vis_dataset.modules import compute
+    from hug_vis_dataset.modules import description
+    from hug_vis_dataset.modules import inputs_description
+    from hug_vis_dataset.modules import module_info
+except ImportError as _err:  # say how to install the library (evaluate would name the import package)
+    raise ImportError("the HUG-VIS module 'cer' needs the hug-vis library; install it with: pip install \"hug-vis[audio,hub,torch]==0.1.0\"") from _err
+
+
+@evaluate.utils.file_utils.add_start_docstrings(description("cer"), inputs_description("cer"))
+class Cer(evaluate.Metric):
+    def _info(self):
+        return module_info("cer")
+
+    def _compute(self, **inputs):
+        return compute("cer", **inputs)
