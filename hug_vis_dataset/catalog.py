@@ -158,14 +158,19 @@ class MetricSpec:
                              f"{self.implementation})")
 
     def printed(self, value: float) -> str:
-        """A value (paper units) as tables print it: :attr:`decimals`, one more below 1.
+        """A value (paper units) as tables print it: :attr:`decimals`, one more below 1; a column whose values
+        cannot leave [-1, 1] (a bounded range, in paper units) prints every value with that one more, so its
+        1.0 reads 1.000 beside 0.990, not 1.00.
 
         Example:
             >>> spec("grad").printed(10.431), spec("grad").printed(0.0441), spec("csim").printed(0.9041)
             ('10.43', '0.044', '0.904')
+            >>> spec("speaker_similarity").printed(1.0), spec("grad").printed(0.0)
+            ('1.000', '0.00')
         """
         value = float(value)
-        places = self.decimals if abs(value) >= 1 or value == 0 else self.decimals + 1
+        bounded = self.range_is_bound and max(map(abs, self.value_range)) * self.paper_scale <= 1
+        places = self.decimals if (abs(value) >= 1 or value == 0) and not bounded else self.decimals + 1
         return f"{value:.{places}f}"
 
     @property

@@ -67,6 +67,34 @@ REAL_AUDIO_LABEL = "Real audio (reference)"
 BASELINE_LABEL = "baseline (built-in)"
 #: Printed name of each reserved row that tables print (both printed, never ranked).
 RESERVED_LABELS: dict[str, str] = {REAL_AUDIO_MODEL: REAL_AUDIO_LABEL, BASELINE_MODEL: BASELINE_LABEL}
+#: What each task's built-in baseline does (``hugvis predict --model baseline``), as a table's note says it: a
+#: reader must know that voice cloning's replays the reference, so its Speaker Sim. is a ceiling, not a system.
+BASELINE_DOES: dict[str, str] = {
+    "matting": "a chroma key of the clip's own frames",
+    "audio_driven": "the source portrait held still",
+    "vision_driven": "the source portrait held still",
+    "voice_cloning": ("replays the reference recording itself, so its Speaker Sim. compares a recording with "
+                      "itself (1.000): a ceiling to read the systems against, not a system"),
+    "emotion": "transcript keywords (Text input only)",
+}
+
+
+def reserved_label(model: str) -> str:
+    """The printed name of a model: a reserved row under its label, any other name as it is.
+
+    >>> reserved_label("real-audio"), reserved_label("Real audio"), reserved_label("clone_good")
+    ('Real audio (reference)', 'Real audio', 'clone_good')
+    """
+    return RESERVED_LABELS.get(model, model)
+
+
+def baseline_note(task: str) -> str:
+    """The sentence a table of ``task`` prints under its built-in baseline row ("" when the task has none).
+
+    >>> baseline_note("voice_cloning").startswith("baseline (built-in): replays the reference recording")
+    True
+    """
+    return f"{BASELINE_LABEL}: {BASELINE_DOES[task]}." if task in BASELINE_DOES else ""
 
 
 def reference_rows(models):

@@ -36,7 +36,7 @@ from typing import Iterable, Sequence
 
 from .. import catalog
 from ..paper_tables import PAPER_COLUMNS, TASK_TABLES, UNRANKED_SOURCES, table_info
-from ..results import BASELINE_MODEL, EMOTION_MODEL_SEP, REAL_AUDIO_MODEL, RESERVED_LABELS
+from ..results import BASELINE_MODEL, EMOTION_MODEL_SEP, REAL_AUDIO_MODEL, RESERVED_LABELS, baseline_note, reserved_label
 from ..escaping import markdown_text
 from ..tables import mark_ranks
 
@@ -93,8 +93,15 @@ def word_list(words: Sequence[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1] if words else ""
 
 
-def print_value(value: float) -> str:
-    """Two decimals, three below 1 (the paper's printing); ranking uses these printed values."""
+def print_value(value: float, metric: "str | None" = None) -> str:
+    """Two decimals, three below 1 (the paper's printing); a catalog metric as its column prints it
+    (:meth:`~hug_vis_dataset.catalog.MetricSpec.printed`: Speaker Sim. 1.000, not 1.00); ranking uses these.
+
+    >>> print_value(1.0), print_value(1.0, "speaker_similarity"), print_value(0.5)
+    ('1.00', '1.000', '0.500')
+    """
+    if metric in catalog.METRIC_NAMES:
+        return catalog.spec(metric).printed(value)
     return f"{value:.2f}" if abs(value) >= 1 or value == 0 else f"{value:.3f}"
 
 
@@ -150,7 +157,7 @@ def run_rows(run) -> "object":
             records.append({
                 "table": table, "task": task, "model": run.model, "input_setting": setting, "source": source,
                 "paradigm": "", "metric": metric["key"], "metric_display": metric["display"],
-                "value": float(value) if finite else float("nan"), "text": print_value(float(value)) if finite else "",
+                "value": float(value) if finite else float("nan"), "text": print_value(float(value), metric["key"]) if finite else "",
                 "higher_is_better": metric["higher_is_better"], "origin": run.origin, "n_ok": n_ok,
                 "n_failed": n_failed, "coverage": coverage, "link": run.link, "note": note,
                 "scored_by": run.scored_by, "detail": None, "partial": partial})
@@ -214,17 +221,32 @@ def clip_rows_of(runs: Iterable) -> "object":
 
 
 def row_group(model: str, origin: str, source: str = "") -> int:
-    """Index in :data:`ROW_GROUPS` of a board row: reference rows first, baselines last.
+    """Index in :data:`ROW_GROUPS` of a board row: the paper's reference rows first, baselines last; a stored
+    reference row (Real audio scored here) heads its own origin's group, never above the paper's rows
+    (:func:`row_order`).
 
     Example:
-        >>> row_group("real-audio", "synthetic"), row_group("x", "paper"), row_group("baseline", "synthetic")
+        >>> row_group("Real audio", "paper", "reference"), row_group("x", "paper"), row_group("baseline", "synthetic")
         (0, 1, 5)
+        >>> row_group("real-audio", "synthetic")   # the synthetic demo's group, after the paper's rows
+        3
     """
-    if model == REAL_AUDIO_MODEL or source in UNRANKED_SOURCES:
+    if origin == PAPER and source in UNRANKED_SOURCES:
         return 0
+    if model == REAL_AUDIO_MODEL:
+        return ROW_GROUPS.index(origin) if origin in ROW_GROUPS else ROW_GROUPS.index(SUBSET)
     if model == BASELINE_MODEL:
         return len(ROW_GROUPS) - 1
     return ROW_GROUPS.index(origin) if origin in ROW_GROUPS else ROW_GROUPS.index(SUBSET)
+
+
+def row_order(model: str, origin: str, source: str = "") -> tuple[int, int]:
+    """Sort key of a board row: its :func:`row_group`, then reference rows first within the group.
+
+    >>> sorted(["clone_good", "real-audio"], key=lambda m: row_order(m, "synthetic"))
+    ['real-audio', 'clone_good']
+    """
+    return row_group(model, origin, source), 0 if model == REAL_AUDIO_MODEL or source in UNRANKED_SOURCES else 1
 
 
 def provenance_href(summary_path: str) -> str:
@@ -376,7 +398,7 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
     rows = []
     paper_names = {str(m).casefold() for m in every.loc[every["origin"] == PAPER, "model"]}
     # Reference rows first (SCORING.md), then origin by origin, baselines last; stable within a group.
-    order.sort(key=lambda k: row_group(k[1], k[0], k[3]))
+    order.sort(key=lambda k: row_order(k[1], k[0], k[3]))
     for key in order:
         record = extra.get(key)
         row = {"Model": key[1] if key[0] == PAPER else _stored_label(key[1], key[0], paper_names),
@@ -403,10 +425,13 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
     for run in damaged:
         if run.task == info["task"] or run.task not in catalog.task_names():
             notes.append(f"Damaged run, not shown: {markdown_text(run.message())}")
-    unranked_labels = sorted({RESERVED_LABELS[m] for m in sub["model"] if m in RESERVED_LABELS}
-                             | {str(m) for m, src in zip(sub["model"], sub["source"]) if src in UNRANKED_SOURCES})
+    # one printed name per row (a stored real-audio row is "Real audio (reference)", never also its key)
+    unranked_labels = sorted({reserved_label(str(m)) for m, src in zip(sub["model"], sub["source"])
+                              if m in RESERVED_LABELS or src in UNRANKED_SOURCES})
     if unranked_labels:
         notes.append(UNRANKED_NOTE.format(labels=word_list(unranked_labels)))
+    if BASELINE_MODEL in set(sub["model"]) and baseline_note(info["task"]):
+        notes.append(markdown_text(baseline_note(info["task"])))
     if legends:
         notes.extend(legends)
         notes.append(UNMARKED_PAPER_NOTE)

@@ -36,7 +36,7 @@ from ..errors import HugvisError
 # The MOS section lives in mos_tables (re-exported: the report's API).
 from .html import html_page
 from .mos_tables import FORMATS, MOS_PAPER_TABLE, _mos_section, mos_model_tasks, render_mos_table  # noqa: F401
-from ..results import AUDIT_PREFIX, REAL_AUDIO_MODEL, RESERVED_LABELS
+from ..results import AUDIT_PREFIX, BASELINE_MODEL, REAL_AUDIO_MODEL, RESERVED_LABELS, baseline_note
 
 TASK_ORDER = catalog.task_names(with_paper_table=True)
 
@@ -158,7 +158,7 @@ def collapsed_intervals(cis: "dict | None") -> str:
         >>> from types import SimpleNamespace as CI
         >>> print(collapsed_intervals({("m", "csim"): CI(low=71.43, high=71.43, n_clusters=2),
         ...                            ("m", "psnr"): CI(low=20.0, high=21.0, n_clusters=2)}))
-        Warning: 1 interval(s) collapsed to a point (m csim: low = high with 2 actors): so few actors resample to the same mean, so the interval says nothing about uncertainty; score more actors.
+        Warning: 1 interval(s) collapsed to a point (m CSIM: low = high with 2 actors): so few actors resample to the same mean, so the interval says nothing about uncertainty; score more actors.
     """
     import math
 
@@ -169,10 +169,18 @@ def collapsed_intervals(cis: "dict | None") -> str:
     if not bad:
         return note
     actors = sorted({int(ci.n_clusters) for _, ci in bad})
-    names = ", ".join(" ".join(map(str, key)) for key, _ in bad[:6]) + (" ..." if len(bad) > 6 else "")
+    names = ", ".join(" ".join(_shown_name(k) for k in key) for key, _ in bad[:6]) + (" ..." if len(bad) > 6 else "")
     return (f"Warning: {len(bad)} interval(s) collapsed to a point ({names}: low = high with "
             f"{'/'.join(map(str, actors))} actors): so few actors resample to the same mean, so the interval says "
             "nothing about uncertainty; score more actors." + (f" {note}" if note else ""))
+
+
+def _shown_name(name) -> str:
+    """A model or metric as a table prints it (a metric by its label, a reserved row by its label)."""
+    from ..results import reserved_label
+
+    name = str(name)
+    return catalog.spec(name).label if name in catalog.METRIC_NAMES else reserved_label(name)
 
 
 #: How every report table states its cells (one convention, in each caption).
@@ -256,7 +264,7 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
     """
     import pandas as pd
 
-    from ..leaderboard.board import ORIGIN_LABELS, PAPER, RANK_POOLS, row_group
+    from ..leaderboard.board import ORIGIN_LABELS, PAPER, RANK_POOLS, row_order
     from ..paper_tables import UNRANKED_SOURCES
     from ..tables import render_table
     from ..tasks import split_emotion_model
@@ -299,7 +307,7 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
     # last), within each input setting for Table 4; stable, so each group keeps its order.
     order = sorted(range(len(frame)), key=lambda i: (
         input_setting_sort_key(frame["input"].iat[i]) if group else (),
-        row_group(frame["model"].iat[i], frame["_origin"].iat[i], frame["source"].iat[i])))
+        row_order(frame["model"].iat[i], frame["_origin"].iat[i], frame["source"].iat[i])))
     frame = frame.iloc[order].reset_index(drop=True)
     for column in ("n_ok", "n_failed"):
         frame[column] = ["" if pd.isna(v) else str(int(v)) for v in frame[column]]
@@ -310,6 +318,7 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
         extra = ["origin", *extra]
     # The reserved rows (real audio; the built-in baselines, floors to read the systems against) are
     # printed under their labels and never ranked; so are the paper's reference rows (Real audio).
+    has_baseline = bool((frame["model"] == BASELINE_MODEL).any())
     frame["model"] = frame["model"].replace(RESERVED_LABELS)
     # An audit's pseudo-systems (hugvis report on an audit's results root) are never ranked either.
     unranked = list(RESERVED_LABELS.values()) + [str(m) for m, src in zip(frame["model"], frame["source"])
@@ -334,6 +343,8 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
         caption += " " + RVM_CAPTION
     if synthetic:
         caption += " " + SYNTHETIC_CAPTION + (f" {SYNTHETIC_SCALE[task]}" if task in SYNTHETIC_SCALE else "")
+    if has_baseline and baseline_note(task):  # what the built-in floor is (voice cloning's replays the reference)
+        caption += " " + baseline_note(task)
     collapsed = collapsed_intervals(cis)
     if collapsed:
         caption += " " + collapsed
