@@ -217,15 +217,15 @@ def test_upload_reaches_the_leaderboard_and_survives_a_restart(site, browser, tm
     expect(page.locator("#score-model-check")).to_contain_text("no spaces")
     expect(page.locator("#score-run")).to_be_disabled()   # refused before anything is uploaded
     page.locator("#score-model textarea, #score-model input").first.fill("matte_good")
-    expect(page.locator("#score-model-check")).to_contain_text("already on the matting leaderboard")
+    expect(page.locator("#score-model-check")).to_contain_text("already on the Video matting leaderboard")
     page.locator("#score-model textarea, #score-model input").first.fill("uploaded_matte")
     expect(page.locator("#score-model-check")).to_contain_text("is free")
 
     # A matting zip offered as voice cloning: the check says what it looks like, before scoring.
-    _choose(page, "score-task", "voice_cloning")
+    _choose(page, "score-task", "Voice cloning")
     upload_input.set_input_files(str(_matting_zip(site["release"], tmp_path / "matting.zip")))
     expect(page.locator("#score-precheck")).to_contain_text("look like **video matting**".replace("**", ""))
-    _choose(page, "score-task", "matting")
+    _choose(page, "score-task", "Video matting")
     expect(page.locator("#score-model-check")).to_contain_text("is free")
     page.locator("#score-upload button[aria-label='Clear']").first.click()
     # matte_fair: matte_good and matte_poor are stored already, and the same predictions under a second

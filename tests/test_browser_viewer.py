@@ -36,7 +36,7 @@ def test_no_debug_text_or_server_path_on_any_tab(site, browser):
         _assert_clean(page, root, tab)
     # The results a user asks for: the Findings' tables and methods, the cross-task figures.
     page.get_by_role("tab", name="Findings").click()
-    for finding, said in (("Variance decomposition (finding iv)", "method: "),
+    for finding, said in (("Variance decomposition (finding iv)", "balanced grid (each factor"),
                           ("Significance between neighbours", "neighbour pairs")):
         _choose(page, "findings-finding", finding)
         page.get_by_role("button", name="Measure").click()
@@ -56,7 +56,7 @@ def test_viewer_lists_clips_worst_first_follows_the_frame_and_shows_output_besid
 
     from hug_vis_dataset import catalog
     from hug_vis_dataset.leaderboard import LocalResultsStore
-    from hug_vis_dataset.space.viewer import find_run, worst_first_rows
+    from hug_vis_dataset.space.viewer import clip_display, find_run, worst_first_rows
 
     page = _page(browser, site["url"])
     page.get_by_role("tab", name="Per-clip viewer").click()
@@ -64,7 +64,7 @@ def test_viewer_lists_clips_worst_first_follows_the_frame_and_shows_output_besid
     _choose(page, "viewer-run", "Video matting / matte_poor")
     expect(page.locator("#viewer-message")).to_contain_text("worst first by MAD ↓ (×1e3)")
     run = find_run(LocalResultsStore(site["results"]).runs(), "Video matting / matte_poor")
-    want = worst_first_rows(run.rows, "mad")["clip_id"].tolist()
+    want = [clip_display(c) for c in worst_first_rows(run.rows, "mad")["clip_id"]]  # as the page shows clips
     table = page.locator("#viewer-clips")
     expect(table).to_contain_text(want[0])
     expect(table).to_contain_text(want[-1])
@@ -75,7 +75,7 @@ def test_viewer_lists_clips_worst_first_follows_the_frame_and_shows_output_besid
     expect(page.locator("#viewer-reference img").first).to_be_visible()
     expect(page.locator("#viewer-output img").first).to_be_visible()  # the model's matte beside the reference
     expect(page.locator("#viewer-error img").first).to_be_visible()
-    expect(page.locator("#viewer-text")).to_contain_text(f"clip `{want[0]}`".replace("`", ""))
+    expect(page.locator("#viewer-text")).to_contain_text(f"clip {want[0]}")
     expect(page.locator("#viewer-text")).to_contain_text("frame 0 of")
     before = page.locator("#viewer-output img").first.get_attribute("src")
     number = page.locator("#viewer-frame input[type=number]")

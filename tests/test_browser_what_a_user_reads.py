@@ -213,21 +213,22 @@ def test_viewer_fits_each_task(site, browser):
     from playwright.sync_api import expect
 
     from hug_vis_dataset.leaderboard import LocalResultsStore
-    from hug_vis_dataset.space.viewer import find_run
+    from hug_vis_dataset.space.viewer import clip_display, find_run
 
     page = _site_page(browser, site["url"])
-    _viewer(page, "emotion / emo_medium")
+    _viewer(page, "Multimodal emotion recognition / emo_medium")
     table = page.locator("#viewer-clips")
     expect(table).to_contain_text("Input setting")
     rows = LocalResultsStore(site["results"]).runs()
-    run = find_run(rows, "emotion / emo_medium").rows
-    want = {(c, m.split(" | ")[1], f"{100 * v:.2f}") for c, m, v in zip(run["clip_id"], run["model"], run["value"])}
+    run = find_run(rows, "Multimodal emotion recognition / emo_medium").rows
+    want = {(clip_display(c), m.split(" | ")[1], f"{100 * v:.2f}")
+            for c, m, v in zip(run["clip_id"], run["model"], run["value"])}
     assert len(want) == 8  # 2 clips x 4 input settings
     expect(table).to_contain_text("Video + Audio + Text")
     cells = table.inner_text().split("Acc. (%) ↑", 1)[1].split()
     cells = " ".join(cells)  # clip, setting, value per row (a setting may hold spaces)
-    got = set(re.findall(r"(actor_\S+) (.+?) (\d+\.\d\d)(?= |$)", cells))
-    assert got == want and len(re.findall(r"actor_", cells)) == 8, (got, want)  # each (clip, setting) once, correctness in the header's %
+    got = set(re.findall(r"(actor \d+ · \w+ · action \d+ · script \d+) (.+?) (\d+\.\d\d)(?= |$)", cells))
+    assert got == want and len(re.findall(r"actor \d+ ·", cells)) == 8, (got, want)  # each (clip, setting) once, correctness in the header's %
     expect(page.locator("#viewer-reference")).to_be_hidden()
     expect(page.locator("#viewer-output")).to_be_hidden()
     expect(page.locator("#viewer-frame")).to_be_hidden()
@@ -237,7 +238,7 @@ def test_viewer_fits_each_task(site, browser):
         expect(text).to_contain_text(re.compile(rf"{re.escape(setting)}: answer .* -> parsed label \w+: (correct|wrong)"))
     expect(text).not_to_contain_text("frame 0 of")
 
-    _viewer(page, "voice_cloning / clone_poor")
+    _viewer(page, "Voice cloning / clone_poor")
     expect(page.locator("#viewer-ref-audio")).to_be_visible()
     expect(page.locator("#viewer-out-audio")).to_be_visible()
     expect(page.locator("#viewer-reference")).to_be_hidden()
@@ -275,7 +276,7 @@ def test_dnsmos_column_does_not_claim_a_1_to_5_range_its_values_leave(site, brow
     from hug_vis_dataset.leaderboard import LocalResultsStore
     from hug_vis_dataset.space.viewer import find_run
 
-    rows = find_run(LocalResultsStore(site["results"]).runs(), "voice_cloning / clone_poor").rows
+    rows = find_run(LocalResultsStore(site["results"]).runs(), "Voice cloning / clone_poor").rows
     value = rows.loc[rows["metric"] == "dnsmos", "value"].mean()
     assert value < 1.0  # the reference definition's value, outside the nominal scale
     page = _site_page(browser, site["url"])
@@ -320,19 +321,21 @@ def _score(page, name: str, archive: Path) -> None:
 
 
 def test_uploads_follow_the_queue_rules_and_the_name_field_says_stored(site, browser, tmp_path):
-    """Item 5: a partial upload and the same predictions under a second name are refused (as the queue
-    refuses them), nothing added; after a successful upload the name field says it was stored."""
+    """Item 5: a partial upload is scored and stored under the rule for clips left out (never ranked among
+    complete runs), as the queue and `hugvis evaluate` treat it; the same predictions under a second name are
+    refused, nothing added; after a successful upload the name field says it was stored."""
     from playwright.sync_api import expect
 
     from hug_vis_dataset.leaderboard import LocalResultsStore
+    from hug_vis_dataset.space.precheck import PARTIAL_HELP
 
     page = _site_page(browser, site["url"])
     page.get_by_role("tab", name="Score a submission").click()
     message = page.locator("#score-message")
     _score(page, "up_part", _zip(site["release"], tmp_path / "part.zip", "matte_good", clips=1))
-    expect(message).to_contain_text("Not added: the scoring queue's check: 1 problem(s) of 2 clips (1 missing; "
-                                    "first missing clip", timeout=90_000)
-    expect(message).to_contain_text("coverage 50.0%")
+    expect(message).to_contain_text("Scored Video matting for up_part: 1 clip(s) ok of 2; missing 1",
+                                    timeout=90_000)
+    expect(message).to_contain_text(PARTIAL_HELP)
     _score(page, "up_one", _zip(site["release"], tmp_path / "full.zip", "matte_good"))
     expect(message).to_contain_text("2 clip(s) ok of 2", timeout=90_000)
     check = page.locator("#score-model-check")
@@ -345,7 +348,7 @@ def test_uploads_follow_the_queue_rules_and_the_name_field_says_stored(site, bro
     _score(page, "up_three", _zip(site["release"], tmp_path / "poor.zip", "matte_poor"))
     expect(message).to_contain_text("already on the Table 11 leaderboard as matte_poor", timeout=90_000)
     models = {r.model for r in LocalResultsStore(site["results"]).runs() if r.task == "matting"}
-    assert models == {"matte_poor", "up_one"}
+    assert models == {"matte_poor", "up_part", "up_one"}
     page.close()
 
 

@@ -3,7 +3,8 @@
 A store of runs of every scored task (and the reference rows) is read by each surface a person reads, and every
 text it shows is scanned for the catalog's machine names (``audio_driven``, ``mad_band_5``, ``emotion_accuracy``,
 ``motion_u`` ...), the raw column keys of the analyses (``next_model``, ``ci_low``, ``p_value`` ...) and the emotion
-spelling of clip ids (``fearful``, where every table says Afraid):
+spelling of clip ids (``fearful``, where every table says Afraid) and the stored key of the real recordings' row
+(``real-audio``, printed "Real audio (reference)"):
 
 * the Space: every component's label, every dropdown's shown choices, every Markdown text, and the tables and
   notes the Leaderboard, Findings and Cross-task tabs and the per-clip viewer produce;
@@ -24,7 +25,7 @@ from hug_vis_dataset import catalog
 
 RAW_COLUMNS = ("next_model", "ci_low", "ci_high", "p_value", "n_actors", "n_clips", "metric_display", "input_setting")
 MACHINE = sorted({m.name for m in catalog.METRICS if "_" in m.name} | {t for t in catalog.task_names() if "_" in t}
-                 | set(RAW_COLUMNS) | {"fearful"}, key=len, reverse=True)
+                 | set(RAW_COLUMNS) | {"fearful", "real-audio"}, key=len, reverse=True)
 PATTERN = re.compile(r"(?<![\w./-])(" + "|".join(map(re.escape, MACHINE)) + r")(?![\w./-])")
 
 
@@ -33,10 +34,14 @@ def machine_names(text: str) -> list[str]:
 
     >>> machine_names("Table 5 `hugvis evaluate audio_driven` mad_band_5 and Afraid")
     ['mad_band_5']
+    >>> machine_names("clip actor_0001_fearful_action_01_script_001")
+    ['fearful']
     """
     text = re.sub(r"```.*?```", "", str(text), flags=re.S)
     text = re.sub(r"`[^`]*`", "", text)
-    return PATTERN.findall(text)
+    # a clip id spells the emotion "fearful" inside it (actor_0001_fearful_action_01_script_001): shown as a clip,
+    # it is "actor 1 · Afraid · ..." (viewer.clip_display)
+    return PATTERN.findall(text) + ["fearful"] * len(re.findall(r"_fearful_", text))
 
 
 @pytest.fixture(scope="module")

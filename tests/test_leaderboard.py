@@ -68,7 +68,7 @@ def test_local_store_adds_a_scored_run_once(release, tmp_path):
     pd.testing.assert_frame_equal(store.rows(), pd.read_parquet(stored.folder / "rows.parquet"))
     assert stored.summary["aggregate"] == result.summary["aggregate"]
     assert [(r.task, r.model) for r in store.runs()] == [("matting", "mine")]
-    with pytest.raises(ModelNameError, match="already on the matting leaderboard"):
+    with pytest.raises(ModelNameError, match="already on the Video matting leaderboard"):
         store.check_new_model("matting", "mine")
     with store.staging() as stage, pytest.raises(ModelNameError, match="already"):
         _score(release, stage, model="mine")
@@ -389,7 +389,7 @@ def test_cli_show_and_push(release, tmp_path, monkeypatch, capsys):
     assert "1 run(s) pushed, 0 refused" in capsys.readouterr().out
     assert "matting/matte_good/summary.json" in hub.repos["hugvis/results"][-1][1]
     assert main(["leaderboard", "push", str(tmp_path / "results"), "--repo", "hugvis/results"]) == 1
-    assert "already on the matting leaderboard" in capsys.readouterr().out
+    assert "already on the Video matting leaderboard" in capsys.readouterr().out
 
 
 def test_a_run_whose_every_metric_needs_weights_is_listed_with_the_command():

@@ -265,7 +265,7 @@ def test_the_spaces_upload_scoring_writes_only_into_its_store(world, tmp_path):
                          store=str(store))
     done = run_audited(world, tmp_path, [], [world["release"], world["store"]], out=store, code=code)
     assert done.returncode == 0, done.stderr
-    assert "Scored **emotion** for `uploaded`" in done.stdout
+    assert "Scored **Multimodal emotion recognition** for `uploaded`" in done.stdout
     assert (store / "emotion" / "uploaded" / "rows.parquet").is_file()
 
 

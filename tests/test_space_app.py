@@ -45,16 +45,17 @@ def explorer(tmp_path_factory):
 def test_inspector_returns_the_clip_frames(explorer):
     from hug_vis_dataset.media import iter_alpha_frames, iter_video_frames
 
-    video, matte, overlay, audio, text = explorer.inspect("actor_0001", "Angry", 1, 2, 4)
+    video, still, matte, overlay, audio, text = explorer.inspect("actor_0001", "Angry", 1, 2, 4)
     record = explorer.release.record("actor_0001_angry_action_01_script_002")
     assert video == str(record.video_path) and audio == str(record.audio_path)
     want_alpha = np.concatenate(list(iter_alpha_frames(record.alpha_matte_path)))[4]
     want_rgb = np.concatenate(list(iter_video_frames(record.video_path)))[4]
-    assert (matte == want_alpha).all()
+    assert (matte == want_alpha).all() and (still == want_rgb).all()  # the video frame follows the slider too
+    assert not (still == np.concatenate(list(iter_video_frames(record.video_path)))[0]).all()
     assert (overlay == matte_overlay(want_rgb, want_alpha)).all()
     assert record.transcript in text and "Showing frame 4 of 9" in text
-    assert "Showing frame 8 of 9" in explorer.inspect("actor_0001", "Angry", 1, 2, 999)[4]  # clamped
-    assert explorer.inspect("actor_0001", "Sad", 1, 1)[4].startswith("**No such clip:**")
+    assert "Showing frame 8 of 9" in explorer.inspect("actor_0001", "Angry", 1, 2, 999)[-1]  # clamped
+    assert explorer.inspect("actor_0001", "Sad", 1, 1)[-1].startswith("**No such clip:**")
 
 
 def test_score_refuses_unsafe_zip_and_reports_missing(explorer, tmp_path):
@@ -72,7 +73,7 @@ def test_score_refuses_unsafe_zip_and_reports_missing(explorer, tmp_path):
         archive.write(wav, wav.name)
     message, table, rows = explorer.score("voice_cloning", "one_clip", str(good))
     # The one rule for clips left out: scored and shown, ranked only among runs missing clips too.
-    assert message.startswith("Scored **voice_cloning** for `one_clip`: 1 clip(s) ok of 2; missing 1"), message
+    assert message.startswith("Scored **Voice cloning** for `one_clip`: 1 clip(s) ok of 2; missing 1"), message
     assert explorer.store.has("voice_cloning", "one_clip")
     from hug_vis_dataset.leaderboard.board import PARTIAL_RULE
     from hug_vis_dataset.space.precheck import PARTIAL_HELP, layout_help
@@ -188,6 +189,23 @@ def test_crosstask_tab_draws_fig11_from_stored_rows_like_the_report(tmp_path):
     motion, _ = motion_analysis(rows)
     np.testing.assert_allclose(table["D_motion"], np.round(motion.d_motion, 4))
     np.testing.assert_allclose(table["dtSSD"], np.round(motion.dtssd, 4))
+    from hug_vis_dataset.space.viewer import clip_display
+
+    assert table["Clip"].tolist() == [clip_display(c) for c in motion.clips]  # each row names its clip
+    # Fig. 8 says what it was computed from, in words a reader can check
+    n = len(rows[rows.model.isin(["matte_good", "matte_poor", "reference"])])
+    message = explorer.crosstask("Emotion difficulty (Fig. 8)")[2]
+    assert message.startswith(f"Computed from {n:,} stored per-clip rows (one per model, clip and metric): 3 models")
+    # a metric with no values is said to be absent, never replaced by the others
+    table, png, message = explorer.crosstask("Emotion difficulty (Fig. 8)", metric="AD-CSIM")
+    assert table.empty and png is None and message.startswith("AD-CSIM has no per-clip values")
+    assert "score a run of Audio-driven video generation" in message
+    assert "`hugvis weights download arcface_det_10g arcface_w600k_r50`" in message
+    shown = explorer.crosstask("Emotion difficulty (Fig. 8)", metric="VM-MAD")[0]
+    assert list(shown.columns) == ["Emotion", "VM-MAD"]
+    # every model unticked: said, never all of them instead
+    table, png, message = explorer.crosstask("Motion difficulty (Fig. 11)", models=[])
+    assert table.empty and png is None and message == "No model is ticked: tick at least one model under Models."
     # selecting one model keeps the reference statistics and averages dtSSD over that model only
     table_one, _, _ = explorer.crosstask("Motion difficulty (Fig. 11)", models=["matte_poor"])
     poor = rows[(rows.model == "matte_poor") & (rows.metric == "dtssd")].set_index("clip_id")["value"]

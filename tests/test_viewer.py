@@ -80,3 +80,71 @@ def test_generation_view_shows_the_generated_frame_beside_the_reference(stored):
     want_out = np.concatenate(list(iter_video_frames(vd / f"{clip}.mp4")))[2]
     assert (view.reference == want_ref).all() and (view.output == want_out).all()
     assert NO_OUTPUTS not in view.text
+
+
+@pytest.fixture(scope="module")
+def explorer_world(tmp_path_factory):
+    """A store with a run no metric could score (audio-driven: its metrics need weights), the reference motion
+    rows and Table 9's Real audio row, beside one scored matting run."""
+    from hug_vis_dataset.results import REAL_AUDIO_MODEL
+    from hug_vis_dataset.scoring.runner import evaluate_submission
+    from hug_vis_dataset.space.explorer import Explorer
+    from hug_vis_dataset.synth import synthesize
+    from hug_vis_dataset.tasks import REAL_AUDIO
+
+    root = tmp_path_factory.mktemp("viewer-runs")
+    release = root / "rel"
+    synthesize(release, actors=1, emotions=["Happy", "Sad"], actions=1, scripts=1, seconds=0.3, size=(32, 18))
+    systems, results = release / "simulated_systems", root / "res"
+    talk = sorted(p for p in (systems / "audio_driven").iterdir() if p.is_dir())[0]
+    evaluate_submission("audio_driven", talk, talk.name, release, results, progress=False)
+    evaluate_submission("matting", systems / "matting" / "matte_poor", "matte_poor", release, results, progress=False)
+    evaluate_submission("motion", "reference", "reference", release, results, progress=False)
+    evaluate_submission("voice_cloning", REAL_AUDIO, REAL_AUDIO_MODEL, release, results, progress=False)
+    return Explorer(release, results, work_dir=root / "work"), talk
+
+
+def test_a_run_without_scores_is_listed_and_its_outputs_shown(explorer_world):
+    from hug_vis_dataset.media import iter_video_frames
+
+    explorer, talk = explorer_world
+    label = f"Audio-driven video generation / {talk.name}"
+    assert label in explorer.viewer_runs()  # its metrics needed weights: still there to be watched
+    table, metrics, metric, ids, note = explorer.viewer_clips(label)
+    clips = [str(c) for c in explorer.release.clip_ids()]
+    assert ids == clips and table["Score"].tolist() == ["not scored"] * len(clips) and metrics == [] and metric is None
+    assert "not scored" in note and "hugvis weights download" in note and "grid order" in note
+    assert explorer.viewer_order(label) == "grid order"
+    view = explorer.viewer_view(label, ids[0], 2)
+    want = np.concatenate(list(iter_video_frames(talk / f"{ids[0]}.mp4")))[2]
+    assert view.output is not None and (view.output == want).all() and view.reference is not None
+    assert "Not scored: needs weights" in view.text and "audio_driven" not in view.text
+
+
+def test_reference_motion_is_a_clip_property_listed_largest_first(explorer_world):
+    from hug_vis_dataset.media import iter_video_frames
+
+    explorer, _ = explorer_world
+    label = "Reference motion statistics (Fig. 11) / reference"
+    table, metrics, metric, ids, note = explorer.viewer_clips(label, "motion_u")
+    from hug_vis_dataset.space.viewer import clip_display
+
+    values = [float(v) for v in table[catalog.spec("motion_u").header]]
+    assert values == sorted(values, reverse=True) and "largest first" in note and "worst" not in note
+    assert table["Clip"].tolist() == [clip_display(c) for c in ids]  # shown as read; the ids stay the values
+    assert explorer.viewer_order(label) == "largest first"
+    view = explorer.viewer_view(label, ids[0], 1, "motion_u")
+    want = np.concatenate(list(iter_video_frames(explorer.release.record(ids[0]).video_path)))[1]
+    assert view.panels == frozenset({"reference"}) and (view.reference == want).all() and view.output is None
+    assert "not on this machine" not in view.text
+
+
+def test_the_real_audio_row_plays_the_reference_recording_as_its_output(explorer_world):
+    from hug_vis_dataset.space.viewer import NO_OUTPUTS, REPLAYS_REFERENCE
+
+    explorer, _ = explorer_world
+    label = "Voice cloning / Real audio (reference)"
+    _, _, _, ids, _ = explorer.viewer_clips(label)
+    view = explorer.viewer_view(label, ids[0])
+    assert view.output_audio == view.reference_audio == str(explorer.release.record(ids[0]).audio_path)
+    assert REPLAYS_REFERENCE in view.text and NO_OUTPUTS not in view.text

@@ -203,7 +203,10 @@ class LocalResultsStore:
 
 
 def _taken(task: str, model: str) -> ModelNameError:
-    return ModelNameError(f"model name {model!r} is already on the {task} leaderboard; choose another name")
+    from .. import catalog
+
+    return ModelNameError(f"model name {model!r} is already on the {catalog.task(task).label} leaderboard; "
+                          "choose another name")
 
 
 def _run_folder(stage: "str | Path", task: str, model: str) -> Path:

@@ -523,10 +523,13 @@ def motion_relation(rows: "Iterable[Mapping] | Any") -> MotionRelation:
                                                     aggfunc="first")
     models = ok[(ok["task"] == "matting") & (ok["metric"] == "dtssd") & ~reference_rows(ok["model"])]
     dtssd = models.groupby("clip_id")["value"].mean()
-    absent = [label for label, missing in (
-        ("motion motion_u, motion_v (run `hugvis evaluate motion --dataset D`)",
+    from .. import catalog
+
+    absent = [label for label, missing in (  # named by the catalog's labels: this message reaches pages
+        (f"{catalog.task('motion').label} {catalog.spec('motion_u').label}, {catalog.spec('motion_v').label} "
+         "(run `hugvis evaluate motion --dataset D`)",
          motion.empty or not {"motion_u", "motion_v"} <= set(motion.columns)),
-        ("matting dtssd", dtssd.empty)) if missing]
+        (f"{catalog.task('matting').label} {catalog.spec('dtssd').label}", dtssd.empty)) if missing]
     if absent:
         raise MissingMetricsError(absent, [])
     clips = sorted(set(motion.index) & set(dtssd.index), key=ClipId.parse)

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from .explorer import ANALYSES, FINDINGS, SCORED_TASKS, Explorer, table_number  # noqa: F401 (the app's API)
-from .style import FONT_CSS, launch_i18n
+from .style import PAGE_CSS, launch_i18n
 
 
 def default_release(work_dir: "str | Path") -> Path:
@@ -114,5 +114,5 @@ def launch(release_dir: "str | Path | None" = None, results_dir: "str | Path | N
     allowed = [str(release.resolve()), str(work.resolve()), str(store.root.resolve())]
     _, url, _ = demo.launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"), server_port=port,
                             allowed_paths=allowed, prevent_thread_lock=not block, quiet=not block,
-                            app_kwargs=app_kwargs(explorer), css=FONT_CSS, i18n=launch_i18n())
+                            app_kwargs=app_kwargs(explorer), css=PAGE_CSS, i18n=launch_i18n())
     return demo, url

@@ -33,7 +33,7 @@ from ..leaderboard.board import (ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SPACE_REVE
 from ..studies.status import aggregate_ratings
 from ..studies.study_desk import MosStudy, ratings_location
 from .findings_view import joint_finding
-from .precheck import ambiguous_refusal, layout_check, refusals_message
+from .precheck import PARTIAL_HELP, ambiguous_refusal, layout_check, refusals_message
 from .uploads import UnsafeUploadError, UploadLimits, check_zip, extracted_upload
 from .viewer import clip_scores
 
@@ -231,6 +231,8 @@ class Explorer:
         emotion = emotion if "emotion" in applies and emotion else ALL
         metric = metric if "metric" in applies and metric else ALL
         stored = self.result_rows()
+        if models is not None and not list(models) and len(stored):  # every box unticked: say so, never use all
+            return pd.DataFrame(), None, "No model is ticked: tick at least one model under Models."
         selected = stored[stored["model"].isin(models)] if models else stored
         if not len(selected):
             return pd.DataFrame(), None, ("No stored per-clip rows yet: score a run in the Score tab, or run "
@@ -240,19 +242,21 @@ class Explorer:
         if analysis in ANALYSES[:2]:
             D = ct.emotion_difficulty(selected).D.dropna(axis=1, how="all")
             if analysis == ANALYSES[0]:
-                if metric != ALL and metric in D.columns:
+                if metric != ALL:  # one metric: shown alone, or said to be absent (never the others instead)
+                    if metric not in D.columns:
+                        return pd.DataFrame(), None, self._absent_metric(metric, D.columns)
                     D = D[[metric]]
                 paths = figures.plot_emotion_difficulty(D, stem)  # the report's figure, title and all
                 table = D if emotion == ALL else D.loc[[emotion]] if emotion in D.index else D.iloc[:0]
                 note = "" if emotion == ALL else f" (D normalised over all seven emotions; showing {emotion})"
-                return table.round(3).reset_index(names="Emotion"), _png(paths), f"{len(selected)} rows{note}"
+                return table.round(3).reset_index(names="Emotion"), _png(paths), rows_basis(selected) + note
             if D.shape[1] < 2:
                 return pd.DataFrame(), None, (f"Difficulty agreement needs two or more metrics with values; "
                                               f"the stored rows have {list(D.columns)}. Score more tasks, or get "
                                               f"the weights: {weights_command(SCORED_TASKS)}.")
             rho = ct.difficulty_agreement(D)
             paths = figures.plot_agreement(rho, stem)
-            return rho.round(3).reset_index(names="Metric"), _png(paths), f"{len(selected)} rows"
+            return rho.round(3).reset_index(names="Metric"), _png(paths), rows_basis(selected)
         if analysis == ANALYSES[2]:
             rows = selected if emotion == ALL else selected[selected["emotion"] == emotion]
             try:
@@ -271,8 +275,24 @@ class Explorer:
         if motion is None:
             return pd.DataFrame(), None, " ".join(lines).strip()
         paths = figures.plot_motion_difficulty(motion.d_motion, motion.dtssd, motion.emotions, stem)
-        table = pd.DataFrame({"emotion": motion.emotions, "D_motion": motion.d_motion, "dtSSD": motion.dtssd}).round(4)
+        from .viewer import clip_display
+
+        table = pd.DataFrame({"Clip": [clip_display(c) for c in motion.clips], "Emotion": motion.emotions,
+                              "D_motion": motion.d_motion, "dtSSD": motion.dtssd}).round(4)
         return table, _png(paths), lines[0]
+
+    @staticmethod
+    def _absent_metric(label: str, present) -> str:
+        """Why a chosen Fig. 8 metric has no column: no run of its task scored it here; the weights it needs."""
+        from ..metrics.crosstask import DEFAULT_PAPER_METRICS
+        from ..weights import download_command
+
+        spec = next((m for m in DEFAULT_PAPER_METRICS if m.label == label), None)
+        weights = catalog.weights_of([spec.metric]) if spec is not None else ()
+        how = (f"score a run of {catalog.task(spec.task).label}" if spec is not None and spec.task else "score its task")
+        return (f"{markdown_text(label)} has no per-clip values in the chosen models' rows (these have: "
+                f"{', '.join(present) or 'none'}): {how}"
+                + (f"; its metric needs weights: `{download_command(weights)}`" if weights else "") + ".")
 
     # ------------------------------------------------------------------ findings
     def findings(self, analysis: str, task: str):
@@ -346,9 +366,10 @@ class Explorer:
         return _frame_count(record)
 
     def inspect(self, actor: str, emotion: str, action: Any, script: Any, frame: Any = 0):
-        """(video path, matte frame, overlay frame, audio path, markdown) of one clip.
+        """(video path, video frame, matte frame, overlay frame, audio path, markdown) of one clip.
 
-        Frames are uint8 arrays (Gradio shows them as images); ``frame`` is clamped to the clip.
+        Frames are uint8 arrays (Gradio shows them as images) at ``frame``, clamped to the clip: they follow the
+        Frame slider; the video and the audio are the whole clip.
         A missing clip or unreadable file gives ``None`` media and the error as text.
         """
         from ..media import MediaError
@@ -357,7 +378,7 @@ class Explorer:
         try:
             record = find_clip(self.release, actor, emotion, action, script)
         except (KeyError, ValueError) as err:
-            return None, None, None, None, f"**No such clip:** {err}"
+            return None, None, None, None, None, f"**No such clip:** {err}"
         n_frames = _frame_count(record)
         index = min(max(int(frame or 0), 0), n_frames - 1)
         try:
@@ -365,32 +386,55 @@ class Explorer:
             alpha = read_matte_frame(record.alpha_matte_path, index)
             overlay = matte_overlay(rgb, alpha)
         except (MediaError, ValueError, OSError) as err:
-            return str(record.video_path), None, None, str(record.audio_path), f"{clip_text(record)}\n\n**Error:** {err}"
-        return (str(record.video_path), alpha, overlay, str(record.audio_path),
-                clip_text(record) + f"\n\nShowing frame {index} of {n_frames}.")
+            return (str(record.video_path), None, None, None, str(record.audio_path),
+                    f"{clip_text(record)}\n\n**Error:** {err}")
+        return (str(record.video_path), rgb, alpha, overlay, str(record.audio_path),
+                clip_text(record) + f"\n\nShowing frame {index} of {n_frames} (video frame, matte and overlay).")
 
     # ------------------------------------------------------------------ per-clip viewer
     def viewer_runs(self) -> list[str]:
-        """``task / model`` of every valid stored run with per-clip rows (read fresh)."""
-        from .viewer import run_label, run_metrics
+        """``task / model`` of every valid stored run (read fresh): with per-clip values, or without (its metrics
+        needed weights), where its outputs can still be watched."""
+        from .viewer import PANELS, run_label, run_metrics, unscored_clips
 
-        return [run_label(r) for r in self.store.runs() if run_metrics(r)]
+        return [run_label(r) for r in self.store.runs()
+                if r.task in PANELS and (run_metrics(r) or unscored_clips(self.release, r))]
 
     def viewer_clips(self, label: "str | None", metric: "str | None" = None):
         """(worst-first table, metric choices, chosen metric, clip ids worst-first, message) of one run."""
         import pandas as pd
 
-        from .viewer import find_run, run_metrics, worst_first
+        from .viewer import clip_display, find_run, order_words, run_metrics, unscored_clips, worst_first
 
         try:
             run = find_run(self.store.runs(), label or "")
         except KeyError:
             return pd.DataFrame(), [], None, [], VIEWER_HINT
         metrics = run_metrics(run)
+        if not metrics:  # nothing scored (the metrics needed weights): the clips with outputs, in grid order
+            ids = unscored_clips(self.release, run)
+            reasons = sorted({markdown_text(str(w).removeprefix("skipped: ")) for w in run.skipped.values()})
+            return (pd.DataFrame({"Clip": [clip_display(c) for c in ids], "Score": "not scored"}), [], None, ids,
+                    f"{len(ids)} clip(s) of {markdown_text(label)} in grid order, not scored"
+                    + (f" ({'; '.join(reasons)})" if reasons else "") + ": the outputs are shown beside the reference.")
         metric = metric if metric in metrics else metrics[0]
         table = worst_first(run, metric)
-        return (table, metrics, metric, table["Clip"].tolist(),
-                f"{len(table)} clip(s) of `{markdown_text(label)}`, worst first by {catalog.spec(metric).header}.")
+        ids = table["Clip"].tolist()
+        # the table shows each clip as a person reads it (Afraid, not the id's "fearful"); the ids stay the values
+        return (table.assign(Clip=[clip_display(c) for c in ids]), metrics, metric, ids,
+                f"{len(table)} clip(s) of {markdown_text(label)}, {order_words(run.task)} by "
+                f"{catalog.spec(metric).header}.")
+
+    def viewer_order(self, label: "str | None") -> str:
+        """How the run's clips are listed, in words (worst first, largest first for a clip property, grid order
+        when nothing was scored)."""
+        from .viewer import find_run, order_words, run_metrics
+
+        try:
+            run = find_run(self.store.runs(), label or "")
+        except KeyError:
+            return "worst first"
+        return order_words(run.task) if run_metrics(run) else "grid order"
 
     def viewer_view(self, label: "str | None", clip: "str | None", frame: Any = 0, metric: "str | None" = None):
         """:class:`~hug_vis_dataset.space.viewer.ClipView` of one clip of one run (None with a message
@@ -415,7 +459,7 @@ class Explorer:
             name = self.store.check_new_model(task, model)
         except ModelNameError as err:
             return False, f"**Model name:** {err}"
-        return True, f"`{name}` is free on the {task} leaderboard; now upload the zip."
+        return True, f"`{name}` is free on the {catalog.task(task).label} leaderboard; now upload the zip."
 
     def _queue_refusal(self, task: str, root: Path, model: str) -> "str | None":
         """The check-only pass on an extracted upload (``scoring.check``): an upload whose files cannot be told
@@ -520,15 +564,36 @@ class Explorer:
                  + ("" if origin == SUBMITTED else
                     f" ({SPACE_REVEAL.format(origin=origin, label=ORIGIN_LABELS[origin])} to see it)")
                  + f"; provenance: `{markdown_text(_shown_link(stored.link))}`.")
-        message = (f"Scored **{task}** for `{model}`: {cov.ok} clip(s) ok of {cov.grid_size}; missing "
-                   f"{len(cov.missing)}, failed {len(cov.failed)}, unmatched {len(cov.unmatched)}. {where}")
+        message = (f"Scored **{catalog.task(task).label}** for `{model}`: {cov.ok} clip(s) ok of {cov.grid_size}; "
+                   f"missing {len(cov.missing)}, failed {len(cov.failed)}, unmatched {len(cov.unmatched)}. {where}")
+        if cov.missing:  # the board's rule for a run that leaves clips out, said where the run is stored
+            message += f" {PARTIAL_HELP}"
         skipped = result.summary.get("metrics", {}).get("skipped")
         if skipped:
-            message += " Not computed: " + "; ".join(f"{m} ({markdown_text(why)})" for m, why in skipped.items())
+            message += " Not computed: " + "; ".join(
+                f"{catalog.spec(m).label if m in catalog.METRIC_NAMES else m} ({markdown_text(why)})"
+                for m, why in skipped.items())
         refused = refusals_message(cov, root)
         if refused:
             message += f"\n\n{refused}"
         return message, score_table(task, table), clip_scores(rows)
+
+
+def rows_basis(rows) -> str:
+    """What an analysis was computed from, in words: the per-clip rows, and the models, clips and metrics in them.
+
+    Example:
+        >>> import pandas as pd
+        >>> rows = pd.DataFrame({"model": ["a", "a", "b"], "clip_id": ["c1", "c2", "c1"], "metric": "mad"})
+        >>> rows_basis(rows)
+        'Computed from 3 stored per-clip rows (one per model, clip and metric): 2 models, 2 clips, 1 metric.'
+    """
+    def count(n: int, word: str) -> str:
+        return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+    return (f"Computed from {count(len(rows), 'stored per-clip row')} (one per model, clip and metric): "
+            f"{count(rows['model'].nunique(), 'model')}, {count(rows['clip_id'].nunique(), 'clip')}, "
+            f"{count(rows['metric'].nunique(), 'metric')}.")
 
 
 def _stopped_score_note() -> str:
@@ -568,7 +633,7 @@ def score_table(task: str, table):
     out = table.rename(columns={"index": "Model", "model": "Model"})
     for column in list(out.columns):
         if column in catalog.METRIC_NAMES:
-            out[column] = [print_value(float(v)) if v == v else "n/a" for v in out[column]]
+            out[column] = [print_value(float(v), column) if v == v else "n/a" for v in out[column]]
             out = out.rename(columns={column: catalog.spec(column).header})
     return out
 

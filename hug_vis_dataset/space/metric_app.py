@@ -31,7 +31,7 @@ from .. import catalog
 from ..errors import HugvisError
 from ..readers.json_files import loads_strict
 from .metric_examples import ANALYSIS_OPTIONS, RATED_ANALYSES, compute_inputs, example_names, input_kind, needs_reference
-from .style import FONT_CSS, launch_i18n
+from .style import PAGE_CSS, launch_i18n
 
 #: What the upload fields accept, per input kind (Gradio ``file_types``).
 FILE_TYPES = {"alpha": [".zip", ".mkv", ".mov", ".mp4", ".avi"], "video": [".mp4", ".mov", ".mkv", ".avi"],
@@ -268,6 +268,6 @@ def launch(app_file: "str | Path", block: bool = True) -> Any:
     demo = build_metric_app(Path(app_file).resolve().parent)
     port = os.environ.get("GRADIO_SERVER_PORT")
     demo.launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
-                server_port=int(port) if port else None, css=FONT_CSS, prevent_thread_lock=not block,
+                server_port=int(port) if port else None, css=PAGE_CSS, prevent_thread_lock=not block,
                 allowed_paths=demo.hugvis_allowed_paths, i18n=launch_i18n())
     return demo

@@ -59,7 +59,7 @@ def build_mos_tab(study: MosStudy, demo=None) -> None:
     for i in range(MAX_CRITERIA):
         anchors.append(gr.Markdown(visible=False, elem_id=f"mos-anchor-{i}"))
         radios.append(gr.Radio(["1", "2", "3", "4", "5"], value=None, label="Score (1-5)", visible=False,
-                               elem_id=f"mos-score-{i}"))
+                               elem_id=f"mos-score-{i}", elem_classes=["hugvis-scale"]))
     footer = session_footer(gr, blind)
     submit, _, code, _, _ = footer  # item_outputs needs these two
     log_notes = gr.Markdown(study.log_notes(), elem_id="mos-log-notes")

@@ -25,6 +25,24 @@ FONT_CSS = (f":root, .gradio-container {{ --font: {FONT_STACK}; font-family: {FO
             f".gradio-container * {{ font-family: {FONT_STACK}; }}\n"
             ".gradio-container code, .gradio-container pre { font-family: ui-monospace, monospace; }\n")
 
+#: Narrow screens (a phone is 390 px wide): what Gradio's defaults get wrong there, measured in Chromium.
+#: * a hint shown only below 900 px (``hugvis-narrow-only``: the board's "scroll sideways" line);
+#: * a dropdown's chosen text ends in an ellipsis before the arrow, never running under it;
+#: * a rating scale's five options stay on one line (Gradio wraps its radio options, "5" fell to a line alone).
+NARROW_CSS = (".hugvis-narrow-only { display: none !important; }\n"
+              "@media (max-width: 900px) { .hugvis-narrow-only { display: block !important; } }\n"
+              # a long dropdown value ends in an ellipsis before the arrow (the arrow sits over the input's
+              # right end), rather than running under it
+              ".gradio-container input[role=combobox] { text-overflow: ellipsis;"
+              " padding-right: 26px !important; box-sizing: border-box; }\n"
+              "@media (max-width: 600px) {\n"
+              "  .hugvis-scale .wrap { flex-wrap: nowrap !important; gap: 4px !important; }\n"
+              "  .hugvis-scale .wrap label { flex: 1 1 0; min-width: 0; padding-left: 6px !important;"
+              " padding-right: 6px !important; justify-content: center; }\n"
+              "}\n")
+#: The CSS every Space passes to ``launch(css=...)``: fonts, then the narrow-screen rules.
+PAGE_CSS = FONT_CSS + NARROW_CSS
+
 #: Status words Gradio 6.31's status tracker announces (``role="status"``, read by screen readers and in
 #: the page's text) through i18n keys its bundle does not translate, so the raw key "common.complete"
 #: reached the page after every event; every Space passes these to ``launch(i18n=...)``.

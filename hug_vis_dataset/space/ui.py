@@ -77,11 +77,12 @@ def board_html(frame) -> str:
         number = _PRINTED_NUMBER.fullmatch(text)
         return f' data-sort="{number.group(1)}"' if number else ""
 
-    head = "".join(f'<th{_HEADER} title="sort by {html.escape(str(c))}">{html.escape(str(c))}'
-                   f'<span class="sort-mark"></span></th>' for c in frame.columns)
+    columns = list(frame.columns)
+    head = "".join(f'<th{_HEADER[:-1] + _column_style(c, columns)}" title="sort by {html.escape(str(c))}">'
+                   f'{html.escape(str(c))}<span class="sort-mark"></span></th>' for c in columns)
     body = "".join(f'<tr data-group="{int(groups[i])}">'
-                   + "".join(f"<td{_CELL}{key(c, texts[c][i])}>{cell(c, texts[c][i])}</td>"
-                             for c in frame.columns) + "</tr>" for i in range(len(frame)))
+                   + "".join(f'<td{_CELL[:-1] + _column_style(c, columns)}"{key(c, texts[c][i])}>'
+                             f"{cell(c, texts[c][i])}</td>" for c in columns) + "</tr>" for i in range(len(frame)))
     return (f'<div style="max-height: 640px; overflow: auto"><table class="hugvis-board" style="border-collapse: '
             f'collapse; width: 100%"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>')
 
@@ -89,6 +90,17 @@ def board_html(frame) -> str:
 # Inline styles: the board carries its look wherever the HTML is shown (Gradio 6 takes page CSS at launch).
 _CELL = ' style="border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: left; white-space: nowrap"'
 _HEADER = _CELL[:-1] + '; cursor: pointer"'
+#: Provenance wraps inside its cell (a long link is never cut at the table's right edge); the first column
+#: (Model) stays pinned while a narrow screen scrolls the score columns sideways.
+_WRAPPING = "; white-space: normal; overflow-wrap: anywhere; min-width: 9em"
+_PINNED = "; position: sticky; left: 0; background: var(--background-fill-primary, #fff); z-index: 1"
+
+
+def _column_style(column: str, columns: list) -> str:
+    """The extra inline style of a column's cells (:data:`_WRAPPING`, :data:`_PINNED`)."""
+    return (_WRAPPING if column == "Provenance" else "") + (_PINNED if columns and column == columns[0] else "")
+
+
 #: A cell's printed number (its sort key), then a rank mark, a not-separable mark, a MOS interval or %.
 _PRINTED_NUMBER = re.compile(r"([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?:%|\s.*)?", re.S)
 _RANK_MARK = re.compile(r" \((best|second)\)$")
@@ -133,7 +145,8 @@ def _leaderboard_tab(gr, explorer: Explorer, demo, tab):
     filters = applicable_filters(table_number(first), explorer.paper)
     choices = _filter_choices(explorer, table_number(first))
     with gr.Row():
-        table = gr.Dropdown(labels, value=first, label="Table", elem_id="board-table")
+        # wide enough for a table's name; on a phone it takes its own line (a Row wraps below min_width)
+        table = gr.Dropdown(labels, value=first, label="Table", elem_id="board-table", scale=2, min_width=320)
         show = gr.CheckboxGroup(list(ORIGIN_LABELS.values()), value=[ORIGIN_LABELS[o] for o in DEFAULT_ORIGINS],
                                 label="Show", elem_id="board-show",
                                 info="synthetic-demo and grid-subset runs are never ranked with the paper")
@@ -150,6 +163,10 @@ def _leaderboard_tab(gr, explorer: Explorer, demo, tab):
     gr.Markdown("Best **bold**, second <u>underlined</u>, within each comparable group (`docs/SCORING.md`). "
                 "Click a header to sort (▲ ascending, ▼ descending); rows stay within their group "
                 "(reference, paper, submitted, synthetic, subset, baseline).")
+    # Narrow screens: the score columns are a sideways scroll away, and the page says so (style.NARROW_CSS
+    # shows this hint below 900 px; the Model column stays pinned while the table scrolls).
+    gr.Markdown("Scroll the table sideways for every score column →", elem_id="board-scroll-hint",
+                elem_classes=["hugvis-narrow-only"])
     board = gr.HTML(elem_id="leaderboard", js_on_load=SORT_ON_CLICK)
     notes = gr.Markdown(elem_id="leaderboard-notes")
     stored_runs = gr.State(0)
@@ -192,6 +209,17 @@ def metric_choices(metrics) -> list[tuple[str, str]]:
     return [(catalog.spec(m).header, m) if m in catalog.METRIC_NAMES else (m, m) for m in metrics]
 
 
+def _model_choices(models) -> list[tuple[str, str]]:
+    """A model checklist's choices: a reserved row under its printed name, the stored key passed.
+
+    >>> _model_choices(["real-audio", "vis_good"])
+    [('Real audio (reference)', 'real-audio'), ('vis_good', 'vis_good')]
+    """
+    from ..results import reserved_label
+
+    return [(reserved_label(m), m) for m in models]
+
+
 def _crosstask_tab(gr, explorer: Explorer):
     from ..metrics.crosstask import DEFAULT_PAPER_METRICS
 
@@ -204,7 +232,7 @@ def _crosstask_tab(gr, explorer: Explorer):
         metric_pick = gr.Dropdown([ALL] + [m.label for m in DEFAULT_PAPER_METRICS], value=ALL, label="Metric",
                                   visible="metric" in ANALYSIS_FILTERS[ANALYSES[0]], elem_id="ct-metric")
     with gr.Accordion(f"Models ({len(models)} stored; all selected)", open=False) as accordion:
-        model_pick = gr.CheckboxGroup(models, value=models, label="Models", elem_id="ct-models")
+        model_pick = gr.CheckboxGroup(_model_choices(models), value=models, label="Models", elem_id="ct-models")
     run = gr.Button("Run analysis", elem_id="crosstask-run")
     message = gr.Markdown(elem_id="ct-message")
     table = gr.Dataframe(interactive=False, label="Result", visible=False, elem_id="ct-table")
@@ -221,7 +249,7 @@ def _crosstask_tab(gr, explorer: Explorer):
     def models_now(chosen):
         names = explorer.crosstask_models()
         keep = [m for m in (chosen or []) if m in names] + [m for m in names if m not in (chosen or [])]
-        return gr.update(choices=names, value=keep), gr.update(label=f"Models ({len(names)} stored)")
+        return gr.update(choices=_model_choices(names), value=keep), gr.update(label=f"Models ({len(names)} stored)")
 
     analysis.change(on_analysis, analysis, [emotion_pick, metric_pick])
     run.click(compute, [analysis, model_pick, emotion_pick, metric_pick], [message, table, image])
@@ -231,7 +259,7 @@ def _crosstask_tab(gr, explorer: Explorer):
 def _findings_tab(gr, explorer: Explorer):
     with gr.Row():
         finding = gr.Dropdown(list(FINDINGS), value=FINDINGS[0], label="Finding", elem_id="findings-finding")
-        task = gr.Dropdown(task_choices(SCORED_TASKS), value="matting", label="Task")
+        task = gr.Dropdown(task_choices(SCORED_TASKS), value="matting", label="Task", elem_id="findings-task")
     run = gr.Button("Measure", elem_id="findings-run")
     message = gr.Markdown(elem_id="findings-message")
     table = gr.Dataframe(interactive=False, label="Result", elem_id="findings-table", visible=False)
@@ -255,18 +283,20 @@ def _inspector_tab(gr, explorer: Explorer):
         frame = gr.Slider(0, explorer.frame_count(*first) - 1, value=0, step=1, label="Frame", elem_id="inspector-frame")
     show = gr.Button("Show clip", elem_id="inspector-show")
     with gr.Row():
-        video = gr.Video(label="Video", elem_id="inspector-video")
+        video = gr.Video(label="Video (the whole clip)", elem_id="inspector-video")
+        still = gr.Image(label="Video frame", type="numpy", elem_id="inspector-frame-image")
         matte = gr.Image(label="Alpha matte", type="numpy", elem_id="inspector-matte")
         overlay = gr.Image(label="Matte overlay", type="numpy", elem_id="inspector-overlay")
     audio = gr.Audio(label="Audio", type="filepath")
-    text = gr.Markdown("Choose a clip and press **Show clip**; the panels then follow the Frame slider.",
+    text = gr.Markdown("Choose a clip and press **Show clip**; the video frame, matte and overlay then follow the "
+                       "Frame slider (the video and audio play the whole clip).",
                        elem_id="inspector-text")
     keys = [actor, emotion, action, script]
     for control in keys:
         control.change(lambda *k: gr.update(maximum=explorer.frame_count(*k) - 1, value=0), keys, frame)
-    outputs = [video, matte, overlay, audio, text]
+    outputs = [video, still, matte, overlay, audio, text]
     show.click(explorer.inspect, keys + [frame], outputs)
-    # The frame panels follow the slider (the video and audio stay the clip's).
+    # The frame panels (video frame, matte, overlay) follow the slider; the video and audio play the whole clip.
     frame.change(explorer.inspect, keys + [frame], outputs)
 
 
@@ -274,7 +304,7 @@ def _viewer_tab(gr, explorer: Explorer, tab):
     """Per-clip viewer: a stored run's clips worst-first, one clip's output beside its reference,
     following the Frame slider; the per-frame curve of matting metrics."""
     from .explorer import VIEWER_HINT
-    from .viewer import clip_display, curve_with_marker
+    from .viewer import FRAME_PANELS, clip_display, curve_with_marker
 
     runs = explorer.viewer_runs()
     with gr.Row():
@@ -300,9 +330,10 @@ def _viewer_tab(gr, explorer: Explorer, tab):
     def show(label, chosen, at, by):
         view = explorer.viewer_view(label, chosen, at, by)
         has_curve = "curve" in view.panels and view.curve is not None and len(view.curve) > 0
-        images = "images" in view.panels
+        images = "images" in view.panels  # the reference and the model's output; a clip property: the reference
         title = view.curve_title or "value"
-        return (gr.update(value=view.reference, visible=images), gr.update(value=view.output, visible=images),
+        return (gr.update(value=view.reference, visible=bool(view.panels & FRAME_PANELS)),
+                gr.update(value=view.output, visible=images),
                 gr.update(value=view.error, visible=view.error is not None),
                 gr.update(value=view.reference_audio, visible="audio" in view.panels),
                 gr.update(value=view.output_audio, visible="audio" in view.panels), view.text,
@@ -313,24 +344,27 @@ def _viewer_tab(gr, explorer: Explorer, tab):
 
     def slider(view):
         """The frame slider of a clip: shown only where the task's view has frames."""
-        return gr.update(maximum=max(1, view.n_frames - 1), value=0, visible="images" in view.panels)
+        return gr.update(maximum=max(1, view.n_frames - 1), value=0, visible=bool(view.panels & FRAME_PANELS))
 
     def on_run(label, by):
         table, metrics, chosen_metric, ids, note = explorer.viewer_clips(label, by)
         first = ids[0] if ids else None
         view = explorer.viewer_view(label, first, 0, chosen_metric)
-        return (note, gr.update(value=table, visible=len(table) > 0),
+        order = explorer.viewer_order(label)
+        return (note, gr.update(value=table, visible=len(table) > 0, label=f"Clips, {order}"),
                 gr.update(choices=[(clip_display(c), c) for c in dict.fromkeys(ids)], value=first),
-                gr.update(choices=metric_choices(metrics), value=chosen_metric), slider(view),
+                gr.update(choices=metric_choices(metrics), value=chosen_metric, label=f"Order by ({order})",
+                          visible=bool(metrics)), slider(view),
                 *show(label, first, 0, chosen_metric))
 
     def on_clip(label, chosen, by):
         return (slider(explorer.viewer_view(label, chosen, 0, by)), *show(label, chosen, 0, by))
 
     def on_row(label, by, evt: gr.SelectData):
-        """A click on a row of "Clips, worst first" selects that row's clip."""
+        """A click on a row of the clip table selects that row's clip."""
         row = evt.row_value if isinstance(evt.row_value, (list, tuple)) else None
-        chosen = str(row[0]) if row else None
+        shown = {clip_display(c): c for c in explorer.viewer_clips(label, by)[3]}  # the table shows clips as read
+        chosen = shown.get(str(row[0]), str(row[0])) if row else None
         return (gr.update(value=chosen), *on_clip(label, chosen, by))
 
     # The class itself, not the postponed string: Gradio finds the event-data parameter by its type,
@@ -401,25 +435,27 @@ def build_blocks(explorer: Explorer):
         gr.Markdown("# HUG-VIS explorer\nThe paper's tables beside every stored run, clips, submissions and the "
                     f"MOS study. Release: `{markdown_text(explorer.release_dir.name)}` ({len(explorer.release)} clips"
                     f"{', synthetic' if explorer.release.synthetic else ''}); results: {explorer.store_summary()}.")
-        with gr.Tab("Leaderboards", id="leaderboards") as board_tab:
-            stored_runs = _leaderboard_tab(gr, explorer, demo, board_tab)
-        with gr.Tab("Cross-task", id="crosstask") as ct_tab:
-            models_now, model_pick, model_outputs = _crosstask_tab(gr, explorer)
-        with gr.Tab("Findings", id="findings"):
-            _findings_tab(gr, explorer)
-        with gr.Tab("Clip inspector", id="inspector"):
-            _inspector_tab(gr, explorer)
-        with gr.Tab("Per-clip viewer", id="viewer") as viewer_tab:
-            _viewer_tab(gr, explorer, viewer_tab)
-        with gr.Tab("Score a submission", id="score"):
-            _score_tab(gr, explorer, stored_runs)
-        with gr.Tab("MOS study", id="mos"):
-            build_mos_tab(explorer.mos, demo)
-        if explorer.desk is not None:
-            from .submit_tab import submit_tab
+        # Every tab in sight at any width: the tab bar wraps onto a second line (never a "..." menu on a phone).
+        with gr.Tabs(overflow_behavior="wrap", elem_id="explorer-tabs"):
+            with gr.Tab("Leaderboards", id="leaderboards") as board_tab:
+                stored_runs = _leaderboard_tab(gr, explorer, demo, board_tab)
+            with gr.Tab("Cross-task", id="crosstask") as ct_tab:
+                models_now, model_pick, model_outputs = _crosstask_tab(gr, explorer)
+            with gr.Tab("Findings", id="findings"):
+                _findings_tab(gr, explorer)
+            with gr.Tab("Clip inspector", id="inspector"):
+                _inspector_tab(gr, explorer)
+            with gr.Tab("Per-clip viewer", id="viewer") as viewer_tab:
+                _viewer_tab(gr, explorer, viewer_tab)
+            with gr.Tab("Score a submission", id="score"):
+                _score_tab(gr, explorer, stored_runs)
+            with gr.Tab("MOS study", id="mos"):
+                build_mos_tab(explorer.mos, demo)
+            if explorer.desk is not None:
+                from .submit_tab import submit_tab
 
-            with gr.Tab("Submit to the leaderboard", id="submit"):
-                submit_tab(gr, explorer.desk, demo)
+                with gr.Tab("Submit to the leaderboard", id="submit"):
+                    submit_tab(gr, explorer.desk, demo)
         ct_tab.select(models_now, model_pick, model_outputs)
     return demo
 

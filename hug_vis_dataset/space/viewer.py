@@ -9,7 +9,14 @@ What "output beside reference" is per task:
 * audio- and vision-driven generation: the generated frame beside the reference video's frame;
 * voice cloning: both recordings (the reference and the generated one) as audio players, no frames;
 * emotion: one row per (clip, input setting) with the setting named, correctness in the table's %,
-  and per setting the model's answer and the label parsed from it, beside the clip's emotion; no frames.
+  and per setting the model's answer and the label parsed from it, beside the clip's emotion; no frames;
+* reference motion (U_s, V_s): a property of each clip, not a model's score: the clips largest first and
+  the reference frame alone.
+
+A run whose metrics all need weights it did not have has no per-clip values: its clips (the predictions
+present) are listed in grid order, named "not scored" with the stored reason, and its outputs are shown
+beside the reference all the same. Table 9's Real audio row replays the release's own recordings: its
+"output" is the reference recording, and the text says so.
 
 :data:`PANELS` says which panels each task shows (the Space hides the rest, frame slider included).
 
@@ -37,15 +44,24 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import catalog
+from ..escaping import markdown_text
 from ..readers.json_files import read_json
+from ..results import REAL_AUDIO_MODEL
 
 #: The panels each task's view uses: ``images`` (reference / output frames and the frame slider),
 #: ``error`` (the matte error map), ``audio`` (the two recordings), ``curve`` (per-frame values).
 PANELS: dict[str, frozenset] = {
     "matting": frozenset({"images", "error", "curve"}), "matting_boundary": frozenset({"images", "error", "curve"}),
     "audio_driven": frozenset({"images"}), "vision_driven": frozenset({"images"}),
-    "voice_cloning": frozenset({"audio"}), "emotion": frozenset(),
+    "voice_cloning": frozenset({"audio"}), "emotion": frozenset(), "motion": frozenset({"reference"}),
 }
+#: Panels that show frames (the frame slider is shown with them).
+FRAME_PANELS = frozenset({"images", "reference"})
+#: Tasks whose rows describe the reference clip itself (no model output, no "worst").
+CLIP_PROPERTY_TASKS = frozenset({"motion"})
+#: What a run's output is called when it replays the reference recordings (Table 9's Real audio row).
+REPLAYS_REFERENCE = ("This row replays the release's own recordings (Table 9's Real audio row): the generated "
+                     "recording *is* the reference, so both players play the same file.")
 #: Separates a model from its input setting in stored emotion rows (``model | Audio``).
 SETTING_SEP = " | "
 
@@ -78,8 +94,12 @@ def run_label(run) -> str:
     >>> from types import SimpleNamespace as Run
     >>> run_label(Run(task="audio_driven", model="talk_good"))
     'Audio-driven video generation / talk_good'
+    >>> run_label(Run(task="voice_cloning", model="real-audio"))
+    'Voice cloning / Real audio (reference)'
     """
-    return f"{catalog.task(run.task).label} / {run.model}"
+    from ..results import reserved_label
+
+    return f"{catalog.task(run.task).label} / {reserved_label(run.model)}"
 
 
 def find_run(runs: Sequence, label: str):
@@ -103,6 +123,29 @@ def clip_display(clip_id: str) -> str:
     except ClipIdError:
         return clip_id
     return f"actor {c.actor_id} · {c.emotion.value} · action {c.action_id} · script {c.script_id}"
+
+
+def order_words(task: str) -> str:
+    """How the viewer orders a run's clips, in words: worst first for a score, largest first for a property of
+    the clip (reference motion).
+
+    >>> order_words("matting"), order_words("motion")
+    ('worst first', 'largest first')
+    """
+    return "largest first" if task in CLIP_PROPERTY_TASKS else "worst first"
+
+
+def unscored_clips(release, run) -> list[str]:
+    """The clips of a run with no per-clip value (its metrics were skipped): the release's clips its predictions
+    folder still has an output of, in grid order ([] when the folder is gone)."""
+    root = predictions_root(run)
+    if root is None:
+        return []
+    present = set()
+    for path in root.iterdir():
+        name = path.name.split(".", 1)[0] if path.is_file() else path.name
+        present.add(name)
+    return [str(c) for c in release.clip_ids() if str(c) in present]
 
 
 def run_metrics(run) -> list[str]:
@@ -134,6 +177,8 @@ def worst_first_rows(rows, metric: str):
     if settings is not None and settings.astype(bool).any():
         sel.insert(1, "input_setting", settings)
     higher = catalog.spec(metric).higher_is_better if metric in catalog.METRIC_NAMES else False
+    if set(catalog.spec(metric).tasks if metric in catalog.METRIC_NAMES else ()) <= CLIP_PROPERTY_TASKS:
+        higher = False  # a property of the clip (reference motion): the largest first, never "worst"
     # Worst first: the smallest value when higher is better, the largest when lower is.
     sel["_key"] = sel["value"] if higher else -sel["value"]
     order = ["_key", "clip_id"] + (["input_setting"] if "input_setting" in sel.columns else [])
@@ -245,13 +290,18 @@ def clip_view(release, run, clip_id: str, frame: Any = 0, metric: "str | None" =
     view = ClipView(frame=index, n_frames=n_frames, panels=panels)
     root = predictions_root(run)
     scores = run.rows[(run.rows["clip_id"] == clip_id) & (run.rows["status"] == "ok")]
-    where = f", frame {index} of {n_frames}" if "images" in panels else ""
-    lines = [f"**{run.task} / {run.model}**, clip `{clip_id}`{where}."]
+    where = f", frame {index} of {n_frames}" if panels & FRAME_PANELS else ""
+    lines = [f"**{markdown_text(run_label(run))}**, clip {clip_display(clip_id)}{where}."]
     lines.append("; ".join(_score_text(m, v, model) for m, v, model in zip(scores["metric"], scores["value"],
                                                                             scores["model"])
                            if m in catalog.METRIC_NAMES))
+    if not len(scores):
+        reasons = sorted({markdown_text(str(w).removeprefix("skipped: ")) for w in run.skipped.values()})
+        lines.append("Not scored" + (f": {'; '.join(reasons)}." if reasons else ": no metric gave a value."))
     try:
-        if run.task in ("matting", "matting_boundary"):
+        if run.task in CLIP_PROPERTY_TASKS:
+            view.reference = read_video_frame(record.video_path, index)
+        elif run.task in ("matting", "matting_boundary"):
             rgb = read_video_frame(record.video_path, index)
             alpha = read_matte_frame(record.alpha_matte_path, index)
             view.reference = matte_overlay(rgb, alpha)
@@ -275,7 +325,10 @@ def clip_view(release, run, clip_id: str, frame: Any = 0, metric: "str | None" =
             view.reference_audio = str(record.audio_path)
             wav = root / f"{clip_id}.wav" if root is not None else None
             view.output_audio = str(wav) if wav is not None and wav.is_file() else None
-            if view.output_audio is None:
+            if run.model == REAL_AUDIO_MODEL:
+                view.output_audio = view.reference_audio
+                view.notes.append(REPLAYS_REFERENCE)
+            elif view.output_audio is None:
                 view.notes.append(NO_OUTPUTS)
         elif run.task == "emotion":
             lines += _emotion_lines(root, clip_id, record, scores)
@@ -301,7 +354,6 @@ def _score_text(metric: str, value: float, model: Any) -> str:
 def _emotion_lines(root: "Path | None", clip_id: str, record, scores=None) -> list[str]:
     """The model's answers for a clip, one line per input setting: the answer, the label parsed from
     it and whether it is the clip's emotion (the stored score of that setting)."""
-    from ..escaping import markdown_text
     from ..metrics.emotion import normalize_input_setting, parse_answer, read_predictions_jsonl
 
     lines = [f"Reference emotion: **{record.cid.emotion.value}**."]

@@ -269,7 +269,7 @@ def human_metric_tables(metric_rows: Any, ratings: Any = None, preferences: Any 
     for task in tasks or [t.name for t in catalog.TASKS if t.mos_table]:
         mine = rows[rows["task"] == task]
         if mine.empty:
-            notes.append(f"{task}: no stored rows")
+            notes.append(f"{catalog.task(task).label}: no stored per-clip rows")
             continue
         scored = sorted(set(mine["model"]))
         sources = []
@@ -279,7 +279,8 @@ def human_metric_tables(metric_rows: Any, ratings: Any = None, preferences: Any 
                 if rated["model"].nunique() >= 2:
                     sources.append(("MOS", criterion, rated))
                 elif len(rated):
-                    notes.append(f"{task}/{criterion}: only {rated['model'].iloc[0]} of the scored systems was rated")
+                    notes.append(f"{catalog.task(task).label} / {criterion}: only {rated['model'].iloc[0]} of the "
+                                 "scored systems was rated")
         if answers is not None and "task" in answers.columns:
             mine_answers = answers[answers["task"] == task]
             named = list(TASK_CRITERIA.get(task, ()))  # the paper's order, then any other criterion
@@ -289,7 +290,7 @@ def human_metric_tables(metric_rows: Any, ratings: Any = None, preferences: Any 
                 if len(set(group["system_a"]) | set(group["system_b"])) >= 2:
                     sources.append(("pairwise", criterion, group))
         if not sources:
-            notes.append(f"{task}: fewer than two of its scored systems ({', '.join(scored)}) were rated or compared")
+            notes.append(f"{catalog.task(task).label}: fewer than two of its scored systems ({', '.join(scored)}) were rated or compared")
             continue
         for source, criterion, human_rows in sources:
             if source == "MOS":
@@ -301,7 +302,7 @@ def human_metric_tables(metric_rows: Any, ratings: Any = None, preferences: Any 
             actor_pos = {a: k for k, a in enumerate(actor_ids)}
             metrics, signs = _metric_judges(mine, task, systems, actor_pos)
             if not metrics:
-                notes.append(f"{task}/{criterion}: no per-clip metric rows of the rated systems")
+                notes.append(f"{catalog.task(task).label} / {criterion}: no per-clip metric rows of the rated systems")
                 continue
             if source == "MOS":
                 values, clips = _matrix(human_rows.rename(columns={"score": "value"}), systems, "value")
