@@ -46,7 +46,7 @@ def test_rows_without_a_reference_have_no_ratio(bench):
 
 def test_every_network_metric_has_a_section(bench):
     assert [s.name for s in bench.SECTIONS] == ["frame_metrics", "lpips", "inception", "syncnet", "arcface", "utmos",
-                                                "dnsmos", "speaker"]
+                                                "dnsmos", "speaker", "distill_mos", "cer"]
 
 
 def test_speechlike_audio(bench):

@@ -18,7 +18,7 @@ from urllib.parse import urljoin
 
 import pytest
 
-from browser_support import NEEDS_CHROMIUM, chromium_session, free_port
+from browser_support import NEEDS_CHROMIUM, choose, chromium_session, free_port, open_page, tick
 
 pytestmark = [
     pytest.mark.browser,
@@ -65,21 +65,10 @@ def browser():
 
 
 def _page(browser, url):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.set_default_timeout(TIMEOUT_MS)
-    page.goto(url)
-    # The board is drawn by the page's load event: wait for its first cell before interacting.
-    page.locator("#leaderboard td").first.wait_for()
-    return page
+    return open_page(browser, url, TIMEOUT_MS, board=True)
 
 
-def _choose(page, elem_id: str, option: str) -> None:
-    page.locator(f"#{elem_id} input").first.click()
-    page.get_by_role("option", name=option, exact=True).click()
-
-
-def _tick(page, elem_id: str, label: str) -> None:
-    page.locator(f"#{elem_id}").get_by_label(label, exact=True).check()
+_choose, _tick = choose, tick
 
 
 def _row(page, model: str):

@@ -12,12 +12,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import zipfile
 from pathlib import Path
 
 import pytest
 
-from browser_support import NEEDS_CHROMIUM, chromium_session, free_port
+from browser_support import NEEDS_CHROMIUM, choose, chromium_session, free_port, matting_zip, open_page, tick
 
 pytestmark = [
     pytest.mark.browser,
@@ -91,25 +90,14 @@ def browser():
 
 
 def _page(browser, url: str, width: int = 1400, height: int = 1000):
-    page = browser.new_page(viewport={"width": width, "height": height})
-    page.set_default_timeout(TIMEOUT_MS)
-    page.goto(url)
-    return page
+    return open_page(browser, url, TIMEOUT_MS, width, height)
 
 
 def _site_page(browser, url: str, width: int = 1400, height: int = 1000):
-    page = _page(browser, url, width, height)
-    page.locator("#leaderboard td").first.wait_for()
-    return page
+    return open_page(browser, url, TIMEOUT_MS, width, height, board=True)
 
 
-def _choose(page, elem_id: str, option: str) -> None:
-    page.locator(f"#{elem_id} input").first.click()
-    page.get_by_role("option", name=option, exact=True).click()
-
-
-def _tick(page, elem_id: str, label: str) -> None:
-    page.locator(f"#{elem_id}").get_by_label(label, exact=True).check()
+_choose, _tick = choose, tick
 
 
 def _board_table(page, site, number: int) -> None:
@@ -195,16 +183,6 @@ def test_the_dtssd_space_labels_its_headline_and_each_clips_value_and_shows_its_
 
 
 # ----------------------------------------------------------------------------- 3: the rule for clips left out
-def _matting_zip(release: Path, path: Path, clips: int) -> Path:
-    folder = release / "simulated_systems" / "matting" / "matte_good"
-    chosen = sorted(p.name for p in folder.iterdir() if p.is_dir())[:clips]
-    with zipfile.ZipFile(path, "w") as archive:
-        for clip in chosen:
-            for png in sorted((folder / clip).glob("*.png")):
-                archive.write(png, f"matte_good/{clip}/{png.name}")
-    return path
-
-
 def test_a_partial_upload_is_scored_and_the_help_the_result_and_the_board_state_one_rule(site, browser, tmp_path):
     """One of four clips uploaded: scored (not refused, no CLI flag), the message states the rule the help states,
     and the board shows the run beside the same rule, unranked against complete runs."""
@@ -218,8 +196,8 @@ def test_a_partial_upload_is_scored_and_the_help_the_result_and_the_board_state_
     expect(page.locator("#score-help")).to_contain_text(PARTIAL_HELP)
     page.locator("#score-model textarea, #score-model input").first.fill("one_clip")
     expect(page.locator("#score-model-check")).to_contain_text("is free on the Video matting leaderboard")
-    page.locator("#score-upload input[type=file]").set_input_files(str(_matting_zip(site["release"],
-                                                                                    tmp_path / "one.zip", 1)))
+    page.locator("#score-upload input[type=file]").set_input_files(str(matting_zip(site["release"], tmp_path / "one.zip",
+                                                                                   "matte_good", 1)))
     expect(page.locator("#score-precheck")).to_contain_text("match")
     page.get_by_role("button", name="Score", exact=True).click()
     message = page.locator("#score-message")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import NEEDS_CHROMIUM, chromium_session, free_port
+from browser_support import NEEDS_CHROMIUM, choose, chromium_session, free_port, matting_zip, open_page
 
 pytestmark = [
     pytest.mark.browser,
@@ -45,10 +45,7 @@ def browser():
 
 
 def _page(browser, url: str):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.set_default_timeout(TIMEOUT_MS)
-    page.goto(url)
-    return page
+    return open_page(browser, url, TIMEOUT_MS)
 
 
 # ----------------------------------------------------------------------------- item 1: the rater page
@@ -152,9 +149,7 @@ def _site_page(browser, url: str):
     return page
 
 
-def _choose(page, elem_id: str, option: str) -> None:
-    page.locator(f"#{elem_id} input").first.click()
-    page.get_by_role("option", name=option, exact=True).click()
+_choose = choose
 
 
 def _hand_mos(kept: set) -> float:
@@ -298,16 +293,7 @@ def test_dnsmos_column_does_not_claim_a_1_to_5_range_its_values_leave(site, brow
     page.close()
 
 
-def _zip(release: Path, path: Path, system: str, clips: "int | None" = None) -> Path:
-    import zipfile
-
-    folder = release / "simulated_systems" / "matting" / system
-    chosen = sorted(p.name for p in folder.iterdir() if p.is_dir())[:clips]
-    with zipfile.ZipFile(path, "w") as archive:
-        for clip in chosen:
-            for png in sorted((folder / clip).glob("*.png")):
-                archive.write(png, f"{system}/{clip}/{png.name}")
-    return path
+_zip = matting_zip
 
 
 def _score(page, name: str, archive: Path) -> None:

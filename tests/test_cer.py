@@ -343,21 +343,29 @@ def test_every_door_gives_the_same_cer(voice_world, injected, tmp_path):
     explorer = Explorer(release, tmp_path / "space", work_dir=tmp_path / "work")
     message, _, space_rows = explorer.score("voice_cloning", system, str(_zip(folder, tmp_path / "upload.zip")))
     assert f"{len(records)} clip(s) ok of {len(records)}" in message, message
-    mine = space_rows[space_rows["metric"].str.startswith("cer")].set_index(["clip_id", "metric"])["value"]
+    stored = next(run for run in explorer.store.runs() if run.model == system).rows
+    mine = stored[stored["metric"].str.startswith("cer")].set_index(["clip_id", "metric"])["value"]
     assert mine.to_dict() == rows.set_index(["clip_id", "metric"])["value"].to_dict()
+    # the page's per-clip rows print those values in the board's units and decimals, one row per clip
+    from hug_vis_dataset import catalog
+    from hug_vis_dataset.space.viewer import clip_display
+
+    shown = space_rows.set_index("Clip")[catalog.spec("cer").header]
+    assert shown.to_dict() == {clip_display(r.clip_id): catalog.spec("cer").printed(
+        catalog.to_paper_units("cer", library[r.clip_id]["cer"])) for r in records}  # a fraction printed in %
     # the Space computed Distill-MOS on the same upload: the library's value on each file
     from test_distill_mos import ours
     from hug_vis_dataset.media import read_audio
 
-    distill = space_rows[space_rows["metric"] == "distill_mos"].set_index("clip_id")["value"]
+    distill = stored[stored["metric"] == "distill_mos"].set_index("clip_id")["value"]
     for r in records:
         assert distill[r.clip_id] == pytest.approx(ours(*read_audio(folder / f"{r.clip_id}.wav", mono=True)), abs=1e-12)
     # the report prints the corpus CER beside Table 9, never among its columns
     report = build_report([tmp_path / "cli"], tmp_path / "report", formats=("md",), n_boot=0, figures=False)
     assert report.tables["voice_cloning"].loc[system, "cer"] == pytest.approx(corpus, rel=1e-12)
-    beyond = report.markdown[report.markdown.index("### voice_cloning: beyond the paper"):]
+    beyond = report.markdown[report.markdown.index("### Voice cloning: beyond the paper"):]
     assert f"{corpus:.2f}" in beyond.split("\n## ")[0] and "CER ↓ (%)" in beyond
-    paper_table = report.markdown[report.markdown.index("## voice_cloning"):report.markdown.index("### voice_cloning")]
+    paper_table = report.markdown[report.markdown.index("## Voice cloning"):report.markdown.index("### Voice cloning")]
     assert "CER" not in paper_table
 
 

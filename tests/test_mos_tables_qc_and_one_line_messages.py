@@ -69,7 +69,7 @@ def test_report_mos_tables_leave_out_flagged_raters_and_say_so(world, tmp_path):
     kept, every = _hand_mos({"rater_a", "rater_b"}), _hand_mos(set(r for r, _ in SCORES))
     assert (round(kept, 2), round(every, 2)) == (4.5, 3.33)
     text = build_report([world["results"]], tmp_path / "r", mos=world["ratings"], n_boot=0, figures=False).markdown
-    section = text.split("### audio_driven")[1]
+    section = text.split("### Audio-driven video generation")[1]
     assert _row(section, "talk_good").split("|")[2].strip().strip("*<u>/") == f"{kept:.2f}"
     assert "gold_reference" not in section.split("Inter-rater")[0]  # gold answers are QC, never a MOS row
     assert "3 rater(s), 1 flagged, 2 counted in the MOS" in section
@@ -77,7 +77,7 @@ def test_report_mos_tables_leave_out_flagged_raters_and_say_so(world, tmp_path):
     assert "--mos-all-raters" in section
     text = build_report([world["results"]], tmp_path / "all", mos=world["ratings"], n_boot=0, figures=False,
                         mos_all_raters=True).markdown
-    section = text.split("### audio_driven")[1]
+    section = text.split("### Audio-driven video generation")[1]
     assert _row(section, "talk_good").split("|")[2].strip().strip("*<u>/") == f"{every:.2f}"
     assert "Unfiltered view" in section
 
@@ -88,7 +88,7 @@ def test_cli_report_mos_all_raters(world, tmp_path, capsys):
     assert main(["report", str(world["results"]), "--out", str(tmp_path / "r"), "--mos", str(world["ratings"]),
                  "--n-boot", "0", "--no-figures", "--mos-all-raters", "--print"]) == 0
     out = capsys.readouterr().out
-    assert f"{_hand_mos(set(r for r, _ in SCORES)):.2f}" in _row(out.split("### audio_driven")[1], "talk_good")
+    assert f"{_hand_mos(set(r for r, _ in SCORES)):.2f}" in _row(out.split("### Audio-driven video generation")[1], "talk_good")
 
 
 def test_dnsmos_unit_is_the_unclipped_fit_of_the_reference():

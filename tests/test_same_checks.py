@@ -72,11 +72,14 @@ def test_a_clean_upload_passes_the_precheck(explorer, tmp_path):
 def test_upload_scoring_lists_every_failing_clip(explorer, tmp_path):
     upload, garbage, wrong = broken_vision_zip(explorer, tmp_path)
     message, table, rows = explorer.score("vision_driven", "broken_upload", str(upload))
-    # the upload meets the scoring queue's rule (issue 38): refused whole, every failing clip named, nothing stored
-    assert message.startswith("**Not added:**") and "2 problem(s) of 3 clips (2 failing" in message
-    assert "**2 clip(s) would fail the scorer's checks:**" in message
+    # a clip failing the scorer's checks is a failed clip, as `hugvis evaluate` counts it: the run is scored and
+    # stored with its failures, and the message names every failing clip and why
+    assert message.startswith("Scored **Vision-driven video generation** for `broken_upload`: 1 clip(s) ok of 3; "
+                              "missing 0, failed 2"), message
     scan = explorer.store.scan()
-    assert not any(run.model == "broken_upload" for run in scan.runs + scan.damaged)
+    stored = next(run for run in scan.runs if run.model == "broken_upload")
+    assert set(stored.rows.loc[stored.rows["status"] != "ok", "clip_id"]) == {garbage.stem, wrong.stem}
+    assert (rows["Why failed"] != "").sum() == 2  # the page's per-clip rows say why each failed
     lines = [line for line in message.splitlines() if line.startswith("- ")]
     assert len(lines) == 2
     assert markdown_text(f"{garbage.stem}: SubmissionError: unreadable prediction") in lines[0]

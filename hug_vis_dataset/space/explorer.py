@@ -33,6 +33,7 @@ from ..leaderboard.board import (ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SPACE_REVE
 from ..studies.status import aggregate_ratings
 from ..studies.study_desk import MosStudy, ratings_location
 from .findings_view import joint_finding
+from .crosstask_view import ANALYSES, ANALYSIS_FILTERS, crosstask_view, png_of, rows_basis  # noqa: F401 (re-exported)
 from .precheck import PARTIAL_HELP, ambiguous_refusal, layout_check, refusals_message
 from .uploads import UnsafeUploadError, UploadLimits, check_zip, extracted_upload
 from .viewer import clip_scores
@@ -41,11 +42,6 @@ SCORED_TASKS = catalog.task_names(with_paper_table=True)
 FINDINGS = ("Variance decomposition (finding iv)", "Significance between neighbours",
             "Boundary / thin-structure matting errors (finding iii)",
             "Metrics and human judgment jointly (finding ii)")
-ANALYSES = ("Emotion difficulty (Fig. 8)", "Difficulty agreement (Fig. 9)", "Source difficulty (Fig. 10)",
-            "Motion difficulty (Fig. 11)")
-#: The cross-task filters each analysis uses; the others are hidden for it.
-ANALYSIS_FILTERS: dict[str, tuple[str, ...]] = {
-    ANALYSES[0]: ("emotion", "metric"), ANALYSES[1]: (), ANALYSES[2]: ("emotion",), ANALYSES[3]: ()}
 SIMULATED_RATERS = " (simulated raters)"
 VIEWER_HINT = ("Choose a stored run: its clips are listed worst first by the chosen metric; pick one to see the "
                "model's output beside the reference at the frame of the slider.")
@@ -58,13 +54,6 @@ def _table_label(info: dict) -> str:
 def table_number(label: str) -> int:
     """``"Table 11: ..."`` -> 11."""
     return int(label.split(":")[0].split()[-1])
-
-
-def weights_command(tasks: "tuple[str, ...]") -> str:
-    """The ``hugvis weights download`` line that lets these tasks' table metrics run."""
-    from ..weights import download_command
-
-    return f"`{download_command(catalog.weights_of(m for t in tasks for m in catalog.table_metrics(t)))}`"
 
 
 class Explorer:
@@ -213,86 +202,9 @@ class Explorer:
         return sorted(rows["model"].unique().tolist()) if len(rows) else []
 
     def crosstask(self, analysis: str, models: "list[str] | None" = None, emotion: str = ALL, metric: str = ALL):
-        """(table, figure path or None, message) of one analysis on the chosen models.
-
-        Only the filters of :data:`ANALYSIS_FILTERS` apply. ``metric`` keeps one column of Fig. 8;
-        ``emotion`` keeps one emotion's row of Fig. 8 (its min-max normalisation needs every
-        emotion, so D is computed on all of them) and, for Fig. 10, restricts the clips the
-        z-scores and the reported Spearman rho are computed on.
-        """
-        import pandas as pd
-
-        from .. import figures
-        from ..metrics import crosstask as ct
-        from ..reporting.report import motion_analysis
-
-        applies = ANALYSIS_FILTERS.get(analysis, ())
-        # A filter that does not apply, or is left empty, is All; below, only ``== ALL`` is asked.
-        emotion = emotion if "emotion" in applies and emotion else ALL
-        metric = metric if "metric" in applies and metric else ALL
-        stored = self.result_rows()
-        if models is not None and not list(models) and len(stored):  # every box unticked: say so, never use all
-            return pd.DataFrame(), None, "No model is ticked: tick at least one model under Models."
-        selected = stored[stored["model"].isin(models)] if models else stored
-        if not len(selected):
-            return pd.DataFrame(), None, ("No stored per-clip rows yet: score a run in the Score tab, or run "
-                                          "`hugvis evaluate TASK ... --out RESULTS` and start the Space with "
-                                          "`--results RESULTS`.")
-        stem = self.work_dir / f"fig-{uuid.uuid4().hex}"
-        if analysis in ANALYSES[:2]:
-            D = ct.emotion_difficulty(selected).D.dropna(axis=1, how="all")
-            if analysis == ANALYSES[0]:
-                if metric != ALL:  # one metric: shown alone, or said to be absent (never the others instead)
-                    if metric not in D.columns:
-                        return pd.DataFrame(), None, self._absent_metric(metric, D.columns)
-                    D = D[[metric]]
-                paths = figures.plot_emotion_difficulty(D, stem)  # the report's figure, title and all
-                table = D if emotion == ALL else D.loc[[emotion]] if emotion in D.index else D.iloc[:0]
-                note = "" if emotion == ALL else f" (D normalised over all seven emotions; showing {emotion})"
-                return table.round(3).reset_index(names="Emotion"), _png(paths), rows_basis(selected) + note
-            if D.shape[1] < 2:
-                return pd.DataFrame(), None, (f"Difficulty agreement needs two or more metrics with values; "
-                                              f"the stored rows have {list(D.columns)}. Score more tasks, or get "
-                                              f"the weights: {weights_command(SCORED_TASKS)}.")
-            rho = ct.difficulty_agreement(D)
-            paths = figures.plot_agreement(rho, stem)
-            return rho.round(3).reset_index(names="Metric"), _png(paths), rows_basis(selected)
-        if analysis == ANALYSES[2]:
-            rows = selected if emotion == ALL else selected[selected["emotion"] == emotion]
-            try:
-                result = ct.source_difficulty(rows)
-            except (ValueError, KeyError) as err:
-                return pd.DataFrame(), None, (
-                    f"Source difficulty needs per-clip CSIM/Sync and LPIPS/CSIM/PSNR/SSIM rows of both audio- and "
-                    f"vision-driven runs ({err}). Their network metrics need weights: "
-                    f"{weights_command(('audio_driven', 'vision_driven'))}, then score both tasks.")
-            paths = figures.plot_source_difficulty(result.pairs["Z_AD"], result.pairs["Z_VD"], stem)
-            scope = "all emotions" if emotion == ALL else emotion
-            return (result.pairs.round(4), _png(paths),
-                    f"{len(result.pairs)} clips ({scope}), Spearman rho = {result.rho:.2f} on these clips")
-        # Motion difficulty: the reference statistics are kept whatever models are selected.
-        motion, lines = motion_analysis(pd.concat([selected, stored[stored["task"] == "motion"]]).drop_duplicates())
-        if motion is None:
-            return pd.DataFrame(), None, " ".join(lines).strip()
-        paths = figures.plot_motion_difficulty(motion.d_motion, motion.dtssd, motion.emotions, stem)
-        from .viewer import clip_display
-
-        table = pd.DataFrame({"Clip": [clip_display(c) for c in motion.clips], "Emotion": motion.emotions,
-                              "D_motion": motion.d_motion, "dtSSD": motion.dtssd}).round(4)
-        return table, _png(paths), lines[0]
-
-    @staticmethod
-    def _absent_metric(label: str, present) -> str:
-        """Why a chosen Fig. 8 metric has no column: no run of its task scored it here; the weights it needs."""
-        from ..metrics.crosstask import DEFAULT_PAPER_METRICS
-        from ..weights import download_command
-
-        spec = next((m for m in DEFAULT_PAPER_METRICS if m.label == label), None)
-        weights = catalog.weights_of([spec.metric]) if spec is not None else ()
-        how = (f"score a run of {catalog.task(spec.task).label}" if spec is not None and spec.task else "score its task")
-        return (f"{markdown_text(label)} has no per-clip values in the chosen models' rows (these have: "
-                f"{', '.join(present) or 'none'}): {how}"
-                + (f"; its metric needs weights: `{download_command(weights)}`" if weights else "") + ".")
+        """(table, figure path or None, message) of one analysis on the chosen models' stored rows
+        (:func:`~hug_vis_dataset.space.crosstask_view.crosstask_view`)."""
+        return crosstask_view(self.result_rows(), self.work_dir, analysis, models, emotion, metric)
 
     # ------------------------------------------------------------------ findings
     def findings(self, analysis: str, task: str):
@@ -327,7 +239,7 @@ class Explorer:
 
             paths = plot_variance_decomposition(decompositions, self.work_dir / f"fig-{uuid.uuid4().hex}",
                                                 title=f"{catalog.task(task).label}: share of variance")
-            return rf.variance_table(frame).round(4).reset_index(), _png(paths), rf.methods_text(decompositions)
+            return rf.variance_table(frame).round(4).reset_index(), png_of(paths), rf.methods_text(decompositions)
         if analysis == FINDINGS[1]:
             from ..verdicts import VERDICTS
 
@@ -579,23 +491,6 @@ class Explorer:
         return message, score_table(task, table), clip_scores(rows)
 
 
-def rows_basis(rows) -> str:
-    """What an analysis was computed from, in words: the per-clip rows, and the models, clips and metrics in them.
-
-    Example:
-        >>> import pandas as pd
-        >>> rows = pd.DataFrame({"model": ["a", "a", "b"], "clip_id": ["c1", "c2", "c1"], "metric": "mad"})
-        >>> rows_basis(rows)
-        'Computed from 3 stored per-clip rows (one per model, clip and metric): 2 models, 2 clips, 1 metric.'
-    """
-    def count(n: int, word: str) -> str:
-        return f"{n:,} {word}{'' if n == 1 else 's'}"
-
-    return (f"Computed from {count(len(rows), 'stored per-clip row')} (one per model, clip and metric): "
-            f"{count(rows['model'].nunique(), 'model')}, {count(rows['clip_id'].nunique(), 'clip')}, "
-            f"{count(rows['metric'].nunique(), 'metric')}.")
-
-
 def _stopped_score_note() -> str:
     return "an upload being scored was dropped (its files and staging folder removed, nothing added to the store); " \
            "start the Space again and upload it again"
@@ -649,10 +544,3 @@ def _rows(path):
     from ..scoring.store import read_stored  # the declared rows schema, checked
 
     return read_stored(Path(path)) if Path(path).is_file() else pd.DataFrame()
-
-
-def _png(paths) -> "str | None":
-    for path in paths or []:
-        if str(path).endswith(".png"):
-            return str(path)
-    return None

@@ -223,6 +223,7 @@ def clip_scores(rows):
     out["Why failed"] = [errors.get((c, s), "") for c, s in zip(out["clip_id"], out["setting"])]
     if not out["setting"].astype(bool).any():
         out = out.drop(columns="setting")
+    out["clip_id"] = out["clip_id"].map(clip_display)  # a clip as read (Afraid), as the viewer shows it
     return out.rename(columns={"clip_id": "Clip", "setting": "Input setting"})
 
 
