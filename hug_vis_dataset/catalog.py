@@ -427,7 +427,7 @@ METRICS: tuple[MetricSpec, ...] = (
                           "torchaudio.transforms.Resample when at another rate, zero-padded to one 7.68 s segment "
                           "or cut into ceil((n - 122880) / 16000) + 1 evenly spread 7.68 s segments, each scaled "
                           "to peak 1; score = 1 + 4 x sigmoid output; the clip value is the mean over segments.",
-               reference_urls=("https://github.com/microsoft/Distill-MOS",)),
+               reference_urls=("https://github.com/microsoft/Distill-MOS",), predicts_mos=_NAT),
     # ---------------------------------------------------------------- emotion (Table 4)
     MetricSpec("emotion_accuracy", "Acc. (%)", ("emotion",), LABEL, True, (0.0, 1.0), "per-clip correctness (0/1)",
                paper_scale=100.0, paper_table="Table 4", implementation=_M + "emotion:parse_answer", call=KERNEL,
