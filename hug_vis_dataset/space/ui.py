@@ -183,11 +183,15 @@ def _leaderboard_tab(gr, explorer: Explorer, demo, tab):
                 gr.update(value=False, visible=table_number(table_label) in MOS_TABLES)]
 
     inputs = [table, show, source, setting, paradigm, raters]
-    table.change(on_table, [table, show], [board, notes, source, setting, paradigm, raters])
+    # Every event that draws the board is one queue, served in the order the events came (FIFO, one at a time):
+    # an answer computed from older inputs (a tab visit's refresh) can never land after a newer one (the table
+    # just chosen) and draw the wrong table.
+    one_board = dict(concurrency_id="leaderboard-board", concurrency_limit=1)
+    table.change(on_table, [table, show], [board, notes, source, setting, paradigm, raters], **one_board)
     # Page load included: the board is read from the store once per event, never at build time.
     for event in (demo.load, show.change, source.change, setting.change, paradigm.change, raters.change,
                   stored_runs.change, tab.select):
-        event(refresh, inputs, [board, notes])
+        event(refresh, inputs, [board, notes], **one_board)
     return stored_runs
 
 
