@@ -322,6 +322,8 @@ def test_uploads_follow_the_queue_rules_and_the_name_field_says_stored(site, bro
     expect(message).to_contain_text("Scored Video matting for up_part: 1 clip(s) ok of 2; missing 1",
                                     timeout=90_000)
     expect(message).to_contain_text(PARTIAL_HELP)
+    # what the page says once the run is stored, before a user types the next name (the name check follows it)
+    expect(page.locator("#score-model-check")).to_contain_text("Stored as up_part")
     _score(page, "up_one", _zip(site["release"], tmp_path / "full.zip", "matte_good"))
     expect(message).to_contain_text("2 clip(s) ok of 2", timeout=90_000)
     check = page.locator("#score-model-check")
