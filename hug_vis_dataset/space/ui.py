@@ -412,23 +412,24 @@ def _score_tab(gr, explorer: Explorer, stored_runs):
         if path:  # the upload itself (extracted files are already gone), where it lies in the Space's scratch
             with contextlib.suppress(OutputError):
                 discard(path)
+        # The name check after scoring, in the same answer (a later event could land after the next name typed):
+        # a run just stored under the name says so (not "taken"); otherwise the name is checked again.
+        if text.startswith("Scored "):
+            check, ok = (f"Stored as `{markdown_text(str(name).strip())}`: it is on the leaderboard now. Type a new "
+                         "model name to score another submission."), False
+        else:
+            ok, check = explorer.check_model(task_name, name) if (name or "").strip() else (
+                False, "Type a model name first.")
         return (text, gr.update(value=aggregate, visible=len(aggregate) > 0),
-                gr.update(value=per_clip, visible=len(per_clip) > 0), None, "")
-
-    def after_run(task_name, name, outcome):
-        """The name check after scoring: a run just stored under the name says so (not "taken")."""
-        if str(outcome or "").startswith("Scored "):
-            return (f"Stored as `{markdown_text(str(name).strip())}`: it is on the leaderboard now. Type a new model "
-                    "name to score another submission.", gr.update(interactive=False), gr.update(interactive=False))
-        return on_name(task_name, name)
+                gr.update(value=per_clip, visible=len(per_clip) > 0), gr.update(value=None, interactive=ok), "",
+                check, gr.update(interactive=ok))
 
     task.change(lambda t: layout_help(t), task, help_text)
     for event in (task.change, model.change):
         event(on_name, [task, model], [model_check, upload, button])
     upload.upload(explorer.check_upload, [task, upload], precheck)
-    button.click(run, [task, model, upload], [message, table, rows, upload, precheck]).then(
-        after_run, [task, model, message], [model_check, upload, button]).then(lambda n: n + 1, stored_runs,
-                                                                                 stored_runs)
+    button.click(run, [task, model, upload], [message, table, rows, upload, precheck, model_check, button]).then(
+        lambda n: n + 1, stored_runs, stored_runs)
 
 
 def build_blocks(explorer: Explorer):
