@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import uuid
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
@@ -182,12 +181,7 @@ def remove_path(path: "str | Path") -> None:
     >>> remove_path(folder); remove_path(folder); folder.exists()
     False
     """
-    path = Path(path)
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
+    stopping.remove(path)  # the one removal (a stop's clean-up removes what it registered the same way)
 
 
 def remove_empty_folder(path: "str | Path") -> bool:

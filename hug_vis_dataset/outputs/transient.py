@@ -198,10 +198,7 @@ def mark_scratch(folder: "str | Path") -> Path:
     >>> is_transient(mark_scratch(Path(tempfile.mkdtemp()) / ".requests-1"))
     True
     """
-    folder = make_folder(folder)
-    if not (folder / MARKER).is_file():
-        (folder / MARKER).write_text(json.dumps({"kind": "scratch", "pid": os.getpid()}), encoding="utf-8")
-    return folder
+    return _marked(folder, {"kind": "scratch", "pid": os.getpid()})
 
 
 def mark_work(folder: "str | Path") -> Path:
@@ -212,10 +209,7 @@ def mark_work(folder: "str | Path") -> Path:
     >>> is_transient(mark_work(Path(tempfile.mkdtemp()) / ".hugvis-build"))
     True
     """
-    folder = make_folder(folder)
-    if not (folder / MARKER).is_file():
-        (folder / MARKER).write_text(json.dumps({"kind": "work"}), encoding="utf-8")
-    return folder
+    return _marked(folder, {"kind": "work"})
 
 
 def mark_cache(folder: "str | Path") -> Path:
@@ -226,9 +220,14 @@ def mark_cache(folder: "str | Path") -> Path:
     >>> is_transient(mark_cache(Path(tempfile.mkdtemp()) / "features"))
     True
     """
+    return _marked(folder, {"kind": "cache"})
+
+
+def _marked(folder: "str | Path", record: dict) -> Path:
+    """``folder``, created if needed, carrying :data:`MARKER` with ``record`` (a marker already there is kept)."""
     folder = make_folder(folder)
     if not (folder / MARKER).is_file():
-        (folder / MARKER).write_text(json.dumps({"kind": "cache"}), encoding="utf-8")
+        (folder / MARKER).write_text(json.dumps(record), encoding="utf-8")
     return folder
 
 
