@@ -106,7 +106,7 @@ def test_the_space_shows_no_machine_name(world, tmp_path):
         scan(f"cross-task {analysis}", *_frame_texts(frame), message)
     for run in explorer.viewer_runs():
         scan("viewer run", run)
-        table, metrics, _, ids, note = explorer.viewer_clips(run)
+        table, metrics, _, ids, note, order = explorer.viewer_clips(run)
         scan(f"viewer {run}", *_frame_texts(table), note)
     assert found == {}, {k: sorted(set(v)) for k, v in found.items()}
 

@@ -110,11 +110,11 @@ def test_a_run_without_scores_is_listed_and_its_outputs_shown(explorer_world):
     explorer, talk = explorer_world
     label = f"Audio-driven video generation / {talk.name}"
     assert label in explorer.viewer_runs()  # its metrics needed weights: still there to be watched
-    table, metrics, metric, ids, note = explorer.viewer_clips(label)
+    table, metrics, metric, ids, note, order = explorer.viewer_clips(label)
     clips = [str(c) for c in explorer.release.clip_ids()]
     assert ids == clips and table["Score"].tolist() == ["not scored"] * len(clips) and metrics == [] and metric is None
     assert "not scored" in note and "hugvis weights download" in note and "grid order" in note
-    assert explorer.viewer_order(label) == "grid order"
+    assert order == "grid order"
     view = explorer.viewer_view(label, ids[0], 2)
     want = np.concatenate(list(iter_video_frames(talk / f"{ids[0]}.mp4")))[2]
     assert view.output is not None and (view.output == want).all() and view.reference is not None
@@ -126,13 +126,13 @@ def test_reference_motion_is_a_clip_property_listed_largest_first(explorer_world
 
     explorer, _ = explorer_world
     label = "Reference motion statistics (Fig. 11) / reference"
-    table, metrics, metric, ids, note = explorer.viewer_clips(label, "motion_u")
+    table, metrics, metric, ids, note, order = explorer.viewer_clips(label, "motion_u")
     from hug_vis_dataset.space.viewer import clip_display
 
     values = [float(v) for v in table[catalog.spec("motion_u").header]]
     assert values == sorted(values, reverse=True) and "largest first" in note and "worst" not in note
     assert table["Clip"].tolist() == [clip_display(c) for c in ids]  # shown as read; the ids stay the values
-    assert explorer.viewer_order(label) == "largest first"
+    assert order == "largest first"
     view = explorer.viewer_view(label, ids[0], 1, "motion_u")
     want = np.concatenate(list(iter_video_frames(explorer.release.record(ids[0]).video_path)))[1]
     assert view.panels == frozenset({"reference"}) and (view.reference == want).all() and view.output is None
@@ -144,7 +144,7 @@ def test_the_real_audio_row_plays_the_reference_recording_as_its_output(explorer
 
     explorer, _ = explorer_world
     label = "Voice cloning / Real audio (reference)"
-    _, _, _, ids, _ = explorer.viewer_clips(label)
+    ids = explorer.viewer_clips(label).ids
     view = explorer.viewer_view(label, ids[0])
     assert view.output_audio == view.reference_audio == str(explorer.release.record(ids[0]).audio_path)
     assert REPLAYS_REFERENCE in view.text and NO_OUTPUTS not in view.text

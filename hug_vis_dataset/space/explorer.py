@@ -19,7 +19,7 @@ import uuid
 import zipfile
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from ..outputs import scratch_folder
 from .. import catalog, stopping
@@ -33,7 +33,7 @@ from ..leaderboard.board import (ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SPACE_REVE
 from ..studies.status import aggregate_ratings
 from ..studies.study_desk import MosStudy, ratings_location
 from .findings_view import joint_finding
-from .crosstask_view import ANALYSES, ANALYSIS_FILTERS, crosstask_view, png_of, rows_basis  # noqa: F401 (re-exported)
+from .crosstask_view import ANALYSES, ANALYSIS_FILTERS, crosstask_view, png_of  # noqa: F401 (ANALYSES*: the app's API)
 from .precheck import PARTIAL_HELP, ambiguous_refusal, layout_check, refusals_message
 from .uploads import UnsafeUploadError, UploadLimits, check_zip, extracted_upload
 from .viewer import clip_scores
@@ -54,6 +54,17 @@ def _table_label(info: dict) -> str:
 def table_number(label: str) -> int:
     """``"Table 11: ..."`` -> 11."""
     return int(label.split(":")[0].split()[-1])
+
+
+class ViewerClips(NamedTuple):
+    """What the per-clip viewer lists for one run (:meth:`Explorer.viewer_clips`)."""
+
+    table: Any  #: one row per clip (and input setting), clips as read, the metric under its board header
+    metrics: list  #: the run's metrics with per-clip values (the "Order by" choices)
+    metric: "str | None"  #: the metric the table is ordered by
+    ids: list  #: the clip ids in the table's order
+    note: str  #: what is listed, in words
+    order: str  #: "worst first", "largest first" (a clip property) or "grid order" (nothing scored)
 
 
 class Explorer:
@@ -312,8 +323,9 @@ class Explorer:
         return [run_label(r) for r in self.store.runs()
                 if r.task in PANELS and (run_metrics(r) or unscored_clips(self.release, r))]
 
-    def viewer_clips(self, label: "str | None", metric: "str | None" = None):
-        """(worst-first table, metric choices, chosen metric, clip ids worst-first, message) of one run."""
+    def viewer_clips(self, label: "str | None", metric: "str | None" = None) -> "ViewerClips":
+        """:class:`ViewerClips` of one run (the table, its metric choices, its clip ids in order, the note and the
+        order in words), from one read of the store."""
         import pandas as pd
 
         from .viewer import clip_display, find_run, order_words, run_metrics, unscored_clips, worst_first
@@ -321,32 +333,23 @@ class Explorer:
         try:
             run = find_run(self.store.runs(), label or "")
         except KeyError:
-            return pd.DataFrame(), [], None, [], VIEWER_HINT
+            return ViewerClips(pd.DataFrame(), [], None, [], VIEWER_HINT, "worst first")
         metrics = run_metrics(run)
         if not metrics:  # nothing scored (the metrics needed weights): the clips with outputs, in grid order
             ids = unscored_clips(self.release, run)
             reasons = sorted({markdown_text(str(w).removeprefix("skipped: ")) for w in run.skipped.values()})
-            return (pd.DataFrame({"Clip": [clip_display(c) for c in ids], "Score": "not scored"}), [], None, ids,
-                    f"{len(ids)} clip(s) of {markdown_text(label)} in grid order, not scored"
-                    + (f" ({'; '.join(reasons)})" if reasons else "") + ": the outputs are shown beside the reference.")
+            return ViewerClips(pd.DataFrame({"Clip": [clip_display(c) for c in ids], "Score": "not scored"}), [],
+                               None, ids, f"{len(ids)} clip(s) of {markdown_text(label)} in grid order, not scored"
+                               + (f" ({'; '.join(reasons)})" if reasons else "")
+                               + ": the outputs are shown beside the reference.", "grid order")
         metric = metric if metric in metrics else metrics[0]
         table = worst_first(run, metric)
         ids = table["Clip"].tolist()
+        order = order_words(run.task)
         # the table shows each clip as a person reads it (Afraid, not the id's "fearful"); the ids stay the values
-        return (table.assign(Clip=[clip_display(c) for c in ids]), metrics, metric, ids,
-                f"{len(table)} clip(s) of {markdown_text(label)}, {order_words(run.task)} by "
-                f"{catalog.spec(metric).header}.")
-
-    def viewer_order(self, label: "str | None") -> str:
-        """How the run's clips are listed, in words (worst first, largest first for a clip property, grid order
-        when nothing was scored)."""
-        from .viewer import find_run, order_words, run_metrics
-
-        try:
-            run = find_run(self.store.runs(), label or "")
-        except KeyError:
-            return "worst first"
-        return order_words(run.task) if run_metrics(run) else "grid order"
+        return ViewerClips(table.assign(Clip=[clip_display(c) for c in ids]), metrics, metric, ids,
+                           f"{len(table)} clip(s) of {markdown_text(label)}, {order} by "
+                           f"{catalog.spec(metric).header}.", order)
 
     def viewer_view(self, label: "str | None", clip: "str | None", frame: Any = 0, metric: "str | None" = None):
         """:class:`~hug_vis_dataset.space.viewer.ClipView` of one clip of one run (None with a message

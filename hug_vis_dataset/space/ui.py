@@ -351,11 +351,10 @@ def _viewer_tab(gr, explorer: Explorer, tab):
         return gr.update(maximum=max(1, view.n_frames - 1), value=0, visible=bool(view.panels & FRAME_PANELS))
 
     def on_run(label, by):
-        table, metrics, chosen_metric, ids, note = explorer.viewer_clips(label, by)
+        table, metrics, chosen_metric, ids, note, order = explorer.viewer_clips(label, by)
         first = ids[0] if ids else None
         view = explorer.viewer_view(label, first, 0, chosen_metric)
-        order = explorer.viewer_order(label)
-        return (note, gr.update(value=table, visible=len(table) > 0, label=f"Clips, {order}"),
+        return (ids, note, gr.update(value=table, visible=len(table) > 0, label=f"Clips, {order}"),
                 gr.update(choices=[(clip_display(c), c) for c in dict.fromkeys(ids)], value=first),
                 gr.update(choices=metric_choices(metrics), value=chosen_metric, label=f"Order by ({order})",
                           visible=bool(metrics)), slider(view),
@@ -364,10 +363,11 @@ def _viewer_tab(gr, explorer: Explorer, tab):
     def on_clip(label, chosen, by):
         return (slider(explorer.viewer_view(label, chosen, 0, by)), *show(label, chosen, 0, by))
 
-    def on_row(label, by, evt: gr.SelectData):
-        """A click on a row of the clip table selects that row's clip."""
+    def on_row(label, by, ids, evt: gr.SelectData):
+        """A click on a row of the clip table selects that row's clip (the table shows clips as read; ``ids`` are
+        the listed clips' ids, kept when the run was listed)."""
         row = evt.row_value if isinstance(evt.row_value, (list, tuple)) else None
-        shown = {clip_display(c): c for c in explorer.viewer_clips(label, by)[3]}  # the table shows clips as read
+        shown = {clip_display(c): c for c in ids or []}
         chosen = shown.get(str(row[0]), str(row[0])) if row else None
         return (gr.update(value=chosen), *on_clip(label, chosen, by))
 
@@ -375,10 +375,11 @@ def _viewer_tab(gr, explorer: Explorer, tab):
     # and "gr.SelectData" cannot be resolved in this module's globals.
     on_row.__annotations__["evt"] = gr.SelectData
 
-    run.change(on_run, [run, metric], [message, clips, clip, metric, frame, *panels])
-    metric.input(on_run, [run, metric], [message, clips, clip, metric, frame, *panels])
+    listed = gr.State([])  # the ids of the clips the table lists, so a row click needs no second read of the store
+    run.change(on_run, [run, metric], [listed, message, clips, clip, metric, frame, *panels])
+    metric.input(on_run, [run, metric], [listed, message, clips, clip, metric, frame, *panels])
     clip.input(on_clip, [run, clip, metric], [frame, *panels])
-    clips.select(on_row, [run, metric], [clip, frame, *panels])
+    clips.select(on_row, [run, metric, listed], [clip, frame, *panels])
     frame.change(show, [run, clip, frame, metric], panels)
     tab.select(lambda: gr.update(choices=explorer.viewer_runs()), None, run)
 
