@@ -586,6 +586,16 @@ def spec(name: str) -> MetricSpec:
         raise KeyError(f"unknown metric {name!r}; known: {', '.join(sorted(_BY_NAME))}") from None
 
 
+def label_of(name: str) -> str:
+    """How a person reads a metric's name: its label when the catalog has the metric, else the name as given
+    (a column of counts, a name from a stored file).
+
+    >>> label_of("speaker_similarity"), label_of("n_ok")
+    ('Speaker Sim.', 'n_ok')
+    """
+    return _BY_NAME[name].label if name in _BY_NAME else str(name)
+
+
 def implementation_of(row: "str | MetricSpec") -> Callable[..., Any]:
     """The function a row names (:attr:`MetricSpec.implementation`), imported now; ``KeyError`` for
     an unknown name, ``ValueError`` (one line naming the row) when its module or function does not exist.

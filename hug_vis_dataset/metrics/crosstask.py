@@ -429,7 +429,7 @@ def source_difficulty(
                if not ((frame["task"] == task) & (frame["metric"] == metric)).any()]
     if missing:  # named as a person reads them (task and metric labels); the command keeps its keys
         label = (lambda t, m: f"{catalog.task(t).label if t in catalog.task_names() else t} "
-                              f"{catalog.spec(m).label if m in catalog.METRIC_NAMES else m}")
+                              f"{catalog.label_of(m)}")
         raise MissingMetricsError([label(t, m) for t, m in missing], [m for _, m in missing])
     ad, ad_models, ad_valid = _regime_valid(frame, ad_task, ad_metrics)
     vd, vd_models, vd_valid = _regime_valid(frame, vd_task, vd_metrics)

@@ -153,7 +153,7 @@ def variance_table(frame):
     metric under its label, each cell the share of variance (:func:`variance_frame`'s long frame, pivoted)."""
     wide = frame.pivot_table(index="term", columns="metric", values="share", sort=False)
     wide.index.name = "Condition factor"
-    return wide.rename(columns=lambda m: catalog.spec(m).label if m in catalog.METRIC_NAMES else m)
+    return wide.rename(columns=catalog.label_of)
 
 
 def boundary_frame(rows, regions: "tuple[str, ...]" = ("band_10", "thin", "bulk", "moving"), error: str = "mad"):
@@ -250,7 +250,7 @@ def methods_text(decompositions: "dict[str, Any]") -> str:
     """
     by_method: dict[str, list[str]] = {}
     for metric, result in decompositions.items():
-        label = catalog.spec(metric).label if metric in catalog.METRIC_NAMES else str(metric)
+        label = catalog.label_of(metric)
         by_method.setdefault(str(result.method), []).append(label)
     return "; ".join(f"{', '.join(names)}: {METHOD_WORDS.get(m, m)}" for m, names in by_method.items())
 

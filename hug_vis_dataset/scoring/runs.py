@@ -303,7 +303,7 @@ def _compare_aggregate(cached: "dict | None", table, task: str) -> None:
         for key, value in values.items():
             stored = cached[label].get(key)
             if not _close(stored, value if key not in ("n_ok", "n_failed") else int(value)):
-                shown = catalog.spec(key).label if key in catalog.METRIC_NAMES else key
+                shown = catalog.label_of(key)
                 raise RunValidationError(f"summary.json's aggregate disagrees with its rows: {shown} of {label} is "
                                          f"{stored!r} in the summary but {value:.6g} from rows.parquet")
 

@@ -486,7 +486,7 @@ class Explorer:
         skipped = result.summary.get("metrics", {}).get("skipped")
         if skipped:
             message += " Not computed: " + "; ".join(
-                f"{catalog.spec(m).label if m in catalog.METRIC_NAMES else m} ({markdown_text(why)})"
+                f"{catalog.label_of(m)} ({markdown_text(why)})"
                 for m, why in skipped.items())
         refused = refusals_message(cov, root)
         if refused:

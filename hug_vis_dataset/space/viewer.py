@@ -46,7 +46,7 @@ import numpy as np
 from .. import catalog
 from ..escaping import markdown_text
 from ..readers.json_files import read_json
-from ..results import REAL_AUDIO_MODEL
+from ..results import REAL_AUDIO_MODEL, reserved_label
 
 #: The panels each task's view uses: ``images`` (reference / output frames and the frame slider),
 #: ``error`` (the matte error map), ``audio`` (the two recordings), ``curve`` (per-frame values).
@@ -97,8 +97,6 @@ def run_label(run) -> str:
     >>> run_label(Run(task="voice_cloning", model="real-audio"))
     'Voice cloning / Real audio (reference)'
     """
-    from ..results import reserved_label
-
     return f"{catalog.task(run.task).label} / {reserved_label(run.model)}"
 
 
