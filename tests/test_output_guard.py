@@ -289,3 +289,40 @@ except stopping.Stopped as err:
     assert done.returncode == 143, done.stderr
     left = sorted(p.name for p in (tmp_path / "r").iterdir())
     assert left == sorted(GUARD_FILES - {".hugvis-transient"}) or left == [MARKER], left
+
+
+# ----------------------------------------------------------------------------- two claims of one folder at once
+def _marker_under_way(folder: Path) -> Path:
+    """What a second hugvis process sees while the first writes the folder's marker: only its temporary."""
+    folder.mkdir(parents=True)
+    claim("hugvis leaderboard worker", folder / "_", "worker").ensure()  # a real marker to copy the content of
+    temporary = folder / f".partial-{os.getpid()}-0123456789ab-{MARKER}"
+    (folder / "_" / MARKER).rename(temporary)
+    for leftover in (folder / "_").iterdir():
+        leftover.unlink()
+    (folder / "_").rmdir()
+    return temporary
+
+
+def test_a_folder_whose_marker_another_process_is_writing_is_claimed_once_it_lands(tmp_path):
+    import threading
+
+    folder = tmp_path / "work"
+    temporary = _marker_under_way(folder)
+    landing = threading.Timer(0.3, lambda: temporary.rename(folder / MARKER))
+    landing.start()
+    try:
+        out = claim("hugvis leaderboard worker", folder, "worker")  # waits for the rename, then sees a work folder
+    finally:
+        landing.join()
+    assert out.root == folder.resolve() and (folder / MARKER).is_file()
+
+
+def test_a_marker_temporary_that_never_lands_leaves_the_folder_refused(tmp_path, monkeypatch):
+    from hug_vis_dataset.outputs import guard
+
+    monkeypatch.setattr(guard, "MARKER_WAIT_S", 0.2)
+    folder = tmp_path / "work"
+    _marker_under_way(folder)
+    with pytest.raises(OutputError, match="is not empty .* and was not made by hugvis"):
+        claim("hugvis leaderboard worker", folder, "worker")

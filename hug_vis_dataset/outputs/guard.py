@@ -167,6 +167,8 @@ class Output:
         if not self.root.is_dir():
             return
         marker = read_marker(self.root)
+        if marker is None and _marker_being_written(self.root):
+            marker = _awaited_marker(self.root)  # another hugvis process is claiming the same folder right now
         if marker is None:
             if self.into_existing or not any(self.root.iterdir()):
                 return
@@ -464,6 +466,29 @@ class Output:
         if problem is not None:
             raise NotOursError(f"{self.command}: {problem}; it would be deleted: move it out of {self.named}")
         files.remove_path(target)
+
+
+#: How long :meth:`Output.check` waits for a marker another hugvis process is writing (its temporary is all the
+#: folder holds): two workers started together on one ``--work-dir`` both claim it in the same instant.
+MARKER_WAIT_S = 10.0
+
+
+def _marker_being_written(folder: Path) -> bool:
+    """Whether all ``folder`` holds is the temporary of a marker being written (``files.temporary_path``'s
+    ``.partial-<pid>-<random>-.hugvis-output.json``), not yet renamed into place."""
+    entries = [p.name for p in folder.iterdir()]
+    return bool(entries) and all(n.startswith(".partial-") and n.endswith(f"-{MARKER}") for n in entries)
+
+
+def _awaited_marker(folder: Path) -> "dict | None":
+    """The marker once its writer has renamed it into place (None if that has not happened within
+    :data:`MARKER_WAIT_S`, or the temporary went without a marker: the folder is then judged as it is)."""
+    import time
+
+    deadline = time.monotonic() + MARKER_WAIT_S
+    while time.monotonic() < deadline and _marker_being_written(folder):
+        time.sleep(0.02)
+    return read_marker(folder)
 
 
 def claim(command: str, output: "str | os.PathLike", kind: str, *,
