@@ -99,8 +99,8 @@ def one_metric_rows(frame, metric: str, task: "str | None"):
         raise ModuleInputError(f"metric_name={metric!r} is not a metric of the catalog")
     tasks = [task] if task else list(catalog.spec(metric).tasks)
     sel = frame[(frame["metric"] == metric) & frame["task"].isin(tasks)]
-    if len(set(sel["task"])) > 1:
-        raise ModuleInputError(f"{metric} rows of several tasks {sorted(set(sel['task']))}: pass task=...")
+    if len(set(sel["task"].unique())) > 1:
+        raise ModuleInputError(f"{metric} rows of several tasks {sorted(set(sel['task'].unique()))}: pass task=...")
     if sel.empty:
         raise ModuleInputError(f"no rows of {metric} ({', '.join(tasks)}); the rows hold "
                                f"{sorted(set(zip(frame['task'], frame['metric'])))[:8]}")
@@ -131,7 +131,7 @@ def detectable_difference(frame, metric_name: str = "", task: "str | None" = Non
 def neighbour_significance(frame, metric_name: str = "", task: "str | None" = None, **options: Any) -> dict:
     """Paired actor-clustered tests between each system and the next one on one metric."""
     from .metrics.significance import neighbour_tests
-    from .verdicts import word_of
+    from .statistics.verdicts import word_of
 
     sel = one_metric_rows(frame, metric_name, task)
     tests = neighbour_tests(sel, catalog.spec(metric_name).higher_is_better, **options)
@@ -144,24 +144,27 @@ def neighbour_significance(frame, metric_name: str = "", task: "str | None" = No
 
 # ----------------------------------------------------------------------------- metrics against the MOS
 def mos_agreement_by_task(frame, ratings: Any = None, top_k: int = 3, n_boot: int = 1000, seed: int = 0,
-                          preferences: Any = None) -> dict:
+                          preferences: Any = None, all_raters: bool = False) -> dict:
     """Metric-MOS agreement per generation task from stored rows and a ratings CSV (or its rows); with
     ``preferences`` (a pairwise CSV or its rows) also the pairwise source under ``"pairwise"``: per
     task, the Bradley-Terry strengths against the MOS and against each automatic metric
-    (:func:`hug_vis_dataset.studies.bradley_terry.strength_agreement_rows`)."""
+    (:func:`hug_vis_dataset.studies.bradley_terry.strength_agreement_rows`). The ratings that count are the one
+    rule's (:func:`hug_vis_dataset.studies.judgments.counted_ratings`: gold items and flagged raters out, unless
+    ``all_raters``), as in the MOS tables and the joint tables."""
     import pandas as pd
 
     from .metrics.mos_agreement import metric_mos_agreement_rows
     from .studies.bradley_terry import strength_agreement_rows
-    from .studies.mos import clip_means, read_ratings
+    from .studies.judgments import counted_ratings
+    from .studies.mos import clip_means
 
     if ratings is None and preferences is None:
         raise ModuleInputError("metric_mos_agreement needs ratings=<ratings CSV path> (rater, clip_id, model, "
                                "criterion, score) and/or preferences=<pairwise CSV path>")
     human = None
     if ratings is not None:
-        valid = read_ratings(ratings)[0] if isinstance(ratings, (str, Path)) else pd.DataFrame(ratings)
-        human = clip_means(valid)
+        valid = counted_ratings(ratings, all_raters)[0]
+        human = clip_means(valid) if len(valid) else None
     out: dict = {}
     tasks = [t.name for t in catalog.TASKS if t.mos_table]
     for task in tasks if human is not None else ():
@@ -182,7 +185,7 @@ def mos_agreement_by_task(frame, ratings: Any = None, top_k: int = 3, n_boot: in
             rows = frame[(frame["task"] == task) & frame["metric"].isin(_agreement_metrics(task))]
             if mine.empty or rows.empty:
                 continue
-            systems = set(mine["system_a"]) | set(mine["system_b"])
+            systems = set(mine["system_a"].unique()) | set(mine["system_b"].unique())
             mos_rows = human[human["model"].isin(systems)] if human is not None else None
             table = strength_agreement_rows(mine, mos_rows, rows[rows["model"].isin(systems)], top_k=top_k, task=task)
             pairwise[task] = table.to_dict("records")

@@ -21,7 +21,7 @@ import numpy as np
 
 from . import figure_style as style
 from .grid import EMOTION_NAMES
-from .stats import ols_fit, spearman
+from .statistics.basics import ols_fit, spearman
 
 # One colour per emotion (Table 1 order), colour-blind friendly (Okabe-Ito plus grey).
 EMOTION_COLORS: dict[str, str] = {

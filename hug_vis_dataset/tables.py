@@ -103,6 +103,8 @@ def render_table(
     precision: str = "fixed",
     pool: "str | None" = None,
     texts: "Mapping[tuple[int, str], str] | None" = None,
+    marked: "Mapping[tuple[int, str], str | None] | None" = None,
+    suffixes: "Mapping[tuple[int, str], str] | None" = None,
 ) -> str:
     """Render a results table with best (bold) and second-best (underlined) values per metric.
 
@@ -140,6 +142,11 @@ def render_table(
             runs among themselves.
         texts: ``(row position, metric) -> text``: a cell printed exactly so (the paper's digits as
             published) instead of by ``precision``; it is ranked on ``float(text)``.
+        marked: ``(row position, metric) -> best / second / None``: the marks, computed by the caller (the
+            statistics' ranking, :func:`hug_vis_dataset.statistics.ranking.rank_column`, which draws a mark only
+            where the verdicts separate the rows); without it marks follow the printed values alone.
+        suffixes: ``(row position, metric) -> text`` printed after the cell (and its interval): a verdict mark
+            (``≈``, ``?``) or the small-sample mark of an interval.
 
     Returns:
         The table as a string.
@@ -215,12 +222,17 @@ def render_table(
     ranked_in = [(gi if rank_within == "group" else None, pi) for gi, pi in zip(groups, pools)]
     marks = {m: [None] * len(wide) for m in metrics}
     excluded = {i for i, label in enumerate(wide[row_label]) if label in set(unranked)}
-    for key in dict.fromkeys(ranked_in):
-        idx = [i for i, ki in enumerate(ranked_in) if ki == key and i not in excluded]
-        for m in metrics:
-            shown = [float(printed(m, values[m][i], i)) if math.isfinite(values[m][i]) else math.nan for i in idx]
-            for i, mark in zip(idx, mark_ranks(shown, direction[m], None)):
+    if marked is not None:
+        for (i, m), mark in marked.items():
+            if m in marks and 0 <= i < len(wide) and i not in excluded:
                 marks[m][i] = mark
+    else:
+        for key in dict.fromkeys(ranked_in):
+            idx = [i for i, ki in enumerate(ranked_in) if ki == key and i not in excluded]
+            for m in metrics:
+                shown = [float(printed(m, values[m][i], i)) if math.isfinite(values[m][i]) else math.nan for i in idx]
+                for i, mark in zip(idx, mark_ranks(shown, direction[m], None)):
+                    marks[m][i] = mark
 
     label_cols = [row_label] + [c for c in extra_columns if c != row_label]
     label_headers = [c[:1].upper() + c[1:] for c in label_cols]
@@ -235,6 +247,10 @@ def render_table(
         tail = ""
         if interval is not None and all(math.isfinite(float(b)) for b in interval):
             tail = f" [{printed(m, float(interval[0]))}, {printed(m, float(interval[1]))}]"
+        suffix = (suffixes or {}).get((i, m), "")
+        if suffix:
+            tail += " " + (html.escape(suffix) if fmt == "html" else
+                           _latex_escape(suffix).replace("≈", r"$\approx$") if fmt == "latex" else suffix)
         if fmt == "markdown":
             return (f"**{text}**" if mark == BEST else f"<u>{text}</u>" if mark == SECOND else text) + tail
         if fmt == "latex":

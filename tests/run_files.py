@@ -16,15 +16,13 @@ import pandas as pd
 def write_run(root: Path, task: str, model: str, rows: pd.DataFrame, grid_size: "int | None" = None,
               synthetic: bool = True, skipped: "dict | None" = None) -> Path:
     """Store ``rows`` (result rows of one task and model) as ``root/<task>/<model>/``."""
-    from hug_vis_dataset.scoring.aggregate import finite_or_none, task_table
+    from hug_vis_dataset.scoring.aggregate import aggregate_record, task_table
 
     folder = Path(root) / task / model
     folder.mkdir(parents=True)
     rows.to_parquet(folder / "rows.parquet", index=False)
     table = task_table(rows, protocol="clip") if len(rows) else None
-    aggregate = None if table is None else {
-        str(label): {c: (int(v) if c in ("n_ok", "n_failed") else finite_or_none(v)) for c, v in table.loc[label].items()}
-        for label in table.index}
+    aggregate = aggregate_record(table)
     summary = {"task": task, "model": model, "protocol": {"aggregation": "clip"},
                "metrics": {"computed": sorted(set(rows["metric"])), "skipped": skipped or {}},
                "aggregate": aggregate, "coverage": {"grid_size": grid_size or rows["clip_id"].nunique()},

@@ -185,7 +185,7 @@ def shift_table(task: str, rows, tables: dict, baseline: str, n_boot: int = 1000
     """
     import pandas as pd
 
-    from ..metrics.significance import cluster_bootstrap_interval
+    from ..statistics.paired import cluster_bootstrap_interval
 
     ok = rows[rows["status"] == "ok"] if len(rows) else rows
     records = []

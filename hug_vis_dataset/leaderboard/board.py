@@ -8,10 +8,12 @@ Rows have an **origin**:
   real benchmark);
 * ``subset``: a run on part of the grid (its means are over other clips than the paper's).
 
-**Ranking rule** (one, the report's: :func:`hug_vis_dataset.tables.mark_ranks` on the printed
-values): best and second are marked within a *comparable group*: paper and submitted rows form
-one pool, synthetic rows another, subset rows a third; Table 4 is further split by input setting.
-Reference rows (Table 9's real audio) and the built-in baselines are printed, never ranked.
+**Ranking rule** (one, the report's: :func:`hug_vis_dataset.statistics.ranking.rank_column`): rows rank on
+their printed values within a *comparison set* (:func:`hug_vis_dataset.statistics.rules.comparison_set`: paper and
+submitted rows form one pool, synthetic rows another, subset rows a third, a partial run only with partial runs;
+Table 4 further split by input setting); each stored row is compared with the next-ranked stored row (the one
+verdict), and best / second are drawn only where those comparisons separate the rows (a paper row has no per-clip
+rows and no verdict). Reference rows (Table 9's real audio) and the built-in baselines are printed, never ranked.
 Synthetic and subset rows are shown only on request.
 
 Headers carry the metric's label, direction arrow and unit from the catalog
@@ -38,20 +40,16 @@ from .. import catalog
 from ..paper_tables import PAPER_COLUMNS, TASK_TABLES, UNRANKED_SOURCES, table_info
 from ..results import BASELINE_MODEL, EMOTION_MODEL_SEP, REAL_AUDIO_MODEL, RESERVED_LABELS, baseline_note, reserved_label
 from ..escaping import markdown_text
-from ..tables import mark_ranks
+from ..statistics.ranking import Entry, rank_column
+from ..statistics.rules import PARTIAL_RULE, RANK_POOLS, comparison_set  # noqa: F401 (the board's rules)
+from ..statistics.sums import RowsIndex
 
 PAPER, SUBMITTED, SYNTHETIC, SUBSET = "paper", "submitted", "synthetic", "subset"
 ORIGIN_LABELS: dict[str, str] = {PAPER: "paper", SUBMITTED: "submitted", SYNTHETIC: "synthetic demo",
                                  SUBSET: "grid subset"}
-#: Which origins are ranked together.
-RANK_POOLS: dict[str, str] = {PAPER: "benchmark", SUBMITTED: "benchmark", SYNTHETIC: SYNTHETIC, SUBSET: SUBSET}
 DEFAULT_ORIGINS: tuple[str, ...] = (PAPER, SUBMITTED)
 BOARD_COLUMNS: tuple[str, ...] = PAPER_COLUMNS + ("origin", "n_ok", "n_failed", "coverage", "link", "note",
                                                   "scored_by", "detail", "partial")
-#: The one rule for a run that leaves clips of its grid out (a partial upload, ``hugvis evaluate`` on a subset):
-#: it is scored and shown, and ranked only among runs that miss clips too, never among complete runs.
-PARTIAL_RULE = ("A run that leaves clips of its grid out is scored and shown, and ranked only among runs that miss "
-                "clips too (its means are over other clips), never among complete runs.")
 ALL = "All"
 NEEDS_WEIGHTS = "needs weights"
 #: Paper rows have no per-clip rows: no verdict can be computed for them (hug_vis_dataset.verdicts).
@@ -203,7 +201,7 @@ def mos_detail(row) -> str:
         >>> mos_detail(R(ci_low=3.91, ci_high=4.3, n_ratings=12)), mos_detail(R(ci_low=float("nan"), ci_high=1, n_ratings=1))
         ('[3.91, 4.30], 12 ratings', '1 ratings')
     """
-    from ..verdicts import MARKS, CANNOT_TELL, collapsed
+    from ..statistics.verdicts import MARKS, CANNOT_TELL, collapsed
 
     low, high = (float(getattr(row, k, math.nan)) for k in ("ci_low", "ci_high"))
     interval = f"[{print_value(low)}, {print_value(high)}], " if math.isfinite(low) and math.isfinite(high) else ""
@@ -212,12 +210,24 @@ def mos_detail(row) -> str:
     return f"{interval}{int(row.n_ratings)} ratings"
 
 
-def clip_rows_of(runs: Iterable) -> "object":
-    """The per-clip rows of valid stored runs, concatenated (what :func:`board`'s ``clip_rows`` takes)."""
+def clip_rows_of(runs: Iterable, *extra) -> "RowsIndex":
+    """The per-clip rows of valid stored runs (and ``extra`` frames: per-clip MOS rows), indexed for
+    :func:`board`'s ``clip_rows`` (:class:`~hug_vis_dataset.statistics.sums.RowsIndex`: each run's rows as they
+    are, nothing concatenated but what a column's comparisons read)."""
+    parts = [run.rows for run in runs if getattr(run, "rows", None) is not None and len(run.rows)]
+    return RowsIndex(parts + [e for e in extra if e is not None and len(e)])
+
+
+def run_tables(runs: Iterable) -> dict:
+    """Task -> the stored runs' tables concatenated (paper units, each task's protocol): the values the board prints,
+    which every surface ranks by."""
     import pandas as pd
 
-    parts = [run.rows for run in runs if getattr(run, "rows", None) is not None and len(run.rows)]
-    return pd.concat(parts, ignore_index=True) if parts else None
+    out: dict = {}
+    for run in runs:
+        if run.table is not None and len(run.table):
+            out.setdefault(run.task, []).append(run.table)
+    return {task: pd.concat(parts) for task, parts in out.items()}
 
 
 def row_group(model: str, origin: str, source: str = "") -> int:
@@ -323,10 +333,12 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
             (:class:`~hug_vis_dataset.scoring.runs.DamagedRun`); those of this table's task (or of
             no known task) are listed once in the notes with their path, problem and fix.
         extra_notes: plain-text notes to add (e.g. skipped lines of the ratings log).
-        clip_rows: per-clip rows of the valid stored runs (:func:`clip_rows_of`); each stored value of a
-            comparable group is compared with the next-ranked stored row (:func:`hug_vis_dataset.verdicts.compare`,
-            the verdict every surface shows): ``≈`` marks "not separable", ``?`` "cannot tell", with the reason
-            in the notes; "separable" needs no mark.
+        clip_rows: per-clip rows of the valid stored runs (:func:`clip_rows_of`, or their
+            :class:`~hug_vis_dataset.statistics.sums.RowsIndex`; MOS columns: per-clip MOS rows); each stored value
+            of a comparison set is compared with the next-ranked stored row
+            (:func:`hug_vis_dataset.statistics.verdicts.compare`, the verdict every surface shows): ``≈`` marks
+            "not separable", ``?`` "cannot tell", with the reason in the notes; "separable" needs no mark, and
+            only separable rows keep a best / second mark.
 
     Every note is Markdown; text taken from stored data in it (reasons, paths, names) is escaped
     with :func:`hug_vis_dataset.escaping.markdown_text`.
@@ -362,26 +374,20 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
     reasons: dict[str, set[str]] = {}
     legends: dict[str, None] = {}
     has_mos = collapsed_mos = False
+    evidence = clip_rows if clip_rows is None or isinstance(clip_rows, RowsIndex) else RowsIndex(clip_rows)
     for metric in metrics:
         part = sub[sub["metric"] == metric["key"]]
-        ranked = part[~part.apply(_unranked, axis=1)] if len(part) else part
-        marks: dict = {}
-        # A run missing clips of its grid is ranked in a pool of its own (PARTIAL_RULE).
-        partial = _partial(ranked)
-        pools = (ranked.assign(pool=ranked["origin"].map(RANK_POOLS) + partial.map({True: " (partial)", False: ""}))
-                 if len(ranked) else ranked)
-        verdicts: dict = {}
-        for _, group in (pools.groupby(["pool"] + (["input_setting"] if by_setting else []), sort=False)
-                         if len(pools) else []):
-            values = [float(t) if t else float("nan") for t in group["text"]]
-            if sum(v == v for v in values) >= 2:  # a row alone in its pool is ranked against nothing: no "best"
-                marks.update(zip(group.index, mark_ranks(values, metric["higher_is_better"], None)))
-            verdicts.update(_neighbour_verdicts(group, metric, info["task"], clip_rows))
+        entries = [Entry(index, comparison_set(record["origin"], _is_partial(record),
+                                               record["input_setting"] if by_setting else ""),
+                         float(record["text"]) if record["text"] else float("nan"),
+                         None if record["origin"] == PAPER else _clip_label(record), not _unranked(record))
+                   for index, record in part.iterrows()]
+        compared = evidence if _has_evidence(evidence, info["task"], metric["key"]) else None
+        outcome = rank_column(entries, info["task"], metric["key"], metric["higher_is_better"], compared)
         for index, record in part.iterrows():
             key = tuple(record[k] for k in keys)
-            mark = marks.get(index)
+            mark, verdict = outcome[index].mark, outcome[index].verdict
             if record["text"]:
-                verdict = verdicts.get(index)
                 text = record["text"] + (f" {verdict.mark}" if verdict is not None and verdict.mark else "")
                 text += f" {record['detail']}" if isinstance(record.get("detail"), str) and record["detail"] else ""
                 text = f"{text} ({mark})" if mark else text
@@ -442,7 +448,7 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
     if has_mos:
         notes.append(MOS_NOTE)
     if collapsed_mos:
-        from ..verdicts import COLLAPSED
+        from ..statistics.verdicts import COLLAPSED
 
         notes.append(f"? on a MOS interval: {COLLAPSED}.")
     notes.extend(markdown_text(n) for n in extra_notes)
@@ -470,26 +476,21 @@ def _partial(frame):
     return frame["partial"].map(lambda v: v is True or v == 1.0)
 
 
-def _neighbour_verdicts(group, metric: dict, task: str, clip_rows) -> dict:
-    """Index -> :class:`~hug_vis_dataset.verdicts.Verdict` of each stored row of a ranked group against the next-ranked
-    stored row (by the printed value), from the stored per-clip rows. Paper rows have none: never compared."""
-    from ..verdicts import neighbour_verdicts
+def _is_partial(record) -> bool:
+    value = record.get("partial") if hasattr(record, "get") else None
+    return value is True or value == 1.0
 
-    key = metric["key"]
-    stored = group[(group["origin"] != PAPER) & group["text"].astype(bool)]
-    if clip_rows is None or len(stored) < 2 or key not in catalog.METRIC_NAMES:
-        return {}
-    if catalog.spec(key).mode == catalog.SET_LEVEL:
-        return {}
-    labels = {i: (f"{r['model']}{EMOTION_MODEL_SEP}{r['input_setting']}" if r["input_setting"] else r["model"])
-              for i, r in stored.iterrows()}
-    mine = clip_rows[(clip_rows["task"] == task) & (clip_rows["metric"] == key)
-                     & clip_rows["model"].isin(set(labels.values()))]
-    with_rows = [i for i in stored.index if labels[i] in set(mine["model"])]
-    sign = -1.0 if metric["higher_is_better"] else 1.0
-    ranked = sorted(with_rows, key=lambda i: (sign * float(stored.at[i, "text"]), labels[i]))
-    found = neighbour_verdicts(mine, task, key, [labels[i] for i in ranked])
-    return dict(zip(ranked, found))
+
+def _clip_label(record) -> str:
+    """A stored board row's label in the per-clip rows (emotion: ``model | setting``)."""
+    return f"{record['model']}{EMOTION_MODEL_SEP}{record['input_setting']}" if record["input_setting"] else record["model"]
+
+
+def _has_evidence(evidence, task: str, key: str) -> bool:
+    """Whether the per-clip rows hold the column's values (a set-level metric such as FID has none)."""
+    if evidence is None or (key in catalog.METRIC_NAMES and catalog.spec(key).mode == catalog.SET_LEVEL):
+        return False
+    return len(evidence.values(task, key).systems) > 0
 
 
 def _stored_label(model: str, origin: str, paper_names: "set[str]") -> str:

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..grid import EMOTION_NAMES, ClipId
 from ..results import reference_rows
-from ..stats import OLSFit, minmax, ols_fit, spearman
+from ..statistics.basics import OLSFit, minmax, ols_fit, spearman
 
 ORIENTATIONS = ("retain", "negate", "complement")
 

@@ -57,7 +57,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .significance import sign_patterns
+from ..statistics.paired import (pair_p_values, pair_p_values_batch, pair_p_values_complement,  # noqa: F401
+                                 sign_patterns)
 
 __all__ = ["Judge", "JointResult", "pair_index", "pair_p_values", "soft_pairwise_accuracy", "tie_calibrated_accuracy",
            "kendall_tau_b", "ranks", "joint_agreement", "sign_patterns", "judge_from_values", "judge_from_answers"]
@@ -78,46 +79,16 @@ def pair_index(n_systems: int) -> list[tuple[int, int]]:
     return [(i, j) for i in range(n_systems) for j in range(i + 1, n_systems)]
 
 
-def _tolerance(sums: np.ndarray) -> np.ndarray:
-    # Any signed sum of the actor sums is within this of its exact value: ties are ties, not rounding.
-    return 100.0 * np.finfo(np.float64).eps * np.abs(sums).sum(axis=-1)
-
-
-def pair_p_values(pair_sums: np.ndarray, signs: np.ndarray, exact: bool) -> tuple[np.ndarray, np.ndarray]:
-    """One-sided (mid-p) and two-sided sign-flip p-values of each pair from its per-actor sums.
-
-    Args:
-        pair_sums: ``(P, A)``, ``D_ij[a]``: actor a's sum of the pair's per-clip differences (0 where the
-            actor has no common clip); a row of NaN marks a pair without common clips.
-        signs: ``(R, A)`` sign patterns (:func:`sign_patterns`), shared by every pair.
-        exact: the patterns are all ``2^A`` (no ``+1`` correction of the two-sided p-value).
-
-    Returns:
-        ``(one_sided, two_sided)``, each ``(P,)``: ``P(T* > T) + P(T* = T) / 2`` (``i`` better than ``j``)
-        and ``min(1, 2 min(P(T* <= T), P(T* >= T)))``; NaN for a pair without common clips.
-
-    Example:
-        >>> one, two = pair_p_values(np.array([[1.0, -1.0]]), *sign_patterns(2))
-        >>> one.tolist(), two.tolist()    # T = 0: the patterns give 0, -2, 2, 0
-        ([0.5], [1.0])
-    """
-    sums = np.asarray(pair_sums, dtype=np.float64)
-    missing = np.isnan(sums).all(axis=1)
-    sums = np.where(np.isnan(sums), 0.0, sums)
-    observed = sums.sum(axis=1)
-    null = signs @ sums.T  # (R, P)
-    tol = _tolerance(sums)
-    n = null.shape[0]
-    above = (null > observed + tol).sum(axis=0)
-    below = (null < observed - tol).sum(axis=0)
-    equal = n - above - below
-    one = (above + 0.5 * equal) / n
-    adjust = 0 if exact else 1
-    p_less = (below + equal + adjust) / (n + adjust)
-    p_greater = (above + equal + adjust) / (n + adjust)
-    two = np.minimum(1.0, 2.0 * np.minimum(p_less, p_greater))
-    one[missing], two[missing] = np.nan, np.nan
-    return one, two
+def soft_pairwise_accuracy_rows(p_human: np.ndarray, p_metric: np.ndarray, mask: "np.ndarray | None" = None
+                                ) -> np.ndarray:
+    """:func:`soft_pairwise_accuracy` of every row of ``(B, P)`` arrays (``mask`` ``(P,)`` or ``(B, P)``)."""
+    h, m = np.asarray(p_human, dtype=float), np.asarray(p_metric, dtype=float)
+    keep = np.isfinite(h) & np.isfinite(m)
+    if mask is not None:
+        keep &= np.asarray(mask, dtype=bool)
+    n = keep.sum(axis=1)
+    total = np.where(keep, np.abs(h - m), 0.0).sum(axis=1)
+    return np.where(n > 0, 1.0 - total / np.maximum(n, 1), np.nan)
 
 
 def soft_pairwise_accuracy(p_human: np.ndarray, p_metric: np.ndarray, mask: "np.ndarray | None" = None) -> float:
@@ -206,6 +177,20 @@ def ranks(scores: Sequence[float]) -> np.ndarray:
     return out
 
 
+def ranks_rows(scores: np.ndarray) -> np.ndarray:
+    """:func:`ranks` of every row of a ``(B, S)`` array (rows without NaN at once)."""
+    from scipy.stats import rankdata
+
+    x = np.asarray(scores, dtype=float)
+    out = np.full(x.shape, np.nan)
+    whole = np.isfinite(x).all(axis=1)
+    if whole.any():
+        out[whole] = rankdata(-x[whole], method="min", axis=1)
+    for b in np.flatnonzero(~whole):
+        out[b] = ranks(x[b])
+    return out
+
+
 def _tied_top(scores: np.ndarray, k: int) -> np.ndarray:
     """Systems ranked <= k (ties at the k-th all in), as a mask."""
     r = ranks(scores)
@@ -240,6 +225,7 @@ class Judge:
     fit: "Callable[[np.ndarray], np.ndarray] | None" = None
     scale: float = 1.0
     n_clips: int = 0
+    fit_batch: "Callable[[np.ndarray], np.ndarray] | None" = None
 
     @property
     def n_systems(self) -> int:
@@ -257,6 +243,18 @@ class Judge:
     def sums(self, picks: "np.ndarray | None" = None) -> np.ndarray:
         """The pair sums on the actors ``picks`` (column k = the k-th drawn actor)."""
         return self.pair_sums if picks is None else self.pair_sums[:, picks]
+
+    def scores_of_weights(self, weights: np.ndarray) -> np.ndarray:
+        """``(B, S)``: the scores of every replicate, from how often each actor was drawn (``(B, A)``): weighted
+        sums of the per-actor sums, or the fit of the weighted wins (``fit_batch`` when given, else one at a time)."""
+        w = np.asarray(weights, dtype=np.float64)
+        if self.wins is not None:
+            stacked = np.einsum("ba,aij->bij", w, self.wins)
+            if self.fit_batch is not None:
+                return np.asarray(self.fit_batch(stacked))
+            return np.stack([np.asarray(self.fit(m)) for m in stacked]) if len(stacked) else np.zeros((0, self.n_systems))
+        sums, counts = w @ self.system_sums.T, w @ self.system_counts.T
+        return np.where(counts > 0, sums / np.where(counts > 0, counts, 1), np.nan)
 
 
 def _sum_by_actor(values: np.ndarray, actors: np.ndarray, n_actors: int) -> np.ndarray:
@@ -296,11 +294,13 @@ def judge_from_values(name: str, values: np.ndarray, actors: np.ndarray, n_actor
 
 def judge_from_answers(name: str, first: np.ndarray, second: np.ndarray, outcome: np.ndarray, clips: np.ndarray,
                        actors: np.ndarray, n_systems: int, n_actors: int,
-                       fit: "Callable[[np.ndarray], np.ndarray] | None" = None) -> Judge:
+                       fit: "Callable[[np.ndarray], np.ndarray] | None" = None,
+                       fit_batch: "Callable[[np.ndarray], np.ndarray] | None" = None) -> Judge:
     """A judge from pairwise answers: ``first``/``second`` system indices, ``outcome`` 1 / 0.5 / 0 for the
     first better / tie / worse, the clip index and actor of each answer. A pair's per-clip difference is the
     mean over that clip's answers of ``2 outcome - 1`` (oriented to the lower system index). ``fit`` gives the
-    system scores from a win matrix (default: each system's share of wins).
+    system scores from a win matrix (default: each system's share of wins); ``fit_batch`` the same of a stack of
+    win matrices (the bootstrap's replicates at once).
 
     Example:
         >>> j = judge_from_answers("people", np.array([0, 1]), np.array([1, 0]), np.array([1.0, 0.5]),
@@ -333,12 +333,17 @@ def judge_from_answers(name: str, first: np.ndarray, second: np.ndarray, outcome
     np.add.at(wins, (actor, b_idx, a_idx), 1.0 - out)
     empty = np.zeros((n_systems, n_actors))
     return Judge(name, pair_sums, empty, empty, mean_diff, wins=wins, fit=fit or _win_share,
-                 n_clips=int(np.unique(clip).size))
+                 n_clips=int(np.unique(clip).size), fit_batch=fit_batch if fit is not None else _win_share_batch)
 
 
 def _win_share(wins: np.ndarray) -> np.ndarray:
     total = wins.sum(axis=1) + wins.sum(axis=0)
     return np.where(total > 0, wins.sum(axis=1) / np.where(total > 0, total, 1), np.nan)
+
+
+def _win_share_batch(wins: np.ndarray) -> np.ndarray:
+    total = wins.sum(axis=2) + wins.sum(axis=1)
+    return np.where(total > 0, wins.sum(axis=2) / np.where(total > 0, total, 1), np.nan)
 
 
 # ----------------------------------------------------------------------------- everything at once
@@ -439,7 +444,8 @@ def joint_agreement(human: Judge, metrics: Sequence[Judge], n_actors: int, top_k
         seed: the seed of the sign patterns, the bootstrap and PERM-BOTH (same seed, same result).
         compare: run PERM-BOTH for every pair of metrics (not with ``n_perm < 1``).
     """
-    from ..stats import cluster_draws
+    from ..statistics.basics import cluster_draws
+    from ..statistics.draws import draw_weights
 
     n_sys = human.n_systems
     signs, exact = sign_patterns(n_actors, n_resamples, seed)
@@ -449,25 +455,29 @@ def joint_agreement(human: Judge, metrics: Sequence[Judge], n_actors: int, top_k
     pairs = pair_index(n_sys)
     top = _tied_top(point_scores[0], top_k)
     in_top = np.array([bool(top[i] or top[j]) for i, j in pairs], dtype=bool)
-    boot_scores = [[] for _ in judges]
-    boot_spa, boot_spa_top = [[] for _ in metrics], [[] for _ in metrics]
+    boot_scores = [np.zeros((0, n_sys)) for _ in judges]
+    boot_spa = [np.zeros(0) for _ in metrics]
+    boot_spa_top = [np.zeros(0) for _ in metrics]
     if n_boot and n_actors >= 2:
-        for picks in cluster_draws(n_actors, n_boot, seed):
-            scores_b = [j.scores(picks) for j in judges]
-            for k, s in enumerate(scores_b):
-                boot_scores[k].append(s)
-            top_b = _tied_top(scores_b[0], top_k)
-            in_top_b = np.array([bool(top_b[i] or top_b[j]) for i, j in pairs], dtype=bool)
-            p_h = pair_p_values(human.sums(picks), signs, exact)[0]
-            for k, metric in enumerate(metrics):
-                p_m = pair_p_values(metric.sums(picks), signs, exact)[0]
-                boot_spa[k].append(soft_pairwise_accuracy(p_h, p_m))
-                boot_spa_top[k].append(soft_pairwise_accuracy(p_h, p_m, in_top_b))
+        # Every replicate at once: scores from the draws' weights, p-values from the drawn actors' sums in draw
+        # order (the k-th drawn actor takes column k of the sign patterns), one matrix product per block.
+        picks = np.stack(list(cluster_draws(n_actors, n_boot, seed)))
+        weights = draw_weights(n_actors, n_boot, seed)
+        boot_scores = [j.scores_of_weights(weights) for j in judges]
+        boot_ranks = ranks_rows(boot_scores[0])
+        top_b = np.isfinite(boot_ranks) & (boot_ranks <= top_k)
+        first, second = np.array([i for i, _ in pairs], dtype=np.int64), np.array([j for _, j in pairs], dtype=np.int64)
+        in_top_b = top_b[:, first] | top_b[:, second] if pairs else np.zeros((n_boot, 0), dtype=bool)
+        p_h = pair_p_values_batch(np.moveaxis(human.pair_sums[:, picks], 1, 0), signs, exact)[0]
+        for k, metric in enumerate(metrics):
+            p_m = pair_p_values_batch(np.moveaxis(metric.pair_sums[:, picks], 1, 0), signs, exact)[0]
+            boot_spa[k] = soft_pairwise_accuracy_rows(p_h, p_m)
+            boot_spa_top[k] = soft_pairwise_accuracy_rows(p_h, p_m, in_top_b)
     results = []
     for k, judge in enumerate(judges):
-        reps = np.array(boot_scores[k]) if boot_scores[k] else np.zeros((0, n_sys))
+        reps = boot_scores[k]
         low, high = _interval(reps, level, n_actors) if len(reps) else (np.full(n_sys, np.nan),) * 2
-        rank_reps = np.array([ranks(r) for r in reps]) if len(reps) else np.zeros((0, n_sys))
+        rank_reps = ranks_rows(reps) if len(reps) else np.zeros((0, n_sys))
         r_low, r_high = _rank_interval(rank_reps, level, n_actors) if len(rank_reps) else (np.full(n_sys, np.nan),) * 2
         results.append(JudgeResult(judge.name, point_scores[k], low, high, ranks(point_scores[k]), r_low, r_high,
                                    judge.difference, *point_p[k]))
@@ -478,8 +488,8 @@ def joint_agreement(human: Judge, metrics: Sequence[Judge], n_actors: int, top_k
         m = results[k + 1]
         spa = soft_pairwise_accuracy(h.p_one_sided, m.p_one_sided)
         spa_top = soft_pairwise_accuracy(h.p_one_sided, m.p_one_sided, in_top)
-        lo, hi = _interval(np.array(boot_spa[k])[:, None], level, n_actors) if boot_spa[k] else ([math.nan],) * 2
-        tlo, thi = (_interval(np.array(boot_spa_top[k])[:, None], level, n_actors) if boot_spa_top[k]
+        lo, hi = _interval(boot_spa[k][:, None], level, n_actors) if len(boot_spa[k]) else ([math.nan],) * 2
+        tlo, thi = (_interval(boot_spa_top[k][:, None], level, n_actors) if len(boot_spa_top[k])
                     else ([math.nan],) * 2)
         discordant = ((h.p_two_sided < alpha) & (m.p_two_sided < alpha)
                       & (np.sign(h.difference) * np.sign(m.difference) < 0))
@@ -532,11 +542,14 @@ def perm_both(human: Judge, metric_a: Judge, metric_b: Judge, signs: np.ndarray,
     else:
         swaps = np.random.default_rng([seed, 1]).integers(0, 2, size=(n_perm, n_actors)).astype(float)
         perm_exact = False
-    count = 0
-    for w in swaps:
-        h1 = za * (1.0 - w) + zb * w
-        h2 = zb * (1.0 - w) + za * w
-        count += int(spa(h2) - spa(h1) >= delta - 1e-12)
+    # Every hybrid at once: (n, P, A) stacks, their p-values in blocks of one matrix product each. The second
+    # hybrid is the first's complement (h1 + h2 = za + zb, actor by actor), so its null distribution is the
+    # fixed S (za + zb) minus the first's: one product serves both.
+    h1 = za[None] * (1.0 - swaps[:, None, :]) + zb[None] * swaps[:, None, :]
+    p1, p2 = pair_p_values_complement(h1, za + zb, signs, exact)
+    spa1 = soft_pairwise_accuracy_rows(p_human[None], p1, both)
+    spa2 = soft_pairwise_accuracy_rows(p_human[None], p2, both)
+    count = int(np.count_nonzero(spa2 - spa1 >= delta - 1e-12))
     adjust = 0 if perm_exact else 1
     p_value = (count + adjust) / (len(swaps) + adjust) if np.isfinite(delta) else math.nan
     return {"metric_a": metric_a.name, "metric_b": metric_b.name, "spa_a": spa_a, "spa_b": spa_b, "delta": delta,

@@ -598,7 +598,7 @@ def _relation(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
     """Spearman rho (with its p-value) and the OLS line of y on x, from :mod:`hug_vis_dataset.stats`."""
     from scipy import stats as scipy_stats
 
-    from ..stats import ols_fit, spearman
+    from ..statistics.basics import ols_fit, spearman
 
     fit = ols_fit(x, y)
     rho = spearman(x, y)

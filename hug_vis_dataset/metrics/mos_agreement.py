@@ -16,7 +16,7 @@ system level (one mean per system each):
 It runs on system means alone, so it applies to the paper's own Tables 5+6, 7+8 and 9+10
 (:func:`paper_agreement`); given per-clip rows instead (:func:`metric_mos_agreement_rows`), it adds
 percentile intervals of rho and tau from the actor-clustered bootstrap of
-:func:`hug_vis_dataset.stats.bootstrap_ci`.
+:func:`hug_vis_dataset.statistics.generic.bootstrap_ci`, computed by the statistics engine from per-actor sums.
 
 **Pairwise source.** The second protocol's Bradley-Terry strengths are another human ranking:
 :func:`strength_agreement` (system means) compares them with the MOS ranking of the same criterion
@@ -95,7 +95,7 @@ def _kendall(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def _pair_row(metric: Mapping[str, float], mos: Mapping[str, float], top_k: int) -> dict[str, Any]:
-    from ..stats import spearman
+    from ..statistics.basics import spearman
 
     systems = sorted(set(metric) & set(mos))
     x = np.array([metric[s] for s in systems])
@@ -177,15 +177,13 @@ def metric_mos_agreement_rows(metric_rows: Any, mos_rows: Any, higher_is_better:
     Args:
         metric_rows: ``model``, ``clip_id``, ``metric``, ``value`` (``actor_id``, ``status`` optional).
         mos_rows: ``model``, ``clip_id``, ``criterion``, ``score`` (``actor_id`` optional).
-        n_boot, level, seed: see :func:`hug_vis_dataset.stats.bootstrap_ci`.
+        n_boot, level, seed: the actor bootstrap's (:func:`hug_vis_dataset.statistics.draws.draw_weights`).
 
     Returns:
         The agreement frame plus ``spearman_low``, ``spearman_high``, ``kendall_low``,
         ``kendall_high`` (NaN with a single actor: nothing to resample).
     """
     import pandas as pd
-
-    from ..stats import bootstrap_ci
 
     auto = metric_rows.copy() if isinstance(metric_rows, pd.DataFrame) else pd.DataFrame(list(metric_rows))
     human = mos_rows.copy() if isinstance(mos_rows, pd.DataFrame) else pd.DataFrame(list(mos_rows))
@@ -217,19 +215,63 @@ def metric_mos_agreement_rows(metric_rows: Any, mos_rows: Any, higher_is_better:
 
     point = table(combined)
 
-    def statistic(frame):
-        t = table(frame)
-        return {(r.metric, r.criterion, stat): getattr(r, stat)
-                for r in t.itertuples() for stat in ("spearman", "kendall")}
-
-    intervals = bootstrap_ci(combined, statistic, n_boot=n_boot, level=level, seed=seed)
     for stat in ("spearman", "kendall"):
         for end in ("low", "high"):
-            point[f"{stat}_{end}"] = [
-                # One actor: every replicate is the data itself, a zero-width "interval" that says nothing.
-                getattr(intervals[(m, c, stat)], end) if intervals[(m, c, stat)].n_clusters > 1 else math.nan
-                for m, c in zip(point["metric"], point["criterion"])]
+            point[f"{stat}_{end}"] = math.nan
+    if not len(combined) or not len(point):
+        return point
+    intervals = _rank_correlation_intervals(combined, point, directions, n_boot, level, seed)
+    for i, (m, c) in enumerate(zip(point["metric"], point["criterion"])):
+        for stat in ("spearman", "kendall"):
+            ci = intervals.get((m, c, stat))
+            # One actor: every replicate is the data itself, a zero-width "interval" that says nothing.
+            if ci is not None and ci.n_clusters > 1:
+                point.loc[point.index[i], [f"{stat}_low", f"{stat}_high"]] = [ci.low, ci.high]
     return point
+
+
+def _rank_correlation_intervals(combined, point, directions: Mapping[str, bool], n_boot: int, level: float,
+                                seed: int) -> dict:
+    """Actor-bootstrap intervals of rho and tau of every (metric, criterion) row of ``point``, every replicate at
+    once: the systems' means of each replicate from per-actor sums (the statistics engine's weights), the rank
+    correlations of all replicates vectorised (:func:`~hug_vis_dataset.statistics.basics.spearman_rows`,
+    :func:`~hug_vis_dataset.statistics.basics.kendall_rows`); a replicate missing a system's value (no drawn
+    actor rated it) is computed on its own, as the generic path would."""
+    from ..statistics.basics import kendall_rows, spearman_rows
+    from ..statistics.draws import check_level, draw_weights, percentile_intervals, replicate_means
+    from ..statistics.intervals import grouped_sums
+    from ..statistics.sums import _actor_ids
+
+    check_level(level)
+    actor_ids = _actor_ids(combined)
+    actors = np.unique(actor_ids)
+    weights = draw_weights(len(actors), n_boot, seed)
+    keys = list(zip(combined["kind"], combined["name"], combined["model"]))
+    uniques, sums, counts = grouped_sums(keys, actor_ids, combined["value"].to_numpy(float), actors)
+    replicates = replicate_means(weights, sums, counts)
+    column = {k: i for i, k in enumerate(uniques)}
+    points, reps, names = [], [], []
+    for metric, criterion in zip(point["metric"], point["criterion"]):
+        sign = 1.0 if directions.get(metric, True) else -1.0
+        systems = sorted({k[2] for k in uniques if k[:2] == ("metric", metric)}
+                         & {k[2] for k in uniques if k[:2] == ("mos", criterion)})
+        x = sign * replicates[:, [column[("metric", metric, s)] for s in systems]]
+        y = replicates[:, [column[("mos", criterion, s)] for s in systems]]
+        whole = np.isfinite(x).all(axis=1) & np.isfinite(y).all(axis=1)
+        values = {"spearman": np.full(len(x), np.nan), "kendall": np.full(len(x), np.nan)}
+        values["spearman"][whole] = spearman_rows(x[whole], y[whole])
+        values["kendall"][whole] = kendall_rows(x[whole], y[whole])
+        for b in np.flatnonzero(~whole):  # the systems this replicate has
+            keep = np.isfinite(x[b]) & np.isfinite(y[b])
+            values["spearman"][b] = spearman_rows(x[b, keep][None], y[b, keep][None])[0]
+            values["kendall"][b] = kendall_rows(x[b, keep][None], y[b, keep][None])[0]
+        row = point[(point["metric"] == metric) & (point["criterion"] == criterion)].iloc[0]
+        for stat in ("spearman", "kendall"):
+            names.append((metric, criterion, stat))
+            points.append(float(row[stat]))
+            reps.append(values[stat])
+    cis = percentile_intervals(points, np.stack(reps, axis=1), level, len(actors)) if reps else []
+    return dict(zip(names, cis))
 
 
 # ----------------------------------------------------------------------------- the pairwise source

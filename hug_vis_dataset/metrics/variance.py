@@ -102,11 +102,11 @@ def _prepare(rows: "Iterable[Mapping] | Any"):
         raise VarianceInputError(f"rows mix metrics {sorted(frame['metric'].unique())}; pass one metric's rows")
     if "status" in frame.columns:
         frame = frame[frame["status"].fillna("ok") == "ok"]
-    if "clip_id" in frame.columns:  # grid fields from the clip id where absent
-        parsed = frame["clip_id"].map(lambda c: ClipId.parse(str(c)).fields())
-        for column in ("actor_id", "emotion", "action_id", "script_id"):
-            if column not in frame.columns:
-                frame[column] = parsed.map(lambda f, c=column: f[c])
+    absent = [c for c in ("actor_id", "emotion", "action_id", "script_id") if c not in frame.columns]
+    if "clip_id" in frame.columns and absent:  # grid fields from the clip id, one parse per distinct clip
+        fields = {c: ClipId.parse(str(c)).fields() for c in frame["clip_id"].unique()}
+        for column in absent:
+            frame[column] = frame["clip_id"].map({c: f[column] for c, f in fields.items()})
     missing = [c for c in (*_CELL, "value") if c not in frame.columns]
     if missing:
         raise VarianceInputError(f"rows lack columns {missing} (see hug_vis_dataset.results.RESULT_COLUMNS)")

@@ -19,10 +19,11 @@ def _report(args) -> int:
     from .report import build_report
 
     formats = tuple(f.strip() for f in args.format.split(",") if f.strip())
+    progress = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     report = build_report(args.results, args.out, formats=formats, mos=args.mos, n_boot=args.n_boot,
                           figures=not args.no_figures, audit=args.audit, paper=not args.no_paper,
                           preferences=args.preferences, mos_all_raters=args.mos_all_raters,
-                          into_existing=args.into_existing)
+                          into_existing=args.into_existing, progress=progress)
     if args.print:
         print(report.markdown)
     else:
@@ -106,6 +107,7 @@ def register(subparsers) -> None:
     r.add_argument("--n-boot", type=nonnegative_int, default=1000, help="bootstrap replicates (actor-clustered)")
     r.add_argument("--no-figures", action="store_true")
     r.add_argument("--print", action="store_true", help="print the whole report (Markdown) instead of a summary")
+    r.add_argument("--quiet", action="store_true", help="no progress lines on stderr (each step, with its counts)")
     r.add_argument("--no-paper", action="store_true",
                    help="leave the paper's published rows out of the task tables (shown by default, origin 'paper')")
     r.add_argument("--audit", type=Path, default=None,

@@ -56,68 +56,109 @@ def no_rows(task: str) -> str:
             f"`hugvis evaluate {task}`")
 
 
-def _groups(sel, task: str):
-    """Comparable groups of a task's rows: emotion models by input setting, else one group."""
-    if task != "emotion":
-        return [("", sel)]
-    setting = sel["model"].str.partition(EMOTION_MODEL_SEP)[2]
-    return [(s, sel[setting == s]) for s in sorted(set(setting))]
+def pooled_rows(rows, comparisons=None):
+    """The rows an analysis pooling each task's systems uses: per task, the labels of
+    :meth:`~hug_vis_dataset.statistics.evidence.Comparisons.pooled` (complete runs of one comparison set; partial
+    runs left out), plus the reference rows (Fig. 11's reference motion, Table 9's real audio), which the analyses
+    read as references."""
+    from ..statistics.evidence import comparisons_of
+
+    if rows is None or not len(rows):
+        return rows
+    comparisons = comparisons_of(rows, comparisons)
+    keep = reference_rows(rows["model"]).to_numpy().copy()
+    for task in rows["task"].unique():
+        labels = comparisons.pooled(str(task))[0]
+        keep |= ((rows["task"] == task) & rows["model"].isin(labels)).to_numpy()
+    return rows[keep]
 
 
-def _compared_metrics(sel, task: str):
-    """``(group, metric, spec, rows)`` of each per-clip table metric that at least two models share, per
-    comparable group: what the neighbour tests and the detectable differences both compare."""
-    for group, part in _groups(sel, task):
+def _table_values(one, task: str, metric: str, tables) -> dict:
+    """label -> the metric's value as the task table gives it (paper units; the report's or the stored runs' tables,
+    under the task's protocol; else the clip protocol of these rows)."""
+    from ..scoring.aggregate import task_table
+
+    table = (tables or {}).get(task)
+    if table is None or metric not in getattr(table, "columns", ()):
+        table = task_table(one, protocol="clip", metrics=[metric])
+    if metric not in table.columns:
+        return {}
+    return {str(k): float(v) for k, v in table[metric].items() if v == v}
+
+
+def _neighbours(sel, task: str, comparisons=None, tables=None, evidence=None):
+    """``(comparison set, metric, spec, rows, verdicts)`` of each per-clip table metric that at least two systems of a
+    comparison set share: the systems ranked as the task table prints them (the board's order:
+    :func:`hug_vis_dataset.statistics.ranking.order` on the printed values), each against the next one down
+    (:func:`hug_vis_dataset.statistics.verdicts.compare`, the one verdict every surface shows)."""
+    from ..statistics.evidence import comparisons_of
+    from ..statistics.ranking import Entry, order
+    from ..statistics.verdicts import neighbour_verdicts
+
+    comparisons = comparisons_of(sel, comparisons)
+    for name, labels in comparisons.sets(task).items():
+        mine = sel[sel["model"].isin(labels)]
         for metric in catalog.table_metrics(task):
             spec = catalog.spec(metric)
-            one = part[part["metric"] == metric]
-            if one["model"].nunique() >= 2 and spec.mode != catalog.SET_LEVEL:
-                yield group, metric, spec, one
+            one = mine[mine["metric"] == metric]
+            if one["model"].nunique() < 2 or spec.mode == catalog.SET_LEVEL:
+                continue
+            values = _table_values(one, task, metric, tables)
+            entries = [Entry(label, name, float(spec.printed(values[label])), label) for label in sorted(set(one["model"].unique()))
+                       if label in values]
+            ranked = [e.label for e in order(entries, spec.higher_is_better)]
+            yield name, metric, spec, one, neighbour_verdicts(evidence if evidence is not None else one, task, metric,
+                                                              ranked)
 
 
-def _neighbours(sel, task: str):
-    """``(group, metric, spec, rows, verdicts)`` of each compared metric: its models ranked as the task table
-    prints them (the board's order), each against the next one down (:func:`hug_vis_dataset.verdicts.compare`,
-    the one verdict every surface shows)."""
-    from ..scoring.aggregate import task_table
-    from ..verdicts import neighbour_verdicts, ranking
-
-    for group, metric, spec, one in _compared_metrics(sel, task):
-        table = task_table(one, protocol="clip", metrics=[metric])
-        if metric not in table.columns:
-            continue
-        yield group, metric, spec, one, neighbour_verdicts(one, task, metric, ranking(table, metric))
+def _set_columns(task: str, name: str) -> dict:
+    """The display columns naming a comparison set: ``Input`` (Table 4's setting) and ``Compared among``."""
+    pool, _, setting = name.partition(" | ")
+    return {"Input": setting, "Compared among": pool}
 
 
-def significance_frame(rows, task: str):
-    """Each table metric's leaderboard neighbours and the verdict of each comparison (actors as clusters).
+def _drop_constant_set(frame, task: str):
+    """Drop ``Input`` outside Table 4 and ``Compared among`` when every row has the same comparison set."""
+    drop = [] if task == "emotion" else ["Input"]
+    if frame["Compared among"].nunique() <= 1:
+        drop.append("Compared among")
+    return frame.drop(columns=[c for c in drop if c in frame.columns])
+
+
+def significance_frame(rows, task: str, comparisons=None, tables=None, evidence=None):
+    """Each table metric's leaderboard neighbours and the verdict of each comparison (actors as clusters), per
+    comparison set (a partial run only against partial runs, Table 4 per input setting).
 
     Returns:
-        ``(frame, why)``: one row per (input setting, metric, neighbour pair) with the display columns
-        ``Input`` (emotion only), ``Metric``, ``Model``, ``Next model``, ``Difference`` (paper units, positive
-        when the model is better), ``95% interval``, ``p``, ``Actors``, ``Verdict`` and ``Why``.
+        ``(frame, why)``: one row per (comparison set, metric, neighbour pair) with the display columns
+        ``Input`` (emotion only), ``Compared among`` (when there is more than one comparison set), ``Metric``,
+        ``Model``, ``Next model``, ``Difference`` (paper units, positive when the model is better), ``95% interval``,
+        ``p``, ``Actors``, ``Verdict`` and ``Why``.
     """
     import pandas as pd
 
+    from ..statistics.evidence import comparisons_of
+
+    comparisons = comparisons_of(rows, comparisons)  # from every row: a partial run's missing clips are failed rows
     sel, why = _model_rows(rows, task)
     if sel is None:
         return pd.DataFrame(), why
     records = []
-    for group, metric, spec, _, verdicts in _neighbours(sel, task):
+    for name, metric, spec, _, verdicts in _neighbours(sel, task, comparisons, tables, evidence):
         for v in verdicts:
             interval = (f"[{v.ci_low:.4g}, {v.ci_high:.4g}]" if v.ci_low == v.ci_low and v.ci_high == v.ci_high
                         else "")
-            records.append({"Input": group, "Metric": spec.label, "Model": v.model, "Next model": v.next_model,
-                            "Difference": v.difference, "95% interval": interval, "p": v.p_value,
-                            "Actors": v.n_actors, "Verdict": v.word, "Why": v.why})
+            records.append({**_set_columns(task, name), "Metric": spec.label, "Model": v.model,
+                            "Next model": v.next_model, "Difference": v.difference, "95% interval": interval,
+                            "p": v.p_value, "Actors": v.n_actors, "Verdict": v.word, "Why": v.why})
     if not records:
         return pd.DataFrame(), f"{task}: fewer than two models share a per-clip metric"
-    frame = pd.DataFrame(records)
-    return (frame if task == "emotion" else frame.drop(columns="Input")), ""
+    return _drop_constant_set(pd.DataFrame(records), task), ""
 
 
-def variance_frame(rows, task: str):
-    """Shares of variance per table metric of a task (models of the task pooled).
+def variance_frame(rows, task: str, comparisons=None):
+    """Shares of variance per table metric of a task (the task's pooled systems:
+    :meth:`~hug_vis_dataset.statistics.evidence.Comparisons.pooled`; a partial run left out).
 
     Returns:
         ``(frame, decompositions, why)``: frame rows ``metric``, ``term``, ``share``, ``method``;
@@ -127,7 +168,7 @@ def variance_frame(rows, task: str):
 
     from ..metrics.variance import VarianceInputError, variance_decomposition
 
-    sel, why = _model_rows(rows, task)
+    sel, why = _model_rows(pooled_rows(rows, comparisons), task)
     if sel is None:
         return pd.DataFrame(), {}, why
     decompositions, records, problems = {}, [], []
@@ -176,20 +217,22 @@ def boundary_frame(rows, regions: "tuple[str, ...]" = ("band_10", "thin", "bulk"
     return table.rename(columns={**{m: catalog.spec(m).label for m in metrics}, "n_ok": "Clips scored"}), ""
 
 
-def mos_agreement_frame(rows, ratings: "str | Path", n_boot: int = 200, seed: int = 0):
-    """Metric vs MOS agreement per generation task with stored rows and ratings of the same models."""
+def mos_agreement_frame(rows, ratings: "str | Path", n_boot: int = 200, seed: int = 0, all_raters: bool = False):
+    """Metric vs MOS agreement per generation task with stored rows and ratings of the same models (the ratings that
+    count: :func:`hug_vis_dataset.studies.judgments.counted_ratings`, as in the MOS tables)."""
     import pandas as pd
 
     from ..modules import ModuleInputError, mos_agreement_by_task
 
     try:
-        out = mos_agreement_by_task(rows, ratings=ratings, n_boot=n_boot, seed=seed)
+        out = mos_agreement_by_task(rows, ratings=ratings, n_boot=n_boot, seed=seed, all_raters=all_raters)
     except ModuleInputError as err:
         return pd.DataFrame(), str(err)
     return pd.concat([pd.DataFrame(v).assign(task=k) for k, v in out.items()], ignore_index=True), ""
 
 
-def detectable_frame(rows, task: str, actor_counts: "tuple[int, ...]" = (30, 10, 6)):
+def detectable_frame(rows, task: str, actor_counts: "tuple[int, ...]" = (30, 10, 6), comparisons=None, tables=None,
+                     evidence=None):
     """Minimum detectable difference of each per-clip table metric of a task (paper units).
 
     Returns:
@@ -201,14 +244,16 @@ def detectable_frame(rows, task: str, actor_counts: "tuple[int, ...]" = (30, 10,
     import pandas as pd
 
     from ..metrics.power import PowerInputError, detectable_differences
-    from ..verdicts import verdict_counts
+    from ..statistics.evidence import comparisons_of
+    from ..statistics.verdicts import verdict_counts
 
+    comparisons = comparisons_of(rows, comparisons)
     sel, why = _model_rows(rows, task)
     if sel is None:
         return pd.DataFrame(), why
     records = []
-    for group, metric, spec, one, verdicts in _neighbours(sel, task):
-        base = {"Input": group, "Metric": spec.label}
+    for name, metric, spec, one, verdicts in _neighbours(sel, task, comparisons, tables, evidence):
+        base = {**_set_columns(task, name), "Metric": spec.label}
         try:
             out = detectable_differences(one, spec.higher_is_better, actor_counts, scale=spec.paper_scale)
         except PowerInputError as err:
@@ -222,8 +267,7 @@ def detectable_frame(rows, task: str, actor_counts: "tuple[int, ...]" = (30, 10,
                         "Neighbour verdicts": verdict_counts(verdicts), "Note": ""})
     if not records:
         return pd.DataFrame(), f"{task}: fewer than two models share a per-clip metric"
-    frame = pd.DataFrame(records)
-    return (frame if task == "emotion" else frame.drop(columns="Input")), ""
+    return _drop_constant_set(pd.DataFrame(records), task), ""
 
 
 def noise_floor_markdown(audit_dir: "str | Path") -> list[str]:
@@ -264,32 +308,50 @@ METHOD_WORDS = {"balanced": "a complete, balanced grid (each factor's share from
 
 def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, mos: Any = None,
                       preferences: Any = None, n_boot: "int | None" = None, paper: bool = True,
-                      all_raters: bool = False, formats: "tuple[str, ...]" = ("md",)) -> list[str]:
+                      all_raters: bool = False, formats: "tuple[str, ...]" = ("md",), comparisons=None,
+                      evidence=None, tables=None, step=None) -> list[str]:
     """The report's "Findings" section (every table computed from the stored rows); ``preferences``
     (a pairwise CSV) adds the pairwise source (:mod:`hug_vis_dataset.reporting.pairwise`); with either, the
     joint view of metrics and human judgment (:mod:`hug_vis_dataset.reporting.joint`, ``n_boot`` replicates;
     ``paper``: with what the paper's own tables allow; ``all_raters``: keep the raters quality control flags;
-    ``formats``: of the joint table's files)."""
+    ``formats``: of the joint table's files).
+
+    The statistics engine's rules hold throughout: neighbours are compared within the board's comparison sets
+    (``comparisons``, default from the rows), ranked by the task tables' printed values (``tables``, default the
+    clip protocol of the rows); analyses that pool a task's systems use its complete runs
+    (:func:`pooled_rows`); ratings are the counted ones. ``evidence``: the rows' ``RowsIndex`` (arranged once);
+    ``step``: called with a line per step (progress).
+    """
+    from ..statistics.evidence import comparisons_of
+    from ..statistics.verdicts import CANNOT_TELL, NOT_SEPARABLE, SEPARABLE
+
+    step = step or (lambda text: None)
+    comparisons = comparisons_of(rows, comparisons)
+    pooled = pooled_rows(rows, comparisons)
     md = ["## Findings (measured from the stored rows)", ""]
     tasks = [t for t in catalog.task_names(with_paper_table=True) if rows is not None and (rows["task"] == t).any()]
-    from ..verdicts import CANNOT_TELL, NOT_SEPARABLE, SEPARABLE
-
+    left = [comparisons.left_out_words(t) for t in tasks]
+    if any(left):
+        md += [f"- {line}" for line in left if line] + [""]
     md += ["### Significance between leaderboard neighbours", "",
-           f"Each system against the next one down, as the table ranks them: a paired sign-flip test on their "
+           f"Each system against the next one down, as the table ranks them, within its comparison set (as the "
+           f"board: a partial run only against partial runs): a paired sign-flip test on their "
            f"common clips, actors as clusters (exact when 2^actors <= 9999). The verdict is **{SEPARABLE}** "
            f"(p < 0.05), **{NOT_SEPARABLE}** (the test could decide and did not), or **{CANNOT_TELL}** (the design "
            f"cannot decide: with fewer than 6 actors no gap can reach p < 0.05); the board marks the last two "
-           f"≈ and ? (`hug_vis_dataset.verdicts`).", ""]
+           f"≈ and ? (the statistics engine's verdicts).", ""]
+    step("findings: significance between neighbours ...")
     for task in tasks:
-        frame, why = significance_frame(rows, task)
+        frame, why = significance_frame(rows, task, comparisons, tables, evidence)
         md += [f"**{catalog.task(task).label}**: {why}" if frame.empty else f"**{catalog.task(task).label}**:", ""]
         if not frame.empty:
             md += [markdown_table(frame, 4), ""]
     md += ["### Condition-factor decomposition of variance (finding iv)", ""]
+    step("findings: variance decomposition ...")
     for task in tasks:
-        frame, decompositions, why = variance_frame(rows, task)
+        frame, decompositions, why = variance_frame(pooled, task, comparisons)
         if frame.empty:
-            md += [f"**{task}**: {why}", ""]
+            md += [f"**{catalog.task(task).label}**: {why}", ""]
             continue
         md += [f"**{catalog.task(task).label}** (share of variance; {methods_text(decompositions)}):", "",
                markdown_table(variance_table(frame), 3, index=True), ""]
@@ -305,26 +367,30 @@ def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, 
            "(paired per-clip differences, actors as clusters, variance components pooled over neighbour pairs; "
            "`hug_vis_dataset.metrics.power`), at the rows' actor count and at others with the same clips per "
            "actor; `Neighbour verdicts` repeats the significance table's verdicts in its words.", ""]
+    step("findings: detectable differences ...")
     for task in tasks:
-        frame, why = detectable_frame(rows, task)
-        md += [f"**{task}**: {why}" if frame.empty else f"**{task}**:", ""]
+        frame, why = detectable_frame(rows, task, comparisons=comparisons, tables=tables, evidence=evidence)
+        md += [f"**{catalog.task(task).label}**: {why}" if frame.empty else f"**{catalog.task(task).label}**:", ""]
         if not frame.empty:
             md += [markdown_table(frame, 3), ""]
     md += ["### Boundary, thin-structure and moving-region matting errors (finding iii)", ""]
-    frame, why = boundary_frame(rows)
+    frame, why = boundary_frame(pooled)
     md += [why if frame.empty else markdown_table(frame, 4, index=True), ""]
     if mos is not None:
+        step("findings: automatic metrics vs MOS ...")
         md += ["### Automatic metrics vs MOS at the top (finding ii)", ""]
-        frame, why = mos_agreement_frame(rows, mos)
+        frame, why = mos_agreement_frame(pooled, mos, all_raters=all_raters)
         md += [why if frame.empty else markdown_table(frame, 3), ""]
     if preferences is not None:
         from .pairwise import INTRO, TITLE, pairwise_frames
 
+        step("findings: pairwise preferences (Bradley-Terry) ...")
         md += [TITLE, "", INTRO, ""]
-        for frame, why in pairwise_frames(rows, preferences, mos):
+        for frame, why in pairwise_frames(pooled, preferences, mos, all_raters=all_raters):
             md += [why if frame.empty else markdown_table(frame, 3), ""]
     if mos is not None or preferences is not None:
         from .joint import joint_markdown
 
-        md += joint_markdown(rows, mos, preferences, out_dir, files, n_boot, paper, all_raters, tuple(formats))
+        step("findings: metrics and human judgment jointly ...")
+        md += joint_markdown(pooled, mos, preferences, out_dir, files, n_boot, paper, all_raters, tuple(formats))
     return md

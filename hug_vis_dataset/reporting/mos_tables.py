@@ -55,7 +55,7 @@ def mos_model_tasks(models_criteria: "dict[str, set[str]]", summaries: Sequence[
     return tasks, unassigned
 
 
-def render_mos_table(task: str, mos, fmt: str = "markdown") -> str:
+def render_mos_table(task: str, mos, fmt: str = "markdown", cis: "dict | None" = None, evidence=None) -> str:
     """One task's MOS table shaped like the paper's Table 6, 8 or 10.
 
     Args:
@@ -63,6 +63,11 @@ def render_mos_table(task: str, mos, fmt: str = "markdown") -> str:
         mos: model x criterion MOS (a wide frame, index = model); criteria of the task that were
             not rated print as a dash.
         fmt: ``markdown``, ``latex`` or ``html``.
+        cis: ``(model, criterion) -> BootstrapCI``: each MOS's 95% actor-clustered interval, printed beside it, with
+            the small-sample mark where it cannot be read as one (:func:`hug_vis_dataset.statistics.rules.interval_mark`).
+        evidence: the per-clip MOS rows (``task``, ``model``, ``metric`` = criterion, ``clip_id``, ``value``): each
+            system is compared with the next-ranked one (the one verdict) and best / second are drawn only where the
+            verdicts separate them, as on the board; None: marks by printed value alone.
 
     Example:
         >>> import pandas as pd
@@ -76,13 +81,24 @@ def render_mos_table(task: str, mos, fmt: str = "markdown") -> str:
     """
     from ..studies.mos import CRITERIA, TASK_CRITERIA
     from ..tables import render_table
+    from .table_marks import table_marks
 
     criteria = list(TASK_CRITERIA[task])
     frame = mos.reindex(columns=criteria).rename_axis("model").reset_index()
+    caption = f"{MOS_PAPER_TABLE[task]}-shaped subjective results (MOS, 1-5) for {task}"
+    marked = suffixes = None
+    intervals = {}
+    if cis is not None or evidence is not None:
+        frame["_label"], frame["_origin"] = frame["model"].astype(str), "subset"
+        marked, suffixes, legends = table_marks(task, frame, criteria, {}, [], cis, None, None, evidence, CRITERIA)
+        intervals = {(i, c): (ci.low, ci.high) for i, model in enumerate(frame["model"]) for c in criteria
+                     for ci in [(cis or {}).get((model, c))] if ci is not None and ci.n_clusters >= 2}
+        caption += "; each cell: MOS [95% actor-clustered interval]" + "".join(f". {line}" for line in legends)
     # MOS criteria are not automatic metrics (not in METRIC_INFO): direction and header given here.
-    return render_table(frame, metrics=criteria, fmt=fmt, higher_is_better={c: True for c in criteria},
-                        display={c: CRITERIA[c] for c in criteria}, scales={c: 1.0 for c in criteria},
-                        caption=f"{MOS_PAPER_TABLE[task]}-shaped subjective results (MOS, 1-5) for {task}")
+    return render_table(frame[["model", *criteria]], metrics=criteria, fmt=fmt,
+                        higher_is_better={c: True for c in criteria}, display={c: CRITERIA[c] for c in criteria},
+                        scales={c: 1.0 for c in criteria}, caption=caption, intervals=intervals, marked=marked,
+                        suffixes=suffixes)
 
 
 def _joint_gaps(task: str, criteria: "set[str]", tables, summaries) -> list[str]:
@@ -102,28 +118,35 @@ def _joint_gaps(task: str, criteria: "set[str]", tables, summaries) -> list[str]
     return gaps
 
 
-def _mos_html(task: str, wide, table, simulated: bool, qc_line: str) -> str:
+def _labelled(cis: "dict | None", evidence, label: str) -> tuple:
+    """``(cis, evidence)`` keyed by the names the table prints (``label`` after each model)."""
+    if not label:
+        return cis, evidence
+    cis = {(f"{m}{label}", c): ci for (m, c), ci in (cis or {}).items()}
+    return cis, (evidence.assign(model=evidence["model"] + label) if evidence is not None else None)
+
+
+def _mos_html(task: str, wide, table, simulated: bool, qc_line: str, cis=None, evidence=None) -> str:
     """One task's MOS table as a whole HTML document: the ranked MOS (models marked "(simulated raters)"
     where they are), then every MOS with its 95% actor-clustered interval and the clips, ratings and
     actors behind it, the rater-QC note, and a warning for intervals that collapsed to a point."""
     import html as escape_html
 
-    from ..verdicts import CANNOT_TELL, COLLAPSED, MARKS
-    from ..verdicts import collapsed as collapsed_interval
+    from ..statistics.basics import format_interval
+    from ..statistics.rules import COLLAPSED, collapsed as collapsed_interval, small_sample_legend
     from .html import html_note, html_page
-    from ..stats import format_interval
 
     label = SIMULATED_LABEL if simulated else ""
-    body = [render_mos_table(task, wide.rename(index=lambda m: f"{m}{label}"), "html")]
+    body = [render_mos_table(task, wide.rename(index=lambda m: f"{m}{label}"), "html", *_labelled(cis, evidence, label))]
     rows = []
     collapsed = []
     for (model, criterion), row in table.iterrows():
         actors = int(row["n_actors"]) if "n_actors" in row and row["n_actors"] == row["n_actors"] else 0
         low, high = float(row["ci_low"]), float(row["ci_high"])
+        # The small-sample and collapsed marks come with the interval (statistics.rules), as on the board.
         cell = format_interval(float(row["mos"]), low, high, actors) if actors else f"{float(row['mos']):.2f} [n/a]"
-        if actors >= 2 and collapsed_interval(low, high):  # drawn as the board draws it (hug_vis_dataset.verdicts)
+        if actors >= 2 and collapsed_interval(low, high):
             collapsed.append(f"{model} {criterion}")
-            cell += f" {MARKS[CANNOT_TELL]}"
         rows.append("<tr>" + "".join(f"<td>{escape_html.escape(str(v))}</td>" for v in (
             f"{model}{label}", criterion, cell, int(row["n_clips"]), int(row["n_ratings"]), actors)) + "</tr>")
     body.append("<table><caption>MOS with its 95% actor-clustered bootstrap interval and the counts behind it"
@@ -135,6 +158,9 @@ def _mos_html(task: str, wide, table, simulated: bool, qc_line: str) -> str:
         body.append(html_note(qc_line.replace("\\", "")))
     if collapsed:
         body.append(html_note(f"? on a MOS interval ({', '.join(collapsed)}): {COLLAPSED}; rate clips of more actors."))
+    small = small_sample_legend(table["n_actors"].dropna().astype(int)) if "n_actors" in table else ""
+    if small:
+        body.append(html_note(small))
     return html_page(f"{MOS_PAPER_TABLE[task]} ({task}): HUG-VIS subjective results", "\n".join(body))
 
 
@@ -146,16 +172,15 @@ def _mos_section(mos_path, tables, summaries, out_dir, n_boot, formats, files, a
     and the note under each table says so, unless ``all_raters``."""
     import pandas as pd
 
-    from ..studies.rater_qc import GOLD_MODELS
-    from ..studies.mos import TASK_CRITERIA, MOSReport, agreement, mos_intervals, mos_metric_agreement, mos_table, read_ratings
-    from ..studies.mos_qc import select_raters
+    from ..studies.judgments import counted_ratings
+    from ..studies.mos import (TASK_CRITERIA, MOSReport, agreement, clip_means, mos_intervals, mos_metric_agreement,
+                               mos_table, read_ratings)
 
     md = ["## Subjective study (MOS)", ""]
-    valid, invalid = read_ratings(mos_path)
-    # The study's QC rule (hugvis mos status's): flagged raters are left out unless all_raters; gold
-    # answers are quality control only, never a MOS row.
-    qc = select_raters(valid, apply=not all_raters)
-    valid = valid[~valid["model"].isin(GOLD_MODELS) & ~valid["rater"].isin(sorted(qc.excluded))].reset_index(drop=True)
+    _, invalid = read_ratings(mos_path)
+    # The one rule (studies.judgments): gold answers are quality control only, never a MOS row, and the raters
+    # the study's QC flags are left out unless all_raters; every other block of the report counts the same ratings.
+    valid, qc = counted_ratings(mos_path, all_raters)
     qc_line = markdown_text(qc.note("run hugvis report with --mos-all-raters")) if qc.raters else ""
     simulated = Path(mos_path).name == SIMULATED_RATINGS_FILE and Path(mos_path).parent.name == SIMULATED_SYSTEMS_DIR
     if simulated:
@@ -177,16 +202,23 @@ def _mos_section(mos_path, tables, summaries, out_dir, n_boot, formats, files, a
         md += [qc_line, ""]
     if valid.empty:
         return md + ["Every rater was flagged by quality control: no MOS table.", ""]
-    table = mos_table(valid)
-    if n_boot:  # the intervals of hugvis mos (seed 0), on the raters kept
-        cis = mos_intervals(valid, n_boot=n_boot)
-        table = table.assign(ci_low=[cis[k].low for k in table.index], ci_high=[cis[k].high for k in table.index],
-                             n_actors=[cis[k].n_clusters for k in table.index])
-    else:  # --n-boot 0: no intervals, as for the automatic tables
-        table = table.assign(ci_low=float("nan"), ci_high=float("nan"))
-    report = MOSReport(table, agreement(valid), invalid, len(valid))
+    table = mos_table(valid).assign(ci_low=float("nan"), ci_high=float("nan"), n_actors=float("nan"))
     rated = valid.groupby("model")["criterion"].agg(set).to_dict()
     model_task, unassigned = mos_model_tasks(rated, summaries)
+    cis: dict = {}
+    if n_boot:  # per task, its actors resampled (the board's aggregate_ratings does the same), seed 0
+        for task in MOS_PAPER_TABLE:
+            mine = valid[valid["model"].isin([m for m, t in model_task.items() if t == task])]
+            if len(mine):
+                cis.update(mos_intervals(mine, n_boot=n_boot))
+        keys = [k for k in table.index if k in cis]
+        table.loc[keys, "ci_low"] = [cis[k].low for k in keys]
+        table.loc[keys, "ci_high"] = [cis[k].high for k in keys]
+        table.loc[keys, "n_actors"] = [cis[k].n_clusters for k in keys]
+    report = MOSReport(table, agreement(valid), invalid, len(valid))
+    per_clip = clip_means(valid)
+    evidence = per_clip.assign(task=per_clip["model"].map(model_task), metric=per_clip["criterion"],
+                               value=per_clip["score"])
     wide = report.table["mos"].unstack("criterion")
     interval_rows, joint, gaps = [], [], []
     for task in MOS_PAPER_TABLE:
@@ -196,14 +228,14 @@ def _mos_section(mos_path, tables, summaries, out_dir, n_boot, formats, files, a
         mine = valid[valid["model"].isin(models)]
         md += [f"### {catalog.task(task).label} ({MOS_PAPER_TABLE[task]}: MOS, ratings averaged within each clip, then "
                "over clips)", "",
-               render_mos_table(task, wide.loc[models], "markdown"), ""]
+               render_mos_table(task, wide.loc[models], "markdown", cis, evidence), ""]
         if qc_line:
             md += [qc_line, ""]
         alphas = agreement(mine)
         md.append("Inter-rater agreement (Krippendorff's alpha, interval; units = rated (clip, model) pairs): "
                   + "; ".join(f"{c} {a['alpha']:.2f} ({a['pairable_units']} units, {a['raters']} raters)"
                               for c, a in alphas.items()))
-        extra = sorted(set(mine["criterion"]) - set(TASK_CRITERIA[task]))
+        extra = sorted(set(mine["criterion"].unique()) - set(TASK_CRITERIA[task]))
         if extra:
             md.append(f"- criteria rated but not part of {MOS_PAPER_TABLE[task]}: {', '.join(extra)} "
                       "(in mos/mos.csv, not in the table)")
@@ -217,14 +249,15 @@ def _mos_section(mos_path, tables, summaries, out_dir, n_boot, formats, files, a
                                   "alpha": alphas[criterion]["alpha"]})
         if task in tables:
             joint += mos_metric_agreement(report.table.loc[models], tables[task][0], task)
-        gaps += _joint_gaps(task, set(mine["criterion"]), tables, summaries)
+        gaps += _joint_gaps(task, set(mine["criterion"].unique()), tables, summaries)
         if out_dir:
             for f in formats:
                 path = out_dir / f"{task}_mos.{f}"
                 if f == "html":
-                    text = _mos_html(task, wide.loc[models], report.table.loc[models], simulated, qc_line)
+                    text = _mos_html(task, wide.loc[models], report.table.loc[models], simulated, qc_line, cis,
+                                     evidence)
                 else:
-                    text = render_mos_table(task, wide.loc[models], FORMATS[f])
+                    text = render_mos_table(task, wide.loc[models], FORMATS[f], cis, evidence)
                 path.write_text(text, encoding="utf-8")
                 files.append(path)
     if n_boot and interval_rows and min(r["n_clusters"] for r in interval_rows) < 2:

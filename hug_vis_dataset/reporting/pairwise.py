@@ -54,7 +54,7 @@ def strengths_frame(preferences: Any, n_boot: int = STRENGTH_BOOT, seed: int = 0
     return pd.concat(parts, ignore_index=True), ""
 
 
-def pairwise_agreement_frame(rows, preferences: Any, ratings: Any = None, top_k: int = 3):
+def pairwise_agreement_frame(rows, preferences: Any, ratings: Any = None, top_k: int = 3, all_raters: bool = False):
     """The strengths against the MOS (with ``ratings``) and each automatic metric; ``(frame, why-empty)``."""
     import pandas as pd
 
@@ -64,7 +64,8 @@ def pairwise_agreement_frame(rows, preferences: Any, ratings: Any = None, top_k:
         return pd.DataFrame(), NO_ANSWERS
     try:
         # n_boot=1: the MOS part's intervals are the MOS block's business; only the pairwise part is read here.
-        out = mos_agreement_by_task(rows, ratings=ratings, preferences=preferences, top_k=top_k, n_boot=1)
+        out = mos_agreement_by_task(rows, ratings=ratings, preferences=preferences, top_k=top_k, n_boot=1,
+                                    all_raters=all_raters)
     except ModuleInputError as err:
         return pd.DataFrame(), str(err)
     pairwise = out.get("pairwise", {})
@@ -81,13 +82,13 @@ INTRO = ("Strengths are log Bradley-Terry strengths (mean 0 per criterion; a dif
          "metric (lower-is-better negated), the best system of each, top-k overlap and pair accuracy.")
 
 
-def pairwise_frames(rows, preferences: Any, ratings: Any = None) -> list:
+def pairwise_frames(rows, preferences: Any, ratings: Any = None, all_raters: bool = False) -> list:
     """The Findings block's two tables as ``[(frame, why-empty), ...]``: the strengths, then their
     agreement (metrics named by their catalog label)."""
     from .. import catalog
 
     strengths = strengths_frame(preferences)
-    frame, why = pairwise_agreement_frame(rows, preferences, ratings)
+    frame, why = pairwise_agreement_frame(rows, preferences, ratings, all_raters=all_raters)
     if not frame.empty:
         labels = {m.name: m.label for m in catalog.METRICS}
         frame = frame.assign(against=[labels.get(a, a) for a in frame["against"]])

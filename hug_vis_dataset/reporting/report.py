@@ -29,14 +29,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from .. import catalog
 from ..errors import HugvisError
 # The MOS section lives in mos_tables (re-exported: the report's API).
 from .html import html_page
+from .table_marks import collapsed_intervals, table_marks  # noqa: F401 (collapsed_intervals: the report's API)
 from .mos_tables import FORMATS, MOS_PAPER_TABLE, _mos_section, mos_model_tasks, render_mos_table  # noqa: F401
 from ..results import AUDIT_PREFIX, BASELINE_MODEL, REAL_AUDIO_MODEL, RESERVED_LABELS, baseline_note
+from ..statistics.rules import PARTIAL_RULE
 
 TASK_ORDER = catalog.task_names(with_paper_table=True)
 
@@ -55,7 +57,12 @@ class ResultsFolderError(HugvisError, ValueError):
 
 def load_results(roots: "Sequence[str | Path]", skipped: "list[str] | None" = None,
                  origins: "dict[tuple[str, str], str] | None" = None):
-    """All stored rows, frames, set rows and summaries under the results roots.
+    """All stored rows, per-frame sums, set rows and summaries under the results roots.
+
+    Returns:
+        ``(rows, frame_sums, set_rows, summaries)``: ``rows`` and ``set_rows`` concatenated (None when there are
+        none), ``frame_sums`` task -> :class:`~hug_vis_dataset.statistics.sums.FrameSums` of the runs' counted
+        per-frame rows (what the ``rvm`` protocol needs; the rows themselves are not kept).
 
     ``origins`` (when given) is filled with ``(task, model) -> origin`` of every valid run
     (``synthetic``, ``submitted`` or ``subset``: :attr:`~hug_vis_dataset.scoring.runs.StoredRun.origin`).
@@ -72,8 +79,10 @@ def load_results(roots: "Sequence[str | Path]", skipped: "list[str] | None" = No
     import pandas as pd
 
     from ..scoring.runs import run_folders, scan_runs
+    from ..statistics.sums import FrameSums
 
-    rows, frames, set_rows, summaries = [], [], [], []
+    rows, set_rows, summaries = [], [], []
+    sums: dict[str, list] = {}
     skipped = skipped if skipped is not None else []
     for root in roots:
         root = Path(root)
@@ -88,34 +97,39 @@ def load_results(roots: "Sequence[str | Path]", skipped: "list[str] | None" = No
             summaries.append(run.summary)
             if origins is not None:
                 origins[(run.task, run.model)] = run.origin
-            for table, bucket in ((run.rows, rows), (run.frames, frames), (run.set_rows, set_rows)):
+            for table, bucket in ((run.rows, rows), (run.set_rows, set_rows)):
                 if table is not None:
                     bucket.append(table)
+            if run.frame_sums is not None and len(run.frame_sums):
+                sums.setdefault(run.task, []).append(run.frame_sums)
     if skipped and not summaries:
         raise ResultsFolderError(f"every results folder is broken; first: {skipped[0]}")
     cat = lambda b: pd.concat(b, ignore_index=True) if b else None  # noqa: E731
-    return cat(rows), cat(frames), cat(set_rows), summaries
+    return cat(rows), {task: FrameSums.merge(parts) for task, parts in sums.items()}, cat(set_rows), summaries
 
 
-def _intervals(rows, task: str, n_boot: int, metrics):
-    """Actor-clustered bootstrap interval of each model's clip-protocol mean, paper units."""
-    from ..scoring.aggregate import task_table
-    from ..stats import bootstrap_ci
+def _task_frame_sums(frames, task: str, rows):
+    """The task's :class:`~hug_vis_dataset.statistics.sums.FrameSums`: from :func:`load_results`' per-task sums, or
+    reduced from per-frame rows (a DataFrame with a ``task`` column)."""
+    from ..scoring.aggregate import frame_sums
 
-    ok = rows[rows["status"] == "ok"]
-    if ok.empty or ok["actor_id"].nunique() < 1:
-        return {}
-
-    def statistic(frame):
-        table = task_table(frame, protocol="clip", metrics=metrics)
-        return table.drop(columns=["n_ok", "n_failed"])
-
-    return bootstrap_ci(ok, statistic, n_boot=n_boot, seed=0)
+    if frames is None:
+        return None
+    if isinstance(frames, dict):
+        return frames.get(task)
+    part = frames[frames["task"] == task] if "task" in frames.columns else frames
+    return frame_sums(rows, part) if len(part) else None
 
 
 def task_tables(rows, frames, set_rows, summaries, n_boot: int = 1000):
-    """Per task: (wide table in paper units, intervals, skipped metrics)."""
+    """Per task: (wide table in paper units, intervals, skipped metrics, protocol).
+
+    ``frames``: :func:`load_results`' per-task frame sums (or per-frame rows). The intervals are the statistics
+    engine's (:func:`hug_vis_dataset.statistics.intervals.table_intervals`): of each cell's own statistic (the rvm
+    value where the table prints it, CER's corpus ratio), actors resampled, all replicates from per-actor sums.
+    """
     from ..scoring.aggregate import task_table
+    from ..statistics.intervals import table_intervals
 
     out = {}
     for task in TASK_ORDER:
@@ -124,20 +138,15 @@ def task_tables(rows, frames, set_rows, summaries, n_boot: int = 1000):
             continue
         # the paper's columns, then the columns printed beside its table (beyond the paper)
         metrics = catalog.table_metrics(task) + catalog.beyond_paper_metrics(task)
-        fr = frames[frames["task"] == task] if frames is not None and len(frames) else None
+        fs = _task_frame_sums(frames, task, sub)
         sr = set_rows[set_rows["task"] == task] if set_rows is not None and len(set_rows) else None
-        protocol = catalog.task_protocol(task) if fr is not None and len(fr) else "clip"
-        table = task_table(sub, fr, sr, protocol=protocol, metrics=metrics)
+        protocol = catalog.task_protocol(task) if fs is not None and len(fs) else "clip"
+        table = task_table(sub, fs, sr, protocol=protocol, metrics=metrics)
         skipped = {}
         for s in summaries:
             if s["task"] == task:
                 skipped.update(s["metrics"]["skipped"])
-        cis = _intervals(sub, task, n_boot, metrics) if n_boot else {}
-        if n_boot and protocol == "rvm":
-            from ..scoring.aggregate import rvm_intervals
-
-            # The intervals of the values the table prints: of the rvm statistic where it applies.
-            cis.update(rvm_intervals(fr, n_boot=n_boot, seed=0))
+        cis = table_intervals(sub, metrics, n_boot, seed=0, frame_sums=fs, protocol=protocol) if n_boot else {}
         out[task] = (table, cis, skipped, protocol)
     return out
 
@@ -147,40 +156,6 @@ PROTOCOL_NAMES = {"rvm": "RVM average over frame indices", "clip": "mean over cl
 #: What a report without ratings says about the MOS tables (and ``hugvis report`` prints).
 MOS_NEEDS_RATINGS = ("Tables 6, 8 and 10 (criterion-specific MOS): not in this report; pass --mos RATINGS.csv to add "
                      "them")
-
-
-def collapsed_intervals(cis: "dict | None") -> str:
-    """A warning naming the intervals that collapsed to a point (low = high) although two or more actors
-    were resampled: with so few actors every resample can give the same mean, and "71.43 [71.43, 71.43]"
-    reads as certainty it is not; "" when none collapsed.
-
-    Example:
-        >>> from types import SimpleNamespace as CI
-        >>> print(collapsed_intervals({("m", "csim"): CI(low=71.43, high=71.43, n_clusters=2),
-        ...                            ("m", "psnr"): CI(low=20.0, high=21.0, n_clusters=2)}))
-        Warning: 1 interval(s) collapsed to a point (m CSIM: low = high with 2 actors): so few actors resample to the same mean, so the interval says nothing about uncertainty; score more actors.
-    """
-    import math
-
-    single = sum(1 for ci in (cis or {}).values() if getattr(ci, "n_clusters", 2) < 2)
-    note = (f"{single} interval(s) left out: one actor, nothing to resample." if single else "")
-    bad = [(key, ci) for key, ci in (cis or {}).items() if getattr(ci, "n_clusters", 0) >= 2
-           and math.isfinite(float(ci.low)) and float(ci.low) == float(ci.high)]
-    if not bad:
-        return note
-    actors = sorted({int(ci.n_clusters) for _, ci in bad})
-    names = ", ".join(" ".join(_shown_name(k) for k in key) for key, _ in bad[:6]) + (" ..." if len(bad) > 6 else "")
-    return (f"Warning: {len(bad)} interval(s) collapsed to a point ({names}: low = high with "
-            f"{'/'.join(map(str, actors))} actors): so few actors resample to the same mean, so the interval says "
-            "nothing about uncertainty; score more actors." + (f" {note}" if note else ""))
-
-
-def _shown_name(name) -> str:
-    """A model or metric as a table prints it (a metric by its label, a reserved row by its label)."""
-    from ..results import reserved_label
-
-    name = str(name)
-    return catalog.spec(name).label if name in catalog.METRIC_NAMES else reserved_label(name)
 
 
 #: How every report table states its cells (one convention, in each caption).
@@ -247,7 +222,7 @@ def beyond_paper_shown(task: str, table) -> tuple[str, ...]:
 
 def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bool = False,
             origins: "dict[str, str] | None" = None, paper=None, protocol: str = "clip",
-            beyond: bool = False) -> str:
+            beyond: bool = False, comparisons=None, evidence=None) -> str:
     """One task's paper-shaped table: the board's headers (label, arrow, unit), each metric's
     printed precision from the catalog, the interval beside each value that has one.
 
@@ -258,6 +233,12 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
             statistic, :func:`hug_vis_dataset.scoring.aggregate.rvm_intervals`).
         beyond: the table of the columns beside the paper's (:func:`hug_vis_dataset.catalog.beyond_paper_metrics`:
             CER, Distill-MOS), with the same rows, never the paper's.
+        comparisons: the stored rows' comparison sets (:class:`~hug_vis_dataset.statistics.evidence.Comparisons`:
+            a partial run ranks only with partial runs); None: every stored row complete.
+        evidence: the per-clip rows (or their :class:`~hug_vis_dataset.statistics.sums.RowsIndex`): each stored
+            row is compared with the next-ranked one and marked as the board marks it (``≈``, ``?``), and best /
+            second are drawn only where the verdicts separate the rows
+            (:func:`hug_vis_dataset.statistics.ranking.rank_column`); None: marks by printed value alone.
         paper: :func:`paper_rows` of the task, printed beside the stored rows with origin
             ``paper`` and ranked in the board's pools (paper with submitted runs; synthetic and
             subset runs each among themselves); ``None``: stored rows only.
@@ -311,7 +292,7 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
     frame = frame.iloc[order].reset_index(drop=True)
     for column in ("n_ok", "n_failed"):
         frame[column] = ["" if pd.isna(v) else str(int(v)) for v in frame[column]]
-    frame["_pool"] = frame["_origin"].map(RANK_POOLS)
+    frame["_pool"] = frame["_origin"].map(RANK_POOLS)  # kept for render_table's columns; the ranking is _ranking's
     with_origin = frame["_origin"].nunique() > 1
     if with_origin:
         frame["origin"] = frame["_origin"].map(ORIGIN_LABELS)
@@ -331,6 +312,7 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
     # The paper's cells print its digits as published (Table 11's MSE 0.82, not 0.820).
     texts = {(i, m): text for m in metrics if f"text:{m}" in frame.columns
              for i, text in enumerate(frame[f"text:{m}"]) if isinstance(text, str) and text}
+    marked, suffixes, legends = table_marks(task, frame, metrics, texts, unranked, cis, group, comparisons, evidence)
     caption = f"{catalog.paper_table_of(task)} ({catalog.task(task).label}), stored results; {CELL_CONVENTION}."
     if beyond:
         caption = BEYOND_CAPTION.format(table=catalog.paper_table_of(task), task=catalog.task(task).label, cells=CELL_CONVENTION)
@@ -348,17 +330,20 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
     collapsed = collapsed_intervals(cis)
     if collapsed:
         caption += " " + collapsed
+    for legend in legends:
+        caption += f" {legend}."
     return render_table(frame[["model", *([group] if group else []), *metrics, *extra, "_pool"]], metrics=metrics,
                         group=group, fmt=fmt, extra_columns=extra, scales={m: 1.0 for m in metrics},
                         caption=caption, unranked=unranked, intervals=intervals, precision="catalog",
-                        pool="_pool", texts=texts)
+                        pool="_pool", texts=texts, marked=marked, suffixes=suffixes)
 
 
 def build_report(results: "Sequence[str | Path]", out: "str | Path | None", formats: Sequence[str] = ("md", "tex", "html"),
                  mos: "str | Path | None" = None, n_boot: int = 1000, figures: bool = True,
                  audit: "str | Path | None" = None, paper: bool = True,
                  preferences: "str | Path | None" = None, mos_all_raters: bool = False,
-                 into_existing: bool = False, appendix: Sequence[str] = ()) -> Report:
+                 into_existing: bool = False, appendix: Sequence[str] = (),
+                 progress: "Callable[[str], None] | None" = None) -> Report:
     """Write tables (md/tex/html), ``intervals.csv``, analyses and figures; return the Markdown.
 
     ``out`` is the command's one output (:func:`hug_vis_dataset.outputs.claim`): outside every results
@@ -375,32 +360,50 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
     ``paper``: print the paper's published rows (:func:`paper_rows`, origin ``paper``) in each
     task table beside the stored rows, ranked only with full-grid runs.
     ``appendix``: Markdown lines put at the end of ``report.md`` (the demo's simulated study status).
+    ``progress``: called with one line per step (what it reads or computes, with counts); ``hugvis report`` prints
+    them on stderr unless ``--quiet``.
     """
     if out is None:
         return _build_report(results, None, formats, mos, n_boot, figures, audit, paper, preferences, mos_all_raters,
-                             appendix)
+                             appendix, progress)
     from ..outputs import claim
 
     inputs = [("RESULTS", r) for r in results] + [("--mos", mos), ("--preferences", preferences), ("--audit", audit)]
     output = claim("hugvis report", out, "report", inputs=inputs, into_existing=into_existing)
     with output.staged() as stage:
         report = _build_report(results, stage, formats, mos, n_boot, figures, audit, paper, preferences,
-                               mos_all_raters, appendix)
+                               mos_all_raters, appendix, progress)
     return Report(report.markdown, [Path(out) / p.relative_to(stage) for p in report.files], report.tables,
                   report.skipped)
 
 
 def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, preferences, mos_all_raters,
-                  appendix: Sequence[str] = ()) -> Report:
+                  appendix: Sequence[str] = (), progress=None) -> Report:
     """:func:`build_report` into the folder ``out`` (a staging folder), or nowhere when it is None."""
+    import time
+
     import pandas as pd
+
+    from ..statistics.evidence import Comparisons
+    from ..statistics.sums import RowsIndex
 
     for f in formats:
         if f not in FORMATS:
             raise ValueError(f"unknown format {f!r}; choose from {sorted(FORMATS)}")
+    started = time.perf_counter()
+
+    def step(text: str) -> None:
+        if progress is not None:
+            progress(f"[{time.perf_counter() - started:6.1f} s] {text}")
+
     skipped_folders: list[str] = []
     origins: dict[tuple[str, str], str] = {}
+    step(f"reading the stored runs of {len(results)} results folder(s) ...")
     rows, frames, set_rows, summaries = load_results(results, skipped_folders, origins)
+    step(f"read {len(summaries)} run(s), {0 if rows is None else len(rows):,} per-clip rows"
+         + (f", {len(skipped_folders)} damaged run(s) left out" if skipped_folders else ""))
+    comparisons = Comparisons.from_rows(rows, origins)
+    evidence = RowsIndex(rows) if rows is not None else None
     out_dir = Path(out) if out is not None else None
     if out_dir:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -409,6 +412,8 @@ def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, pre
         md += ["Results folders left out (unreadable):"] + [f"- {s}" for s in skipped_folders] + [""]
     files: list[Path] = []
     tables = task_tables(rows, frames, set_rows, summaries, n_boot) if rows is not None else {}
+    step(f"task tables and their intervals ({n_boot} actor-bootstrap replicates): "
+         + ", ".join(f"{catalog.task(t).label} {len(v[0])} row(s)" for t, v in tables.items()))
     interval_rows = []
     synthetic = {s["task"] for s in summaries if s.get("provenance", {}).get("dataset", {}).get("synthetic") is True}
     for task, (table, cis, skipped, protocol) in tables.items():
@@ -417,16 +422,22 @@ def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, pre
         published = paper_rows(task) if paper else None
         md += [f"## {catalog.task(task).label} ({catalog.paper_table_of(task)}, aggregation: {PROTOCOL_NAMES[protocol]})",
                "",
-               _render(task, table, "markdown", cis, task in synthetic, mine, published, protocol), ""]
+               _render(task, table, "markdown", cis, task in synthetic, mine, published, protocol,
+                       comparisons=comparisons, evidence=evidence), ""]
         beyond = beyond_paper_shown(task, table)
         if beyond:
             md += [f"### {catalog.task(task).label}: beyond the paper ({', '.join(catalog.spec(m).label for m in beyond)})", "",
-                   _render(task, table, "markdown", cis, task in synthetic, mine, None, protocol, beyond=True), ""]
+                   _render(task, table, "markdown", cis, task in synthetic, mine, None, protocol, beyond=True,
+                           comparisons=comparisons, evidence=evidence), ""]
         for metric, why in sorted(skipped.items()):
             md.append(f"- {metric}: {why}")
         failed = int(table["n_failed"].sum())
         if failed:
             md.append(f"- {failed} failed clip(s) excluded from the means (see coverage.json per model)")
+        missing = int(table["n_missing"].sum()) if "n_missing" in table.columns else 0
+        if missing:
+            partial = sorted(label for label in table.index if int(table.at[label, "n_missing"]))
+            md.append(f"- {missing} missing clip(s) (never predicted) in {', '.join(partial)}: {PARTIAL_RULE}")
         md.append("")
         for (model, metric), ci in cis.items():
             interval_rows.append({"task": task, "model": model, "metric": metric, "estimate": ci.estimate,
@@ -434,14 +445,16 @@ def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, pre
         if out_dir:
             for f in formats:
                 path = out_dir / f"{task}.{f}"
-                text = _render(task, table, FORMATS[f], cis, task in synthetic, mine, published, protocol)
+                text = _render(task, table, FORMATS[f], cis, task in synthetic, mine, published, protocol,
+                               comparisons=comparisons, evidence=evidence)
                 if f == "html":  # a whole document (charset, styles), not a bare fragment
                     text = html_page(f"{catalog.paper_table_of(task)} ({catalog.task(task).label}): HUG-VIS results", text)
                 path.write_text(text, encoding="utf-8")
                 files.append(path)
                 if beyond:  # the columns beside the paper's table, in their own file
                     path = out_dir / f"{task}_beyond_paper.{f}"
-                    text = _render(task, table, FORMATS[f], cis, task in synthetic, mine, None, protocol, beyond=True)
+                    text = _render(task, table, FORMATS[f], cis, task in synthetic, mine, None, protocol, beyond=True,
+                                   comparisons=comparisons, evidence=evidence)
                     if f == "html":
                         text = html_page(f"{catalog.paper_table_of(task)} ({catalog.task(task).label}), beyond the paper: HUG-VIS "
                                          "results", text)
@@ -458,21 +471,28 @@ def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, pre
         pd.DataFrame(interval_rows).to_csv(out_dir / "intervals.csv", index=False)
         files.append(out_dir / "intervals.csv")
     if rows is not None and len(rows):
-        md += _crosstask(rows, out_dir, figures, files)
+        from .findings import pooled_rows
+
+        step("cross-task analyses (Eq. 1-6) on the complete runs ...")
+        md += _crosstask(pooled_rows(rows, comparisons), out_dir, figures, files,
+                         left_out=[comparisons.left_out_words(t) for t in TASK_ORDER])
     if rows is not None and len(rows):
         from .findings import findings_markdown
 
         md += findings_markdown(rows, out_dir, figures, files, mos, preferences, n_boot, paper, mos_all_raters,
-                                formats)
+                                formats, comparisons=comparisons, evidence=evidence,
+                                tables={t: v[0] for t, v in tables.items()}, step=step)
     if audit is not None:
         from .findings import noise_floor_markdown
 
         md += noise_floor_markdown(audit) or [f"(no robustness audit found in {Path(audit).name}: run "
                                               "`hugvis audit robustness` first)", ""]
     if mos is not None:
+        step("MOS tables (Tables 6, 8, 10) ...")
         md += _mos_section(mos, tables, summaries, out_dir, n_boot, formats, files, mos_all_raters)
     else:
         md += ["## Criterion-specific MOS (Tables 6, 8, 10)", "", MOS_NEEDS_RATINGS + ".", ""]
+    step(f"report of {len(files)} file(s) done")
     text = "\n".join(md)
     if appendix:
         text = text.rstrip("\n") + "\n\n" + "\n".join(appendix)
@@ -482,10 +502,11 @@ def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, pre
     return Report(text, files, {t: v[0] for t, v in tables.items()}, skipped_folders)
 
 
-def _crosstask(rows, out_dir, figures: bool, files: list) -> list[str]:
+def _crosstask(rows, out_dir, figures: bool, files: list, left_out: Sequence[str] = ()) -> list[str]:
     from ..metrics.crosstask import difficulty_agreement, emotion_difficulty
 
     md = ["## Cross-task analyses", ""]
+    md += [line for line in left_out if line] + ([""] if any(left_out) else [])
     try:
         difficulty = emotion_difficulty(rows)
         D = difficulty.D.dropna(axis=1, how="all")

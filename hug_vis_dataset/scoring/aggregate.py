@@ -40,6 +40,9 @@ from __future__ import annotations
 import numpy as np
 
 PROTOCOLS = ("clip", "rvm")  # the task tables' protocols; a metric's own "ratio" applies within either
+#: The clip counts of a task table: scored (in every mean), failed (predicted, scoring failed) and missing (never
+#: predicted: the run's coverage). Missing is not failed (statistics.rules).
+COUNT_COLUMNS = ("n_ok", "n_failed", "n_missing")
 
 
 def _ok(rows):
@@ -92,16 +95,43 @@ def counted_rows(rows):
 
 def counted_frames(rows, frames):
     """The per-frame rows of the clips that count (:func:`counted_rows`): a failed clip's frames leave every
-    ``rvm`` average with its other values."""
-    if frames is None or not len(frames) or rows is None or not len(rows):
+    ``rvm`` average with its other values. A :class:`~hug_vis_dataset.statistics.sums.FrameSums` (already reduced
+    from the counted clips) is returned as it is."""
+    from ..statistics.sums import FrameSums
+
+    if isinstance(frames, FrameSums) or frames is None or not len(frames) or rows is None or not len(rows):
         return frames
+    mask = _counted_mask(rows, frames)
+    return frames if mask.all() else frames[mask]
+
+
+def _counted_keys(rows):
+    """The (model, clip_id) pairs whose rows all count (:func:`counted_rows`)."""
     import pandas as pd
 
     rows = counted_rows(rows)
     ok = rows[rows["status"] == "ok"]
-    keep = pd.MultiIndex.from_arrays([ok["model"], ok["clip_id"]])
-    mask = pd.MultiIndex.from_arrays([frames["model"], frames["clip_id"]]).isin(keep)
-    return frames if mask.all() else frames[mask]
+    return pd.MultiIndex.from_arrays([ok["model"], ok["clip_id"]])
+
+
+def _counted_mask(rows, frames):
+    import pandas as pd
+
+    return pd.MultiIndex.from_arrays([frames["model"], frames["clip_id"]]).isin(_counted_keys(rows))
+
+
+def frame_sums(rows, frames):
+    """The per-frame rows of the counted clips reduced to per-actor sums by frame index
+    (:class:`~hug_vis_dataset.statistics.sums.FrameSums`): everything the ``rvm`` protocol's values and intervals
+    need, without keeping the rows."""
+    from ..statistics.sums import FrameSums
+
+    if isinstance(frames, FrameSums):
+        return frames
+    if frames is None or not len(frames):
+        return FrameSums()
+    keep = _counted_keys(rows) if rows is not None and len(rows) else None
+    return FrameSums.from_frames(frames, keep)
 
 
 def clip_means(rows):
@@ -135,15 +165,16 @@ def ratio_means(rows):
 
     ok = _ok(rows)
     table: dict = {}
-    for metric in sorted(set(ok["metric"]) & catalog.METRIC_NAMES):
+    for metric in sorted({str(m) for m in ok["metric"].unique()} & catalog.METRIC_NAMES):
         spec = catalog.spec(metric)
         if spec.protocol != catalog.RATIO:
             continue
         names = (metric, *spec.ratio_of)
         part = ok[ok["metric"].isin(names)]
-        complete = part.groupby(["model", "clip_id"])["metric"].transform("nunique") == len(names)
+        # A (model, clip) has each metric once (stored runs are validated), so its row count says it is complete.
+        complete = part.groupby(["model", "clip_id"])["metric"].transform("size") == len(names)
         sums = part[complete].groupby(["model", "metric"])["value"].sum().unstack("metric")
-        for model in sorted(set(ok.loc[ok["metric"] == metric, "model"])):
+        for model in sorted(str(m) for m in ok.loc[ok["metric"] == metric, "model"].unique()):
             num, den = (float(sums.at[model, r]) if model in sums.index and r in sums.columns else 0.0
                         for r in spec.ratio_of)
             table.setdefault(model, {})[metric] = num / den if den > 0 else float("nan")
@@ -151,73 +182,37 @@ def ratio_means(rows):
 
 
 def rvm_means(frames):
-    """Model x metric table under the ``rvm`` protocol from per-frame rows (stored units).
+    """Model x metric table under the ``rvm`` protocol from per-frame rows or their
+    :class:`~hug_vis_dataset.statistics.sums.FrameSums` (stored units).
 
-    The averaging itself is :func:`hug_vis_dataset.metrics.matting.aggregate` (the one RVM
-    implementation); this function only regroups stored frame rows into per-clip arrays.
+    The mean over frame indices of the per-index mean over clips, dtSSD with RVM's 0 at frame 0 of every clip:
+    :func:`hug_vis_dataset.metrics.matting.aggregate`'s definition (the one RVM implementation, which the tests
+    hold this to), computed from per-actor sums by frame index in one vectorised pass.
 
     Example:
         >>> import pandas as pd
-        >>> f = pd.DataFrame({"model": ["m"] * 3, "clip_id": ["a", "a", "b"], "metric": ["mad"] * 3,
+        >>> f = pd.DataFrame({"model": ["m"] * 3, "clip_id": ["actor_0001_sad_action_01_script_001"] * 2
+        ...                   + ["actor_0002_sad_action_01_script_001"], "metric": ["mad"] * 3,
         ...                   "frame": [0, 1, 0], "value": [1.0, 3.0, 5.0]})
         >>> float(rvm_means(f).loc["m", "mad"])   # frame 0: (1 + 5) / 2 = 3; frame 1: 3 -> mean 3
         3.0
     """
     import pandas as pd
 
-    from ..metrics.matting import aggregate
+    from ..statistics.sums import FrameSums
 
-    if frames is None or len(frames) == 0:
+    sums = frames if isinstance(frames, FrameSums) else FrameSums.from_frames(frames)
+    if not len(sums):
         return pd.DataFrame()
     table: dict = {}
-    for (model, metric), clips in _clip_frame_vectors(frames):
-        # dtSSD rows start at frame 1: RVM's zero at frame 0 is added by the aggregator.
-        table.setdefault(model, {})[metric] = aggregate([v for _, v in clips], "rvm", temporal=metric == "dtssd")
+    for (model, metric), value in sorted(sums.means().items()):
+        table.setdefault(model, {})[metric] = value
     return pd.DataFrame.from_dict(table, orient="index").sort_index()
 
 
-def _clip_frame_vectors(frames):
-    """Per (model, metric), in sorted order: ``[(clip_id, per-frame values)]`` of each clip, from
-    its first frame (1 for dtSSD) to its last, the stored frame rows regrouped."""
-    frames = frames[["model", "clip_id", "metric", "frame", "value"]].sort_values(
-        ["model", "metric", "clip_id", "frame"], kind="mergesort")
-    for (model, metric), part in frames.groupby(["model", "metric"], sort=True):
-        first = 1 if metric == "dtssd" else 0
-        clips = []
-        for clip_id, clip in part.groupby("clip_id", sort=True):
-            values = clip.set_index("frame")["value"]
-            clips.append((clip_id, values.reindex(range(first, int(values.index.max()) + 1)).to_numpy(np.float64)))
-        yield (model, metric), clips
-
-
-
-def _rvm_sums(frames, actors: list):
-    """Per (model, metric): per-actor sums and clip counts by frame index, ``(S, N)`` of shape
-    (actors, frame indices); dtSSD gets RVM's 0 at frame 0 of every clip."""
-    from ..stats import actor_of_clip
-
-    position = {a: i for i, a in enumerate(actors)}
-    out = {}
-    for (model, metric), clips in _clip_frame_vectors(frames):
-        vectors = [(position[actor_of_clip(c)], np.concatenate([[0.0], v]) if metric == "dtssd" else v)
-                   for c, v in clips]
-        length = max(v.size for _, v in vectors)
-        sums, counts = np.zeros((len(actors), length)), np.zeros((len(actors), length))
-        for a, v in vectors:
-            sums[a, : v.size] += v
-            counts[a, : v.size] += 1
-        out[(model, metric)] = (sums, counts)
-    return out
-
-
 def rvm_intervals(frames, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> dict:
-    """Actor-clustered bootstrap intervals of the ``rvm`` values (paper units), keyed ``(model, metric)``.
-
-    The same resampling as :func:`hug_vis_dataset.stats.bootstrap_ci` (its draws, its percentile
-    rule), computed from per-actor sums by frame index: a replicate's value at each frame index is
-    (drawn actors' sums) / (drawn actors' clip counts), averaged over the indices some drawn clip
-    has, which is exactly :func:`rvm_means` on the replicate's clips, without rebuilding them (the
-    full grid's 1,000 replicates take milliseconds, not an hour).
+    """Actor-clustered bootstrap intervals of the ``rvm`` values (paper units), keyed ``(model, metric)``: the
+    statistics engine's (:func:`hug_vis_dataset.statistics.intervals.rvm_intervals`) on per-frame rows or their sums.
 
     Example:
         >>> import pandas as pd
@@ -228,43 +223,35 @@ def rvm_intervals(frames, n_boot: int = 1000, level: float = 0.95, seed: int = 0
         >>> ci.estimate, ci.n_clusters, ci.low <= ci.estimate <= ci.high
         (3.0, 2, True)
     """
-    from .. import catalog
-    from ..stats import actor_of_clip, cluster_draws, percentile_ci
+    from ..statistics.intervals import rvm_intervals as engine_rvm_intervals
+    from ..statistics.sums import FrameSums
 
     if frames is None or len(frames) == 0:
         return {}
-    actors = sorted({actor_of_clip(c) for c in frames["clip_id"].unique()})
-    draws = np.stack([np.bincount(p, minlength=len(actors)) for p in cluster_draws(len(actors), n_boot, seed)])
-    out = {}
-    for (model, metric), (sums, counts) in _rvm_sums(frames, actors).items():
-        scale = catalog.spec(metric).paper_scale if metric in catalog.METRIC_NAMES else 1.0
-        estimate = float(np.mean(sums.sum(0) / counts.sum(0)))
-        num, den = draws @ sums, draws @ counts
-        with np.errstate(invalid="ignore", divide="ignore"):
-            per_index = np.where(den > 0, num / den, np.nan)  # indices no drawn clip reaches are left out
-        replicates = np.nanmean(per_index, axis=1)
-        ci = percentile_ci(estimate, replicates, level, len(actors))
-        out[(model, metric)] = type(ci)(ci.estimate * scale, ci.low * scale, ci.high * scale, ci.level, ci.n_boot,
-                                        ci.n_valid, ci.n_clusters)
-    return out
+    sums = frames if isinstance(frames, FrameSums) else FrameSums.from_frames(frames)
+    return engine_rvm_intervals(sums, n_boot=n_boot, level=level, seed=seed)
+
 
 def task_table(rows, frames=None, set_rows=None, protocol: str = "clip", metrics=None):
-    """Model x metric table in paper units, plus ``n_ok`` / ``n_failed`` clip counts.
+    """Model x metric table in paper units, plus the clip counts ``n_ok`` / ``n_failed`` / ``n_missing``
+    (:func:`clip_counts`).
 
     Args:
         rows: per-clip rows of one task (any number of models).
-        frames: per-frame rows (needed for ``protocol="rvm"``).
+        frames: per-frame rows or their :class:`~hug_vis_dataset.statistics.sums.FrameSums` (needed for
+            ``protocol="rvm"``).
         set_rows: set-level rows (FID).
         protocol: ``clip`` or ``rvm`` (see module docstring).
         metrics: column order; defaults to the metrics present.
     """
+
+    import pandas as pd
 
     from .. import catalog
 
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; choose one of {PROTOCOLS}")
     rows = counted_rows(rows)  # the one rule for partial failures (module docstring)
-    frames = counted_frames(rows, frames)
     table = clip_means(rows)
     ratios = ratio_means(rows) if len(table) else None
     for metric in ratios.columns if ratios is not None else ():  # never the mean of the per-clip quotients
@@ -272,7 +259,7 @@ def task_table(rows, frames=None, set_rows=None, protocol: str = "clip", metrics
     if protocol == "rvm":
         if (frames is None or len(frames) == 0) and not _ok(rows).empty:
             raise ValueError("protocol 'rvm' needs the per-frame table (frames.parquet)")
-        rvm = rvm_means(frames)
+        rvm = rvm_means(frame_sums(rows, frames))
         for metric in rvm.columns:
             table.loc[rvm.index, metric] = rvm[metric]
     if set_rows is not None and len(set_rows):
@@ -284,12 +271,53 @@ def task_table(rows, frames=None, set_rows=None, protocol: str = "clip", metrics
             table[metric] = table[metric] * catalog.spec(metric).paper_scale
     if metrics is not None:
         table = table.reindex(columns=[m for m in metrics if m in table.columns])
-    per_clip = rows.groupby(["model", "clip_id"])["status"].agg(lambda s: bool((s == "ok").all()))
-    counts = per_clip.groupby(level="model").agg(n_ok="sum", n_failed=lambda s: int((~s).sum()))
-    table = table.join(counts, how="outer") if len(table) else counts
-    table["n_ok"] = table["n_ok"].fillna(0).astype(int)
-    table["n_failed"] = table["n_failed"].fillna(0).astype(int)
+    table = table.join(clip_counts(rows), how="outer") if len(table) else clip_counts(rows)
+    for column in COUNT_COLUMNS:
+        table[column] = table[column].fillna(0).astype(int)
     return table.sort_index()
+
+
+def clip_counts(rows):
+    """Per model: ``n_ok`` (clips whose every row is ok), ``n_missing`` (clips the run has no prediction for: their
+    rows' error begins with :data:`~hug_vis_dataset.results.MISSING_PREDICTION`) and ``n_failed`` (the other
+    clips); a clip counts once.
+
+    Example:
+        >>> import pandas as pd
+        >>> rows = pd.DataFrame({"model": "m", "clip_id": ["a", "b", "c"], "status": ["ok", "failed", "failed"],
+        ...                      "error": ["", "missing prediction: no file", "decode error"]})
+        >>> clip_counts(rows).loc["m"].tolist()
+        [1, 1, 1]
+    """
+    import pandas as pd
+
+    from ..results import MISSING_PREDICTION
+
+    keys = [rows["model"], rows["clip_id"]]
+    ok = (rows["status"] == "ok").groupby(keys).all()  # a clip counts or fails whole
+    error = rows["error"].fillna("").astype(str) if "error" in rows.columns else pd.Series("", index=rows.index)
+    missing = error.str.startswith(MISSING_PREDICTION).groupby(keys).any() & ~ok
+    per_model = pd.DataFrame({"ok": ok, "missing": missing}).groupby(level=0).agg(["sum", "size"])
+    n_ok, n_missing = per_model[("ok", "sum")].astype(int), per_model[("missing", "sum")].astype(int)
+    out = pd.DataFrame({"n_ok": n_ok, "n_failed": per_model[("ok", "size")].astype(int) - n_ok - n_missing,
+                        "n_missing": n_missing})
+    out.index.name = None
+    return out
+
+
+def aggregate_record(table) -> "dict | None":
+    """A task table as ``summary.json`` caches it: per row label its values (NaN as null) and clip counts (integers).
+
+    Example:
+        >>> import pandas as pd
+        >>> aggregate_record(pd.DataFrame({"mad": [float("nan")], "n_ok": [0], "n_failed": [1], "n_missing": [0]},
+        ...                               index=["m"]))
+        {'m': {'mad': None, 'n_ok': 0, 'n_failed': 1, 'n_missing': 0}}
+    """
+    if table is None:
+        return None
+    return {str(label): {c: (int(v) if c in COUNT_COLUMNS else finite_or_none(v)) for c, v in table.loc[label].items()}
+            for label in table.index}
 
 
 def finite_or_none(value) -> "float | None":

@@ -282,7 +282,7 @@ def evaluate_submission(
     Returns:
         An :class:`EvaluationResult`.
     """
-    from .aggregate import finite_or_none, task_table
+    from .aggregate import aggregate_record, task_table
 
     started = _now()
     t0 = time.perf_counter()
@@ -425,9 +425,7 @@ def evaluate_submission(
             "model": model,
             "protocol": stored_protocol,  # what RerunPlan.unchanged compares
             "metrics": {"computed": list(metrics + set_metrics), "skipped": skipped},
-            "aggregate": None if table is None else {
-                str(m): {c: (finite_or_none(v) if c not in ("n_ok", "n_failed") else int(v))
-                         for c, v in table.loc[m].items()} for m in table.index},
+            "aggregate": aggregate_record(table),
             "coverage": coverage.to_dict(),
             "unparsed_answers": unparsed,
             "provenance": {

@@ -34,6 +34,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -46,6 +47,7 @@ from typing import Any, Callable, Iterable
 from ..readers import InputFileError
 from ..readers.json_files import read_json
 from ..outputs import is_run_folder_name
+from .aggregate import COUNT_COLUMNS
 
 #: The files of one run that a store keeps, copies and publishes.
 RUN_FILES: tuple[str, ...] = ("rows.parquet", "frames.parquet", "set_rows.parquet", "summary.json", "coverage.json",
@@ -76,7 +78,10 @@ class StoredRun:
         task, model: from the folder names (the label a board shows).
         folder: where it is; ``link``: where a reader finds its provenance.
         summary: the validated ``summary.json``.
-        rows, frames, set_rows: the stored tables (DataFrames; frames/set rows may be empty).
+        rows, set_rows: the stored tables (DataFrames; set rows may be empty).
+        frame_sums: ``frames.parquet`` of the counted clips reduced to per-actor sums by frame index
+            (:class:`~hug_vis_dataset.statistics.sums.FrameSums`: everything the ``rvm`` protocol's values and
+            intervals need; a full-grid run's millions of per-frame rows are not kept), or None.
         table: the aggregate in paper units, computed from the rows (index: the row labels, emotion
             ``model | setting``; columns: metrics, ``n_ok``, ``n_failed``).
         origin: ``synthetic``, ``submitted`` (full grid) or ``subset``.
@@ -89,7 +94,7 @@ class StoredRun:
     summary: dict
     link: str
     rows: Any = None
-    frames: Any = None
+    frame_sums: Any = None
     set_rows: Any = None
     table: Any = None
     origin: str = "subset"
@@ -207,7 +212,7 @@ def _check_summary(summary: Any, task: str, model: str) -> dict:
     for label, values in (aggregate or {}).items():
         _need(isinstance(values, dict), f"summary.json's aggregate of {label!r} is {_json_type(values)}")
         for key, value in values.items():
-            if key in ("n_ok", "n_failed"):
+            if key in COUNT_COLUMNS:
                 _need(_is_int(value) and value >= 0, f"summary.json's {key} of {label!r} is {value!r}, not a count")
             else:
                 _need(_is_number_or_null(value), f"summary.json's {key} of {label!r} is {value!r}, not a number")
@@ -220,21 +225,33 @@ def _check_summary(summary: Any, task: str, model: str) -> dict:
 
 
 def _check_values(frame, name: str, allowed: Iterable[str], path_label: str) -> None:
-    from .. import catalog
+    import numpy as np
 
     allowed = set(allowed)
-    unknown = sorted(set(frame["metric"].astype(str)) - allowed)
+    metric = frame["metric"].astype(str)
+    unknown = sorted(set(metric.unique()) - allowed)
     _need(not unknown, f"{path_label} has metric(s) {unknown} that the task does not compute")
-    ok = frame[frame["status"] == "ok"] if "status" in frame else frame
-    for metric, part in ok.groupby("metric", sort=True):
-        values = part["value"].astype(float)
-        spec = catalog.spec(str(metric))
-        low, high = spec.value_range if spec.range_is_bound else (-math.inf, math.inf)
-        # A bound reached by a computation may be passed by float rounding (a cosine of 1 + 2e-16).
-        slack = RANGE_RTOL * max(1.0, abs(low) if math.isfinite(low) else 0.0, abs(high) if math.isfinite(high) else 0.0)
-        bad = values[~values.map(math.isfinite) | (values < low - slack) | (values > high + slack)]
-        _need(bad.empty, f"{path_label}: {metric} value {float(bad.iloc[0])!r} is outside its range "
-                         f"[{low:g}, {high:g}]" if not bad.empty else "")
+    ok = (frame["status"] == "ok").to_numpy() if "status" in frame else np.ones(len(frame), bool)
+    values = frame["value"].to_numpy(dtype=np.float64)
+    codes, names = metric.factorize(sort=True)
+    for k, name in enumerate(names):  # vectorised per metric: a full-grid table has millions of rows
+        _check_range(values[(codes == k) & ok], str(name), path_label)
+
+
+def _check_range(values, metric: str, path_label: str) -> None:
+    """Every value finite and inside the metric's ``value_range`` where that range is a bound."""
+    import numpy as np
+
+    from .. import catalog
+
+    spec = catalog.spec(metric)
+    low, high = spec.value_range if spec.range_is_bound else (-math.inf, math.inf)
+    # A bound reached by a computation may be passed by float rounding (a cosine of 1 + 2e-16).
+    slack = RANGE_RTOL * max(1.0, abs(low) if math.isfinite(low) else 0.0, abs(high) if math.isfinite(high) else 0.0)
+    bad = ~np.isfinite(values) | (values < low - slack) | (values > high + slack)
+    if bad.any():
+        raise RunValidationError(f"{path_label}: {metric} value {float(values[bad.argmax()])!r} is outside its range "
+                                 f"[{low:g}, {high:g}]")
 
 
 def _check_rows(frame, task: str, model: str, allowed: Iterable[str], label: str, clip_required: bool = True) -> None:
@@ -245,19 +262,29 @@ def _check_rows(frame, task: str, model: str, allowed: Iterable[str], label: str
     _need(not missing, f"{label} lacks the column(s) {missing}")
     if not len(frame):
         return
-    tasks = set(frame["task"].astype(str))
+    # Distinct values first: a full-grid run has hundreds of thousands of rows and a handful of names.
+    tasks = {str(t) for t in frame["task"].unique()}
     _need(tasks == {task}, f"{label} holds rows of task(s) {sorted(tasks)}, but the run is in the {task!r} folder")
-    names = set(frame["model"].astype(str).str.partition(EMOTION_MODEL_SEP)[0])
+    names = {str(m).partition(EMOTION_MODEL_SEP)[0] for m in frame["model"].unique()}
     _need(names == {model}, f"{label} names model(s) {sorted(names)}, but the run's folder is {model!r}")
-    statuses = set(frame["status"].astype(str))
+    statuses = {str(s) for s in frame["status"].unique()}
     _need(statuses <= {"ok", "failed"}, f"{label} has status(es) {sorted(statuses - {'ok', 'failed'})}")
     if clip_required:
-        for clip in frame["clip_id"].astype(str).unique():
+        known = _grid_ids()
+        for clip in (c for c in frame["clip_id"].astype(str).unique() if c not in known):  # an alias spelling
             try:
                 ClipId.parse(clip)
             except ClipIdError:
                 raise RunValidationError(f"{label} has clip id {clip!r}, which is not a grid clip") from None
     _check_values(frame, label, allowed, label)
+
+
+@functools.lru_cache(maxsize=1)
+def _grid_ids() -> frozenset:
+    """The grid's clip ids as the toolkit writes them (a set lookup per clip; another spelling is parsed)."""
+    from ..grid import full_grid
+
+    return frozenset(str(c) for c in full_grid())
 
 
 def _read_table(folder: Path, name: str, required: bool):
@@ -274,6 +301,44 @@ def _read_table(folder: Path, name: str, required: bool):
         if not err.where:  # truncated, not Parquet
             raise RunValidationError(f"{name} cannot be read: {err.problem.removeprefix('is ')}") from None
         raise RunValidationError(f"{name}: {err.where} {err.problem}") from None
+
+
+def _read_frame_sums(folder: Path, model: str, allowed: Iterable[str], rows):
+    """``frames.parquet`` (when there is one) checked and reduced to the sums of the counted clips
+    (:class:`~hug_vis_dataset.statistics.sums.FrameSums`), its text columns read as codes: a full-grid run's millions
+    of per-frame rows are never held as rows (None: no file or no rows)."""
+    import numpy as np
+
+    from .. import catalog
+    from ..statistics.sums import FrameSums
+    from .aggregate import _counted_keys
+    from .store import read_stored_frame_codes
+
+    path = folder / "frames.parquet"
+    if not path.is_file():
+        return None
+    try:
+        columns = read_stored_frame_codes(path)
+    except InputFileError as err:
+        if not err.where:  # truncated, not Parquet
+            raise RunValidationError(f"frames.parquet cannot be read: {err.problem.removeprefix('is ')}") from None
+        raise RunValidationError(f"frames.parquet: {err.where} {err.problem}") from None
+    value = columns["value"].astype(np.float64)
+    if not len(value):
+        return None
+    used = {name: [columns[name][1][i] for i in np.flatnonzero(np.bincount(columns[name][0],
+                                                                         minlength=len(columns[name][1])))]
+            for name in ("model", "metric")}
+    _need(used["model"] == [model], f"frames.parquet names model(s) {sorted(used['model'])}, but the run's folder is "
+                                    f"{model!r}")
+    unknown = sorted(set(used["metric"]) - set(allowed))
+    _need(not unknown, f"frames.parquet has metric(s) {unknown} that the task does not compute")
+    codes, names = columns["metric"]
+    for k, name in enumerate(names):  # per metric, vectorised: the catalog's range (module docstring)
+        _check_range(value[codes == k], name, "frames.parquet")
+    return FrameSums.from_codes(columns["model"], columns["metric"], columns["clip_id"],
+                                columns["frame"].astype(np.int64), value,
+                                _counted_keys(rows) if rows is not None and len(rows) else None)
 
 
 def documented_protocol(task: str, frames) -> str:
@@ -300,9 +365,13 @@ def _compare_aggregate(cached: "dict | None", table, task: str) -> None:
     _need(set(cached) == set(computed), f"summary.json's aggregate lists {sorted(cached)}, but rows.parquet gives "
                                         f"{sorted(computed)}")
     for label, values in computed.items():
+        if "n_missing" not in cached[label] and "n_missing" in values:
+            # Written before missing clips were counted apart: its n_failed counted them as failed.
+            values = {**values, "n_failed": int(values["n_failed"]) + int(values["n_missing"])}
+            values.pop("n_missing")
         for key, value in values.items():
             stored = cached[label].get(key)
-            if not _close(stored, value if key not in ("n_ok", "n_failed") else int(value)):
+            if not _close(stored, value if key not in COUNT_COLUMNS else int(value)):
                 shown = catalog.label_of(key)
                 raise RunValidationError(f"summary.json's aggregate disagrees with its rows: {shown} of {label} is "
                                          f"{stored!r} in the summary but {value:.6g} from rows.parquet")
@@ -313,7 +382,7 @@ def _origin(summary: dict, rows) -> str:
 
     if summary.get("provenance", {}).get("dataset", {}).get("synthetic") is True:
         return "synthetic"
-    clips = set(rows["clip_id"].astype(str)) if rows is not None and len(rows) else set()
+    clips = {str(c) for c in rows["clip_id"].unique()} if rows is not None and len(rows) else set()
     return "submitted" if clips == {str(c) for c in full_grid()} else "subset"
 
 
@@ -322,11 +391,12 @@ def read_run(folder: "str | Path", link: str = "") -> "StoredRun | DamagedRun":
 
     The run's rows come back with the one rule for partial failures applied
     (:func:`hug_vis_dataset.scoring.aggregate.counted_rows`: a clip with a failed metric is failed for every
-    metric), and its per-frame rows without those clips, so every reader counts the same clips.
+    metric), and its per-frame rows reduced to the sums of the counted clips, so every reader counts the same
+    clips.
     """
     from .. import catalog
     from ..results import name_problem
-    from .aggregate import counted_frames, counted_rows, task_table
+    from .aggregate import counted_rows, task_table
 
     folder = Path(folder)
     task, model = folder.parent.name, folder.name
@@ -343,31 +413,25 @@ def read_run(folder: "str | Path", link: str = "") -> "StoredRun | DamagedRun":
             raise RunValidationError(f"summary.json cannot be read ({place}{err.problem[:160]})") from None
         summary = _check_summary(summary, task, model)
         rows = _read_table(folder, "rows.parquet", required=True)
-        frames = _read_table(folder, "frames.parquet", required=False)
         set_rows = _read_table(folder, "set_rows.parquet", required=False)
         _check_rows(rows, task, model, catalog.clip_metrics(task), "rows.parquet")
         if set_rows is not None:
             _check_rows(set_rows, task, model, catalog.set_metrics(task), "set_rows.parquet", clip_required=False)
-        if frames is not None and len(frames):
-            _need({"model", "clip_id", "metric", "frame", "value"} <= set(frames.columns),
-                  "frames.parquet lacks its columns")
-            names = set(frames["model"].astype(str))
-            _need(names == {model}, f"frames.parquet names model(s) {sorted(names)}, but the run's folder is {model!r}")
-            _check_values(frames, "frames.parquet", catalog.clip_metrics(task), "frames.parquet")
-        protocol = documented_protocol(task, frames)
-        table = task_table(rows, frames, set_rows, protocol=protocol) if len(rows) else None
+        sums = _read_frame_sums(folder, model, catalog.clip_metrics(task), rows)
+        protocol = documented_protocol(task, sums)
+        table = task_table(rows, sums, set_rows, protocol=protocol) if len(rows) else None
         declared = summary.get("protocol", {}).get("aggregation", protocol)
         cache_table = table
         if declared != protocol and declared in ("clip", "rvm") and len(rows):
-            cache_table = task_table(rows, frames, set_rows, protocol=declared)
+            cache_table = task_table(rows, sums, set_rows, protocol=declared)
         _compare_aggregate(summary.get("aggregate"), cache_table, task)
-        frames, rows = counted_frames(rows, frames), counted_rows(rows)
+        rows = counted_rows(rows)
     except RunValidationError as err:
         return DamagedRun(task, model, folder, err.problem, err.fix)
     except Exception as err:  # noqa: BLE001 - whatever else a stored run does, it must not take a view down
         return DamagedRun(task, model, folder, f"cannot be read or aggregated ({type(err).__name__}: "
                           f"{' '.join(str(err).split())[:200]})")
-    return StoredRun(task, model, folder, summary, link, rows, frames, set_rows, table, _origin(summary, rows),
+    return StoredRun(task, model, folder, summary, link, rows, sums, set_rows, table, _origin(summary, rows),
                      scored_by(folder))
 
 

@@ -109,6 +109,22 @@ def read_stored(path: Path, declared: ParquetSchema = ROW_SCHEMA):
     return frame
 
 
+def read_stored_frame_codes(path: Path) -> dict:
+    """``frames.parquet`` as arrays, its text columns (``model``, ``clip_id``, ``metric``) as ``(codes, names)``:
+    a full-grid run's millions of per-frame rows read without a string per row (what
+    :meth:`hug_vis_dataset.statistics.sums.FrameSums.from_codes` reduces).
+
+    Raises:
+        StoredResultsError: as :func:`read_stored`.
+    """
+    from ..readers.parquet_files import read_parquet_codes
+
+    try:
+        return read_parquet_codes(path, FRAME_SCHEMA, ("model", "clip_id", "metric"), ("frame", "value"))
+    except InputFileError as err:
+        raise StoredResultsError(err.path, err.where, err.problem, err.fix) from None
+
+
 _ROW_DTYPES = {"actor_id": "Int64", "action_id": "Int64", "script_id": "Int64", "value": "float64"}
 _FRAME_DTYPES = {"frame": "int64", "value": "float64"}
 

@@ -29,7 +29,7 @@ from ..layout import SIMULATED_RATINGS_FILE, SIMULATED_SYSTEMS_DIR
 from ..leaderboard import LocalResultsStore, ModelNameError, StoreError, board, board_rows, mos_rows
 from ..escaping import markdown_text
 from ..leaderboard.board import (ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SPACE_REVEAL, SUBMITTED, SYNTHETIC,
-                                 clip_rows_of, provenance_href)
+                                 clip_rows_of, provenance_href, run_tables)
 from ..studies.status import aggregate_ratings
 from ..studies.study_desk import MosStudy, ratings_location
 from .findings_view import joint_finding
@@ -122,38 +122,54 @@ class Explorer:
         return [_table_label(info) for info in pt.paper_data()["tables"]]
 
     def board_rows(self, runs=None, all_raters: bool = False):
-        """Paper rows, every valid stored run and the MOS study's ratings, as board rows (read fresh).
+        """Paper rows, every valid stored run and the MOS rows of each task's human source, as board rows (read
+        fresh).
 
-        The MOS leave out the raters the study's quality control flags (:meth:`mos_qc`) unless
-        ``all_raters``."""
-        origin = SYNTHETIC if self.release.synthetic else SUBMITTED
-        live, simulated = self.mos_qc(all_raters)
-        extra = [mos_rows(aggregate_ratings(self.mos.ratings.frame(), exclude_raters=live.excluded), origin)]
-        if simulated is not None:
-            extra.append(mos_rows(self._simulated_mos(simulated.excluded), SYNTHETIC, SIMULATED_RATERS))
+        The MOS count the ratings the one rule counts (:func:`hug_vis_dataset.studies.judgments.counted_ratings`:
+        flagged raters out unless ``all_raters``), from the source :meth:`human_sources` chose per task."""
+        extra = [mos_rows(aggregate_ratings(source.ratings), origin, note)
+                 for source, origin, note in self._mos_sources(all_raters) if source.ratings is not None]
         return board_rows(self.store.runs() if runs is None else runs, *extra)
+
+    def _mos_sources(self, all_raters: bool = False) -> list:
+        """``(source, origin, name suffix)`` of each task's MOS rows."""
+        from ..studies.judgments import SIMULATED
+
+        origin = SYNTHETIC if self.release.synthetic else SUBMITTED
+        return [(source, SYNTHETIC if source.whose == SIMULATED else origin,
+                 SIMULATED_RATERS if source.whose == SIMULATED else "")
+                for source in self.human_sources(all_raters).values()]
+
+    def _judgments(self, all_raters: bool = False):
+        """:func:`hug_vis_dataset.studies.judgments.task_sources` of the study's log and the simulated raters, with
+        the study file's QC thresholds (a broken study file is reported by the MOS tab; QC keeps its defaults)."""
+        from ..studies.judgments import task_sources
+        from ..studies.rater_qc import QcRules
+
+        try:
+            rules = self.mos.spec.qc
+        except Exception:  # noqa: BLE001
+            rules = QcRules()
+        return task_sources(self.mos.ratings.frame(), self.simulated_ratings, rules, all_raters)
+
+    def human_sources(self, all_raters: bool = False) -> dict:
+        """Task -> :class:`~hug_vis_dataset.studies.judgments.Source`: the study's ratings or the release's
+        simulated raters, by the one rule (:func:`hug_vis_dataset.studies.judgments.choose_source`), each counted
+        with the study's quality control."""
+        return self._judgments(all_raters)[0]
 
     def mos_qc(self, all_raters: bool = False):
         """(the study's ratings, the simulated ratings or None) as :class:`~hug_vis_dataset.studies.mos_qc.QcSelection`:
         the study's QC rule (``hugvis mos status``'s, with the study file's thresholds) on each."""
-        from ..studies.mos_qc import select_raters
-
-        try:
-            rules = self.mos.spec.qc
-        except Exception:  # noqa: BLE001 - a broken study file is reported by the MOS tab; QC keeps its defaults
-            from ..studies.rater_qc import QcRules
-
-            rules = QcRules()
-        live = select_raters(self.mos.ratings.frame(), rules, apply=not all_raters)
-        ratings = self.simulated_ratings
-        simulated = None if ratings is None else select_raters(ratings, rules, apply=not all_raters)
-        return live, simulated
+        return self._judgments(all_raters)[1:]
 
     def mos_qc_notes(self, all_raters: bool = False) -> list[str]:
-        """The QC lines under a MOS table (one per set of ratings that has raters)."""
-        live, simulated = self.mos_qc(all_raters)
-        notes = [("Study ratings", live), ("Simulated raters", simulated)]
-        return [f"{what}: {qc.note()}" for what, qc in notes if qc is not None and qc.raters]
+        """The QC lines under a MOS table (one per set of ratings that has raters), then which source each task
+        shows and why (the study's coverage)."""
+        sources, live, simulated = self._judgments(all_raters)
+        lines = [f"{what}: {qc.note()}" for what, qc in (("Study ratings", live), ("Simulated raters", simulated))
+                 if qc is not None and qc.raters]
+        return lines + [f"{catalog.task(t).label}: {s.note}" for t, s in sources.items() if s.note]
 
     @cached_property
     def simulated_ratings(self):
@@ -169,19 +185,13 @@ class Explorer:
         task_of = {system: task for task in CRITERIA for system in self.mos.systems(task)}
         return valid.assign(task=valid["model"].map(task_of)).dropna(subset=["task"])
 
-    def _simulated_mos(self, exclude: "set[str]"):
-        key = tuple(sorted(exclude))
-        cache = self.__dict__.setdefault("_simulated_mos_cache", {})
-        if key not in cache:  # aggregated once per rater selection (the bootstrap is not free)
-            cache[key] = aggregate_ratings(self.simulated_ratings, exclude_raters=exclude)
-        return cache[key]
+    def evidence(self, runs, all_raters: bool = False):
+        """The per-clip rows every verdict of the board compares: the stored runs' and each task's per-clip MOS
+        (:func:`~hug_vis_dataset.leaderboard.board.clip_rows_of`)."""
+        from ..studies.status import mos_clip_rows
 
-    @property
-    def simulated_mos(self):
-        """The simulated ratings aggregated without the raters QC flags (None: the release has none)."""
-        if self.simulated_ratings is None:
-            return None
-        return self._simulated_mos(self.mos_qc()[1].excluded)
+        return clip_rows_of(runs, *[mos_clip_rows(source.ratings, note) for source, _, note
+                                    in self._mos_sources(all_raters) if source.ratings is not None])
 
     def leaderboard(self, table_label: str, origins: "list[str] | None" = None, source: str = ALL,
                     input_setting: str = ALL, paradigm: str = ALL, all_raters: bool = False):
@@ -200,22 +210,44 @@ class Explorer:
         is_mos = table in {catalog.task(t).mos_table for t in catalog.task_names()}
         problems = self.mos.problems() + self.mos_qc_notes(all_raters) if is_mos else []
         view = board(self.board_rows(scan.runs, all_raters), table, keys, source, input_setting, paradigm,
-                     damaged=scan.damaged, extra_notes=problems, clip_rows=clip_rows_of(scan.runs))
+                     damaged=scan.damaged, extra_notes=problems,
+                     clip_rows=self.evidence(scan.runs, all_raters) if is_mos else clip_rows_of(scan.runs))
         return view.frame, view.markdown_notes, view.filters
+
+    def comparisons(self, runs=None):
+        """The stored runs' comparison sets (:class:`~hug_vis_dataset.statistics.evidence.Comparisons`)."""
+        from ..statistics.evidence import Comparisons
+
+        return Comparisons.from_runs(self.store.runs() if runs is None else runs)
 
     # ------------------------------------------------------------------ cross-task
     def result_rows(self):
         """Every stored per-clip row of the store (empty frame with the columns when none)."""
         return self.store.rows()
 
-    def crosstask_models(self) -> list[str]:
+    def pooled_rows(self):
+        """The rows the analyses that pool a task's systems read: complete runs of one comparison set, partial
+        runs left out (:func:`hug_vis_dataset.reporting.findings.pooled_rows`), and the words naming those left out."""
+        from ..reporting.findings import pooled_rows
+
         rows = self.result_rows()
+        if not len(rows):
+            return rows, ""
+        comparisons = self.comparisons()
+        left = " ".join(w for w in (comparisons.left_out_words(t) for t in sorted(set(rows["task"].unique()))) if w)
+        return pooled_rows(rows, comparisons), markdown_text(left)
+
+    def crosstask_models(self) -> list[str]:
+        rows = self.pooled_rows()[0]
         return sorted(rows["model"].unique().tolist()) if len(rows) else []
 
     def crosstask(self, analysis: str, models: "list[str] | None" = None, emotion: str = ALL, metric: str = ALL):
         """(table, figure path or None, message) of one analysis on the chosen models' stored rows
-        (:func:`~hug_vis_dataset.space.crosstask_view.crosstask_view`)."""
-        return crosstask_view(self.result_rows(), self.work_dir, analysis, models, emotion, metric)
+        (:func:`~hug_vis_dataset.space.crosstask_view.crosstask_view`); partial runs are left out, as every analysis
+        that pools the systems leaves them out, and the message says so."""
+        rows, left = self.pooled_rows()
+        table, figure, message = crosstask_view(rows, self.work_dir, analysis, models, emotion, metric)
+        return table, figure, (f"{message} {left}".strip() if left else message)
 
     # ------------------------------------------------------------------ findings
     def findings(self, analysis: str, task: str):
@@ -243,7 +275,7 @@ class Explorer:
         from ..reporting import findings as rf
 
         if analysis == FINDINGS[0]:
-            frame, decompositions, why = rf.variance_frame(rows, task)
+            frame, decompositions, why = rf.variance_frame(rows, task, self.comparisons())
             if frame.empty:
                 return pd.DataFrame(), None, why
             from ..figures import plot_variance_decomposition
@@ -252,9 +284,11 @@ class Explorer:
                                                 title=f"{catalog.task(task).label}: share of variance")
             return rf.variance_table(frame).round(4).reset_index(), png_of(paths), rf.methods_text(decompositions)
         if analysis == FINDINGS[1]:
-            from ..verdicts import VERDICTS
+            from ..statistics.verdicts import VERDICTS
 
-            frame, why = rf.significance_frame(rows, task)
+            runs = self.store.runs()
+            frame, why = rf.significance_frame(rows, task, self.comparisons(runs), run_tables(runs),
+                                               clip_rows_of(runs))
             return (frame.round(4) if not frame.empty else frame), None, why or (
                 f"{len(frame)} neighbour pairs: " + ", ".join(f"{int((frame['Verdict'] == w).sum())} {w}"
                                                               for w in VERDICTS))
@@ -263,14 +297,24 @@ class Explorer:
         if task not in ("matting", "matting_boundary"):  # the finding is matting's: the Task selector says which
             return pd.DataFrame(), None, (f"Boundary and thin-structure errors are a finding of Video matting, not of "
                                           f"{catalog.task(task).label}: choose Video matting.")
-        frame, why = rf.boundary_frame(rows)
+        frame, why = rf.boundary_frame(rf.pooled_rows(rows, self.comparisons()))
         return (frame.round(3).reset_index() if not frame.empty else frame), None, why or "MAD x1e3 per region"
 
     def _joint_finding(self, rows, task: str):
-        """The joint table on the study's ratings, or the release's simulated raters while the study has none."""
-        live = self.mos.ratings.frame()
-        ratings, whose = (live, "the study's ratings") if len(live) else (self.simulated_ratings, "simulated raters")
-        return joint_finding(rows, task, ratings, whose)
+        """The joint table on the task's human source (:meth:`human_sources`: the study's counted ratings once they
+        cover the task, else the release's simulated raters), on the task's pooled runs; the message says which
+        source and why."""
+        from ..reporting.findings import pooled_rows
+
+        sources = self.human_sources()
+        source = sources.get(task)
+        if source is None:  # not a generation task: the library says what the joint view needs
+            first = next((s for s in sources.values() if s.ratings is not None), None)
+            return joint_finding(rows, task, first.ratings if first else None, first.whose if first else "",
+                                 counted=True)
+        table, figure, message = joint_finding(pooled_rows(rows, self.comparisons()), task, source.ratings,
+                                               source.whose, counted=True)
+        return table, figure, (f"{message}\n\n{markdown_text(source.note)}" if source.note else message)
 
     # ------------------------------------------------------------------ inspector
     def choices(self) -> dict[str, list]:

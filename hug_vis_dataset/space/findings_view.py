@@ -10,8 +10,10 @@ from __future__ import annotations
 from ..escaping import markdown_text
 
 
-def joint_finding(rows, task: str, ratings, whose: str):
-    """``(table, None, message)`` for one generation task; ``whose`` says whose ratings these are.
+def joint_finding(rows, task: str, ratings, whose: str, counted: bool = False):
+    """``(table, None, message)`` for one generation task; ``whose`` says whose ratings these are; ``counted``: the
+    ratings are already the counted ones (:func:`hug_vis_dataset.studies.judgments.counted_ratings` with the
+    study's own thresholds), so quality control is not applied a second time.
 
     Example:
         >>> import pandas as pd
@@ -24,7 +26,7 @@ def joint_finding(rows, task: str, ratings, whose: str):
 
     if ratings is None or not len(ratings):
         return pd.DataFrame(), None, "No ratings yet: rate the systems in the MOS study tab."
-    tables, why = joint_tables(rows, ratings, tasks=(task,))
+    tables, why = joint_tables(rows, ratings, tasks=(task,), all_raters=counted)
     if tables is None:
         return pd.DataFrame(), None, markdown_text(why)
     summary = summary_frame(tables)

@@ -121,6 +121,57 @@ def fit_strengths(wins: np.ndarray, prior: float = 0.0, tol: float = 1e-12, max_
     return log_p
 
 
+def fit_strengths_batch(wins: np.ndarray, prior: float = 0.0, tol: float = 1e-12, max_iter: int = 100_000
+                        ) -> np.ndarray:
+    """:func:`fit_strengths` of a stack of win matrices ``(B, S, S)`` at once (one per bootstrap replicate): the
+    same prior, the same MM iterations, each matrix stopping when its own strengths move less than ``tol``, the
+    same infinite and NaN outcomes; so row ``b`` equals ``fit_strengths(wins[b], prior)``.
+
+    Example:
+        >>> w = np.array([[[0, 4, 4], [2, 0, 2], [1, 1, 0]], [[0, 1, 0], [1, 0, 0], [0, 0, 0]]], dtype=float)
+        >>> out = fit_strengths_batch(w)
+        >>> np.allclose(out[0], fit_strengths(w[0])), np.isnan(out[1]).all()   # the second: c never compared
+        (True, True)
+    """
+    w = np.asarray(wins, dtype=np.float64)
+    if w.ndim != 3 or w.shape[1] != w.shape[2] or (w < 0).any() or not np.isfinite(w).all():
+        raise PreferenceInputError("wins must be a stack of square matrices of finite non-negative counts")
+    if prior < 0:
+        raise PreferenceInputError(f"prior must be >= 0, got {prior}")
+    b, k = w.shape[:2]
+    out = np.zeros((b, k))
+    if k <= 1:
+        return out
+    compared = (w + w.transpose(0, 2, 1)) > 0
+    w = w + prior / 2.0 * compared
+    n = w + w.transpose(0, 2, 1)
+    total, losses = w.sum(axis=2), w.sum(axis=1)
+    reach = (n > 0) | np.eye(k, dtype=bool)
+    for _ in range(int(np.ceil(np.log2(k))) + 1):  # transitive closure by squaring
+        reach = (reach.astype(np.int64) @ reach.astype(np.int64)) > 0
+    connected = reach[:, 0, :].all(axis=1)
+    out[~connected] = math.nan
+    infinite = connected & ((total == 0).any(axis=1) | (losses == 0).any(axis=1))
+    out[infinite] = np.where(total[infinite] == 0, -math.inf, np.where(losses[infinite] == 0, math.inf, 0.0))
+    active = np.flatnonzero(connected & ~infinite)
+    log_p = np.zeros((len(active), k))
+    n_act, total_act = n[active], total[active]
+    running = np.ones(len(active), dtype=bool)
+    for _ in range(max_iter):
+        if not running.any():
+            break
+        idx = np.flatnonzero(running)
+        p = np.exp(log_p[idx])
+        denom = (n_act[idx] / (p[:, :, None] + p[:, None, :])).sum(axis=2)
+        new = np.log(total_act[idx] / denom)
+        new -= new.mean(axis=1, keepdims=True)  # the likelihood is scale-free: fix the scale
+        done = np.max(np.abs(new - log_p[idx]), axis=1) < tol
+        log_p[idx] = new
+        running[idx[done]] = False
+    out[active] = log_p
+    return out
+
+
 def _connected(adjacent: np.ndarray) -> bool:
     """Whether the comparison graph joins every system (else strengths are not comparable)."""
     seen, todo = {0}, [0]
@@ -163,15 +214,14 @@ def strengths_table(answers, criterion_column: str = "criterion", prior: float =
     Args:
         answers: DataFrame with :data:`PREFERENCE_COLUMNS` (``actor_id`` optional, read from the clip id).
         prior: virtual ties per compared pair (keeps replicates finite).
-        n_boot, level, seed: see :func:`hug_vis_dataset.stats.bootstrap_ci` (actors resampled).
+        n_boot, level, seed: the actor bootstrap's (:func:`hug_vis_dataset.statistics.draws.draw_weights`; every
+            replicate fitted at once by :func:`fit_strengths_batch`).
 
     Returns:
         DataFrame with ``criterion, system, strength, ci_low, ci_high, n_answers, wins, ties,
         n_actors, rank`` (rank 1 = strongest within the criterion).
     """
     import pandas as pd
-
-    from ..stats import bootstrap_ci
 
     frame = pd.DataFrame(answers).copy()
     missing = [c for c in PREFERENCE_COLUMNS if c not in frame.columns]
@@ -181,13 +231,8 @@ def strengths_table(answers, criterion_column: str = "criterion", prior: float =
     rows = []
     for criterion, group in frame.groupby(criterion_column, sort=True):
         names = sorted(set(group["system_a"]) | set(group["system_b"]))
-
-        def statistic(sub, names=names):
-            fit = bradley_terry(zip(sub["system_a"], sub["system_b"], sub["outcome"]), prior, names)
-            return pd.Series(fit)
-
-        point = statistic(group)
-        cis = bootstrap_ci(group, statistic, n_boot=n_boot, level=level, seed=seed) if n_boot else {}
+        point = bradley_terry(zip(group["system_a"], group["system_b"], group["outcome"]), prior, names)
+        cis = _strength_intervals(group, names, prior, n_boot, level, seed) if n_boot else {}
         for system in names:
             mine_a, mine_b = group["system_a"] == system, group["system_b"] == system
             wins = float(group.loc[mine_a, "outcome"].sum() + (1.0 - group.loc[mine_b, "outcome"]).sum())
@@ -201,6 +246,29 @@ def strengths_table(answers, criterion_column: str = "criterion", prior: float =
                                         "wins", "ties", "n_actors"])
     table["rank"] = table.groupby("criterion")["strength"].rank(ascending=False, method="min").astype(int)
     return table
+
+
+def _strength_intervals(group, names: Sequence[str], prior: float, n_boot: int, level: float, seed: int) -> dict:
+    """Actor-bootstrap intervals of every system's strength: per actor the win matrix of its answers; a replicate's
+    win matrix is the weighted sum (the statistics engine's weights over actors), all replicates fitted at once
+    (:func:`fit_strengths_batch`): the generic path's replicates, without rebuilding them."""
+    from ..statistics.draws import check_level, draw_weights, percentile_intervals
+    from ..statistics.sums import _actor_ids
+
+    check_level(level)
+    actor_ids = _actor_ids(group)
+    actors, position = np.unique(actor_ids, return_inverse=True)
+    pos = {s: i for i, s in enumerate(names)}
+    a = group["system_a"].map(pos).to_numpy()
+    b = group["system_b"].map(pos).to_numpy()
+    outcome = group["outcome"].to_numpy(float)
+    wins = np.zeros((len(actors), len(names), len(names)))
+    np.add.at(wins, (position, a, b), outcome)
+    np.add.at(wins, (position, b, a), 1.0 - outcome)
+    weights = draw_weights(len(actors), n_boot, seed)
+    replicates = fit_strengths_batch(np.einsum("ra,aij->rij", weights.astype(np.float64), wins), prior)
+    point = fit_strengths_batch(wins.sum(axis=0)[None], prior)[0]
+    return dict(zip(names, percentile_intervals(list(point), replicates, level, len(actors))))
 
 
 # ----------------------------------------------------------------------------- against the MOS and the metrics

@@ -104,18 +104,11 @@ def _metric_rows(rows):
 
 
 def kept_ratings(ratings: Any, all_raters: bool = False):
-    """The valid ratings people's scores use: read (a CSV path) or taken as given, gold items left out, raters
-    quality control flags left out unless ``all_raters``; ``(ratings, QC selection)``."""
-    import pandas as pd
+    """The valid ratings people's scores use (:func:`hug_vis_dataset.studies.judgments.counted_ratings`, the one
+    rule: gold items and, unless ``all_raters``, the raters quality control flags left out); ``(ratings, QC)``."""
+    from .judgments import counted_ratings
 
-    from .mos import read_ratings
-    from .mos_qc import select_raters
-    from .rater_qc import GOLD_MODELS
-
-    valid = read_ratings(ratings)[0] if isinstance(ratings, (str, Path)) else pd.DataFrame(ratings)
-    valid = valid[~valid["model"].isin(GOLD_MODELS)]
-    qc = select_raters(valid, apply=not all_raters)
-    return valid[~valid["rater"].isin(sorted(qc.excluded))].reset_index(drop=True), qc
+    return counted_ratings(ratings, all_raters)
 
 
 def _answers(preferences: Any):
@@ -130,19 +123,25 @@ def _answers(preferences: Any):
 
 
 def _actor(clip_ids) -> np.ndarray:
-    from ..stats import actor_of_clip
+    """The actor of each clip id (one parse per distinct id: a full grid's rows name 8,400 clips)."""
+    import pandas as pd
 
-    return np.array([actor_of_clip(c) for c in clip_ids], dtype=np.int64)
+    from ..statistics.basics import actor_of_clip
+
+    codes, uniques = pd.factorize(pd.Series(list(clip_ids) if not hasattr(clip_ids, "dtype") else clip_ids))
+    return np.array([actor_of_clip(c) for c in uniques], dtype=np.int64)[codes] if len(uniques) else \
+        np.zeros(0, dtype=np.int64)
 
 
 def _matrix(frame, systems: Sequence[str], value: str):
     """``(S, C)`` values (NaN where missing) over the frame's clips in sorted order, and the clips."""
-    clips = sorted(set(frame["clip_id"]))
-    pos_s = {s: i for i, s in enumerate(systems)}
-    pos_c = {c: i for i, c in enumerate(clips)}
+    import pandas as pd
+
+    c_codes, clips = pd.factorize(frame["clip_id"], sort=True)
+    s_codes = pd.Categorical(frame["model"], categories=list(systems)).codes
     out = np.full((len(systems), len(clips)), np.nan)
-    out[[pos_s[m] for m in frame["model"]], [pos_c[c] for c in frame["clip_id"]]] = frame[value].to_numpy(float)
-    return out, clips
+    out[s_codes, c_codes] = frame[value].to_numpy(float)
+    return out, [str(c) for c in clips]
 
 
 # ----------------------------------------------------------------------------- one comparison
@@ -252,7 +251,7 @@ def human_metric_tables(metric_rows: Any, ratings: Any = None, preferences: Any 
     """
     import pandas as pd
 
-    from .bradley_terry import fit_strengths
+    from .bradley_terry import fit_strengths, fit_strengths_batch
     from .mos import TASK_CRITERIA, clip_means
 
     if ratings is None and preferences is None:
@@ -271,7 +270,7 @@ def human_metric_tables(metric_rows: Any, ratings: Any = None, preferences: Any 
         if mine.empty:
             notes.append(f"{catalog.task(task).label}: no stored per-clip rows")
             continue
-        scored = sorted(set(mine["model"]))
+        scored = sorted(set(mine["model"].unique()))
         sources = []
         if per_clip is not None:
             for criterion in TASK_CRITERIA.get(task, ()):
@@ -284,19 +283,19 @@ def human_metric_tables(metric_rows: Any, ratings: Any = None, preferences: Any 
         if answers is not None and "task" in answers.columns:
             mine_answers = answers[answers["task"] == task]
             named = list(TASK_CRITERIA.get(task, ()))  # the paper's order, then any other criterion
-            for criterion in named + sorted(set(mine_answers["criterion"]) - set(named)):
+            for criterion in named + sorted(set(mine_answers["criterion"].unique()) - set(named)):
                 group = mine_answers[mine_answers["criterion"] == criterion]
                 group = group[group["system_a"].isin(scored) & group["system_b"].isin(scored)]
-                if len(set(group["system_a"]) | set(group["system_b"])) >= 2:
+                if len(set(group["system_a"].unique()) | set(group["system_b"].unique())) >= 2:
                     sources.append(("pairwise", criterion, group))
         if not sources:
             notes.append(f"{catalog.task(task).label}: fewer than two of its scored systems ({', '.join(scored)}) were rated or compared")
             continue
         for source, criterion, human_rows in sources:
             if source == "MOS":
-                systems = sorted(set(human_rows["model"]))
+                systems = sorted(set(human_rows["model"].unique()))
             else:
-                systems = sorted(set(human_rows["system_a"]) | set(human_rows["system_b"]))
+                systems = sorted(set(human_rows["system_a"].unique()) | set(human_rows["system_b"].unique()))
             metric_part = mine[mine["model"].isin(systems)]
             actor_ids = sorted(set(_actor(human_rows["clip_id"])) | set(_actor(metric_part["clip_id"])))
             actor_pos = {a: k for k, a in enumerate(actor_ids)}
@@ -311,16 +310,16 @@ def human_metric_tables(metric_rows: Any, ratings: Any = None, preferences: Any 
             else:
                 pos = {s: i for i, s in enumerate(systems)}
                 ordered = human_rows.sort_values(["clip_id", "system_a", "system_b", "rater"], kind="stable")
-                clip_ids = sorted(set(ordered["clip_id"]))
+                clip_ids = sorted(set(ordered["clip_id"].unique()))
                 clip_pos = {c: i for i, c in enumerate(clip_ids)}
                 human = ha.judge_from_answers(
                     PEOPLE, ordered["system_a"].map(pos).to_numpy(), ordered["system_b"].map(pos).to_numpy(),
                     ordered["outcome"].to_numpy(float), ordered["clip_id"].map(clip_pos).to_numpy(),
                     np.array([actor_pos[a] for a in _actor(ordered["clip_id"])]), len(systems), len(actor_ids),
-                    fit=lambda w: fit_strengths(w, prior))
+                    fit=lambda w: fit_strengths(w, prior), fit_batch=lambda w: fit_strengths_batch(w, prior))
             _compare(task, criterion, source, human, metrics, signs, systems, actor_ids, options, out)
         if votes is not None:
-            rated_systems = sorted(set(votes["model"]) & set(scored))
+            rated_systems = sorted(set(votes["model"].unique()) & set(scored))
             _mos_prediction(mine, votes, task, rated_systems, out)
     if not out["summary"]:
         raise HumanMetricInputError("no generation task has stored per-clip rows and human judgments of at least two "

@@ -9,7 +9,8 @@ Protocol:
 
 * **MOS** of a (model, criterion): ratings are averaged within each clip (over raters), then the
   clip means are averaged over clips, so a clip rated by more raters does not weigh more.
-* **Interval**: 95% percentile bootstrap clustered by actor (:func:`hug_vis_dataset.stats.bootstrap_ci`).
+* **Interval**: 95% percentile bootstrap clustered by actor, from per-actor sums
+  (:func:`hug_vis_dataset.statistics.intervals.mean_intervals`).
 * **Agreement**: Krippendorff's alpha per criterion, units = (clip, model) pairs, values = the
   raters' scores, with the interval (default) or ordinal distance metric.
 * **Invalid ratings** (score not an integer in 1..5, unknown criterion, bad clip id, empty
@@ -38,7 +39,7 @@ import numpy as np
 from ..errors import HugvisError
 from ..escaping import one_line
 from ..skipped_lines import SHOWN_LINES, listed
-from ..stats import format_interval
+from ..statistics.basics import format_interval
 
 CRITERIA: dict[str, str] = {
     "id_similarity": "ID Similarity",
@@ -101,6 +102,7 @@ def validate_ratings(frame) -> "tuple[object, object]":
         raise RatingsFileError(f"ratings lack columns {missing}; expected {list(RATING_COLUMNS)}")
     lines = frame.attrs.get("lines")  # read_ratings' CSV lines (blank lines and quoted line breaks counted)
     frame = frame.reset_index(drop=True).copy()
+    frame.attrs = {}  # read once here: pandas would copy the line list into every frame derived from this one
     frame["line"] = lines if lines is not None and len(lines) == len(frame) else np.arange(len(frame)) + 2
     reasons: list[str] = []
     scores: list[float] = []
@@ -139,7 +141,8 @@ def validate_ratings(frame) -> "tuple[object, object]":
     frame.loc[dup, "reason"] = "duplicate rating (same rater, clip, model, criterion)"
     valid = frame[frame["reason"] == ""].drop(columns=["reason"]).reset_index(drop=True)
     valid["score"] = valid["score"].astype(int)
-    valid["actor_id"] = valid["clip_id"].map(lambda c: ClipId.parse(c).actor_id)
+    actors = {c: ClipId.parse(c).actor_id for c in valid["clip_id"].unique()}  # one parse per distinct clip
+    valid["actor_id"] = valid["clip_id"].map(actors)
     invalid = frame[frame["reason"] != ""][["line", *RATING_COLUMNS, "reason"]].reset_index(drop=True)
     return valid, pd.DataFrame(invalid)
 
@@ -207,15 +210,15 @@ def mos_table(valid):
 
 
 def mos_intervals(valid, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> dict:
-    """Actor-clustered bootstrap interval of every (model, criterion) MOS."""
-    from ..stats import bootstrap_ci
+    """Actor-clustered bootstrap interval of every (model, criterion) MOS: the mean over clips of the per-clip means,
+    from per-actor sums (:func:`hug_vis_dataset.statistics.intervals.mean_intervals`; the clusters are every actor
+    of the ratings given, as the generic path draws them)."""
+    from ..statistics.intervals import mean_intervals
 
     per_clip = clip_means(valid)
-
-    def statistic(frame):
-        return frame.groupby(["model", "criterion"], sort=True)["score"].mean()
-
-    return bootstrap_ci(per_clip, statistic, cluster="actor_id", n_boot=n_boot, level=level, seed=seed)
+    keys = list(zip(per_clip["model"], per_clip["criterion"]))
+    return mean_intervals(keys, per_clip["actor_id"].to_numpy(), per_clip["score"].to_numpy(float), n_boot, level,
+                          seed)
 
 
 # ----------------------------------------------------------------------------- agreement
@@ -244,14 +247,20 @@ def krippendorff_alpha(units: "Sequence[Sequence[float]]", level: str = "interva
         raise ValueError("ratings must be finite numbers")
     if not pairable:
         return float("nan")
-    values = np.unique(np.concatenate(pairable))
-    pos = {v: i for i, v in enumerate(values)}
-    o = np.zeros((len(values), len(values)))
-    for u in pairable:
-        counts = np.zeros(len(values))
-        for v in u:
-            counts[pos[v]] += 1
-        o += (np.outer(counts, counts) - np.diag(counts)) / (len(u) - 1)
+    lengths = np.array([u.size for u in pairable])
+    return _alpha_of_values(np.repeat(np.arange(len(pairable)), lengths), np.concatenate(pairable), level)
+
+
+def _alpha_of_values(unit: np.ndarray, value: np.ndarray, level: str) -> float:
+    """Krippendorff's alpha of values tagged with their unit (every unit pairable), the coincidence matrix built
+    from per-unit value counts in one pass: ``o = sum_u (c_u c_u^T - diag(c_u)) / (n_u - 1)``."""
+    values, code = np.unique(value, return_inverse=True)
+    units, unit_code = np.unique(unit, return_inverse=True)
+    counts = np.zeros((len(units), len(values)))
+    np.add.at(counts, (unit_code, code), 1.0)
+    n_u = counts.sum(axis=1)
+    w = 1.0 / (n_u - 1.0)
+    o = (counts * w[:, None]).T @ counts - np.diag((counts * w[:, None]).sum(axis=0))
     n_c = o.sum(axis=1)
     n = n_c.sum()
     if level == "nominal":
@@ -271,13 +280,18 @@ def krippendorff_alpha(units: "Sequence[Sequence[float]]", level: str = "interva
 
 
 def agreement(valid, level: str = "interval") -> dict[str, dict]:
-    """Krippendorff's alpha per criterion over (clip, model) units."""
+    """Krippendorff's alpha per criterion over (clip, model) units (units with one rating are not pairable)."""
+    import pandas as pd
+
     out = {}
     for criterion, group in valid.groupby("criterion", sort=True):
-        units = [g["score"].tolist() for _, g in group.groupby(["clip_id", "model"], sort=True)]
-        out[criterion] = {"alpha": krippendorff_alpha(units, level), "level": level,
-                          "units": len(units), "pairable_units": sum(1 for u in units if len(u) >= 2),
-                          "raters": int(group["rater"].nunique())}
+        unit = pd.MultiIndex.from_arrays([group["clip_id"], group["model"]]).factorize()[0]
+        sizes = np.bincount(unit)
+        pairable = sizes[unit] >= 2
+        scores = group["score"].to_numpy(dtype=np.float64)
+        alpha = _alpha_of_values(unit[pairable], scores[pairable], level) if pairable.any() else float("nan")
+        out[criterion] = {"alpha": alpha, "level": level, "units": int(len(sizes)),
+                          "pairable_units": int((sizes >= 2).sum()), "raters": int(group["rater"].nunique())}
     return out
 
 
@@ -295,7 +309,7 @@ def mos_metric_agreement(mos, auto, task: str, mapping: "dict[str, str] | None" 
     reports whether both name the same best model (the paper: they agree in trend, not at the top).
     """
     from .. import catalog
-    from ..stats import spearman
+    from ..statistics.basics import spearman
 
     rows = []
     for criterion, metric in matching_pairs(task, mapping or None):

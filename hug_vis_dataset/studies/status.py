@@ -20,8 +20,9 @@ from .sessions import SESSIONS_FILE, SessionLog, coverage
 
 #: Bootstrap replicates of the strengths' intervals shown by the status.
 STATUS_BOOT = 200
-#: Bootstrap replicates of the intervals :func:`aggregate_ratings` adds (actor-clustered).
-TABLE_BOOT = 200
+#: Bootstrap replicates of the intervals :func:`aggregate_ratings` adds (actor-clustered): every surface's
+#: (hugvis report's default), so the board's MOS intervals are the report's.
+TABLE_BOOT = 1000
 
 
 @dataclass
@@ -165,6 +166,45 @@ def study_markdown(study_paths: Sequence["str | Path"], ratings_path: "str | Pat
         if s.alphas:
             md += ["Inter-rater agreement (Krippendorff's alpha, interval): " + "; ".join(s.alphas) + ".", ""]
     return md
+
+
+def mos_clip_rows(frame, note: str = ""):
+    """Per-clip MOS rows of ratings (``task`` column; ratings averaged within each clip): the evidence the board's
+    MOS verdicts compare (``task, model`` + ``note``, ``metric`` = the MOS table's column key, ``clip_id``,
+    ``actor_id``, ``value``, ``status``), gold items left out.
+
+    Example:
+        >>> import pandas as pd
+        >>> r = pd.DataFrame({"rater": ["a", "b"], "task": "voice_cloning", "model": "m", "criterion": "id_similarity",
+        ...                   "clip_id": "actor_0001_sad_action_01_script_001", "score": [4, 5]})
+        >>> mos_clip_rows(r)[["model", "metric", "value"]].values.tolist()
+        [['m', 'mos_identity', 4.5]]
+    """
+    import pandas as pd
+
+    from .. import catalog
+    from ..paper_tables import table_info
+    from .mos import clip_means
+    from .ratings import CRITERION_LABELS
+
+    columns = ["task", "model", "metric", "clip_id", "actor_id", "value", "status"]
+    if frame is None or not len(frame):
+        return pd.DataFrame(columns=columns)
+    frame = frame[~frame["model"].isin(GOLD_MODELS)]
+    parts = []
+    for task, ratings in frame.groupby("task", sort=True):
+        table = catalog.task(str(task)).mos_table
+        if table is None or not len(ratings):
+            continue
+        keys = {m["display"]: m["key"] for m in table_info(table)["metrics"]}
+        per_clip = clip_means(ratings.assign(score=pd.to_numeric(ratings["score"], errors="coerce")))
+        per_clip = per_clip.assign(metric=per_clip["criterion"].map(lambda c: keys.get(CRITERION_LABELS.get(c, c))))
+        per_clip = per_clip.dropna(subset=["metric"])
+        parts.append(pd.DataFrame({"task": task, "model": per_clip["model"].astype(str) + note,
+                                   "metric": per_clip["metric"], "clip_id": per_clip["clip_id"],
+                                   "actor_id": per_clip["actor_id"].astype("int64"), "value": per_clip["score"],
+                                   "status": "ok"}))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
 
 
 def aggregate_ratings(frame, exclude_raters=()):

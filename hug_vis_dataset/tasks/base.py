@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from .. import catalog
-from ..results import STATUS_FAILED, STATUS_OK, result_rows
+from ..results import MISSING_PREDICTION, STATUS_FAILED, STATUS_OK, result_rows
 from .submission import SubmissionError, index_entries
 
 
@@ -307,7 +307,7 @@ class TaskScorer:
         if self.reference_only:
             return ""
         if not job.prediction:
-            return "missing prediction: no file named by this clip id"
+            return f"{MISSING_PREDICTION}: no file named by this clip id"
         if len(job.prediction) > 1:
             return "duplicate predictions: " + ", ".join(Path(p).name for p in job.prediction)
         from ..references import reference_files
@@ -328,7 +328,7 @@ class TaskScorer:
         if not job.metrics:
             return ClipOutcome(job.clip_id, [], check_error=self.check_job(job))
         if not job.prediction:
-            return ClipOutcome(job.clip_id, failed_rows(job, "missing prediction: no file named by this clip id"))
+            return ClipOutcome(job.clip_id, failed_rows(job, f"{MISSING_PREDICTION}: no file named by this clip id"))
         if len(job.prediction) > 1:
             names = ", ".join(Path(p).name for p in job.prediction)
             return ClipOutcome(job.clip_id, failed_rows(job, f"duplicate predictions: {names}"))

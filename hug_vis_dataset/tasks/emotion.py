@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..grid import ClipId, parse_emotion
-from ..results import EMOTION_MODEL_SEP, STATUS_OK
+from ..results import EMOTION_MODEL_SEP, MISSING_PREDICTION, STATUS_OK
 from .base import ClipJob, ClipOutcome, ClipScores, TaskScorer, failed_rows, result_rows
 from .submission import PredictionIndex
 
@@ -94,7 +94,7 @@ class EmotionTask(TaskScorer):
             model = f"{job.model}{EMOTION_MODEL_SEP}{setting}"
             given = answers.get(setting, [])
             if not given:
-                rows += failed_rows(job, f"missing prediction for input setting {setting!r}", model=model)
+                rows += failed_rows(job, f"{MISSING_PREDICTION} for input setting {setting!r}", model=model)
             elif len(given) > 1:
                 rows += failed_rows(job, "duplicate predictions: " + ", ".join(w for _, w in given), model=model)
             else:

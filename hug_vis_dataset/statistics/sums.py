@@ -1,0 +1,372 @@
+"""The engine's sufficient statistics: per-clip values arranged once, per-actor sums read off them.
+
+Every interval, test and verdict of the toolkit is a function of per-actor sums: a mean over clips is ``sum of the
+actors' sums / sum of their counts``, a replicate of the actor bootstrap weights the actors
+(:mod:`hug_vis_dataset.statistics.draws`), a sign-flip test flips them. So the stored rows are arranged once:
+
+* :class:`ClipValues`: one measure (a metric of a task, a MOS criterion) of several systems, a ``(systems, clips)``
+  matrix with the actor of each clip (NaN where a system has no counted value of that clip: missing or failed);
+* :class:`FrameSums`: the per-frame rows of the ``rvm`` protocol reduced to per-actor sums and counts by frame
+  index (dtSSD with RVM's 0 at frame 0 of every clip), all that protocol's table and intervals need; a run's
+  millions of per-frame rows are never kept.
+
+Both are built with vectorised numpy (codes, ``bincount``), never a Python loop over rows or clips.
+
+Example:
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"model": ["a", "a", "b", "b"], "value": [1.0, 3.0, 2.0, 2.0],
+    ...                      "clip_id": ["actor_0001_sad_action_01_script_001", "actor_0002_sad_action_01_script_001"] * 2})
+    >>> v = ClipValues.from_rows(rows)
+    >>> v.systems, v.actors.tolist(), v.values.tolist()
+    (('a', 'b'), [1, 2], [[1.0, 3.0], [2.0, 2.0]])
+    >>> sums, counts = v.actor_sums()
+    >>> sums.tolist(), counts.tolist()
+    ([[1.0, 3.0], [2.0, 2.0]], [[1.0, 1.0], [1.0, 1.0]])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from .basics import actor_of_clip
+
+
+class EvidenceError(ValueError):
+    """Rows the engine cannot arrange (a column missing, a clip given twice for one system)."""
+
+
+def _actor_ids(frame) -> np.ndarray:
+    """The actor of every row: its ``actor_id`` where every row has one, else read from the clip id."""
+    if "actor_id" in frame.columns and not frame["actor_id"].isna().any():
+        return frame["actor_id"].to_numpy(dtype=np.int64)
+    import pandas as pd
+
+    codes, uniques = pd.factorize(frame["clip_id"].astype(str))
+    return np.array([actor_of_clip(c) for c in uniques], dtype=np.int64)[codes] if len(uniques) else np.zeros(0, np.int64)
+
+
+@dataclass(frozen=True)
+class ClipValues:
+    """One measure of several systems over clips: ``values[s, c]`` (NaN: no counted value).
+
+    Attributes:
+        systems: the systems (row labels, e.g. ``model`` or ``model | setting``), sorted.
+        clips: the clip ids, sorted.
+        clip_actors: the actor id of each clip.
+        values: ``(len(systems), len(clips))`` float64.
+    """
+
+    systems: tuple[str, ...]
+    clips: tuple[str, ...]
+    clip_actors: np.ndarray
+    values: np.ndarray
+
+    @classmethod
+    def from_rows(cls, rows, series: str = "model", value: str = "value", systems: "Sequence[str] | None" = None
+                  ) -> "ClipValues":
+        """Arrange long rows of ONE measure (``series``, ``clip_id``, ``value``; ``status`` and ``actor_id`` when
+        present): rows whose status is not ``ok`` or whose value is not finite leave their cell NaN.
+
+        Raises:
+            EvidenceError: a column is missing or a (system, clip) is given twice.
+        """
+        import pandas as pd
+
+        frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
+        missing = [c for c in (series, "clip_id", value) if c not in frame.columns]
+        if missing:
+            raise EvidenceError(f"rows lack columns {missing}; expected {series}, clip_id, {value}[, actor_id, status]")
+        if "status" in frame.columns:
+            frame = frame[frame["status"].fillna("ok").to_numpy() == "ok"]
+        vals = pd.to_numeric(frame[value], errors="coerce").to_numpy(dtype=np.float64)
+        finite = np.isfinite(vals)
+        frame, vals = frame[finite], vals[finite]
+        s_codes, s_names = pd.factorize(frame[series].astype(str), sort=True)
+        c_codes, c_names = pd.factorize(frame["clip_id"].astype(str), sort=True)
+        names = [str(s) for s in s_names]
+        if systems is not None:  # a fixed system order (systems without a value keep a NaN row)
+            position = {s: i for i, s in enumerate(systems)}
+            unknown = [s for s in names if s not in position]
+            if unknown:
+                raise EvidenceError(f"rows name systems {unknown} outside {list(systems)}")
+            s_codes = np.array([position[s] for s in names], dtype=np.int64)[s_codes] if len(names) else s_codes
+            names = list(systems)
+        out = np.full((len(names), len(c_names)), np.nan)
+        if len(vals):
+            flat = s_codes.astype(np.int64) * len(c_names) + c_codes
+            if len(np.unique(flat)) != len(flat):
+                dup = pd.Series(flat).duplicated().to_numpy().argmax()
+                raise EvidenceError(f"{series} {frame[series].iloc[dup]!r} has clip {frame['clip_id'].iloc[dup]!r} "
+                                    "twice; pass one measure's rows")
+            out.reshape(-1)[flat] = vals
+        actors = np.zeros(len(c_names), dtype=np.int64)
+        if len(c_names):
+            actors[c_codes] = _actor_ids(frame)
+        return cls(tuple(names), tuple(str(c) for c in c_names), actors, out)
+
+    @property
+    def actors(self) -> np.ndarray:
+        """The actors (sorted ids) of the clips with at least one value."""
+        has = np.isfinite(self.values).any(axis=0) if self.values.size else np.zeros(len(self.clips), bool)
+        return np.unique(self.clip_actors[has])
+
+    def index(self, system: str) -> int:
+        return self.systems.index(system)
+
+    def actor_sums(self, actors: "Sequence[int] | None" = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(sums, counts)``, each ``(systems, actors)``: every system's sum and count of values per actor (the
+        given actor ids, default :attr:`actors`; an actor without a value of a system has 0 and 0)."""
+        actors = self.actors if actors is None else np.asarray(actors, dtype=np.int64)
+        position = np.searchsorted(actors, self.clip_actors)
+        known = (position < len(actors)) & (actors[np.minimum(position, max(len(actors) - 1, 0))] == self.clip_actors) \
+            if len(actors) else np.zeros(len(self.clips), bool)
+        sums = np.zeros((len(self.systems), len(actors)))
+        counts = np.zeros((len(self.systems), len(actors)))
+        for s in range(len(self.systems)):
+            row = self.values[s]
+            have = np.isfinite(row) & known
+            sums[s] = np.bincount(position[have], weights=row[have], minlength=len(actors))
+            counts[s] = np.bincount(position[have], minlength=len(actors))
+        return sums, counts
+
+    def means(self) -> np.ndarray:
+        """Each system's mean over its clips (NaN without one)."""
+        with np.errstate(invalid="ignore"):
+            return np.nanmean(self.values, axis=1) if self.values.shape[1] else np.full(len(self.systems), np.nan)
+
+    def paired(self, a: str, b: str, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(actor ids, sums, counts)`` of ``scale * (a - b)`` per actor over the clips both systems have (actors
+        sorted, each with at least one common clip): the input of
+        :func:`hug_vis_dataset.statistics.paired.paired_test_of_sums`."""
+        from .paired import positional_sums
+
+        x, y = self.values[self.index(a)], self.values[self.index(b)]
+        common = np.isfinite(x) & np.isfinite(y)
+        d = scale * (x[common] - y[common])
+        actors, position = np.unique(self.clip_actors[common], return_inverse=True)
+        sums, counts = positional_sums(d, position, len(actors))
+        return actors, sums, counts
+
+
+@dataclass
+class FrameSums:
+    """Per-frame rows of the ``rvm`` protocol reduced to per-actor sums and counts by frame index.
+
+    ``parts[(label, metric)] = (actor ids, sums (A, T), counts (A, T))``; dtSSD's arrays start at frame 0 with
+    RVM's 0 of every clip, as :func:`hug_vis_dataset.metrics.matting.aggregate` counts it.
+    """
+
+    parts: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_frames(cls, frames, keep: "Iterable[tuple[str, str]] | None" = None) -> "FrameSums":
+        """Reduce per-frame rows (``model``, ``clip_id``, ``metric``, ``frame``, ``value``; ``actor_id`` optional).
+
+        Args:
+            keep: the ``(model, clip_id)`` pairs that count (the one rule for partial failures; a MultiIndex or
+                pairs); None: every row.
+        """
+        import pandas as pd
+
+        if frames is None or not len(frames):
+            return cls()
+        codes = {}
+        for column in ("model", "metric", "clip_id"):
+            codes[column] = pd.factorize(frames[column].astype(str), sort=True)
+        return cls.from_codes(codes["model"], codes["metric"], codes["clip_id"],
+                              frames["frame"].to_numpy(dtype=np.int64), frames["value"].to_numpy(dtype=np.float64),
+                              keep)
+
+    @classmethod
+    def from_codes(cls, models, metrics, clips, frame_index: np.ndarray, value: np.ndarray,
+                   keep: "Iterable[tuple[str, str]] | None" = None) -> "FrameSums":
+        """:meth:`from_frames` of per-frame rows given as ``(codes, names)`` per string column (what a dictionary
+        encoded Parquet column reads as, with no string hashed per row)."""
+        import pandas as pd
+
+        out = cls()
+        (m_codes, models), (k_codes, metrics), (c_codes, clips) = models, metrics, clips
+        m_codes, k_codes, c_codes = (np.asarray(c, dtype=np.int64) for c in (m_codes, k_codes, c_codes))
+        models, metrics, clips = ([str(x) for x in names] for names in (models, metrics, clips))
+        if keep is not None:  # by codes: a set lookup per distinct (model, clip), never per row
+            pairs = set(zip(*(keep.get_level_values(i) for i in range(2)))) if isinstance(keep, pd.MultiIndex) \
+                else set(map(tuple, keep))
+            allowed = np.array([[(model, clip) in pairs for clip in clips] for model in models], dtype=bool)
+            mask = allowed[m_codes, c_codes] if allowed.size else np.zeros(len(m_codes), bool)
+            m_codes, k_codes, c_codes = m_codes[mask], k_codes[mask], c_codes[mask]
+            frame_index, value = frame_index[mask], value[mask]
+        if not len(value):
+            return out
+        clip_actor = np.array([_actor_or_unknown(c) for c in clips], dtype=np.int64)
+        actor_ids, clip_position = np.unique(clip_actor, return_inverse=True)  # per distinct clip, not per row
+        n_k, n_c, n_a = len(metrics), len(clips), len(actor_ids)
+        length = int(frame_index.max()) + 1
+        # One fixed summation order, the one the toolkit stores rows in (model, clip in grid order, metric, frame):
+        # the sums do not depend on row order, and a stored file is not sorted again.
+        rank = _grid_rank(clips)
+        key = ((m_codes * n_c + rank[c_codes]) * n_k + k_codes) * length + frame_index
+        if len(key) > 1 and (np.diff(key) < 0).any():
+            order = np.argsort(key, kind="stable")
+            key, value = key[order], value[order]
+            c_codes = np.argsort(rank)[(key // (length * n_k)) % n_c]
+            m_codes, k_codes = key // (length * n_k * n_c), (key // length) % n_k
+            frame_index = key % length
+        part = m_codes * n_k + k_codes
+        cell = (part * n_a + clip_position[c_codes]) * length + frame_index
+        size = len(models) * n_k * n_a * length
+        sums = np.bincount(cell, weights=value, minlength=size).reshape(len(models), n_k, n_a, length)
+        counts = np.bincount(cell, minlength=size).astype(np.float64).reshape(len(models), n_k, n_a, length)
+        # Which clips each part has (dtSSD: RVM's 0 at frame 0 of every clip is one more count there).
+        has = np.bincount(part * n_c + c_codes, minlength=len(models) * n_k * n_c).reshape(len(models), n_k, n_c) > 0
+        for mi, model in enumerate(models):
+            for ki, metric in enumerate(metrics):
+                if not has[mi, ki].any():
+                    continue
+                clips_per_actor = np.bincount(clip_position[has[mi, ki]], minlength=n_a)
+                present = clips_per_actor > 0
+                part_sums, part_counts = sums[mi, ki][present], counts[mi, ki][present]
+                last = int(np.flatnonzero(part_counts.sum(axis=0) > 0).max()) + 1
+                part_sums, part_counts = part_sums[:, :last], part_counts[:, :last].copy()
+                if metric == "dtssd":
+                    part_counts[:, 0] += clips_per_actor[present]
+                out.parts[(model, metric)] = (actor_ids[present], part_sums, part_counts)
+        return out
+
+    def __len__(self) -> int:
+        return len(self.parts)
+
+    def keys(self) -> list[tuple[str, str]]:
+        return sorted(self.parts)
+
+    def select(self, labels: Iterable[str]) -> "FrameSums":
+        wanted = set(labels)
+        return FrameSums({k: v for k, v in self.parts.items() if k[0] in wanted})
+
+    @classmethod
+    def merge(cls, pieces: Iterable["FrameSums"]) -> "FrameSums":
+        out = cls()
+        for piece in pieces:
+            out.parts.update(piece.parts)
+        return out
+
+    def actors(self) -> np.ndarray:
+        """Every actor of any part, sorted (the clusters an interval of these rows resamples)."""
+        ids = [a for a, _, _ in self.parts.values()]
+        return np.unique(np.concatenate(ids)) if ids else np.zeros(0, np.int64)
+
+    def aligned(self, key: tuple[str, str], actors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(sums, counts)`` of one part over the given actors (an actor without clips: zeros)."""
+        ids, sums, counts = self.parts[key]
+        position = np.searchsorted(actors, ids)
+        full_s = np.zeros((len(actors), sums.shape[1]))
+        full_c = np.zeros((len(actors), counts.shape[1]))
+        full_s[position], full_c[position] = sums, counts
+        return full_s, full_c
+
+    def means(self) -> dict[tuple[str, str], float]:
+        """The ``rvm`` value of each part: the mean over frame indices of the per-index mean over clips."""
+        out = {}
+        for key, (_, sums, counts) in self.parts.items():
+            s, c = sums.sum(axis=0), counts.sum(axis=0)
+            out[key] = float(np.mean(s[c > 0] / c[c > 0])) if (c > 0).any() else float("nan")
+        return out
+
+
+def _actor_or_unknown(clip_id: str) -> int:
+    """The actor of a grid clip id; -1 for a key outside the grid (an evaluate module's own clip keys), whose
+    values still aggregate (an rvm mean needs no actor), as one cluster."""
+    try:
+        return actor_of_clip(clip_id)
+    except AttributeError:
+        return -1
+
+
+def _grid_rank(clips: Sequence[str]) -> np.ndarray:
+    """Each clip's position in the grid order (actor, emotion in Table 1 order, action, script); ids outside the
+    grid after them, by name."""
+    from ..grid import ClipId, ClipIdError
+
+    keys = []
+    for name in clips:
+        try:
+            keys.append((0, ClipId.parse(name), ""))
+        except (ClipIdError, ValueError):
+            keys.append((1, None, name))
+    order = sorted(range(len(clips)), key=lambda i: (keys[i][0], keys[i][1] if keys[i][1] is not None else 0,
+                                                      keys[i][2]))
+    rank = np.empty(len(clips), dtype=np.int64)
+    rank[order] = np.arange(len(clips))
+    return rank
+
+
+class RowsIndex:
+    """Per-clip rows of many tasks and metrics, indexed once: ``values(task, metric)`` is a :class:`ClipValues`
+    built on first use and kept (a board ranks several columns of the same rows; the full grid holds millions).
+
+    ``rows``: one frame, or several (each stored run's own rows: nothing is concatenated but the parts a
+    measure needs).
+
+    Example:
+        >>> import pandas as pd
+        >>> rows = pd.DataFrame({"task": "t", "metric": ["m1", "m2"], "model": "a", "value": [1.0, 2.0],
+        ...                      "clip_id": "actor_0001_sad_action_01_script_001"})
+        >>> RowsIndex(rows).values("t", "m2").values.tolist()
+        [[2.0]]
+    """
+
+    def __init__(self, rows):
+        import pandas as pd
+
+        frames = [rows] if isinstance(rows, pd.DataFrame) else [f for f in rows if f is not None]
+        self.frames = [f for f in frames if len(f)]
+        self._groups: list = [None] * len(self.frames)
+        self._values: dict[tuple[str, str], ClipValues] = {}
+
+    def _parts(self, task: str, metric: str) -> list:
+        parts = []
+        for i, frame in enumerate(self.frames):
+            if self._groups[i] is None:
+                self._groups[i] = frame.groupby(["task", "metric"], sort=False).indices
+            index = self._groups[i].get((task, metric))
+            if index is not None:
+                parts.append(frame.iloc[index])
+        return parts
+
+    def values(self, task: str, metric: str) -> ClipValues:
+        key = (task, metric)
+        if key not in self._values:
+            import pandas as pd
+
+            parts = self._parts(task, metric)
+            part = pd.concat(parts, ignore_index=True) if len(parts) > 1 else (parts[0] if parts else
+                                                                                 pd.DataFrame(columns=["model", "clip_id", "value"]))
+            self._values[key] = ClipValues.from_rows(part)
+        return self._values[key]
+
+
+def value_matrix(rows, task: str, metric: str) -> ClipValues:
+    """:class:`ClipValues` of one metric of one task from per-clip rows of any tasks and metrics (a DataFrame or
+    mappings)."""
+    import pandas as pd
+
+    mine = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
+    for column, wanted in (("task", task), ("metric", metric)):
+        if column in mine.columns:
+            mine = mine[mine[column].to_numpy() == wanted]
+    return ClipValues.from_rows(mine)
+
+
+def matrix_of(values: Any, task: str, metric: str) -> ClipValues:
+    """``values`` if it is already a :class:`ClipValues`, its entry if a :class:`RowsIndex`, else
+    :func:`value_matrix` of those rows."""
+    if isinstance(values, ClipValues):
+        return values
+    if isinstance(values, RowsIndex):
+        return values.values(task, metric)
+    return value_matrix(values, task, metric)
+
+
+__all__ = ["ClipValues", "EvidenceError", "FrameSums", "RowsIndex", "matrix_of", "value_matrix"]
