@@ -144,13 +144,14 @@ def neighbour_significance(frame, metric_name: str = "", task: "str | None" = No
 
 # ----------------------------------------------------------------------------- metrics against the MOS
 def mos_agreement_by_task(frame, ratings: Any = None, top_k: int = 3, n_boot: int = 1000, seed: int = 0,
-                          preferences: Any = None, all_raters: bool = False) -> dict:
+                          preferences: Any = None, all_raters: bool = False, pairwise_only: bool = False) -> dict:
     """Metric-MOS agreement per generation task from stored rows and a ratings CSV (or its rows); with
     ``preferences`` (a pairwise CSV or its rows) also the pairwise source under ``"pairwise"``: per
     task, the Bradley-Terry strengths against the MOS and against each automatic metric
     (:func:`hug_vis_dataset.studies.bradley_terry.strength_agreement_rows`). The ratings that count are the one
     rule's (:func:`hug_vis_dataset.studies.judgments.counted_ratings`: gold items and flagged raters out, unless
-    ``all_raters``), as in the MOS tables and the joint tables."""
+    ``all_raters``), as in the MOS tables and the joint tables. ``pairwise_only``: only the pairwise block (the
+    ratings then give the strengths' MOS, not an agreement of their own)."""
     import pandas as pd
 
     from .metrics.mos_agreement import metric_mos_agreement_rows
@@ -167,8 +168,8 @@ def mos_agreement_by_task(frame, ratings: Any = None, top_k: int = 3, n_boot: in
         human = clip_means(valid) if len(valid) else None
     out: dict = {}
     tasks = [t.name for t in catalog.TASKS if t.mos_table]
-    for task in tasks if human is not None else ():
-        models = set(frame.loc[frame["task"] == task, "model"])
+    for task in tasks if human is not None and not pairwise_only else ():
+        models = set(frame.loc[frame["task"] == task, "model"].unique())
         rows = frame[(frame["task"] == task) & frame["metric"].isin(_agreement_metrics(task))]
         mos_rows = human[human["model"].isin(models)]
         if rows.empty or mos_rows.empty:
@@ -191,7 +192,7 @@ def mos_agreement_by_task(frame, ratings: Any = None, top_k: int = 3, n_boot: in
             pairwise[task] = table.to_dict("records")
         if pairwise:
             out["pairwise"] = pairwise
-    if not out:
+    if not out and not pairwise_only:
         raise ModuleInputError("no generation task has both stored rows and ratings (or pairwise answers) of the "
                                "same models")
     return out

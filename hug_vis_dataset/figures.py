@@ -219,18 +219,21 @@ def crosstask_figures(
     rows: Any,
     out_dir: "str | Path",
     motion: Any = None,
+    difficulty: Any = None,
 ) -> dict[str, list[Path]]:
     """Write Figs. 8-11 from per-clip result rows into ``out_dir`` (``fig8_emotion_difficulty`` ...).
 
     Figs. 8-9 use the paper's eight metrics (missing tasks give blank columns); Fig. 10 is drawn
     when both generation regimes have rows; Fig. 11 when ``motion`` (a
-    :class:`~hug_vis_dataset.metrics.crosstask.MotionRelation`) is given. Returns name -> paths.
+    :class:`~hug_vis_dataset.metrics.crosstask.MotionRelation`) is given; ``difficulty``: the rows'
+    :func:`~hug_vis_dataset.metrics.crosstask.emotion_difficulty` when the caller has it (not computed twice).
+    Returns name -> paths.
     """
     from .metrics.crosstask import difficulty_agreement, emotion_difficulty, source_difficulty
 
     out_dir = Path(out_dir)
     written: dict[str, list[Path]] = {}
-    difficulty = emotion_difficulty(rows)
+    difficulty = emotion_difficulty(rows) if difficulty is None else difficulty
     written["fig8"] = plot_emotion_difficulty(difficulty.D, out_dir / "fig8_emotion_difficulty")
     written["fig9"] = plot_agreement(difficulty_agreement(difficulty.D), out_dir / "fig9_difficulty_agreement")
     try:

@@ -201,8 +201,8 @@ def metric_mos_agreement_rows(metric_rows: Any, mos_rows: Any, higher_is_better:
         columns.append("actor_id")
     combined = pd.concat([auto[columns], human[columns]], ignore_index=True)
     combined = combined[np.isfinite(combined["value"])].sort_values(["kind", "name", "model", "clip_id"], kind="stable")
-    metric_order = list(dict.fromkeys(auto["metric"]))
-    criterion_order = list(dict.fromkeys(human["criterion"]))
+    metric_order = [str(m) for m in auto["metric"].unique()]  # in order of appearance, one pass
+    criterion_order = [str(c) for c in human["criterion"].unique()]
     directions = {m: _direction(str(m), higher_is_better) > 0 for m in metric_order}
 
     def table(frame):
@@ -246,8 +246,8 @@ def _rank_correlation_intervals(combined, point, directions: Mapping[str, bool],
     actor_ids = _actor_ids(combined)
     actors = np.unique(actor_ids)
     weights = draw_weights(len(actors), n_boot, seed)
-    keys = list(zip(combined["kind"], combined["name"], combined["model"]))
-    uniques, sums, counts = grouped_sums(keys, actor_ids, combined["value"].to_numpy(float), actors)
+    uniques, sums, counts = grouped_sums(combined[["kind", "name", "model"]], actor_ids,
+                                         combined["value"].to_numpy(float), actors)
     replicates = replicate_means(weights, sums, counts)
     column = {k: i for i, k in enumerate(uniques)}
     points, reps, names = [], [], []

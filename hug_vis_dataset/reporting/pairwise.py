@@ -63,9 +63,9 @@ def pairwise_agreement_frame(rows, preferences: Any, ratings: Any = None, top_k:
     if preferences is None:
         return pd.DataFrame(), NO_ANSWERS
     try:
-        # n_boot=1: the MOS part's intervals are the MOS block's business; only the pairwise part is read here.
-        out = mos_agreement_by_task(rows, ratings=ratings, preferences=preferences, top_k=top_k, n_boot=1,
-                                    all_raters=all_raters)
+        # Only the pairwise part: the MOS's own agreement is the MOS block's business.
+        out = mos_agreement_by_task(rows, ratings=ratings, preferences=preferences, top_k=top_k, all_raters=all_raters,
+                                    pairwise_only=True)
     except ModuleInputError as err:
         return pd.DataFrame(), str(err)
     pairwise = out.get("pairwise", {})

@@ -507,6 +507,7 @@ def _crosstask(rows, out_dir, figures: bool, files: list, left_out: Sequence[str
 
     md = ["## Cross-task analyses", ""]
     md += [line for line in left_out if line] + ([""] if any(left_out) else [])
+    difficulty = None
     try:
         difficulty = emotion_difficulty(rows)
         D = difficulty.D.dropna(axis=1, how="all")
@@ -524,7 +525,7 @@ def _crosstask(rows, out_dir, figures: bool, files: list, left_out: Sequence[str
         try:
             from ..figures import crosstask_figures
 
-            written = crosstask_figures(rows, out_dir / "figures", motion=motion)
+            written = crosstask_figures(rows, out_dir / "figures", motion=motion, difficulty=difficulty)
             for name, paths in written.items():
                 files.extend(paths)
                 md.append(f"- {name}: " + ", ".join(p.name for p in paths))

@@ -393,7 +393,7 @@ def evaluate_submission(
         rows = store.compact()
 
         if set_metrics and not (set_reusable and store.set_rows_path.is_file()):
-            ok_clips = set(rows.loc[rows["status"] == "ok", "clip_id"]) if len(rows) else set()
+            ok_clips = set(rows.loc[rows["status"] == "ok", "clip_id"].unique()) if len(rows) else set()
             valid = [j for j in build_jobs(task, model, refs, index, metrics, options) if j.clip_id in ok_clips]
             from ..tasks import process_models
 

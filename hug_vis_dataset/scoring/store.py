@@ -317,7 +317,7 @@ class ResultStore:
     def failed_clips(self) -> set[str]:
         """Clip ids whose stored rows include a failure."""
         rows = self.read_rows()
-        return set(rows.loc[rows["status"] == STATUS_FAILED, "clip_id"])
+        return set(rows.loc[rows["status"] == STATUS_FAILED, "clip_id"].unique())
 
     # -- maintenance -----------------------------------------------------------------------
     def compact(self, drop_clips: "Iterable[str]" = ()):

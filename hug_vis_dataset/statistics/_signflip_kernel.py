@@ -18,6 +18,20 @@ from numba import njit, prange
 GROUP_BITS = 8
 
 
+def pattern_masks(signs: np.ndarray) -> np.ndarray:
+    """``(R,)`` int64: each pattern's flipped actors as one bit mask (empty when there are more than 62 actors:
+    the one-sided shortcut of :func:`null_counts` is then not taken).
+
+    Example:
+        >>> pattern_masks(np.array([[1.0, -1.0, -1.0], [-1.0, 1.0, 1.0]])).tolist()
+        [6, 1]
+    """
+    bits = (np.asarray(signs) < 0).astype(np.int64)
+    if bits.shape[1] > 62:
+        return np.zeros(0, dtype=np.int64)
+    return (bits << np.arange(bits.shape[1], dtype=np.int64)[None, :]).sum(axis=1)
+
+
 def pattern_codes(signs: np.ndarray) -> np.ndarray:
     """``(R, G)`` int64: each pattern's bits (``-1`` -> 1) as one mask per group of :data:`GROUP_BITS` actors.
 
@@ -35,8 +49,8 @@ def pattern_codes(signs: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def _count_rows(sums: np.ndarray, codes: np.ndarray, n_actors: int, start: int, stop: int, tables: np.ndarray,
-                above: np.ndarray, below: np.ndarray) -> None:
+def _count_rows(sums: np.ndarray, codes: np.ndarray, masks: np.ndarray, n_actors: int, start: int, stop: int,
+                tables: np.ndarray, above: np.ndarray, below: np.ndarray) -> None:
     n_groups = codes.shape[1]
     eps = np.finfo(np.float64).eps
     for i in range(start, stop):
@@ -47,6 +61,30 @@ def _count_rows(sums: np.ndarray, codes: np.ndarray, n_actors: int, start: int, 
             total += row[a]
             magnitude += abs(row[a])
         tol = 100.0 * eps * magnitude
+        # One-sided rows (every actor's sum >= 0, or every one <= 0, each non-zero one beyond half the tolerance,
+        # the common case of two clearly different systems): a pattern is on the far side exactly when it flips a
+        # non-zero actor, and equal otherwise; one AND per pattern instead of the tables.
+        if masks.shape[0]:
+            positive = 0
+            negative = 0
+            small = False
+            nonzero = 0
+            for a in range(n_actors):
+                if row[a] != 0.0:
+                    nonzero |= 1 << a
+                    if 2.0 * abs(row[a]) <= tol:
+                        small = True
+                    if row[a] > 0.0:
+                        positive += 1
+                    else:
+                        negative += 1
+            if not small and (positive == 0 or negative == 0):
+                flipped = 0
+                for r in range(masks.shape[0]):
+                    flipped += (masks[r] & nonzero) != 0
+                above[i] = flipped if negative else 0
+                below[i] = flipped if positive else 0
+                continue
         for g in range(n_groups):
             first = g * GROUP_BITS
             size = min(GROUP_BITS, n_actors - first)
@@ -72,7 +110,7 @@ def _count_rows(sums: np.ndarray, codes: np.ndarray, n_actors: int, start: int, 
 
 
 @njit(cache=True, parallel=True)
-def null_counts(sums: np.ndarray, codes: np.ndarray, n_actors: int) -> tuple[np.ndarray, np.ndarray]:
+def null_counts(sums: np.ndarray, codes: np.ndarray, masks: np.ndarray, n_actors: int) -> tuple[np.ndarray, np.ndarray]:
     """``(above, below)``, each ``(N,)``: per row of ``sums`` (``(N, A)``, finite), how many patterns give ``T*``
     above ``T + tol`` and below ``T - tol`` (``T = sum(row)``, ``tol = 100 eps sum|row|``). Rows are split into
     one block per thread, each with its own tables."""
@@ -85,8 +123,8 @@ def null_counts(sums: np.ndarray, codes: np.ndarray, n_actors: int) -> tuple[np.
         start = k * n_rows // n_blocks
         stop = (k + 1) * n_rows // n_blocks
         tables = np.zeros((n_groups, 1 << GROUP_BITS))
-        _count_rows(sums, codes, n_actors, start, stop, tables, above, below)
+        _count_rows(sums, codes, masks, n_actors, start, stop, tables, above, below)
     return above, below
 
 
-__all__ = ["GROUP_BITS", "null_counts", "pattern_codes"]
+__all__ = ["GROUP_BITS", "null_counts", "pattern_codes", "pattern_masks"]

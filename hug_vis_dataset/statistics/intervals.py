@@ -53,13 +53,18 @@ def _scale(metric: str) -> float:
 def grouped_sums(keys, actor_ids: np.ndarray, values: np.ndarray, actors: np.ndarray
                  ) -> tuple[list[Any], np.ndarray, np.ndarray]:
     """``(keys, sums, counts)``: per distinct key (sorted) and actor (the given sorted ids), the sum and count of
-    the finite values; ``sums``/``counts`` are ``(actors, keys)``."""
+    the finite values; ``sums``/``counts`` are ``(actors, keys)``. ``keys``: one key per value, or a DataFrame of key
+    columns (keys are then tuples)."""
     import pandas as pd
 
     values = np.asarray(values, dtype=np.float64)
     finite = np.isfinite(values)
-    codes, uniques = pd.factorize(pd.Series(list(keys) if not hasattr(keys, "iloc") else keys)[finite].reset_index(
-        drop=True), sort=True)
+    if isinstance(keys, pd.DataFrame):  # key columns: factorised column by column, never a tuple per row
+        codes, uniques = pd.MultiIndex.from_frame(keys[finite].reset_index(drop=True)).factorize(sort=True)
+        uniques = list(uniques)
+    else:
+        codes, uniques = pd.factorize(pd.Series(list(keys) if not hasattr(keys, "iloc") else keys)[finite].reset_index(
+            drop=True), sort=True)
     position = np.searchsorted(actors, np.asarray(actor_ids)[finite])
     flat = position * len(uniques) + codes
     size = len(actors) * len(uniques)

@@ -261,6 +261,10 @@ def paired_test_of_sums(sums: np.ndarray, counts: np.ndarray, n_resamples: int =
 
 
 # ----------------------------------------------------------------------------- many pairs at once
+#: Below this many rows the null counts run on one thread (starting the threads costs more).
+SERIAL_ROWS = 512
+
+
 def pair_p_values(pair_sums: np.ndarray, signs: np.ndarray, exact: bool) -> tuple[np.ndarray, np.ndarray]:
     """One-sided (mid-p) and two-sided sign-flip p-values of each pair from its per-actor sums.
 
@@ -294,7 +298,7 @@ def pair_p_values_batch(pair_sums: np.ndarray, signs: np.ndarray, exact: bool) -
         >>> one.tolist(), two.tolist()
         ([[0.5], [0.125]], [[1.0], [0.5]])
     """
-    from ._signflip_kernel import null_counts, pattern_codes
+    from ._signflip_kernel import GROUP_BITS, _count_rows, null_counts
 
     sums = np.asarray(pair_sums, dtype=np.float64)
     n_b, n_p, n_a = sums.shape
@@ -304,7 +308,12 @@ def pair_p_values_batch(pair_sums: np.ndarray, signs: np.ndarray, exact: bool) -
     missing = np.isnan(sums).all(axis=2)
     clean = np.ascontiguousarray(np.where(np.isnan(sums), 0.0, sums).reshape(-1, n_a))
     n = signs.shape[0]
-    above, below = null_counts(clean, _codes(signs), n_a)
+    codes, masks = _codes(signs)
+    if len(clean) < SERIAL_ROWS:  # a few pairs: no threads to start
+        above, below = np.zeros(len(clean), dtype=np.int64), np.zeros(len(clean), dtype=np.int64)
+        _count_rows(clean, codes, masks, n_a, 0, len(clean), np.zeros((codes.shape[1], 1 << GROUP_BITS)), above, below)
+    else:
+        above, below = null_counts(clean, codes, masks, n_a)
     above, below = above.reshape(n_b, n_p).astype(np.float64), below.reshape(n_b, n_p).astype(np.float64)
     equal = n - above - below
     adjust = 0 if exact else 1
@@ -323,14 +332,15 @@ def pair_p_values_complement(first: np.ndarray, total: np.ndarray, signs: np.nda
     return pair_p_values_batch(first, signs, exact)[0], pair_p_values_batch(total[None] - first, signs, exact)[0]
 
 
-def _codes(signs: np.ndarray) -> np.ndarray:
-    """The patterns' group masks, computed once per pattern matrix (the shared, read-only ones are cached)."""
-    from ._signflip_kernel import pattern_codes
+def _codes(signs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The patterns' group masks and whole masks, computed once per pattern matrix (the shared, read-only ones are
+    cached)."""
+    from ._signflip_kernel import pattern_codes, pattern_masks
 
     key = id(signs)
     cached = _CODES.get(key)
     if cached is None or cached[0] is not signs:
-        cached = (signs, pattern_codes(signs))
+        cached = (signs, (pattern_codes(signs), pattern_masks(signs)))
         if not signs.flags.writeable:  # sign_patterns' own arrays: kept, so a pattern set is converted once
             _CODES[key] = cached
     return cached[1]

@@ -318,6 +318,6 @@ def strength_agreement_rows(preference_rows: Any, mos_rows: Any = None, metric_r
         if "status" in auto.columns:
             auto = auto[auto["status"].fillna("ok") == "ok"]
         auto = auto[np.isfinite(auto["value"].astype(float))]
-        order = list(dict.fromkeys(auto["metric"]))
+        order = [str(m) for m in auto["metric"].unique()]  # in order of appearance
         metric_means = auto.groupby(["model", "metric"])["value"].mean().unstack("metric").reindex(columns=order)
     return strength_agreement(strengths, mos_means, metric_means, higher_is_better, top_k, task)

@@ -92,15 +92,17 @@ def _metric_rows(rows):
 
     from ..results import reference_rows
 
-    frame = rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
+    frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
     missing = [c for c in ("model", "task", "clip_id", "metric", "value") if c not in frame.columns]
     if missing:
         raise HumanMetricInputError(f"result rows lack columns {missing}: pass the columns of rows.parquet")
+    # Only the columns read here (a full grid's rows carry long texts: errors, input digests), one filter.
+    frame = frame[[c for c in ("model", "task", "clip_id", "metric", "value", "status", "actor_id") if c in frame]]
+    value = frame["value"].astype(float).to_numpy()
+    keep = np.isfinite(value) & ~reference_rows(frame["model"]).to_numpy()
     if "status" in frame.columns:
-        frame = frame[frame["status"].fillna("ok") == "ok"]
-    frame = frame.assign(value=frame["value"].astype(float))
-    frame = frame[np.isfinite(frame["value"]) & ~reference_rows(frame["model"])]
-    return frame
+        keep &= (frame["status"].fillna("ok") == "ok").to_numpy()
+    return frame[keep].assign(value=value[keep])
 
 
 def kept_ratings(ratings: Any, all_raters: bool = False):
@@ -145,11 +147,17 @@ def _matrix(frame, systems: Sequence[str], value: str):
 
 
 # ----------------------------------------------------------------------------- one comparison
-def _metric_judges(rows, task: str, systems: Sequence[str], actor_pos: dict):
+def _metric_judges(by_metric: dict, task: str, systems: Sequence[str], actor_pos: dict):
+    """The metrics' judges of ``systems``; ``by_metric``: the task's rows split by metric once (every criterion and
+    source of the task reads them)."""
+    import pandas as pd
+
     judges, signs = [], {}
+    empty = pd.DataFrame(columns=["model", "clip_id", "value"])
     for metric in catalog.table_metrics(task):
         spec = catalog.spec(metric)
-        mine = rows[(rows["metric"] == metric) & rows["model"].isin(systems)]
+        part = by_metric.get(metric, empty)
+        mine = part[part["model"].isin(systems)]
         if spec.mode == catalog.SET_LEVEL or mine.empty:
             continue
         mine = mine.groupby(["model", "clip_id"], sort=True)["value"].mean().reset_index()
@@ -201,7 +209,7 @@ def _compare(task, criterion, source, human, metrics, signs, systems, actor_ids,
 
 
 def _mos_prediction(rows, votes, task: str, systems: Sequence[str], out: dict) -> None:
-    from ..metrics.p1401 import p1401, vote_ci95
+    from ..metrics.p1401 import p1401
 
     for metric in catalog.table_metrics(task) + tuple(m.name for m in catalog.metrics_of(task) if not m.in_table):
         criterion = catalog.spec(metric).predicts_mos
@@ -210,7 +218,10 @@ def _mos_prediction(rows, votes, task: str, systems: Sequence[str], out: dict) -
             continue
         rated = votes[(votes["criterion"] == criterion) & votes["model"].isin(systems)]
         groups = rated.groupby(["model", "clip_id"], sort=True)["score"]
-        items = groups.agg(["mean", "count", vote_ci95]).reset_index()
+        items = groups.agg(["mean", "count", "std"]).reset_index()
+        # vote_ci95 of every item at once: t_{0.975}(M - 1) s / sqrt(M), NaN for a single vote.
+        items["vote_ci95"] = _vote_ci95(items["count"].to_numpy(), items["std"].to_numpy())
+        items = items.drop(columns="std")
         values = mine.groupby(["model", "clip_id"], sort=True)["value"].mean().rename("metric").reset_index()
         items = items.merge(values, on=["model", "clip_id"], how="left")
         usable = items[(items["count"] >= 2) & np.isfinite(items["metric"].astype(float))]
@@ -224,6 +235,17 @@ def _mos_prediction(rows, votes, task: str, systems: Sequence[str], out: dict) -
         fit = p1401(usable["metric"].to_numpy(float), usable["mean"].to_numpy(float), usable["vote_ci95"].to_numpy(float))
         out["mos_prediction"].append({**record, **dict(zip("abcd", fit.coefficients)), "constrained": fit.constrained,
                                       "rmse": fit.rmse, "rmse_star": fit.rmse_star, "outlier_ratio": fit.outlier_ratio})
+
+
+def _vote_ci95(count: np.ndarray, std: np.ndarray) -> np.ndarray:
+    """:func:`hug_vis_dataset.metrics.p1401.vote_ci95` of many items from their vote counts and standard
+    deviations (``ddof=1``)."""
+    from scipy.stats import t
+
+    count = np.asarray(count, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        half = t.ppf(0.975, np.maximum(count - 1, 1)) * np.asarray(std, dtype=np.float64) / np.sqrt(count)
+    return np.where(count >= 2, half, np.nan)
 
 
 # ----------------------------------------------------------------------------- everything
@@ -271,6 +293,7 @@ def human_metric_tables(metric_rows: Any, ratings: Any = None, preferences: Any 
             notes.append(f"{catalog.task(task).label}: no stored per-clip rows")
             continue
         scored = sorted(set(mine["model"].unique()))
+        by_metric = {str(m): part for m, part in mine.groupby("metric", sort=False)}
         sources = []
         if per_clip is not None:
             for criterion in TASK_CRITERIA.get(task, ()):
@@ -299,7 +322,7 @@ def human_metric_tables(metric_rows: Any, ratings: Any = None, preferences: Any 
             metric_part = mine[mine["model"].isin(systems)]
             actor_ids = sorted(set(_actor(human_rows["clip_id"])) | set(_actor(metric_part["clip_id"])))
             actor_pos = {a: k for k, a in enumerate(actor_ids)}
-            metrics, signs = _metric_judges(mine, task, systems, actor_pos)
+            metrics, signs = _metric_judges(by_metric, task, systems, actor_pos)
             if not metrics:
                 notes.append(f"{catalog.task(task).label} / {criterion}: no per-clip metric rows of the rated systems")
                 continue

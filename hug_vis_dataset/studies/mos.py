@@ -104,37 +104,45 @@ def validate_ratings(frame) -> "tuple[object, object]":
     frame = frame.reset_index(drop=True).copy()
     frame.attrs = {}  # read once here: pandas would copy the line list into every frame derived from this one
     frame["line"] = lines if lines is not None and len(lines) == len(frame) else np.arange(len(frame)) + 2
-    reasons: list[str] = []
-    scores: list[float] = []
-    for row in frame.itertuples(index=False):
-        reason = ""
-        raw = str(row.score).strip()
+    # Each check on the distinct values of its column (a study's tens of thousands of ratings hold a few hundred),
+    # then the first failing check of each rating, in this order, is its reason.
+    raw = frame["score"].astype(str).str.strip()
+    parsed = {}
+    for text in raw.unique():
         try:
-            value = float(raw)
+            parsed[text] = float(text)
         except ValueError:
-            value = np.nan
-        if not (np.isfinite(value) and value == int(value) and 1 <= value <= 5):
-            reason = f"score {raw or '(empty)'} is not an integer in 1..5"
-        elif str(row.criterion).strip() not in CRITERIA:
-            reason = f"unknown criterion {row.criterion!r}"
-        elif not str(row.rater).strip() or str(row.rater) == "nan":
-            reason = "empty rater"
-        elif not str(row.model).strip() or str(row.model) == "nan":
-            reason = "empty model"
-        else:
-            try:
-                ClipId.parse(str(row.clip_id))
-            except ClipIdError:
-                reason = "bad clip id"
-        reasons.append(reason)
-        scores.append(value)
-    frame["score"] = scores
+            parsed[text] = np.nan
+    value = raw.map(parsed).to_numpy(dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        bad_score = ~(np.isfinite(value) & (value == np.floor(value)) & (value >= 1) & (value <= 5))
+    criterion = frame["criterion"].astype(str)
+    bad_criterion = ~criterion.str.strip().isin(list(CRITERIA)).to_numpy()
+
+    def empty(column: str) -> np.ndarray:
+        text = frame[column].astype(str)
+        return ((text.str.strip() == "") | (text == "nan")).to_numpy()
+
+    canonical = {}
+    for clip in frame["clip_id"].astype(str).unique():
+        try:
+            canonical[clip] = str(ClipId.parse(clip))
+        except ClipIdError:
+            canonical[clip] = None
+    clip_text = frame["clip_id"].astype(str)
+    bad_clip = clip_text.map(canonical).isna().to_numpy()
+    reasons = np.select(
+        [bad_score, bad_criterion, empty("rater"), empty("model"), bad_clip],
+        [("score " + raw.where(raw != "", "(empty)") + " is not an integer in 1..5").to_numpy(dtype=object),
+         np.array([f"unknown criterion {c!r}" for c in frame["criterion"]], dtype=object) if bad_criterion.any()
+         else np.full(len(frame), "", dtype=object),
+         "empty rater", "empty model", "bad clip id"], default="")
+    frame["score"] = value
     frame["reason"] = reasons
     for column in ("rater", "model", "criterion"):
         frame[column] = frame[column].astype(str).str.strip()
     ok = frame["reason"] == ""
-    canon = frame.loc[ok, "clip_id"].map(lambda c: str(ClipId.parse(str(c))))
-    frame.loc[ok, "clip_id"] = canon
+    frame.loc[ok, "clip_id"] = clip_text[ok].map(canonical)
     key = ["rater", "clip_id", "model", "criterion"]
     dup = pd.Series(False, index=frame.index)
     dup[ok] = frame.loc[ok].duplicated(subset=key, keep=False)
@@ -151,18 +159,34 @@ def read_ratings(path: "str | Path"):
     """Read a ratings CSV (all columns as text) and validate it; returns (valid, invalid).
 
     The file must be UTF-8 (BOM accepted), comma-separated, with a header naming
-    :data:`RATING_COLUMNS` and at least one rating.
+    :data:`RATING_COLUMNS` and at least one rating. A file read before in this process, unchanged since (same size,
+    modification time and inode), is not read again (a report reads one ratings file for several blocks): copies of
+    the first reading are returned.
 
     Raises:
         RatingsFileError: missing or empty file, header only, ``;``/tab separators, missing
             columns, unparsable CSV; the message names the file and the fix.
     """
-    from ..readers import InputFileError
-    from ..readers.csv_files import read_csv_table
-
     path = Path(path)
     if not path.is_file():
         raise RatingsFileError(f"ratings CSV {path} does not exist")
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, stat.st_ino)
+    if _READ.get("key") != key:
+        _READ.clear()
+        _READ.update(key=key, result=_read_ratings(path))
+    valid, invalid = _READ["result"]
+    return valid.copy(), invalid.copy()
+
+
+#: The last ratings file read (its signature and what it held).
+_READ: dict = {}
+
+
+def _read_ratings(path: Path):
+    from ..readers import InputFileError
+    from ..readers.csv_files import read_csv_table
+
     header = ",".join(RATING_COLUMNS)
     try:  # the one CSV reader: a ragged row, an open quote, a cut last line name their line
         table = read_csv_table(path, RATING_COLUMNS, extra="keep")
@@ -216,9 +240,8 @@ def mos_intervals(valid, n_boot: int = 1000, level: float = 0.95, seed: int = 0)
     from ..statistics.intervals import mean_intervals
 
     per_clip = clip_means(valid)
-    keys = list(zip(per_clip["model"], per_clip["criterion"]))
-    return mean_intervals(keys, per_clip["actor_id"].to_numpy(), per_clip["score"].to_numpy(float), n_boot, level,
-                          seed)
+    return mean_intervals(per_clip[["model", "criterion"]], per_clip["actor_id"].to_numpy(), per_clip["score"].to_numpy(float),
+                          n_boot, level, seed)
 
 
 # ----------------------------------------------------------------------------- agreement

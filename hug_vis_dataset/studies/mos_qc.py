@@ -100,7 +100,7 @@ def select_raters(ratings: Any, rules: QcRules = QcRules(), apply: bool = True) 
     gold = bool(frame["model"].isin(GOLD_MODELS).any())
     flags = flag_raters(frame, rules)
     flagged = {r.rater: r.reasons for r in flags.itertuples() if r.flagged} if len(flags) else {}
-    raters = tuple(sorted(set(frame.loc[~frame["model"].isin(GOLD_MODELS), "rater"].astype(str))))
+    raters = tuple(sorted(set(frame.loc[~frame["model"].isin(GOLD_MODELS), "rater"].astype(str).unique())))
     return QcSelection(raters, {r: why for r, why in flagged.items() if r in raters}, rules, apply, gold, timed)
 
 
