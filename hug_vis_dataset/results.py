@@ -97,6 +97,16 @@ def baseline_note(task: str) -> str:
     return f"{BASELINE_LABEL}: {BASELINE_DOES[task]}." if task in BASELINE_DOES else ""
 
 
+def is_reference(name: str) -> bool:
+    """Whether one row label is reserved (:func:`reference_rows` of a single name).
+
+    >>> is_reference("baseline | Text"), is_reference("m")
+    (True, False)
+    """
+    name = str(name)
+    return name.partition(EMOTION_MODEL_SEP)[0] in REFERENCE_MODELS or name.startswith(AUDIT_PREFIX)
+
+
 def reference_rows(models):
     """Boolean mask of rows whose model is reserved (:data:`REFERENCE_MODELS`, emotion rows by their
     model part, and audit pseudo-systems by :data:`AUDIT_PREFIX`): readers leave them out of model
@@ -112,8 +122,7 @@ def reference_rows(models):
 
     codes, names = pd.factorize(pd.Series(models).astype(str))
     # One test per distinct name (a full grid's millions of rows hold a few dozen names).
-    reserved = np.array([n.partition(EMOTION_MODEL_SEP)[0] in REFERENCE_MODELS or n.startswith(AUDIT_PREFIX)
-                         for n in names], dtype=bool)
+    reserved = np.array([is_reference(n) for n in names], dtype=bool)
     return pd.Series(reserved[codes] if len(codes) else np.zeros(0, dtype=bool),
                      index=models.index if hasattr(models, "index") else None)
 STATUS_OK = "ok"

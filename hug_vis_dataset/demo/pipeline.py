@@ -14,6 +14,7 @@ from typing import Sequence
 
 from ..layout import SIMULATED_RATINGS_FILE, SIMULATED_SYSTEMS_DIR
 from ..outputs import claim
+from ..statistics.rules import N_BOOT
 from ..tasks import TASKS
 
 
@@ -136,7 +137,7 @@ def build_front_doors(out_dir: "str | Path", grid: "dict | None" = None, seed: i
 
 
 def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc: int = 1, build: bool = True,
-             n_boot: int = 200, progress: bool = True, grid: "dict | None" = None, audit: bool = False,
+             n_boot: "int | None" = None, progress: bool = True, grid: "dict | None" = None, audit: bool = False,
              into_existing: bool = False) -> dict:
     """Synthesize a small grid, build the Hub repo, validate it, score every simulated system of
     every task and each task's built-in baseline, and write the report; print the tables.
@@ -197,7 +198,8 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
 
         print(f"[3c] noise floors: processed references scored as pseudo-systems into {out / 'audit'} ...", flush=True)
         for task in ("matting", "vision_driven"):
-            done = audit_robustness(task, release, out / "audit", num_proc=num_proc, n_boot=n_boot)
+            done = audit_robustness(task, release, out / "audit", num_proc=num_proc,
+                                    n_boot=N_BOOT if n_boot is None else n_boot)
             print(f"    {task}: {done.table['transform'].nunique()} variants scored", flush=True)
     print("[4] writing the report ...", flush=True)
     # The synthetic grid's simulated raters (not human judgements) give Tables 6/8/10.
@@ -215,7 +217,8 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
         appendix = study_markdown([study / MOS_STUDY_FILE, study / PAIRWISE_STUDY_FILE], study / LOG_FILE)
     # The audit's rows live in their own folder (never with the ranked results); its noise-floor
     # table joins the report's Findings.
-    report = build_report([results], out / "report", n_boot=n_boot, mos=ratings if ratings.is_file() else None,
+    report = build_report([results], out / "report", n_boot=N_BOOT if n_boot is None else n_boot,
+                          mos=ratings if ratings.is_file() else None,
                           preferences=pairwise if pairwise.is_file() else None,
                           audit=out / "audit" if audit else None, appendix=appendix)
     markdown = report.markdown

@@ -30,7 +30,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import NamedTuple, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -133,6 +133,18 @@ def orient(values: Any, orientation: str) -> np.ndarray:
     raise ValueError(f"orientation {orientation!r} is not one of {ORIENTATIONS}")
 
 
+class PreparedRows(NamedTuple):
+    """:func:`prepare_rows`' output, given instead of rows to several analyses (Figs. 8-10 of one report) so the
+    millions of rows of a full grid are prepared once."""
+
+    frame: Any
+    n_dropped: int
+
+    @classmethod
+    def of(cls, rows: Any) -> "PreparedRows":
+        return cls(*prepare_rows(rows))
+
+
 def prepare_rows(rows: "Iterable[Mapping] | Any", need_task: bool = True):
     """Valid rows as a canonically sorted DataFrame with an ``emotion`` column from the clip id.
 
@@ -142,14 +154,16 @@ def prepare_rows(rows: "Iterable[Mapping] | Any", need_task: bool = True):
 
     Returns:
         ``(frame, n_dropped)``: model rows with status ``ok`` (if a status column exists) and a finite
-        value, sorted by task, metric, model, clip_id, value; and how many rows were left out.
+        value, sorted by task, model, clip (grid order), metric, value; and how many rows were left out.
 
     Raises:
         ValueError: empty input, a missing required column, or a bad clip id (named).
     """
     import pandas as pd
 
-    frame = rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
+    if isinstance(rows, PreparedRows):  # prepared once by the caller for several analyses
+        return rows.frame, rows.n_dropped
+    frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))  # read, never changed
     if frame.empty:
         raise ValueError("no result rows")
     required = ["model", "clip_id", "metric", "value"] + (["task"] if need_task else [])
@@ -159,32 +173,39 @@ def prepare_rows(rows: "Iterable[Mapping] | Any", need_task: bool = True):
             f"result rows lack column(s) {missing}; have {list(frame.columns)}"
             + (" (the task tells audio_driven csim from vision_driven csim)" if "task" in missing else "")
         )
-    if "task" not in frame.columns:
-        frame["task"] = ""
-    frame["value"] = pd.to_numeric(frame["value"], errors="coerce").astype(float)
-    keep = np.isfinite(frame["value"].to_numpy())
+    value = pd.to_numeric(frame["value"], errors="coerce").to_numpy(dtype=np.float64)
+    keep = np.isfinite(value)
     if "status" in frame.columns:
         status = frame["status"].fillna("ok").astype(str)
         keep &= (status.isin(["ok", ""])).to_numpy()
     # Reference rows (the Real-audio recordings, reference motion statistics) are not models.
     keep &= ~reference_rows(frame["model"]).to_numpy()
     n_dropped = int((~keep).sum())
-    frame = frame.loc[keep, ["model", "task", "clip_id", "metric", "value"]].copy()
-    for col in ("model", "task", "clip_id", "metric"):
-        frame[col] = frame[col].astype(str)
+    columns = {c: frame[c][keep] for c in ("model", "clip_id", "metric")}
+    columns["task"] = frame["task"][keep] if "task" in frame.columns else pd.Series("", index=frame.index[keep])
     emotions = {}
-    for clip in frame["clip_id"].unique():
+    for clip in columns["clip_id"].unique():
         try:
-            emotions[clip] = ClipId.parse(clip).emotion.value
+            emotions[clip] = ClipId.parse(str(clip)).emotion.value
         except ValueError as err:
             raise ValueError(f"result row: {err}") from None
-    frame["emotion"] = frame["clip_id"].map(emotions)
-    # The canonical order (task, metric, model, clip_id, value), sorted on each column's sorted codes: the same
-    # order as sorting the strings, without comparing millions of them.
-    keys = [frame["value"].to_numpy()] + [pd.factorize(frame[c], sort=True)[0]
-                                          for c in ("clip_id", "model", "metric", "task")]
-    frame = frame.iloc[np.lexsort(keys)]
-    return frame.reset_index(drop=True), n_dropped
+    out = pd.DataFrame({"model": columns["model"].astype(str).to_numpy(), "task": columns["task"].astype(str).to_numpy(),
+                        "clip_id": columns["clip_id"].astype(str).to_numpy(),
+                        "metric": columns["metric"].astype(str).to_numpy(), "value": value[keep]})
+    clip_codes, clips = pd.factorize(out["clip_id"])
+    out["emotion"] = np.array([emotions[c] for c in clips], dtype=object)[clip_codes] if len(clips) else []
+    # One canonical order (task, model, clip in grid order, metric, value) whatever order the rows came in, so
+    # float sums do not depend on it. Stored runs read in (task, model) order already are in it: then no reordering.
+    from ..statistics.sums import grid_rank
+
+    codes = [pd.factorize(out[c], sort=True)[0] for c in ("task", "model")]
+    rank = grid_rank([str(c) for c in clips])[clip_codes] if len(clips) else clip_codes
+    metric_codes, metrics = pd.factorize(out["metric"], sort=True)
+    key = ((codes[0].astype(np.int64) * (codes[1].max() + 1 if len(out) else 1) + codes[1]) * max(len(clips), 1)
+           + rank) * max(len(metrics), 1) + metric_codes
+    if len(key) > 1 and (np.diff(key) <= 0).any():
+        out = out.iloc[np.lexsort((out["value"].to_numpy(), key))]
+    return out.reset_index(drop=True), n_dropped
 
 
 def _select(frame, task: "str | None", metric: str):

@@ -57,6 +57,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..statistics.rules import N_BOOT
 from ..statistics.paired import (pair_p_values, pair_p_values_batch, pair_p_values_complement,  # noqa: F401
                                  sign_patterns)
 
@@ -65,7 +66,7 @@ __all__ = ["Judge", "JointResult", "pair_index", "pair_p_values", "soft_pairwise
 
 DEFAULT_LEVEL = 0.95
 DEFAULT_RESAMPLES = 1000  # pce.py's num_permutations
-DEFAULT_BOOT = 1000
+DEFAULT_BOOT = N_BOOT  # every surface's replicates (statistics.rules)
 DEFAULT_PERM = 1000  # mt-metrics-eval PermutationSigDiff k
 
 

@@ -104,7 +104,8 @@ def register(subparsers) -> None:
     r.add_argument("--preferences", type=Path, default=None,
                    help="pairwise CSV (a pairwise study export): Bradley-Terry strengths and their agreement with "
                    "the MOS and the metrics in the Findings")
-    r.add_argument("--n-boot", type=nonnegative_int, default=1000, help="bootstrap replicates (actor-clustered)")
+    r.add_argument("--n-boot", type=nonnegative_int, default=1000,
+                   help="bootstrap replicates (actor-clustered; 1000, every surface's, by default)")
     r.add_argument("--no-figures", action="store_true")
     r.add_argument("--print", action="store_true", help="print the whole report (Markdown) instead of a summary")
     r.add_argument("--quiet", action="store_true", help="no progress lines on stderr (each step, with its counts)")

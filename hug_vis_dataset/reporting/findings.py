@@ -328,8 +328,11 @@ def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, 
     step = step or (lambda text: None)
     comparisons = comparisons_of(rows, comparisons)
     pooled = pooled_rows(rows, comparisons)
+    # Each task's rows split off once: every finding of a task reads only them.
+    of_task = {str(t): part for t, part in rows.groupby("task", sort=False)} if rows is not None else {}
+    pooled_of = {str(t): part for t, part in pooled.groupby("task", sort=False)} if pooled is not None else {}
     md = ["## Findings (measured from the stored rows)", ""]
-    tasks = [t for t in catalog.task_names(with_paper_table=True) if rows is not None and (rows["task"] == t).any()]
+    tasks = [t for t in catalog.task_names(with_paper_table=True) if t in of_task]
     left = [comparisons.left_out_words(t) for t in tasks]
     if any(left):
         md += [f"- {line}" for line in left if line] + [""]
@@ -342,14 +345,14 @@ def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, 
            f"≈ and ? (the statistics engine's verdicts).", ""]
     step("findings: significance between neighbours ...")
     for task in tasks:
-        frame, why = significance_frame(rows, task, comparisons, tables, evidence)
+        frame, why = significance_frame(of_task[task], task, comparisons, tables, evidence)
         md += [f"**{catalog.task(task).label}**: {why}" if frame.empty else f"**{catalog.task(task).label}**:", ""]
         if not frame.empty:
             md += [markdown_table(frame, 4), ""]
     md += ["### Condition-factor decomposition of variance (finding iv)", ""]
     step("findings: variance decomposition ...")
     for task in tasks:
-        frame, decompositions, why = variance_frame(pooled, task, comparisons)
+        frame, decompositions, why = variance_frame(pooled_of.get(task, pooled.iloc[:0]), task, comparisons)
         if frame.empty:
             md += [f"**{catalog.task(task).label}**: {why}", ""]
             continue
@@ -369,12 +372,12 @@ def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, 
            "actor; `Neighbour verdicts` repeats the significance table's verdicts in its words.", ""]
     step("findings: detectable differences ...")
     for task in tasks:
-        frame, why = detectable_frame(rows, task, comparisons=comparisons, tables=tables, evidence=evidence)
+        frame, why = detectable_frame(of_task[task], task, comparisons=comparisons, tables=tables, evidence=evidence)
         md += [f"**{catalog.task(task).label}**: {why}" if frame.empty else f"**{catalog.task(task).label}**:", ""]
         if not frame.empty:
             md += [markdown_table(frame, 3), ""]
     md += ["### Boundary, thin-structure and moving-region matting errors (finding iii)", ""]
-    frame, why = boundary_frame(pooled)
+    frame, why = boundary_frame(pooled_of.get("matting_boundary", pooled.iloc[:0]))
     md += [why if frame.empty else markdown_table(frame, 4, index=True), ""]
     if mos is not None:
         step("findings: automatic metrics vs MOS ...")

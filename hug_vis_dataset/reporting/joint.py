@@ -39,23 +39,44 @@ SOURCE_LABEL = {"MOS": "MOS", "pairwise": "Bradley-Terry strength"}
 
 
 def cell(value: float, low: float, high: float, rank: float, rank_low: float, rank_high: float,
-         metric: "str | None" = None, mark: str = "") -> str:
-    """One joint-table cell: value, interval, rank and rank interval (digits: the catalog's for a metric)."""
+         metric: "str | None" = None, mark: str = "", small: str = "") -> str:
+    """One joint-table cell: value, interval, rank and rank interval (digits: the catalog's for a metric);
+    ``small``: the small-sample mark (:func:`hug_vis_dataset.statistics.rules.interval_mark`) after the interval and
+    the rank interval when they cannot be read as 95% intervals.
+
+    >>> cell(4.114, 3.9, 4.3, 1, 1, 2, small="?")
+    '4.11 (3.90, 4.30) ?; rank 1 (1-2) ?'
+    """
     from .. import catalog
 
     def number(v: float) -> str:
         return catalog.spec(metric).printed(v) if metric else f"{v:.2f}"
 
+    tail = f" {small}" if small else ""
     if value is None or not math.isfinite(value):
         return "n/a"
     text = number(value)
     if math.isfinite(low) and math.isfinite(high):
-        text += f" ({number(low)}, {number(high)})"
+        text += f" ({number(low)}, {number(high)}){tail}"
     if math.isfinite(rank):
         text += f"; rank {int(rank)}"
         if math.isfinite(rank_low) and math.isfinite(rank_high):
-            text += f" ({int(rank_low)}-{int(rank_high)})"
+            text += f" ({int(rank_low)}-{int(rank_high)}){tail}"
     return f"{text} {mark}" if mark else text
+
+
+def _actors(tables) -> dict:
+    """(task, criterion, source) -> the actors resampled (every judge of a comparison shares them)."""
+    s = tables.summary
+    return {(t, c, src): int(n) for t, c, src, n in zip(s["task"], s["criterion"], s["source"], s["n_actors"])}
+
+
+def small_sample_note(tables, task: "str | None" = None) -> str:
+    """The legend of the small-sample mark for the comparisons shown ("" when none is small)."""
+    from ..statistics.rules import small_sample_legend
+
+    s = tables.summary if task is None else tables.summary[tables.summary["task"] == task]
+    return small_sample_legend(s["n_actors"].astype(int))
 
 
 def joint_tables(rows, ratings: Any = None, preferences: Any = None, n_boot: "int | None" = None, seed: int = 0,
@@ -81,15 +102,19 @@ def joint_wide(tables, task: str):
 
     from .. import catalog
 
+    from ..statistics.rules import interval_mark
+
     joint = tables.joint[tables.joint["task"] == task]
+    actors = _actors(tables)
     records = []
     for (criterion, source, system), group in joint.groupby(["criterion", "source", "system"], sort=False):
+        small = interval_mark(actors.get((task, criterion, source), 0))
         record = {"criterion": criterion, "people": SOURCE_LABEL.get(source, source), "system": system}
         for r in group.itertuples():
             metric = None if r.judge == "people" else r.judge
             name = f"people ({SOURCE_LABEL.get(source, source)})" if metric is None else catalog.spec(metric).label
             record[name] = cell(r.value, r.low, r.high, r.rank, r.rank_low, r.rank_high, metric,
-                                "†" if r.discordant_with else "")
+                                "†" if r.discordant_with else "", small)
         records.append(record)
     frame = pd.DataFrame(records)
     # One human source per criterion block: the people column's header names it, so merge them.
@@ -120,18 +145,24 @@ def summary_frame(tables):
 
     from .. import catalog
 
+    from ..statistics.rules import interval_mark
+
     s = tables.summary
 
-    def interval(point, low, high):
+    def interval(point, low, high, actors):
         if not math.isfinite(point):
             return "n/a"
-        return f"{point:.3f}" + (f" [{low:.3f}, {high:.3f}]" if math.isfinite(low) and math.isfinite(high) else "")
+        if not (math.isfinite(low) and math.isfinite(high)):
+            return f"{point:.3f}"
+        mark = interval_mark(int(actors), low, high)
+        return f"{point:.3f} [{low:.3f}, {high:.3f}]" + (f" {mark}" if mark else "")
 
     return pd.DataFrame({
         "task": s["task"], "criterion": s["criterion"], "people": s["source"].map(lambda v: SOURCE_LABEL.get(v, v)),
         "metric": s["metric"].map(lambda m: catalog.spec(m).label), "systems": s["n_systems"], "actors": s["n_actors"],
-        "SPA [95%]": [interval(*v) for v in zip(s["spa"], s["spa_low"], s["spa_high"])],
-        "top-k SPA [95%]": [interval(*v) for v in zip(s["spa_top_k"], s["spa_top_k_low"], s["spa_top_k_high"])],
+        "SPA [95%]": [interval(*v) for v in zip(s["spa"], s["spa_low"], s["spa_high"], s["n_actors"])],
+        "top-k SPA [95%]": [interval(*v) for v in zip(s["spa_top_k"], s["spa_top_k_low"], s["spa_top_k_high"],
+                                                       s["n_actors"])],
         "tau-b": s["kendall_tau_b"], "acc_eq": s["acc_eq"],
         "epsilon": [catalog.spec(m).printed(e) if math.isfinite(e) else "n/a"
                     for m, e in zip(s["metric"], s["acc_eq_epsilon"])],
@@ -176,6 +207,8 @@ def joint_markdown(rows, ratings: Any, preferences: Any, out_dir: "Path | None",
         md += [why, ""]
     else:
         notes = sorted(set(n for n in tables.summary["note"] if n))
+        small = small_sample_note(tables)
+        notes += [small] if small else []
         md += ["**Agreement per metric and criterion** (top-k: k = "
                f"{int(tables.summary['top_k'].iloc[0])}):", "", markdown_table(summary_frame(tables), 3), ""]
         md += [f"- {n}" for n in notes] + ([""] if notes else [])

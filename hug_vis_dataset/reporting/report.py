@@ -38,7 +38,7 @@ from .html import html_page
 from .table_marks import collapsed_intervals, table_marks  # noqa: F401 (collapsed_intervals: the report's API)
 from .mos_tables import FORMATS, MOS_PAPER_TABLE, _mos_section, mos_model_tasks, render_mos_table  # noqa: F401
 from ..results import AUDIT_PREFIX, BASELINE_MODEL, REAL_AUDIO_MODEL, RESERVED_LABELS, baseline_note
-from ..statistics.rules import PARTIAL_RULE
+from ..statistics.rules import N_BOOT, PARTIAL_RULE
 
 TASK_ORDER = catalog.task_names(with_paper_table=True)
 
@@ -121,7 +121,7 @@ def _task_frame_sums(frames, task: str, rows):
     return frame_sums(rows, part) if len(part) else None
 
 
-def task_tables(rows, frames, set_rows, summaries, n_boot: int = 1000):
+def task_tables(rows, frames, set_rows, summaries, n_boot: int = N_BOOT):
     """Per task: (wide table in paper units, intervals, skipped metrics, protocol).
 
     ``frames``: :func:`load_results`' per-task frame sums (or per-frame rows). The intervals are the statistics
@@ -339,7 +339,7 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
 
 
 def build_report(results: "Sequence[str | Path]", out: "str | Path | None", formats: Sequence[str] = ("md", "tex", "html"),
-                 mos: "str | Path | None" = None, n_boot: int = 1000, figures: bool = True,
+                 mos: "str | Path | None" = None, n_boot: int = N_BOOT, figures: bool = True,
                  audit: "str | Path | None" = None, paper: bool = True,
                  preferences: "str | Path | None" = None, mos_all_raters: bool = False,
                  into_existing: bool = False, appendix: Sequence[str] = (),
@@ -503,13 +503,14 @@ def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, pre
 
 
 def _crosstask(rows, out_dir, figures: bool, files: list, left_out: Sequence[str] = ()) -> list[str]:
-    from ..metrics.crosstask import difficulty_agreement, emotion_difficulty
+    from ..metrics.crosstask import PreparedRows, difficulty_agreement, emotion_difficulty
 
     md = ["## Cross-task analyses", ""]
     md += [line for line in left_out if line] + ([""] if any(left_out) else [])
-    difficulty = None
+    difficulty = prepared = None
     try:
-        difficulty = emotion_difficulty(rows)
+        prepared = PreparedRows.of(rows)  # once for Figs. 8-10
+        difficulty = emotion_difficulty(prepared)
         D = difficulty.D.dropna(axis=1, how="all")
         md += ["Emotion difficulty D (Eq. 1-2, Fig. 8; 0 = easiest, 1 = hardest):", "",
                D.to_string(float_format=lambda v: f"{v:.2f}"), ""]
@@ -525,7 +526,8 @@ def _crosstask(rows, out_dir, figures: bool, files: list, left_out: Sequence[str
         try:
             from ..figures import crosstask_figures
 
-            written = crosstask_figures(rows, out_dir / "figures", motion=motion, difficulty=difficulty)
+            written = crosstask_figures(prepared if prepared is not None else rows, out_dir / "figures", motion=motion,
+                                        difficulty=difficulty)
             for name, paths in written.items():
                 files.extend(paths)
                 md.append(f"- {name}: " + ", ".join(p.name for p in paths))

@@ -22,7 +22,7 @@ def joint_finding(rows, task: str, ratings, whose: str, counted: bool = False):
     """
     import pandas as pd
 
-    from ..reporting.joint import discordant_lines, joint_tables, joint_wide, summary_frame
+    from ..reporting.joint import discordant_lines, joint_tables, joint_wide, small_sample_note, summary_frame
 
     if ratings is None or not len(ratings):
         return pd.DataFrame(), None, "No ratings yet: rate the systems in the MOS study tab."
@@ -37,4 +37,6 @@ def joint_finding(rows, task: str, ratings, whose: str, counted: bool = False):
     discordant = discordant_lines(tables, task)  # "- † ...": a list, escaped but for its bullet
     lines += [""] + ([f"- {markdown_text(line[2:])}" for line in discordant] or ["No discordant pair."])
     lines += [""] + [markdown_text(n) for n in sorted(set(n for n in tables.summary["note"] if n))]
+    small = small_sample_note(tables, task)
+    lines += [markdown_text(small)] if small else []
     return joint_wide(tables, task), None, "\n".join(lines)

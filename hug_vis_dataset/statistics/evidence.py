@@ -53,11 +53,9 @@ class RunInfo:
     @property
     def reserved(self) -> bool:
         """Reference rows, built-in baselines and audit pseudo-systems: printed, never compared."""
-        import pandas as pd
+        from ..results import is_reference
 
-        from ..results import reference_rows
-
-        return bool(reference_rows(pd.Series([self.label])).iloc[0])
+        return is_reference(self.label)
 
     @property
     def comparison_set(self) -> str:

@@ -35,6 +35,9 @@ import math
 MIN_ACTORS = 6
 #: The test's size: a difference is called separable when its two-sided p-value is below this.
 ALPHA = 0.05
+#: Actor-bootstrap replicates of every interval a surface shows (the board, the report, the Findings): one number,
+#: so a MOS or a task-table interval reads the same wherever it is printed.
+N_BOOT = 1000
 #: The mark every surface prints after an interval, a rank interval or a value that the statistics cannot back.
 SMALL_SAMPLE_MARK = "?"
 #: A collapsed interval's words (low = high although two or more actors were resampled).
@@ -134,6 +137,6 @@ def rank_marks_allowed(word: "str | None") -> bool:
     return word is None or word == "separable"
 
 
-__all__ = ["ALPHA", "COLLAPSED", "MIN_ACTORS", "PARTIAL_RULE", "PARTIAL_SUFFIX", "RANK_POOLS", "SMALL_SAMPLE_MARK",
+__all__ = ["ALPHA", "COLLAPSED", "MIN_ACTORS", "N_BOOT", "PARTIAL_RULE", "PARTIAL_SUFFIX", "RANK_POOLS", "SMALL_SAMPLE_MARK",
            "collapsed", "comparison_set", "distinct_resamples", "interval_caveat", "interval_mark",
            "rank_marks_allowed", "small_sample", "small_sample_legend", "small_sample_words"]

@@ -206,7 +206,7 @@ class FrameSums:
         length = int(frame_index.max()) + 1
         # One fixed summation order, the one the toolkit stores rows in (model, clip in grid order, metric, frame):
         # the sums do not depend on row order, and a stored file is not sorted again.
-        rank = _grid_rank(clips)
+        rank = grid_rank(clips)
         key = ((m_codes * n_c + rank[c_codes]) * n_k + k_codes) * length + frame_index
         if len(key) > 1 and (np.diff(key) < 0).any():
             order = np.argsort(key, kind="stable")
@@ -284,9 +284,14 @@ def _actor_or_unknown(clip_id: str) -> int:
         return -1
 
 
-def _grid_rank(clips: Sequence[str]) -> np.ndarray:
+def grid_rank(clips: Sequence[str]) -> np.ndarray:
     """Each clip's position in the grid order (actor, emotion in Table 1 order, action, script); ids outside the
-    grid after them, by name."""
+    grid after them, by name.
+
+    Example:
+        >>> grid_rank(["actor_0001_sad_action_01_script_001", "actor_0001_happy_action_01_script_001"]).tolist()
+        [1, 0]
+    """
     from ..grid import ClipId, ClipIdError
 
     keys = []

@@ -130,7 +130,7 @@ def fit_strengths_batch(wins: np.ndarray, prior: float = 0.0, tol: float = 1e-12
     Example:
         >>> w = np.array([[[0, 4, 4], [2, 0, 2], [1, 1, 0]], [[0, 1, 0], [1, 0, 0], [0, 0, 0]]], dtype=float)
         >>> out = fit_strengths_batch(w)
-        >>> np.allclose(out[0], fit_strengths(w[0])), np.isnan(out[1]).all()   # the second: c never compared
+        >>> np.allclose(out[0], fit_strengths(w[0])), bool(np.isnan(out[1]).all())   # the second: c never compared
         (True, True)
     """
     w = np.asarray(wins, dtype=np.float64)

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 from ..escaping import one_line
 from ..skipped_lines import listed
+from ..statistics.rules import N_BOOT
 from .rater_qc import GOLD_MODELS
 from .sessions import SESSIONS_FILE, SessionLog, coverage
 
@@ -22,7 +23,7 @@ from .sessions import SESSIONS_FILE, SessionLog, coverage
 STATUS_BOOT = 200
 #: Bootstrap replicates of the intervals :func:`aggregate_ratings` adds (actor-clustered): every surface's
 #: (hugvis report's default), so the board's MOS intervals are the report's.
-TABLE_BOOT = 1000
+TABLE_BOOT = N_BOOT
 
 
 @dataclass
@@ -178,7 +179,7 @@ def mos_clip_rows(frame, note: str = ""):
         >>> r = pd.DataFrame({"rater": ["a", "b"], "task": "voice_cloning", "model": "m", "criterion": "id_similarity",
         ...                   "clip_id": "actor_0001_sad_action_01_script_001", "score": [4, 5]})
         >>> mos_clip_rows(r)[["model", "metric", "value"]].values.tolist()
-        [['m', 'mos_identity', 4.5]]
+        [['m', 'mos_similarity', 4.5]]
     """
     import pandas as pd
 
