@@ -75,9 +75,11 @@ def counted_rows(rows):
     if "task" in rows:
         per_metric = [t.name for t in catalog.TASKS if t.counted_per_metric]
         clipped = clipped & ~rows["task"].isin(per_metric).to_numpy()
-    if not (failed & clipped).any():
+    # a row counted alone (MetricSpec.counted_alone) fails by itself: it never uncounts the clip's other rows
+    alone = rows["metric"].isin([m.name for m in catalog.METRICS if m.counted_alone]).to_numpy()
+    if not (failed & clipped & ~alone).any():
         return rows
-    bad = rows[failed & clipped].groupby(["model", "clip_id"])["metric"].agg(lambda m: ", ".join(sorted(set(m))))
+    bad = rows[failed & clipped & ~alone].groupby(["model", "clip_id"])["metric"].agg(lambda m: ", ".join(sorted(set(m))))
     keys = pd.MultiIndex.from_arrays([rows["model"], rows["clip_id"]])
     mask = keys.isin(bad.index) & ~failed & clipped
     if not mask.any():
