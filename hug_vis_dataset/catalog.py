@@ -331,11 +331,11 @@ def _human_rows() -> tuple["MetricSpec", ...]:
         ("lmd", "LMD", _GEN, FRAME_PAIRED, False, INF, "eye widths", "EW", ("human_pose", "human_face"),
          "mean over frames with a face in both of the mean distance between the 40 lip points, each face's lips "
          "centred, rotated level with its outer eye corners (33, 263) and divided by their distance"),
-        ("mouth_audio_offset", "Mouth-audio lag", _GEN, CLIP_PAIRED, False, (0.0, float(15)),
+        ("mouth_audio_offset", "Mouth-audio lag", ("audio_driven",), CLIP_PAIRED, False, (0.0, float(15)),
          "frames of lag (absolute)", "frames", ("human_pose", "human_face"),
          "|L| maximising the Pearson correlation of the mouth opening (inner lips 13-14 / eye width) at t with "
          "the driving audio's RMS during frame t - L, L in -15..15"),
-        ("mouth_audio_sync", "Mouth-audio r", _GEN, CLIP_PAIRED, True, (-1.0, 1.0), "Pearson correlation at the lag",
+        ("mouth_audio_sync", "Mouth-audio r", ("audio_driven",), CLIP_PAIRED, True, (-1.0, 1.0), "Pearson correlation at the lag",
          "", ("human_pose", "human_face"), "that largest correlation (a mouth that does not follow the audio: near 0)"),
     )
     return tuple(

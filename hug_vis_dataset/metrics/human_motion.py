@@ -28,6 +28,9 @@ from .human_tracks import HumanTrack
 
 #: A pose landmark counts where its visibility reaches this (MediaPipe's usual threshold).
 VISIBLE = 0.5
+#: A segment's ends count for its length only where they are clearly in view: a limb at the frame's edge
+#: at visibility 0.5-0.8 is placed by the network's guess, whose spread would read as stretching.
+SEGMENT_VISIBLE = 0.8
 #: The upper body: pose landmarks 0-22 (face, shoulders, arms, hands); hips and legs are under the table.
 UPPER_BODY = tuple(range(23))
 SHOULDERS = (11, 12)
@@ -112,16 +115,18 @@ def body_jitter(pred: HumanTrack) -> float:
 
 
 def _end(track: HumanTrack, end) -> tuple[np.ndarray, np.ndarray]:
-    """A segment end's points ``(n, 2)`` (a pair: their midpoint) and whether it is visible ``(n,)``."""
+    """A segment end's points ``(n, 2)`` (a pair: their midpoint) and whether it is in view ``(n,)``
+    (:data:`SEGMENT_VISIBLE`)."""
     ends = [end] if isinstance(end, int) else list(end)
-    return track.body[:, ends].mean(axis=1), (track.visibility[:, ends] >= VISIBLE).all(axis=1)
+    return track.body[:, ends].mean(axis=1), (track.visibility[:, ends] >= SEGMENT_VISIBLE).all(axis=1)
 
 
 def bone_length_variation(pred: HumanTrack) -> float:
     """Mean over the segments of :data:`BONES` of the coefficient of variation over frames of the segment's
     length in shoulder widths (%): bones do not stretch. A segment counts in the frames where both its ends
-    and both shoulders are visible, and only when that is at least half of the frames showing the person (a
-    limb at the edge of the frame, seen now and then, would measure the detector's guesses)."""
+    are clearly in view (visibility >= :data:`SEGMENT_VISIBLE`) and both shoulders visible, and only when
+    that is at least half of the frames showing the person (a limb at the edge of the frame, seen now and
+    then, would measure the detector's guesses)."""
     scale = shoulder_width(pred)
     shown = int(np.isfinite(scale).sum())
     cvs = []

@@ -111,7 +111,7 @@ def significance_frame(rows, task: str):
                             "Difference": v.difference, "95% interval": interval, "p": v.p_value,
                             "Actors": v.n_actors, "Verdict": v.word, "Why": v.why})
     if not records:
-        return pd.DataFrame(), f"{task}: fewer than two models share a per-clip metric"
+        return pd.DataFrame(), f"{catalog.task(task).label}: fewer than two models share a per-clip metric"
     frame = pd.DataFrame(records)
     return (frame if task == "emotion" else frame.drop(columns="Input")), ""
 
@@ -144,7 +144,7 @@ def variance_frame(rows, task: str):
         records += [{"metric": metric, "term": term, "share": share, "method": result.method}
                     for term, share in result.shares().items()]
     if not records:
-        return pd.DataFrame(), {}, "; ".join(problems) or f"{task}: no per-clip metric rows"
+        return pd.DataFrame(), {}, "; ".join(problems) or f"{catalog.task(task).label}: no per-clip metric rows"
     return pd.DataFrame(records), decompositions, ""
 
 
@@ -221,7 +221,7 @@ def detectable_frame(rows, task: str, actor_counts: "tuple[int, ...]" = (30, 10,
                         "ICC": pooled["icc"] if pooled else float("nan"),
                         "Neighbour verdicts": verdict_counts(verdicts), "Note": ""})
     if not records:
-        return pd.DataFrame(), f"{task}: fewer than two models share a per-clip metric"
+        return pd.DataFrame(), f"{catalog.task(task).label}: fewer than two models share a per-clip metric"
     frame = pd.DataFrame(records)
     return (frame if task == "emotion" else frame.drop(columns="Input")), ""
 

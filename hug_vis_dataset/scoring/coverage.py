@@ -112,12 +112,18 @@ def submission_coverage(task: str, model: str, refs: Any, index: Any, skipped: "
 def run_coverage(task: str, model: str, refs: Any, index: Any, skipped: "dict[str, str] | None", rows: Any,
                  check_failures: "dict[str, str] | None" = None) -> Coverage:
     """The coverage a scoring run stores: :func:`submission_coverage` with ``failed`` and ``ok`` read
-    from the run's rows (a clip is ok when all its rows are), plus the clips whose checks failed
+    from the run's rows (a clip is ok when all its rows are, rows counted alone aside), plus the clips whose checks failed
     with no metric to compute (``check_failures``); missing and duplicate clips are not failures.
     """
     coverage = submission_coverage(task, model, refs, index, skipped)
     skip = set(coverage.missing) | set(coverage.duplicates)
     if rows is not None and len(rows):
+        from .. import catalog
+
+        # A row counted alone (MetricSpec.counted_alone: a human-motion row) does not make its clip a failure
+        # when the clip has other rows; its own failure stays in its row.
+        alone = rows["metric"].isin([m.name for m in catalog.METRICS if m.counted_alone])
+        rows = rows[~alone] if (~alone).any() else rows
         failed = rows[rows["status"] == "failed"]
         first_error = failed.groupby("clip_id", sort=False)["error"].first()
         coverage.failed = {c: e for c, e in first_error.items() if c not in skip}
