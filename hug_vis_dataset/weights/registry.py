@@ -259,6 +259,9 @@ _MEDIAPIPE_MODELS = (  # registry name, member under mediapipe/modules/, sha256 
     ("mediapipe_selfie_segmentation", "selfie_segmentation/selfie_segmentation.tflite",
      "9ee168ec7c8f2a16c56fe8e1cfbc514974cbbb7e434051b455635f1bd1462f5c", 249_505,
      "selfie segmentation, general (256x256 person mask)"),
+    ("mediapipe_selfie_segmentation_landscape", "selfie_segmentation/selfie_segmentation_landscape.tflite",
+     "a77d03f4659b9f6b6c1f5106947bf40e99d7655094b6527f214ea7d451106edd", 250_145,
+     "selfie segmentation, landscape (144x256 person mask, for 16:9 frames)"),
 )
 _SPECS = _SPECS + tuple(
     WeightSpec(name=name, filename=member.rsplit("/", 1)[1], source="wheel", wheel=MEDIAPIPE_WHEEL,
