@@ -183,3 +183,32 @@ def test_the_networks_pickle_to_a_worker(networks):
     a, b = VideoLandmarks(networks).process(frame), VideoLandmarks(clone).process(frame)
     np.testing.assert_array_equal(a.body, b.body)
     np.testing.assert_array_equal(a.face, b.face)
+
+
+def _refine_loop(points, heatmap, kernel=7, min_confidence=0.5):
+    """RefineLandmarksFromHeatmapCalculator written as its C++ loop: one landmark, one window at a time."""
+    height, width, _ = heatmap.shape
+    out, half = points.copy(), (kernel - 1) // 2
+    for i, (x, y) in enumerate(points):
+        col, row = int(x * width), int(y * height)
+        if x < 0 or y < 0 or not (0 <= col < width and 0 <= row < height):
+            continue
+        total = weighted_col = weighted_row = best = 0.0
+        for r in range(max(0, row - half), min(height, row + half + 1)):
+            for c in range(max(0, col - half), min(width, col + half + 1)):
+                confidence = 1 / (1 + math.exp(-float(heatmap[r, c, i])))
+                total, best = total + confidence, max(best, confidence)
+                weighted_col, weighted_row = weighted_col + c * confidence, weighted_row + r * confidence
+        if best >= min_confidence and total > 0:
+            out[i] = (weighted_col / width / total, weighted_row / height / total)
+    return out
+
+
+def test_heatmap_refinement_equals_the_calculators_loop():
+    from hug_vis_dataset.models.mediapipe.pose import refine_from_heatmap
+
+    rng = np.random.default_rng(8)
+    for _ in range(5):
+        heatmap = rng.normal(-2, 3, (64, 64, 39)).astype(np.float32)
+        points = rng.uniform(-0.05, 1.05, (39, 2))  # some outside: kept as they are
+        np.testing.assert_allclose(refine_from_heatmap(points, heatmap), _refine_loop(points, heatmap), atol=1e-12)

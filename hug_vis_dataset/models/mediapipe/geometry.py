@@ -152,7 +152,10 @@ def crop(image: np.ndarray, rect: Rect, size: tuple[int, int], value_range: tupl
     patch = cv2.warpAffine(np.ascontiguousarray(image), matrix, (width, height),
                            flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=border, borderValue=0)
     low, high = value_range
-    return patch.astype(np.float32) * np.float32((high - low) / 255.0) + np.float32(low)
+    tensor = np.multiply(patch, np.float32((high - low) / 255.0), dtype=np.float32)
+    if low:
+        tensor += np.float32(low)
+    return tensor
 
 
 def hand_rect_from_landmarks(points: np.ndarray) -> Rect:

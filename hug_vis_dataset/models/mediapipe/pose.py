@@ -70,21 +70,36 @@ def refine_from_heatmap(points: np.ndarray, heatmap: np.ndarray, kernel: int = H
     """``RefineLandmarksFromHeatmapCalculator``: each point ``(n, 2)`` (tensor coordinates) moved to the
     sigmoid-weighted mean cell of the ``kernel`` x ``kernel`` window of its heatmap ``(h, w, n)`` around it,
     when the window's largest confidence reaches ``min_confidence``. Cell ``c`` sits at ``c / w`` (as the
-    calculator computes it)."""
-    height, width, _ = heatmap.shape
-    out = points.copy()
+    calculator computes it); the window is cut at the heatmap's edges (cells outside weigh 0). All points
+    at once: every window gathered from the heatmap padded with confidence 0.
+
+    Example:
+        >>> heat = np.full((8, 8, 1), -20.0); heat[2, 5, 0] = heat[2, 6, 0] = 20.0  # two hot cells
+        >>> refine_from_heatmap(np.array([[5.5 / 8, 2.5 / 8]]), heat, kernel=3).round(4).tolist()
+        [[0.6875, 0.25]]
+    """
+    height, width, count = heatmap.shape
     half = (kernel - 1) // 2
-    for index, (x, y) in enumerate(points):
-        col, row = int(x * width), int(y * height)  # C++ float -> int truncation
-        if not (0 <= col < width and 0 <= row < height):
-            continue
-        rows = slice(max(0, row - half), min(height, row + half + 1))
-        cols = slice(max(0, col - half), min(width, col + half + 1))
-        confidence = _sigmoid(heatmap[rows, cols, index].astype(np.float64))
-        total = confidence.sum()
-        if confidence.max() >= min_confidence and total > 0:
-            rr, cc = np.mgrid[rows, cols]
-            out[index] = ((cc * confidence).sum() / width / total, (rr * confidence).sum() / height / total)
+    cols = np.floor(points[:, 0] * width).astype(np.int64)  # C++ float -> int truncation for x >= 0
+    rows = np.floor(points[:, 1] * height).astype(np.int64)
+    inside = (cols >= 0) & (cols < width) & (rows >= 0) & (rows < height) & (points[:, 0] >= 0) & (points[:, 1] >= 0)
+    out = points.copy()
+    if not inside.any():
+        return out
+    index = np.flatnonzero(inside)
+    offsets = np.arange(-half, half + 1)
+    window_rows = rows[index, None] + offsets  # (m, k)
+    window_cols = cols[index, None] + offsets
+    valid = ((window_rows >= 0) & (window_rows < height))[:, :, None] & ((window_cols >= 0) & (window_cols < width))[:, None, :]
+    values = heatmap[np.clip(window_rows, 0, height - 1)[:, :, None], np.clip(window_cols, 0, width - 1)[:, None, :],
+                     index[:, None, None]].astype(np.float64)
+    confidence = np.where(valid, _sigmoid(values), 0.0)  # (m, k, k)
+    total = confidence.sum(axis=(1, 2))
+    refine = (confidence.max(axis=(1, 2)) >= min_confidence) & (total > 0)
+    safe = np.where(total > 0, total, 1.0)
+    x = (confidence * window_cols[:, None, :]).sum(axis=(1, 2)) / width / safe
+    y = (confidence * window_rows[:, :, None]).sum(axis=(1, 2)) / height / safe
+    out[index[refine]] = np.stack([x, y], axis=1)[refine]
     return out
 
 
