@@ -312,9 +312,12 @@ def _human_rows() -> tuple["MetricSpec", ...]:
          "% coefficient of variation of arm bone lengths", "%", ("human_pose",),
          "mean over the four arm bones of std/mean over frames of the bone's length / S(t), x100"),
         ("joint_angle_violations", "Joint viol.", _GEN, REFERENCE_FREE, False, 100.0,
-         "% of joint angles outside the human range", "%", ("human_pose", "human_hands"),
-         "share of measured elbow, wrist (pose world landmarks) and finger (hand world landmarks) interior "
-         "angles below the least a human joint allows"),
+         "% of elbow and wrist angles outside the human range", "%", ("human_pose",),
+         "share of measured elbow and wrist interior angles (pose world landmarks) below the least a human joint "
+         "allows"),
+        ("finger_angle_violations", "Finger viol.", ("vision_driven",), REFERENCE_FREE, False, 100.0,
+         "% of finger joint angles outside the human range", "%", ("human_pose", "human_hands"),
+         "share of measured finger joint interior angles (hand world landmarks) below the least a human joint allows"),
         ("akd", "AKD", ("vision_driven",), FRAME_PAIRED, False, INF, "shoulder widths", "SW", ("human_pose",),
          "mean over frames of the mean over upper-body landmarks visible in the reference of |p_pred - p_ref| / "
          "S_ref(t)"),

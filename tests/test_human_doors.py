@@ -127,3 +127,7 @@ def test_a_clip_whose_reference_has_no_hand_fails_its_hand_rows_alone(world):
     psnr = counted[counted["metric"] == "psnr"]
     assert (psnr["status"] == "ok").all() and len(psnr) == 2  # still counted: the hand rows fail alone
     assert report.tables["vision_driven"].loc["vis_fair", "psnr"] == pytest.approx(psnr["value"].mean())
+    import json
+
+    coverage = json.loads((results / "vision_driven" / "vis_fair" / "coverage.json").read_text(encoding="utf-8"))
+    assert coverage["ok"] == 2 and coverage["failed"] == {}  # and the clips are not failures of the run

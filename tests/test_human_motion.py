@@ -111,8 +111,30 @@ def test_joint_angles_outside_the_human_range_are_counted():
     angles = hm.interior_angles(world[:, 11], world[:, 13], world[:, 15])
     assert angles[:2] == pytest.approx([180.0, 90.0])
     assert hm.joint_angle_violations(_track(np.zeros((4, 33, 2)), vis, world=world)) == 50.0  # 2 of 4 under 30
-    with pytest.raises(ValueError, match="no elbow, wrist or finger joint"):
+    with pytest.raises(ValueError, match="no elbow or wrist"):
         hm.joint_angle_violations(_track(np.zeros((4, 33, 2)), np.zeros((4, 33)), world=world))
+
+
+def test_finger_angles_outside_the_human_range_are_counted():
+    # a straight hand: every finger joint at 180 degrees; then the index PIP folded to 30 degrees (under 60)
+    hand = np.zeros((21, 3))
+    for finger, base in enumerate((1, 5, 9, 13, 17)):
+        for j in range(4):
+            hand[base + j] = (finger * 0.02, 0.03 * (j + 1), 0.0)
+    folded = hand.copy()
+    angle = math.radians(30)
+    folded[7] = hand[6] + 0.03 * np.array([0.0, -math.cos(angle), math.sin(angle)])  # back along the finger
+    folded[8] = folded[7] + 0.03 * np.array([0.0, -math.cos(angle), math.sin(angle)])
+    track = _track(np.zeros((2, 33, 2)), hands=np.zeros((2, 2, 21, 2)))
+    track.hands[0, 1] = np.nan  # one frame shows only the left hand: 3 (frame, hand) pairs
+    track.hands_world[:] = hand
+    track.hands_world[1, 0] = folded
+    angles = hm.interior_angles(folded[5], folded[6], folded[7])
+    assert angles == pytest.approx(30.0)
+    # 9 joints per hand, 3 hands: the folded index PIP (30 < 60) is the one violation (its DIP stays straight)
+    assert hm.finger_angle_violations(track) == pytest.approx(100 * 1 / 27)
+    with pytest.raises(ValueError, match="no hand is found"):
+        hm.finger_angle_violations(_track(np.zeros((2, 33, 2))))
 
 
 def _face(lips, eyes):

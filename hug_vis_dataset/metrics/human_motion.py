@@ -153,21 +153,27 @@ def interior_angles(a: np.ndarray, vertex: np.ndarray, b: np.ndarray) -> np.ndar
 
 
 def joint_angle_violations(pred: HumanTrack) -> float:
-    """Share of measured joint angles outside the human range (%): elbows and wrists from the pose's 3-D world
-    landmarks (all three points visible), finger joints from the hands' (:data:`BODY_JOINTS`,
-    :data:`HAND_JOINTS`)."""
+    """Share of measured elbow and wrist angles outside the human range (%), from the pose's 3-D world landmarks
+    (all three points visible; :data:`BODY_JOINTS`)."""
     measured = violations = 0
     for a, v, b, least in BODY_JOINTS:
         ok = (pred.visibility[:, [a, v, b]] >= VISIBLE).all(axis=1)
         angles = interior_angles(pred.world[ok, a], pred.world[ok, v], pred.world[ok, b])
         measured, violations = measured + len(angles), violations + int((angles < least).sum())
-    hands = pred.hands_world[pred.found("hands")]  # (m, 21, 3)
-    for a, v, b, least in HAND_JOINTS:
-        angles = interior_angles(hands[:, a], hands[:, v], hands[:, b])
-        measured, violations = measured + len(angles), violations + int((angles < least).sum())
     if measured == 0:
-        raise ValueError("no elbow, wrist or finger joint is visible in any frame")
+        raise ValueError("no elbow or wrist is visible in any frame")
     return 100.0 * violations / measured
+
+
+def finger_angle_violations(pred: HumanTrack) -> float:
+    """Share of measured finger joint angles outside the human range (%), from the hands' 3-D world landmarks
+    (:data:`HAND_JOINTS`), over the (frame, hand) pairs showing a hand."""
+    hands = pred.hands_world[pred.found("hands")]  # (m, 21, 3)
+    if not len(hands):
+        raise ValueError("no hand is found in any frame")
+    angles = np.stack([interior_angles(hands[:, a], hands[:, v], hands[:, b]) for a, v, b, _ in HAND_JOINTS], axis=1)
+    least = np.array([joint[3] for joint in HAND_JOINTS])
+    return 100.0 * float((angles < least).sum()) / angles.size
 
 
 def keypoint_distances(pred: HumanTrack, ref: HumanTrack) -> np.ndarray:
@@ -302,7 +308,22 @@ def mouth_audio_offset(pred: HumanTrack, ref: HumanTrack) -> float:
 
 def mouth_audio_sync(pred: HumanTrack, ref: HumanTrack) -> float:
     """The Pearson correlation of the mouth's opening with the driving audio's envelope at the lag
-    :func:`mouth_audio_offset` finds (-1..1; a mouth that does not follow the audio scores near 0)."""
+    :func:`mouth_audio_offset` finds (-1..1; a mouth that does not follow the audio scores near 0, and a mouth
+    that does not move at all, in at least :data:`MIN_PAIRS` frames with a face, scores 0: it follows nothing,
+    while its lag is undefined).
+
+    Example:
+        >>> from .human_tracks import TrackBuilder
+        >>> still = TrackBuilder(30.0)
+        >>> for _ in range(12):
+        ...     still.add(face=np.r_[np.zeros((25, 2)), [[0.0, 1.0]], np.zeros((14, 2)), [[-1.0, 0.0], [1.0, 0.0]]])
+        >>> mouth_audio_sync(still.track(), TrackBuilder(30.0).track(envelope=np.arange(12.0)))
+        0.0
+    """
     if ref.envelope is None:
         raise ValueError("no driving audio to compare the mouth with")
-    return float(mouth_audio_lag(mouth_opening(pred), ref.envelope)[1])
+    opening = mouth_opening(pred)
+    finite = opening[np.isfinite(opening)]
+    if len(finite) >= MIN_PAIRS and np.all(finite == finite[0]):
+        return 0.0
+    return float(mouth_audio_lag(opening, ref.envelope)[1])

@@ -38,7 +38,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         st = weight_status(name, check=False)
         state = "present" if st.path else "missing"
         where = f"{st.path} [{st.found_by}]" if st.path else spec.origin()
-        print(f"{name:22} {state:9} {spec.source:8} {','.join(spec.metrics):18} {where}")
+        used_by = ",".join(spec.metrics) or spec.serves.replace("hugvis predict ", "predict ")
+        print(f"{name:22} {state:9} {spec.source:8} {used_by:18} {where}")
     return 0
 
 
