@@ -13,6 +13,9 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt
 	$(BIN)/python -m pip install -q --upgrade "pip>=24" wheel "setuptools>=68"
 	$(BIN)/python -m pip install -q -c constraints.txt -e ".[all]"
 	$(BIN)/python -m pip check
+	# MediaPipe's models: the pinned mediapipe==0.10.21 wheel is fetched once with `pip download --no-deps`
+	# (never installed), its .tflite files sha256-checked into the weights cache ($$HUGVIS_CACHE_DIR/weights)
+	$(BIN)/hugvis weights download mediapipe
 	touch $(STAMP)
 
 install: $(STAMP)

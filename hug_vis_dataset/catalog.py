@@ -43,7 +43,8 @@ MODES = (FRAME_PAIRED, CLIP_PAIRED, REFERENCE_FREE, LABEL, SET_LEVEL, REFERENCE_
 PER_FRAME = "per-frame"  # fn(pred_chunk, ref_chunk) -> a value per frame pair; clip value = exact mean over frames
 PER_CLIP = "per-clip"  # fn(pred) (reference-free) or fn(pred, ref) -> the clip's value (audio: 16 kHz mono)
 KERNEL = "kernel"  # the task's own pass calls it; the rows naming one kernel are computed by one call
-CALLS = (PER_FRAME, PER_CLIP, KERNEL)
+PER_TRACK = "per-track"  # fn(pred_track[, ref_track]) on the clip's landmark tracks (metrics/human_tracks.py)
+CALLS = (PER_FRAME, PER_CLIP, KERNEL, PER_TRACK)
 
 # Per-clip reducers (how a clip's frames/windows become its value) and table protocols.
 RVM = "rvm"  # RobustVideoMatting's spreadsheet average (per frame index, then over indices)
@@ -93,7 +94,12 @@ class MetricSpec:
             mean), :data:`PER_CLIP` (once per decoded clip) or :data:`KERNEL` (the task's own pass; the
             rows naming one kernel are computed by one call); empty for analyses.
         networks: the model kinds (:data:`hug_vis_dataset.tasks.models.LOADERS`) its function is given
-            first, loaded once per process; a missing one fails (or stops the door on) this row only.
+            first, loaded once per process; a missing one fails (or stops the door on) this row only. A
+            :data:`PER_TRACK` row's function gets the tracks instead: its networks are the landmark parts
+            the video pass runs to build them (``human_pose``, ``human_hands``, ``human_face``).
+        counted_alone: a failure of this row leaves the clip's other rows counted (the human-motion rows:
+            a clip whose reference shows no hand has no hand fidelity, but its PSNR still counts);
+            :func:`hug_vis_dataset.scoring.aggregate.counted_rows`.
         range_is_bound: the stored value can never leave ``value_range`` (a stored run with a value
             outside it is damaged). False where the range is the nominal scale of a network's
             prediction that can fall outside it (DNSMOS's fitted polynomials, UTMOS's regression
@@ -136,6 +142,7 @@ class MetricSpec:
     ratio_of: tuple[str, ...] = ()
     beyond_paper: bool = False
     reference_kind: str = ""
+    counted_alone: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -278,6 +285,74 @@ _CER = dict(weights=_WHISPER, beyond_paper=True, reference_kind="text", implemen
 # Table 11's five errors: one fused kernel (RVM's evaluation), aggregated under RVM's protocol.
 _TABLE_11 = dict(protocol=RVM, paper_table="Table 11", reference_urls=(_RVM_URL,),
                  implementation=_M + "matting:score_matting_clip", call=KERNEL)
+
+INF = float("inf")
+_GEN = ("audio_driven", "vision_driven")
+_POSE = ("mediapipe_pose_detection", "mediapipe_pose_landmark_full")
+_HANDS = ("mediapipe_hand_recrop", "mediapipe_hand_landmark_full")
+_FACE = ("mediapipe_face_detection_short_range", "mediapipe_face_detection_full_range", "mediapipe_face_landmark")
+_HUMAN_DOC = " Formula, units and normalisation: docs/HUMAN_METRICS.md."
+
+
+def _human_rows() -> tuple["MetricSpec", ...]:
+    """The human-motion rows (issue 53): MediaPipe's pose, hand and face models on every frame of the one
+    decode (:mod:`hug_vis_dataset.tasks.human_pass`), each row one function of the landmark tracks in
+    :mod:`hug_vis_dataset.metrics.human_motion`. Name, label, tasks, mode, higher is better, range, unit, short
+    unit, parts, definition."""
+    rows = (
+        ("person_missing", "No person", _GEN, REFERENCE_FREE, False, 100.0, "% of frames with no person found", "%",
+         ("human_pose",), "share of the generated video's frames in which the pose detector and landmark model "
+         "find no person"),
+        ("face_missing", "No face", _GEN, REFERENCE_FREE, False, 100.0, "% of frames with no face found", "%",
+         ("human_pose", "human_face"), "share of the generated video's frames in which no face mesh is found"),
+        ("body_jitter", "Jitter", _GEN, REFERENCE_FREE, False, INF, "shoulder widths per frame^2", "SW/f²",
+         ("human_pose",), "mean over frames t of the mean over visible upper-body landmarks k (pose 0-22) of "
+         "|p_k(t+1) - 2 p_k(t) + p_k(t-1)| / S(t), S = shoulder width"),
+        ("bone_length_variation", "Bone CV", _GEN, REFERENCE_FREE, False, INF,
+         "% coefficient of variation of arm bone lengths", "%", ("human_pose",),
+         "mean over the four arm bones of std/mean over frames of the bone's length / S(t), x100"),
+        ("joint_angle_violations", "Joint viol.", _GEN, REFERENCE_FREE, False, 100.0,
+         "% of elbow and wrist angles outside the human range", "%", ("human_pose",),
+         "share of measured elbow and wrist interior angles (pose world landmarks) below the least a human joint "
+         "allows"),
+        ("finger_angle_violations", "Finger viol.", ("vision_driven",), REFERENCE_FREE, False, 100.0,
+         "% of finger joint angles outside the human range", "%", ("human_pose", "human_hands"),
+         "share of measured finger joint interior angles (hand world landmarks) below the least a human joint allows"),
+        ("akd", "AKD", ("vision_driven",), FRAME_PAIRED, False, INF, "shoulder widths", "SW", ("human_pose",),
+         "mean over frames of the mean over upper-body landmarks visible in the reference of |p_pred - p_ref| / "
+         "S_ref(t)"),
+        ("akd_drift", "AKD drift", ("vision_driven",), FRAME_PAIRED, False, (-INF, INF),
+         "shoulder widths per second", "SW/s", ("human_pose",),
+         "least-squares slope of the per-frame AKD against time"),
+        ("hand_recall", "Hands found", ("vision_driven",), FRAME_PAIRED, True, 100.0,
+         "% of the reference's hands found", "%", ("human_pose", "human_hands"),
+         "of the (frame, hand) pairs where the reference shows that hand, the share where the generated video "
+         "shows it too"),
+        ("hand_keypoint_distance", "Hand KD", ("vision_driven",), FRAME_PAIRED, False, INF, "palm lengths", "PL",
+         ("human_pose", "human_hands"), "where both show a hand: mean over its 21 landmarks of |(h_i - h_0) - "
+         "(r_i - r_0)| / |r_9 - r_0| (wrist-relative shape, reference palm length)"),
+        ("lmd", "LMD", _GEN, FRAME_PAIRED, False, INF, "eye widths", "EW", ("human_pose", "human_face"),
+         "mean over frames with a face in both of the mean distance between the 40 lip points, each face's lips "
+         "centred, rotated level with its outer eye corners (33, 263) and divided by their distance"),
+        ("mouth_audio_offset", "Mouth-audio lag", ("audio_driven",), CLIP_PAIRED, False, (0.0, float(15)),
+         "frames of lag (absolute)", "frames", ("human_pose", "human_face"),
+         "|L| maximising the Pearson correlation of the mouth opening (inner lips 13-14 / eye width) at t with "
+         "the driving audio's RMS during frame t - L, L in -15..15"),
+        ("mouth_audio_sync", "Mouth-audio r", ("audio_driven",), CLIP_PAIRED, True, (-1.0, 1.0), "Pearson correlation at the lag",
+         "", ("human_pose", "human_face"), "that largest correlation (a mouth that does not follow the audio: near 0)"),
+    )
+    return tuple(
+        MetricSpec(name, label, tasks, mode, better, bound if isinstance(bound, tuple) else (0.0, bound), unit,
+                   weights=_POSE + (_HANDS if "human_hands" in parts else ()) + (_FACE if "human_face" in parts else ()),
+                   beyond_paper=True, implementation=_M + f"human_motion:{name}",
+                   call=PER_TRACK, networks=parts, counted_alone=True, unit_short=short,
+                   reference_kind="audio" if name.startswith("mouth_audio") else "",
+                   description=f"{label}: {unit}, from MediaPipe's landmarks ({'higher' if better else 'lower'} is "
+                               "better).",
+                   definition=f"{text[0].upper()}{text[1:]}; frames where a part is missing are counted in the "
+                              "row's remark and left out, a clip with none fails with its reason." + _HUMAN_DOC,
+                   reference_urls=("https://github.com/google-ai-edge/mediapipe",), extras=("human", "video"))
+        for name, label, tasks, mode, better, bound, unit, short, parts, text in rows)
 
 METRICS: tuple[MetricSpec, ...] = (
     # ---------------------------------------------------------------- matting (Table 11)
@@ -428,6 +503,8 @@ METRICS: tuple[MetricSpec, ...] = (
                           "or cut into ceil((n - 122880) / 16000) + 1 evenly spread 7.68 s segments, each scaled "
                           "to peak 1; score = 1 + 4 x sigmoid output; the clip value is the mean over segments.",
                reference_urls=("https://github.com/microsoft/Distill-MOS",), predicts_mos=_NAT),
+    # ---------------------------------------------------------------- generation, beyond the paper (issue 53)
+    *_human_rows(),
     # ---------------------------------------------------------------- emotion (Table 4)
     MetricSpec("emotion_accuracy", "Acc. (%)", ("emotion",), LABEL, True, (0.0, 1.0), "per-clip correctness (0/1)",
                paper_scale=100.0, paper_table="Table 4", implementation=_M + "emotion:parse_answer", call=KERNEL,
@@ -482,8 +559,8 @@ _EXTRAS: dict[str, tuple[str, ...]] = {
 # "(1-5)" header over it would promise a range its values leave.
 _UNIT_SHORT: dict[str, str] = {"mad": "×1e3", "mse": "×1e3", "dtssd": "×1e2", "grad": "÷1e3", "conn": "÷1e3", "psnr": "dB",
                                "cer": "%"}
-METRICS = tuple(replace(m, extras=_EXTRAS.get(m.name, ()),
-                        unit_short=_UNIT_SHORT.get(m.name)
+METRICS = tuple(replace(m, extras=_EXTRAS.get(m.name, m.extras),
+                        unit_short=_UNIT_SHORT.get(m.name) or m.unit_short
                         or (MOS_SCALE_TEXT if m.value_range == MOS_SCALE and m.range_is_bound else ""))
                 for m in METRICS)
 

@@ -47,7 +47,7 @@ from .outputs import discard, mark_cache, write_file, write_text_file
 from .readers.json_files import read_json
 
 #: Preprocessing version per feature kind: part of every key, bumped when the computation changes.
-FEATURE_VERSIONS = {"fid_reference": 1, "portrait_embedding": 1}
+FEATURE_VERSIONS = {"fid_reference": 1, "portrait_embedding": 1, "human_landmarks": 1}
 ENV_DISABLE = "HUGVIS_NO_FEATURE_CACHE"
 _ENTRY = re.compile(r"[0-9a-f]{64}\.json")
 _DIGESTS = DigestCache()  # reference file digests by path, size and mtime, per process

@@ -418,6 +418,10 @@ NEEDS_WEIGHTS: dict[str, str] = {
     **dict.fromkeys(("cer", "cer_edits", "cer_ref_chars"),
                     "Whisper large-v3 (downloaded); a tiny random Whisper of the real architecture through every "
                     "door in tests/test_cer.py"),
+    **dict.fromkeys([m.name for m in catalog.METRICS if m.call == catalog.PER_TRACK],
+                    "MediaPipe's models (taken out of the pinned mediapipe wheel: hugvis weights download mediapipe); "
+                    "functions vs hand re-derivations in tests/test_human_motion.py, every door on real photographs "
+                    "in tests/test_human_doors.py"),
 }
 #: Catalog rows with no per-clip value: analyses over stored rows (their modules are door-tested in
 #: tests/test_doors.py, their math in their family tests).

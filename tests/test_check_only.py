@@ -95,13 +95,17 @@ def test_a_wrong_rate_wav_and_a_wrong_rate_video(grid, tmp_path, capsys):
 
 
 def test_a_run_with_every_metric_skipped_still_names_garbage(grid, tmp_path, capsys):
-    # audio_driven's metrics (CSIM, Sync) all need weights: nothing is computed, the checks still run.
+    # audio_driven's metrics (CSIM, Sync, the human-motion rows) all need weights: nothing is computed, the checks
+    # still run.
     sub = good_system(grid, "audio_driven", tmp_path)
     garbage = clip_files(sub, ".mp4")[0]
     garbage.write_text("not a video")
     result = evaluate_submission("audio_driven", sub, "m", grid, tmp_path / "out", progress=False)
     assert result.summary["metrics"]["computed"] == []
-    assert set(result.summary["metrics"]["skipped"]) == {"csim", "sync_c", "sync_d"}
+    from hug_vis_dataset import catalog
+
+    assert set(result.summary["metrics"]["skipped"]) == set(catalog.clip_metrics("audio_driven"))
+    assert {"csim", "sync_c", "sync_d", "lmd"} <= set(result.summary["metrics"]["skipped"])
     assert list(result.coverage.failed) == [garbage.stem]
     assert "unreadable prediction" in result.coverage.failed[garbage.stem]
     assert result.coverage.problems() == 1

@@ -73,6 +73,28 @@ def score_baselines(release: "str | Path", submissions: "str | Path", results: "
     return done
 
 
+def score_selfie_segmentation(release: "str | Path", submissions: "str | Path", results: "str | Path",
+                              num_proc: int = 1, progress: bool = True,
+                              command_line: "Sequence[str] | None" = None) -> "object | None":
+    """``hugvis predict matting --model selfie-segmentation`` (MediaPipe's person mask as alpha) scored like any
+    submission, when its weights are here; else one line naming the command that fetches them (None)."""
+    from .. import weights
+    from ..predict import predict
+    from ..predict.api import SELFIE_SEGMENTATION
+    from ..scoring.runner import evaluate_submission
+
+    note = weights.missing_note(n for n, s in weights.REGISTRY.items() if s.serves.endswith(SELFIE_SEGMENTATION))
+    if note:
+        print(f"    matting/{SELFIE_SEGMENTATION}: not run ({note})", flush=True)
+        return None
+    predicted = predict("matting", SELFIE_SEGMENTATION, release, Path(submissions) / "matting-selfie",
+                        progress=progress)
+    res = evaluate_submission("matting", predicted.out, SELFIE_SEGMENTATION, release, results, num_proc=num_proc,
+                              progress=progress, command_line=command_line)
+    print(f"    {predicted.to_text()}\n    matting/{SELFIE_SEGMENTATION}: {_outcome(res)}", flush=True)
+    return res
+
+
 def build_front_doors(out_dir: "str | Path", grid: "dict | None" = None, seed: int = 0, progress: bool = True,
                       build: bool = True) -> dict:
     """The demo's first steps: what the README's Python snippet reads, named as on the Hub.
@@ -183,6 +205,8 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
           flush=True)
     score_baselines(release, out / "baselines", results, num_proc=num_proc, progress=progress,
                     command_line=command_line)
+    score_selfie_segmentation(release, out / "baselines", results, num_proc=num_proc, progress=progress,
+                              command_line=command_line)
     from ..results import REAL_AUDIO_MODEL, REFERENCE_MODEL
     from ..tasks import REAL_AUDIO
 

@@ -27,6 +27,8 @@ from .runner import PredictSetupError, PredictSummary, run_file_task
 TASKS = ("matting", "audio_driven", "vision_driven", "voice_cloning", "emotion")
 # The name its rows are stored under, which the report and the leaderboard recognise.
 BASELINE = BASELINE_MODEL
+#: The matting model made of a real network: MediaPipe Selfie Segmentation's soft mask (``--model selfie-segmentation``).
+SELFIE_SEGMENTATION = "selfie-segmentation"
 #: Input settings a run uses when none are given: the baseline reads the transcript; other
 #: adapters have no default (the user chooses what the model can take).
 BASELINE_SETTINGS = ("Text",)
@@ -67,7 +69,8 @@ def predict(task: str, model: "str | Callable", dataset: "str | Path", out: "str
     Args:
         task: matting, audio_driven, vision_driven, voice_cloning or emotion.
         model: ``"baseline"``, ``"module:function"``, ``"openai:MODEL"``, ``"transformers:ID"``
-            (emotion), or a Python callable. Generation tasks take only the baseline here; run
+            (emotion), ``"selfie-segmentation"`` (matting: MediaPipe's soft person mask as alpha), or a Python
+            callable. Generation tasks take only the baseline here; run
             other generators through :func:`export_inputs` and :func:`collect_outputs`.
         dataset: release tree, dataset repo folder or Hub id (as ``hugvis evaluate --dataset``).
         out: the submission folder (``hugvis evaluate --predictions``).
@@ -121,7 +124,12 @@ def predict(task: str, model: "str | Callable", dataset: "str | Path", out: "str
         from .adapters import load_callable
         from .matting import MattingPrediction, chroma_key_alpha
 
-        fn: Any = chroma_key_alpha if model == BASELINE else (model if callable(model) else load_callable(model))
+        if model == SELFIE_SEGMENTATION:  # MediaPipe's person mask as alpha (models/mediapipe/segmentation.py)
+            from ..models.mediapipe.segmentation import SelfieSegmentation
+
+            fn: Any = SelfieSegmentation()
+        else:
+            fn = chroma_key_alpha if model == BASELINE else (model if callable(model) else load_callable(model))
         matting = MattingPrediction(fn, chunk_frames, reads_path=matting_reads_path and model != BASELINE)
         return run_file_task(matting, clips, output, resume, progress, len(clips), label)
     if model != BASELINE:

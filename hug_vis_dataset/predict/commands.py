@@ -65,7 +65,8 @@ def register(subparsers) -> None:
         description="Write the submission layout hugvis evaluate reads (docs/PREDICT.md). Exit 1 when a clip failed.")
     p.add_argument("task", choices=TASKS)
     p.add_argument("--model", default=None,
-                   help="baseline | module:function | openai:MODEL | transformers:ID_OR_PATH (emotion)")
+                   help="baseline | module:function | openai:MODEL | transformers:ID_OR_PATH (emotion) | "
+                        "selfie-segmentation (matting: MediaPipe's person mask as alpha)")
     p.add_argument("--export", type=Path, default=None, metavar="DIR",
                    help="generation tasks: write each clip's inputs to DIR/<clip_id>/ and DIR/manifest.jsonl")
     p.add_argument("--collect", type=Path, default=None, metavar="OUTPUTS",

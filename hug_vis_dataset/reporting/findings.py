@@ -152,7 +152,7 @@ def significance_frame(rows, task: str, comparisons=None, tables=None, evidence=
                             "Next model": v.next_model, "Difference": v.difference, "95% interval": interval,
                             "p": v.p_value, "Actors": v.n_actors, "Verdict": v.word, "Why": v.why})
     if not records:
-        return pd.DataFrame(), f"{task}: fewer than two models share a per-clip metric"
+        return pd.DataFrame(), f"{catalog.task(task).label}: fewer than two models share a per-clip metric"
     return _drop_constant_set(pd.DataFrame(records), task), ""
 
 
@@ -185,7 +185,7 @@ def variance_frame(rows, task: str, comparisons=None):
         records += [{"metric": metric, "term": term, "share": share, "method": result.method}
                     for term, share in result.shares().items()]
     if not records:
-        return pd.DataFrame(), {}, "; ".join(problems) or f"{task}: no per-clip metric rows"
+        return pd.DataFrame(), {}, "; ".join(problems) or f"{catalog.task(task).label}: no per-clip metric rows"
     return pd.DataFrame(records), decompositions, ""
 
 
@@ -266,7 +266,7 @@ def detectable_frame(rows, task: str, actor_counts: "tuple[int, ...]" = (30, 10,
                         "ICC": pooled["icc"] if pooled else float("nan"),
                         "Neighbour verdicts": verdict_counts(verdicts), "Note": ""})
     if not records:
-        return pd.DataFrame(), f"{task}: fewer than two models share a per-clip metric"
+        return pd.DataFrame(), f"{catalog.task(task).label}: fewer than two models share a per-clip metric"
     return _drop_constant_set(pd.DataFrame(records), task), ""
 
 

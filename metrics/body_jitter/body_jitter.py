@@ -1,0 +1,20 @@
+"""HUG-VIS `body_jitter` evaluate module. Generated from hug_vis_dataset/catalog.py; do not edit."""
+
+import evaluate
+
+try:
+    from hug_vis_dataset.modules import compute
+    from hug_vis_dataset.modules import description
+    from hug_vis_dataset.modules import inputs_description
+    from hug_vis_dataset.modules import module_info
+except ImportError as _err:  # say how to install the library (evaluate would name the import package)
+    raise ImportError("the HUG-VIS module 'body_jitter' needs the hug-vis library; install it with: pip install \"hug-vis[hub,human,video]==0.1.0\"") from _err
+
+
+@evaluate.utils.file_utils.add_start_docstrings(description("body_jitter"), inputs_description("body_jitter"))
+class BodyJitter(evaluate.Metric):
+    def _info(self):
+        return module_info("body_jitter")
+
+    def _compute(self, **inputs):
+        return compute("body_jitter", **inputs)

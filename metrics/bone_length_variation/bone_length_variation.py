@@ -1,0 +1,20 @@
+"""HUG-VIS `bone_length_variation` evaluate module. Generated from hug_vis_dataset/catalog.py; do not edit."""
+
+import evaluate
+
+try:
+    from hug_vis_dataset.modules import compute
+    from hug_vis_dataset.modules import description
+    from hug_vis_dataset.modules import inputs_description
+    from hug_vis_dataset.modules import module_info
+except ImportError as _err:  # say how to install the library (evaluate would name the import package)
+    raise ImportError("the HUG-VIS module 'bone_length_variation' needs the hug-vis library; install it with: pip install \"hug-vis[hub,human,video]==0.1.0\"") from _err
+
+
+@evaluate.utils.file_utils.add_start_docstrings(description("bone_length_variation"), inputs_description("bone_length_variation"))
+class BoneLengthVariation(evaluate.Metric):
+    def _info(self):
+        return module_info("bone_length_variation")
+
+    def _compute(self, **inputs):
+        return compute("bone_length_variation", **inputs)

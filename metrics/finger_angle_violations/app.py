@@ -1,0 +1,3 @@
+from hug_vis_dataset.space.metric_app import launch
+
+launch(__file__)
