@@ -281,9 +281,8 @@ def task_table(rows, frames=None, set_rows=None, protocol: str = "clip", metrics
 
 def clip_counts(rows):
     """Per model: ``n_ok`` (clips whose every row is ok, rows counted alone aside), ``n_missing`` (clips the run has
-    no prediction for: their
-    rows' error begins with :data:`~hug_vis_dataset.results.MISSING_PREDICTION`) and ``n_failed`` (the other
-    clips); a clip counts once.
+    no prediction for: their rows' error begins with :data:`~hug_vis_dataset.results.MISSING_PREDICTION`) and
+    ``n_failed`` (the other clips); a clip counts once.
 
     Example:
         >>> import pandas as pd
