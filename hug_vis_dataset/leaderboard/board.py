@@ -52,6 +52,8 @@ BOARD_COLUMNS: tuple[str, ...] = PAPER_COLUMNS + ("origin", "n_ok", "n_failed", 
                                                   "scored_by", "detail", "partial")
 ALL = "All"
 NEEDS_WEIGHTS = "needs weights"
+#: Why a cell of a metric the run did not compute is empty (a run scored with ``hugvis evaluate --metrics``).
+NOT_SCORED = "not scored in this run (it was scored with --metrics, without this metric)"
 #: Paper rows have no per-clip rows: no verdict can be computed for them (hug_vis_dataset.verdicts).
 UNMARKED_PAPER_NOTE = "Paper rows have no per-clip rows: no verdict is drawn against them."
 #: What the "Scored by" column's values mean (every board with stored rows says it).
@@ -133,6 +135,7 @@ def run_rows(run) -> "object":
         return pd.DataFrame(columns=list(BOARD_COLUMNS))
     info = table_info(table)
     skipped = run.skipped
+    computed = set(run.summary["metrics"]["computed"])
     grid = run.grid_size
     records = []
     aggregate = ({str(label): dict(run.table.loc[label].items()) for label in run.table.index}
@@ -151,7 +154,8 @@ def run_rows(run) -> "object":
         for metric in info["metrics"]:
             value = values.get(metric["key"])
             finite = value is not None and math.isfinite(float(value))
-            note = None if finite else skipped.get(metric["key"], "no value (every clip failed)")
+            note = None if finite else skipped.get(metric["key"], "no value (every clip failed)" if metric["key"] in
+                                                   computed else NOT_SCORED)
             records.append({
                 "table": table, "task": task, "model": run.model, "input_setting": setting, "source": source,
                 "paradigm": "", "metric": metric["key"], "metric_display": metric["display"],
