@@ -120,9 +120,10 @@ def reference_rows(models):
     import numpy as np
     import pandas as pd
 
-    codes, names = pd.factorize(pd.Series(models).astype(str))
+    codes, names = pd.factorize(pd.Series(models))  # distinct names first (a category column: its codes)
+    names = [str(n) for n in names]
     # One test per distinct name (a full grid's millions of rows hold a few dozen names).
-    reserved = np.array([is_reference(n) for n in names], dtype=bool)
+    reserved = np.array([is_reference(n) for n in names] + [False], dtype=bool)  # code -1: a missing name
     return pd.Series(reserved[codes] if len(codes) else np.zeros(0, dtype=bool),
                      index=models.index if hasattr(models, "index") else None)
 STATUS_OK = "ok"

@@ -235,7 +235,7 @@ def test_report_mos_intervals_and_agreement(grid, report_dir):
     for task in MOS_TASKS:
         names = [s.name for s in SYSTEMS[task]]
         alphas = agreement(valid[valid["model"].isin(names)])
-        section = report.markdown.split(f"### {catalog.task(task).label}")[1].split("###")[0]
+        section = report.markdown.split(f"### {catalog.task(task).label} ({TABLE[task]}: MOS")[1].split("###")[0]
         for criterion in TASK_CRITERIA[task]:
             assert f"{criterion} {alphas[criterion]['alpha']:.2f} (" in section
             got = intervals[(intervals["model"] == names[0]) & (intervals["criterion"] == criterion)]["alpha"]

@@ -176,8 +176,9 @@ def prepare_rows(rows: "Iterable[Mapping] | Any", need_task: bool = True):
     value = pd.to_numeric(frame["value"], errors="coerce").to_numpy(dtype=np.float64)
     keep = np.isfinite(value)
     if "status" in frame.columns:
-        status = frame["status"].fillna("ok").astype(str)
-        keep &= (status.isin(["ok", ""])).to_numpy()
+        from ..statistics.sums import text_test
+
+        keep &= text_test(frame["status"], lambda t: t in ("ok", ""))
     # Reference rows (the Real-audio recordings, reference motion statistics) are not models.
     keep &= ~reference_rows(frame["model"]).to_numpy()
     n_dropped = int((~keep).sum())
@@ -189,9 +190,9 @@ def prepare_rows(rows: "Iterable[Mapping] | Any", need_task: bool = True):
             emotions[clip] = ClipId.parse(str(clip)).emotion.value
         except ValueError as err:
             raise ValueError(f"result row: {err}") from None
-    out = pd.DataFrame({"model": columns["model"].astype(str).to_numpy(), "task": columns["task"].astype(str).to_numpy(),
-                        "clip_id": columns["clip_id"].astype(str).to_numpy(),
-                        "metric": columns["metric"].astype(str).to_numpy(), "value": value[keep]})
+    # The columns as they come (a category column stays one: its codes are what is copied), values as floats.
+    out = pd.DataFrame({c: columns[c].reset_index(drop=True) for c in ("model", "task", "clip_id", "metric")}
+                       | {"value": value[keep]})
     clip_codes, clips = pd.factorize(out["clip_id"])
     out["emotion"] = np.array([emotions[c] for c in clips], dtype=object)[clip_codes] if len(clips) else []
     # One canonical order (task, model, clip in grid order, metric, value) whatever order the rows came in, so

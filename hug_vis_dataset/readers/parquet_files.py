@@ -265,7 +265,8 @@ def read_parquet_codes(path: "str | Path", declared: "ParquetSchema | None", tex
         if not chunks:
             out[name] = (np.zeros(0, dtype=np.int64), [])
             continue
-        codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunks]).astype(np.int64)
+        parts = [c.indices.to_numpy(zero_copy_only=False) for c in chunks]
+        codes = parts[0] if len(parts) == 1 else np.concatenate(parts)  # the indices' own width (int32): no copy
         out[name] = (codes, [str(v) for v in chunks[0].dictionary.to_pylist()])
     for name in numbers:
         out[name] = table.column(name).to_numpy()

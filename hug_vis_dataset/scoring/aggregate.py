@@ -74,7 +74,9 @@ def counted_rows(rows):
     if rows is None or not len(rows) or "status" not in rows:
         return rows
     failed = (rows["status"] != "ok").to_numpy()
-    clipped = (rows["clip_id"].astype(str) != "").to_numpy()
+    from ..statistics.sums import text_test
+
+    clipped = text_test(rows["clip_id"], lambda t: t != "")
     if "task" in rows:
         per_metric = [t.name for t in catalog.TASKS if t.counted_per_metric]
         clipped = clipped & ~rows["task"].isin(per_metric).to_numpy()
@@ -301,9 +303,12 @@ def clip_counts(rows):
     # A clip counts or fails whole; a row counted alone (MetricSpec.counted_alone) fails by itself, as in the run's
     # coverage.
     alone = rows["metric"].isin([m.name for m in catalog.METRICS if m.counted_alone]) if "metric" in rows else False
-    ok = ((rows["status"] == "ok") | alone).groupby(keys).all()
-    error = rows["error"].fillna("").astype(str) if "error" in rows.columns else pd.Series("", index=rows.index)
-    missing = error.str.startswith(MISSING_PREDICTION).groupby(keys).any() & ~ok
+    ok = ((rows["status"] == "ok") | alone).groupby(keys, observed=True).all()
+    from ..statistics.sums import text_test
+
+    missing = (pd.Series(text_test(rows["error"], lambda t: t.startswith(MISSING_PREDICTION)), index=rows.index)
+               if "error" in rows.columns else pd.Series(False, index=rows.index))
+    missing = missing.groupby(keys, observed=True).any() & ~ok
     per_model = pd.DataFrame({"ok": ok, "missing": missing}).groupby(level=0).agg(["sum", "size"])
     n_ok, n_missing = per_model[("ok", "sum")].astype(int), per_model[("missing", "sum")].astype(int)
     out = pd.DataFrame({"n_ok": n_ok, "n_failed": per_model[("ok", "size")].astype(int) - n_ok - n_missing,

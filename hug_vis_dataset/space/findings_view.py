@@ -26,7 +26,7 @@ def joint_finding(rows, task: str, ratings, whose: str, counted: bool = False):
 
     if ratings is None or not len(ratings):
         return pd.DataFrame(), None, "No ratings yet: rate the systems in the MOS study tab."
-    tables, why = joint_tables(rows, ratings, tasks=(task,), all_raters=counted)
+    tables, why = joint_tables(rows, ratings, tasks=(task,), all_raters=counted, joint_only=True)
     if tables is None:
         return pd.DataFrame(), None, markdown_text(why)
     summary = summary_frame(tables)

@@ -76,12 +76,15 @@ class Comparisons:
 
         if rows is None or not len(rows):
             return cls([])
-        error = rows["error"].fillna("").astype(str) if "error" in rows.columns else None
-        missing = (error.str.startswith(MISSING_PREDICTION) & (rows["status"] != "ok")) if error is not None else None
-        counts = (rows[missing].groupby(["task", "model"])["clip_id"].nunique().to_dict()
+        from .sums import text_test
+
+        missing = (text_test(rows["error"], lambda t: t.startswith(MISSING_PREDICTION))
+                   & ~text_test(rows["status"], lambda t: t == "ok")) if "error" in rows.columns else None
+        counts = (rows[missing].groupby(["task", "model"], observed=True)["clip_id"].nunique().to_dict()
                   if missing is not None and missing.any() else {})
         infos = []
-        for task, label in rows[["task", "model"]].drop_duplicates().itertuples(index=False):
+        pairs = rows.groupby(["task", "model"], observed=True, sort=False).size().index
+        for task, label in pairs:
             model = str(label).partition(EMOTION_MODEL_SEP)[0]
             origin = (origins or {}).get((task, model), (origins or {}).get((task, str(label)), "subset"))
             infos.append(RunInfo(str(task), str(label), origin, int(counts.get((task, label), 0))))

@@ -133,8 +133,10 @@ def table_intervals(rows, metrics: Sequence[str], n_boot: int = 1000, level: flo
     actor_ids = _actor_ids(ok)
     actors = np.unique(actor_ids)
     weights = draw_weights(len(actors), n_boot, seed)
-    labels = ok["model"].astype(str).to_numpy()
-    metric_of = ok["metric"].astype(str).to_numpy()
+    from .sums import text_codes
+
+    labels = np.asarray(ok["model"], dtype=object)
+    metric_codes, metric_names = text_codes(ok["metric"])
     values = ok["value"].to_numpy(dtype=np.float64)
     rvm_parts = frame_sums if protocol == "rvm" and frame_sums is not None and len(frame_sums) else None
     frame_actors = rvm_parts.actors() if rvm_parts is not None else None
@@ -147,9 +149,9 @@ def table_intervals(rows, metrics: Sequence[str], n_boot: int = 1000, level: flo
         elif rvm_parts is not None and any(k[1] == metric for k in rvm_parts.parts):
             out.update(rvm_intervals(rvm_parts, metric, n_boot, level, seed, frame_actors))
         elif spec is None or spec.protocol in (None, "clip", "rvm"):
-            mine = metric_of == metric
-            if not mine.any():
+            if metric not in metric_names:
                 continue
+            mine = metric_codes == metric_names.index(metric)
             keys, sums, counts = grouped_sums(labels[mine], actor_ids[mine], values[mine], actors)
             out.update({(k, metric): ci for k, ci in _intervals_of(keys, sums, counts, weights, level, len(actors),
                                                                    _scale(metric)).items()})
@@ -169,8 +171,9 @@ def _ratio_intervals(ok, metric: str, parts: Sequence[str], actor_ids, actors, w
     complete = (part.groupby(["model", "clip_id"])["metric"].transform("nunique") == len(names)).to_numpy()
     part, ids = part[complete], actor_ids[mine][complete]
     out = {}
-    for label in sorted(set(part.loc[part["metric"] == metric, "model"].astype(str))):
-        sel = (part["model"].astype(str) == label).to_numpy()
+    models = np.asarray(part["model"], dtype=object)
+    for label in sorted({str(m) for m in part.loc[part["metric"] == metric, "model"].unique()}):
+        sel = models == label
         num, den = (np.bincount(np.searchsorted(actors, ids[sel & (part["metric"] == name).to_numpy()]),
                                 weights=part.loc[sel & (part["metric"] == name).to_numpy(), "value"].to_numpy(float),
                                 minlength=len(actors)) for name in parts)

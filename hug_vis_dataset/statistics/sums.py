@@ -34,6 +34,35 @@ import numpy as np
 from .basics import actor_of_clip
 
 
+def text_codes(series, sort: bool = False) -> tuple[np.ndarray, list[str]]:
+    """``(codes, names)`` of a text column without writing one string per row (a category column keeps its codes;
+    an Arrow string column is dictionary-encoded); a missing value gets code -1.
+
+    Example:
+        >>> import pandas as pd
+        >>> codes, names = text_codes(pd.Series(["b", "a", "b"], dtype="category"), sort=True)
+        >>> codes.tolist(), names
+        ([1, 0, 1], ['a', 'b'])
+    """
+    import pandas as pd
+
+    codes, uniques = pd.factorize(series, sort=sort)
+    return np.asarray(codes), [str(u) for u in uniques]
+
+
+def text_test(series, predicate) -> np.ndarray:
+    """``predicate(text)`` of every row, evaluated once per distinct value (a missing value reads as ``""``).
+
+    Example:
+        >>> import pandas as pd
+        >>> text_test(pd.Series(["missing x", None, "ok"]), lambda t: t.startswith("missing")).tolist()
+        [True, False, False]
+    """
+    codes, names = text_codes(series)
+    answers = np.array([bool(predicate(n)) for n in names] + [bool(predicate(""))], dtype=bool)
+    return answers[codes]  # code -1 (missing) reads the last answer
+
+
 class EvidenceError(ValueError):
     """Rows the engine cannot arrange (a column missing, a clip given twice for one system)."""
 
@@ -44,7 +73,7 @@ def _actor_ids(frame) -> np.ndarray:
         return frame["actor_id"].to_numpy(dtype=np.int64)
     import pandas as pd
 
-    codes, uniques = pd.factorize(frame["clip_id"].astype(str))
+    codes, uniques = text_codes(frame["clip_id"])
     return np.array([actor_of_clip(c) for c in uniques], dtype=np.int64)[codes] if len(uniques) else np.zeros(0, np.int64)
 
 
@@ -80,13 +109,12 @@ class ClipValues:
         if missing:
             raise EvidenceError(f"rows lack columns {missing}; expected {series}, clip_id, {value}[, actor_id, status]")
         if "status" in frame.columns:
-            frame = frame[frame["status"].fillna("ok").to_numpy() == "ok"]
+            frame = frame[text_test(frame["status"], lambda t: t in ("ok", ""))]
         vals = pd.to_numeric(frame[value], errors="coerce").to_numpy(dtype=np.float64)
         finite = np.isfinite(vals)
         frame, vals = frame[finite], vals[finite]
-        s_codes, s_names = pd.factorize(frame[series].astype(str), sort=True)
-        c_codes, c_names = pd.factorize(frame["clip_id"].astype(str), sort=True)
-        names = [str(s) for s in s_names]
+        s_codes, names = text_codes(frame[series], sort=True)
+        c_codes, c_names = text_codes(frame["clip_id"], sort=True)
         if systems is not None:  # a fixed system order (systems without a value keep a NaN row)
             position = {s: i for i, s in enumerate(systems)}
             unknown = [s for s in names if s not in position]
@@ -105,7 +133,7 @@ class ClipValues:
         actors = np.zeros(len(c_names), dtype=np.int64)
         if len(c_names):
             actors[c_codes] = _actor_ids(frame)
-        return cls(tuple(names), tuple(str(c) for c in c_names), actors, out)
+        return cls(tuple(names), tuple(c_names), actors, out)
 
     @property
     def actors(self) -> np.ndarray:
@@ -175,7 +203,7 @@ class FrameSums:
             return cls()
         codes = {}
         for column in ("model", "metric", "clip_id"):
-            codes[column] = pd.factorize(frames[column].astype(str), sort=True)
+            codes[column] = text_codes(frames[column], sort=True)
         return cls.from_codes(codes["model"], codes["metric"], codes["clip_id"],
                               frames["frame"].to_numpy(dtype=np.int64), frames["value"].to_numpy(dtype=np.float64),
                               keep)
@@ -189,38 +217,40 @@ class FrameSums:
 
         out = cls()
         (m_codes, models), (k_codes, metrics), (c_codes, clips) = models, metrics, clips
-        m_codes, k_codes, c_codes = (np.asarray(c, dtype=np.int64) for c in (m_codes, k_codes, c_codes))
+        # Codes in the integer width they come in (a dictionary column's int32): no per-row copy.
+        m_codes, k_codes, c_codes = (np.asarray(c) for c in (m_codes, k_codes, c_codes))
         models, metrics, clips = ([str(x) for x in names] for names in (models, metrics, clips))
-        if keep is not None:  # by codes: a set lookup per distinct (model, clip), never per row
-            pairs = set(zip(*(keep.get_level_values(i) for i in range(2)))) if isinstance(keep, pd.MultiIndex) \
-                else set(map(tuple, keep))
-            allowed = np.array([[(model, clip) in pairs for clip in clips] for model in models], dtype=bool)
+        if keep is not None:  # by codes: the kept (model, clip) pairs as a matrix, looked up per row
+            keep = keep if isinstance(keep, pd.MultiIndex) else pd.MultiIndex.from_tuples(list(keep))
+            rows = pd.Index(models).get_indexer(np.asarray(keep.get_level_values(0), dtype=object))
+            cols = pd.Index(clips).get_indexer(np.asarray(keep.get_level_values(1), dtype=object))
+            allowed = np.zeros((len(models), len(clips)), dtype=bool)
+            found = (rows >= 0) & (cols >= 0)
+            allowed[rows[found], cols[found]] = True
             mask = allowed[m_codes, c_codes] if allowed.size else np.zeros(len(m_codes), bool)
-            m_codes, k_codes, c_codes = m_codes[mask], k_codes[mask], c_codes[mask]
-            frame_index, value = frame_index[mask], value[mask]
+            if not mask.all():  # a failed clip's frames: left out (every clip kept: nothing copied)
+                m_codes, k_codes, c_codes = m_codes[mask], k_codes[mask], c_codes[mask]
+                frame_index, value = frame_index[mask], value[mask]
         if not len(value):
             return out
-        clip_actor = np.array([_actor_or_unknown(c) for c in clips], dtype=np.int64)
+        known = _grid_positions()
+        clip_actor = np.array([known[c][1] if c in known else _actor_or_unknown(c) for c in clips], dtype=np.int64)
         actor_ids, clip_position = np.unique(clip_actor, return_inverse=True)  # per distinct clip, not per row
         n_k, n_c, n_a = len(metrics), len(clips), len(actor_ids)
         length = int(frame_index.max()) + 1
         # One fixed summation order, the one the toolkit stores rows in (model, clip in grid order, metric, frame):
-        # the sums do not depend on row order, and a stored file is not sorted again.
+        # the sums do not depend on row order, and a stored file is not sorted again (one pass, numba).
+        from ._sums_kernel import frame_bincounts
+
         rank = grid_rank(clips)
-        key = ((m_codes * n_c + rank[c_codes]) * n_k + k_codes) * length + frame_index
-        if len(key) > 1 and (np.diff(key) < 0).any():
+        args = (len(models), n_k, n_c, n_a, length)
+        sums, counts, has, ordered = frame_bincounts(m_codes, k_codes, c_codes, clip_position, frame_index, value,
+                                                     rank, *args)
+        if not ordered:
+            key = ((m_codes.astype(np.int64) * n_c + rank[c_codes]) * n_k + k_codes) * length + frame_index
             order = np.argsort(key, kind="stable")
-            key, value = key[order], value[order]
-            c_codes = np.argsort(rank)[(key // (length * n_k)) % n_c]
-            m_codes, k_codes = key // (length * n_k * n_c), (key // length) % n_k
-            frame_index = key % length
-        part = m_codes * n_k + k_codes
-        cell = (part * n_a + clip_position[c_codes]) * length + frame_index
-        size = len(models) * n_k * n_a * length
-        sums = np.bincount(cell, weights=value, minlength=size).reshape(len(models), n_k, n_a, length)
-        counts = np.bincount(cell, minlength=size).astype(np.float64).reshape(len(models), n_k, n_a, length)
-        # Which clips each part has (dtSSD: RVM's 0 at frame 0 of every clip is one more count there).
-        has = np.bincount(part * n_c + c_codes, minlength=len(models) * n_k * n_c).reshape(len(models), n_k, n_c) > 0
+            sums, counts, has, _ = frame_bincounts(m_codes[order], k_codes[order], c_codes[order], clip_position,
+                                                   frame_index[order], value[order], rank, *args)
         for mi, model in enumerate(models):
             for ki, metric in enumerate(metrics):
                 if not has[mi, ki].any():
@@ -284,9 +314,21 @@ def _actor_or_unknown(clip_id: str) -> int:
         return -1
 
 
+def _grid_positions() -> dict:
+    """The grid's clip ids as the toolkit writes them -> (position in grid order, actor), built once."""
+    if not _GRID:
+        from ..grid import full_grid
+
+        _GRID.update({str(c): (i, c.actor_id) for i, c in enumerate(sorted(full_grid()))})
+    return _GRID
+
+
+_GRID: dict = {}
+
+
 def grid_rank(clips: Sequence[str]) -> np.ndarray:
     """Each clip's position in the grid order (actor, emotion in Table 1 order, action, script); ids outside the
-    grid after them, by name.
+    grid's written form after them (another spelling parsed into its place), by name.
 
     Example:
         >>> grid_rank(["actor_0001_sad_action_01_script_001", "actor_0001_happy_action_01_script_001"]).tolist()
@@ -294,14 +336,17 @@ def grid_rank(clips: Sequence[str]) -> np.ndarray:
     """
     from ..grid import ClipId, ClipIdError
 
+    known = _grid_positions()
     keys = []
     for name in clips:
+        if name in known:  # a dictionary lookup: the common case, no parse
+            keys.append((0, known[name][0], ""))
+            continue
         try:
-            keys.append((0, ClipId.parse(name), ""))
+            keys.append((0, known.get(str(ClipId.parse(name)), (len(known),))[0], name))
         except (ClipIdError, ValueError):
-            keys.append((1, None, name))
-    order = sorted(range(len(clips)), key=lambda i: (keys[i][0], keys[i][1] if keys[i][1] is not None else 0,
-                                                      keys[i][2]))
+            keys.append((1, 0, name))
+    order = sorted(range(len(clips)), key=lambda i: keys[i])
     rank = np.empty(len(clips), dtype=np.int64)
     rank[order] = np.arange(len(clips))
     return rank
@@ -374,4 +419,5 @@ def matrix_of(values: Any, task: str, metric: str) -> ClipValues:
     return value_matrix(values, task, metric)
 
 
-__all__ = ["ClipValues", "EvidenceError", "FrameSums", "RowsIndex", "matrix_of", "value_matrix"]
+__all__ = ["ClipValues", "EvidenceError", "FrameSums", "RowsIndex", "grid_rank", "matrix_of", "text_codes", "text_test",
+           "value_matrix"]

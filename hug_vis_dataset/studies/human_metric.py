@@ -140,7 +140,7 @@ def _matrix(frame, systems: Sequence[str], value: str):
     import pandas as pd
 
     c_codes, clips = pd.factorize(frame["clip_id"], sort=True)
-    s_codes = pd.Categorical(frame["model"], categories=list(systems)).codes
+    s_codes = pd.Index(list(systems)).get_indexer(np.asarray(frame["model"], dtype=object))
     out = np.full((len(systems), len(clips)), np.nan)
     out[s_codes, c_codes] = frame[value].to_numpy(float)
     return out, [str(c) for c in clips]
@@ -253,7 +253,7 @@ def human_metric_tables(metric_rows: Any, ratings: Any = None, preferences: Any 
                         level: float = ha.DEFAULT_LEVEL, n_resamples: int = ha.DEFAULT_RESAMPLES,
                         n_boot: int = ha.DEFAULT_BOOT, n_perm: int = ha.DEFAULT_PERM, seed: int = 0,
                         all_raters: bool = False, prior: float = 0.5, tasks: "Sequence[str] | None" = None,
-                        compare: bool = True) -> HumanMetricTables:
+                        compare: bool = True, predict: bool = True) -> HumanMetricTables:
     """Every measure of the module docstring per generation task, criterion and human source.
 
     Args:
@@ -266,6 +266,7 @@ def human_metric_tables(metric_rows: Any, ratings: Any = None, preferences: Any 
         all_raters: keep the raters quality control flags (the MOS tables' unfiltered view).
         prior: virtual ties per compared pair of the Bradley-Terry strengths.
         tasks: the generation tasks to measure (default: every task with a MOS table).
+        predict: fit P.1401 for the metrics that predict MOS (the ``mos_prediction`` frame; False: empty).
 
     Raises:
         HumanMetricInputError: neither ratings nor answers, or no task with both rows and human judgments
@@ -341,7 +342,7 @@ def human_metric_tables(metric_rows: Any, ratings: Any = None, preferences: Any 
                     np.array([actor_pos[a] for a in _actor(ordered["clip_id"])]), len(systems), len(actor_ids),
                     fit=lambda w: fit_strengths(w, prior), fit_batch=lambda w: fit_strengths_batch(w, prior))
             _compare(task, criterion, source, human, metrics, signs, systems, actor_ids, options, out)
-        if votes is not None:
+        if votes is not None and predict:
             rated_systems = sorted(set(votes["model"].unique()) & set(scored))
             _mos_prediction(mine, votes, task, rated_systems, out)
     if not out["summary"]:
