@@ -193,7 +193,19 @@ def build_parser(command: "str | None" = None) -> argparse.ArgumentParser:
 
 
 def main(argv: "Sequence[str] | None" = None) -> int:
-    """Entry point of the ``hugvis`` console script; returns the exit status."""
+    """Entry point of the ``hugvis`` console script; returns the exit status.
+
+    Everything the command writes to stdout and stderr goes through the one output rule
+    (:func:`hug_vis_dataset.escaping.safe_output`): control and bidirectional characters shown as escapes,
+    and a stream that cannot encode a character (``PYTHONIOENCODING=ascii``) given its escape, never a crash.
+    """
+    from .escaping import safe_output
+
+    with safe_output():
+        return _main(argv)
+
+
+def _main(argv: "Sequence[str] | None") -> int:
     from . import stopping
 
     # SIGTERM becomes an exception like SIGINT's, so every finally and context manager cleans up
