@@ -26,7 +26,6 @@ Example:
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import math
 import re
@@ -34,6 +33,7 @@ import sys
 from typing import Sequence
 
 from .errors import exit_code, one_line
+from .names import did_you_mean
 
 # Modules that contribute sub-commands, in help order, with the sub-commands each registers (a
 # test checks the names against what ``register`` adds). The names let a command build only its own
@@ -100,17 +100,7 @@ def positive_float(text: str) -> float:
 
 
 # ----------------------------------------------------------------------------- suggestions
-def did_you_mean(word: str, choices: "Sequence[str]") -> str:
-    """`` (did you mean X?)`` for the closest of ``choices`` (difflib), or ``""`` when none is close.
-
-    Example:
-        >>> did_you_mean("evalute", ["evaluate", "report"]), did_you_mean("--predicitons", ["--predictions", "--out"])
-        (' (did you mean evaluate?)', ' (did you mean --predictions?)')
-        >>> did_you_mean("zzz", ["evaluate"])
-        ''
-    """
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]}?)" if close else ""
+# did_you_mean is the one name rule's (names.py): the same suggestion for a command, an option or any name.
 
 
 class HugvisParser(argparse.ArgumentParser):
