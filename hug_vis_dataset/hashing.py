@@ -23,16 +23,19 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .regular_files import open_regular
+
 BLOCK_BYTES = 1 << 20
 
 
-def digest_file(path: "str | Path", *digests: Any, block: int = BLOCK_BYTES) -> None:
+def digest_file(path: "str | Path", *digests: Any, block: int = BLOCK_BYTES, kind: str = "file") -> None:
     """Feed a file, block by block, to every ``hashlib``-style object given (one read for all).
 
     Args:
         path: the file.
         *digests: objects with an ``update(bytes)`` method, e.g. ``hashlib.sha256()``.
         block: bytes read at a time (bounds memory).
+        kind: the file's kind in :data:`hug_vis_dataset.regular_files.LIMITS` (its size limit; any size by default).
 
     Example:
         >>> import hashlib, tempfile
@@ -42,13 +45,14 @@ def digest_file(path: "str | Path", *digests: Any, block: int = BLOCK_BYTES) -> 
         >>> md5.hexdigest() == hashlib.md5(b"abc").hexdigest(), sha1.hexdigest() == hashlib.sha1(b"abc").hexdigest()
         (True, True)
     """
-    with open(path, "rb") as handle:
+    # A regular file (regular_files.py): hashing a FIFO would wait forever, /dev/zero would never end.
+    with open_regular(path, kind) as handle:
         while piece := handle.read(block):
             for digest in digests:
                 digest.update(piece)
 
 
-def sha256_file(path: "str | Path", block: int = BLOCK_BYTES) -> str:
+def sha256_file(path: "str | Path", block: int = BLOCK_BYTES, kind: str = "file") -> str:
     """Hex sha256 of a file, streamed (memory bounded by ``block``).
 
     Example:
@@ -58,7 +62,7 @@ def sha256_file(path: "str | Path", block: int = BLOCK_BYTES) -> str:
         'ba7816bf8f01cfea'
     """
     digest = hashlib.sha256()
-    digest_file(path, digest, block=block)
+    digest_file(path, digest, block=block, kind=kind)
     return digest.hexdigest()
 
 
@@ -115,15 +119,16 @@ class DigestCache:
             return {}
         return {key: entry for key, entry in data.items() if _valid_entry(entry)}
 
-    def sha256(self, path: "str | Path") -> str:
-        """The file's sha256, hashed now only if its size or mtime differs from what is remembered."""
+    def sha256(self, path: "str | Path", kind: str = "file") -> str:
+        """The file's sha256, hashed now only if its size or mtime differs from what is remembered (``kind``:
+        its kind's size limit, :data:`hug_vis_dataset.regular_files.LIMITS`)."""
         path = Path(path)
         st = path.stat()
         key = str(path.resolve())
         known = self.entries.get(key)
         if isinstance(known, dict) and known.get("size") == st.st_size and known.get("mtime_ns") == st.st_mtime_ns:
             return str(known.get("sha256"))
-        digest = sha256_file(path)
+        digest = sha256_file(path, kind=kind)
         self.hashed += 1
         self.entries[key] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest}
         return digest

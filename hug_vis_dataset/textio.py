@@ -27,7 +27,8 @@ import unicodedata
 from pathlib import Path
 from typing import Iterator
 
-from .errors import HugvisError
+from .errors import HugvisError, InputFileError
+from .regular_files import MAX_LINE_BYTES, open_regular
 
 BOM = codecs.BOM_UTF8
 
@@ -53,11 +54,19 @@ def iter_text_lines(path: "str | Path") -> Iterator[tuple[int, str]]:
 
     Raises:
         TextEncodingError: a line is not valid UTF-8.
+        InputFileError: not a regular file (a FIFO, a device), larger than a text file can be, or a line
+            longer than :data:`~hug_vis_dataset.regular_files.MAX_LINE_BYTES`.
         FileNotFoundError: the file does not exist.
     """
     path = Path(path)
-    with open(path, "rb") as handle:
-        for lineno, raw in enumerate(handle, start=1):
+    # A regular file within the text limit (regular_files.py): a FIFO or /dev/zero would never end.
+    with open_regular(path, "text file") as handle:
+        lineno = 0
+        while raw := handle.readline(MAX_LINE_BYTES + 1):
+            lineno += 1
+            if len(raw) > MAX_LINE_BYTES:  # no line of a toolkit file is that long: do not hold more of it
+                raise InputFileError(path, f"line {lineno}", f"is longer than {MAX_LINE_BYTES // 1024**2} MiB",
+                                     "check that this is the file you meant (a text file, with line ends)")
             if lineno == 1 and raw.startswith(BOM):
                 raw = raw[len(BOM):]
             yield lineno, _decode_line(raw, path, lineno)
