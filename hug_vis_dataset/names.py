@@ -52,6 +52,24 @@ def did_you_mean(word: str, choices: "Sequence[str]") -> str:
     return f" (did you mean {close[0]}?)" if close else ""
 
 
+def another_spelling(name: str, known: "Sequence[str]") -> "str | None":
+    """The one of ``known`` that ``name`` is another spelling of (case, ``-``/``_``, spaces, a close typo), or
+    None when it is none of them (or is one of them exactly).
+
+    >>> another_spelling("Clone-Good", ["clone_good", "clone_poor"]), another_spelling("clone_good", ["clone_good"])
+    ('clone_good', None)
+    >>> another_spelling("sonic", ["clone_good"]) is None
+    True
+    """
+    if name in known:
+        return None
+    folded = {_fold(k): k for k in known}
+    if _fold(name) in folded:
+        return folded[_fold(name)]
+    close = difflib.get_close_matches(str(name), list(known), n=1, cutoff=0.85)
+    return close[0] if close else None
+
+
 def _fold(name: object) -> str:
     return str(name).strip().lower().replace("-", "_").replace(" ", "_")
 
@@ -107,5 +125,5 @@ def require_all_known(kind: str, names: "Iterable[object]", known: "Iterable[str
     return [require_known(kind, name, known, where, fix, option) for name in names]
 
 
-__all__ = ["LISTED", "UnknownChoiceError", "UnknownNameError", "did_you_mean", "listing", "require_all_known", "require_known",
+__all__ = ["LISTED", "UnknownChoiceError", "UnknownNameError", "another_spelling", "did_you_mean", "listing", "require_all_known", "require_known",
            "unknown_message"]

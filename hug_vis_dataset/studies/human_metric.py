@@ -104,15 +104,14 @@ def _metric_rows(rows):
 
 
 def kept_ratings(ratings: Any, all_raters: bool = False):
-    """The valid ratings people's scores use: read (a CSV path) or taken as given, gold items left out, raters
-    quality control flags left out unless ``all_raters``; ``(ratings, QC selection)``."""
-    import pandas as pd
-
-    from .mos import read_ratings
+    """The valid ratings people's scores use: a CSV or its rows, read by the one ratings reader
+    (:func:`~hug_vis_dataset.studies.mos.ratings_frames`), gold items left out, raters quality control flags
+    left out unless ``all_raters``; ``(ratings, QC selection)``."""
+    from .mos import ratings_frames
     from .mos_qc import select_raters
     from .rater_qc import GOLD_MODELS
 
-    valid = read_ratings(ratings)[0] if isinstance(ratings, (str, Path)) else pd.DataFrame(ratings)
+    valid = ratings_frames(ratings)[0]  # the one ratings reader, for a file and for rows alike
     valid = valid[~valid["model"].isin(GOLD_MODELS)]
     qc = select_raters(valid, apply=not all_raters)
     return valid[~valid["rater"].isin(sorted(qc.excluded))].reset_index(drop=True), qc
@@ -322,6 +321,10 @@ def human_metric_tables(metric_rows: Any, ratings: Any = None, preferences: Any 
         if votes is not None:
             rated_systems = sorted(set(votes["model"]) & set(scored))
             _mos_prediction(mine, votes, task, rated_systems, out)
+    if votes is not None:  # a rated system no task's rows hold is left out: said, never silently
+        unscored = sorted(set(votes["model"]) - set(rows["model"]))
+        if unscored:
+            notes.append(f"rated systems without stored per-clip rows, left out: {', '.join(unscored)}")
     if not out["summary"]:
         raise HumanMetricInputError("no generation task has stored per-clip rows and human judgments of at least two "
                                     "of the same systems: " + "; ".join(notes))
