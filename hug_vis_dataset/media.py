@@ -37,7 +37,7 @@ DEFAULT_CHUNK_FRAMES = 32
 # was not enough, turning off macroblock-tree rate control (mbtree=0) was (1 stream in 60 runs).
 X264_REPRODUCIBLE = ("threads=1:lookahead-threads=1:sync-lookahead=0:sliced-threads=0:"
                      "non-deterministic=0:mbtree=0")
-_FRAME_RE = re.compile(r"^(\d+)\.png$", re.IGNORECASE)
+_FRAME_RE = re.compile(r"^(\d+)\.png$", re.IGNORECASE | re.ASCII)  # frame 1 is "000001", never "\u0661"
 # A matte video decoded to RGB must have equal channels; lossy gray encodes may leave a level or
 # two of chroma noise, a colour video differs by far more.
 MATTE_CHANNEL_TOLERANCE = 3

@@ -117,6 +117,24 @@ def ascii_int(value: Any, source: "str | Path", field: str, low: "int | None" = 
     return number
 
 
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+
+
+def decimal_number(text: Any) -> "float | None":
+    """The number a cell's text writes with ASCII digits (spaces around it allowed), or None: ``float()``
+    also reads ``"\u0664"`` and ``"\uff14"`` (4 in other scripts), ``"0_4"`` (4) and ``"nan"``, none of
+    which a person writing a score means.
+
+    >>> decimal_number(" 4 "), decimal_number("4.0"), decimal_number("4e0")
+    (4.0, 4.0, 4.0)
+    >>> decimal_number("\u0664"), decimal_number("0_4"), decimal_number("nan"), decimal_number(4)
+    (None, None, None, None)
+    """
+    if not isinstance(text, str) or not _DECIMAL.fullmatch(text.strip()) or len(text) > MAX_NUMBER_DIGITS + 8:
+        return None
+    return float(text.strip())
+
+
 def json_number(token: str, source: "str | Path", where: str) -> "int | float":
     """A JSON number token as the value it means, bounded: at most :data:`MAX_NUMBER_DIGITS` digits (Python
     stops at 4,300 with its own message) and finite (``1e999`` would silently become infinity).
@@ -169,5 +187,5 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-__all__ = ["MAX_DEPTH", "MAX_NUMBER_DIGITS", "ascii_int", "depth_problem", "format_utc", "json_number", "parse_utc",
+__all__ = ["MAX_DEPTH", "MAX_NUMBER_DIGITS", "ascii_int", "decimal_number", "depth_problem", "format_utc", "json_number", "parse_utc",
            "utc_timestamp"]

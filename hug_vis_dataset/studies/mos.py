@@ -37,6 +37,7 @@ import numpy as np
 
 from ..errors import HugvisError
 from ..escaping import one_line
+from ..readers.values import decimal_number
 from ..skipped_lines import SHOWN_LINES, listed
 from ..stats import format_interval
 
@@ -107,10 +108,8 @@ def validate_ratings(frame) -> "tuple[object, object]":
     for row in frame.itertuples(index=False):
         reason = ""
         raw = str(row.score).strip()
-        try:
-            value = float(raw)
-        except ValueError:
-            value = np.nan
+        number = decimal_number(raw)  # ASCII digits only: float() also reads "\u0664" and "0_4" as 4
+        value = np.nan if number is None else number
         if not (np.isfinite(value) and value == int(value) and 1 <= value <= 5):
             reason = f"score {raw or '(empty)'} is not an integer in 1..5"
         elif str(row.criterion).strip() not in CRITERIA:
