@@ -119,11 +119,12 @@ def _write_video(path: Path, frames: np.ndarray, rate: float, codec: str, pix_fm
                 container.mux(packet)
 
 
-@FEW
-@given(layout=st.sampled_from([("libx264", "yuv420p", 8), ("libx264", "yuv444p", 8), ("libx264", "yuv420p10le", 10),
-                               ("libx264", "yuv422p10le", 10), ("libx264", "yuv444p10le", 10),
-                               ("libx265", "yuv420p10le", 10), ("libx265", "yuv420p12le", 12),
-                               (None, None, 0)]))
+@settings(FEW, max_examples=20)
+# (12-bit through FFV1: this x265 is a 10-bit build, and 12-bit input corrupts its heap)
+@given(layout=st.sampled_from([("libx264", "yuv420p", 8), ("libx264", "yuv444p", 8), ("libx264", "yuv422p", 8),
+                               ("libx264", "yuv420p10le", 10), ("libx264", "yuv422p10le", 10),
+                               ("libx264", "yuv444p10le", 10), ("libx265", "yuv420p10le", 10),
+                               ("ffv1", "yuv420p12le", 12), ("ffv1", "gray16le", 16), (None, None, 0)]))
 def test_a_video_is_scored_at_8_bits_or_refused_in_words(world, tmp_path, layout):
     from hug_vis_dataset.media import iter_video_frames, video_info
     from hug_vis_dataset.scoring.check import check_submission
