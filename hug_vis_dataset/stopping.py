@@ -114,6 +114,7 @@ class _State:
         self.next_key = 0
         self.installed = False
         self.signals: tuple[int, ...] = STOP_SIGNALS  # those install() handles
+        self.holding = 0  # nesting of blocks a stop must not cut (_held)
 
 
 _STATE = _State()
@@ -134,7 +135,32 @@ def _handler(signum: int, frame: object) -> None:
             return  # cleanup of the first stop is running: a second signal must not cut it short
         state.received = signum
         state.event.set()
+        if state.holding:  # inside a block that must not be cut (_held): raised when it ends
+            return
     raise Stopped(signum)
+
+
+@contextlib.contextmanager
+def _held(signals: "set[int]") -> Iterator[None]:
+    """Block ``signals`` in the main thread and hold any stop that arrives anyway until the block ends.
+
+    The mask alone is not enough: a signal sent to the process is taken by any thread that does not block it
+    (a library's thread pool), and Python then runs the handler in the main thread all the same. So the
+    handler, seeing the block, only records the stop, and the block's end raises it.
+    """
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    state = _STATE
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    state.holding += 1
+    try:
+        yield
+    finally:
+        state.holding -= 1
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+    if not state.holding and state.received is not None:
+        raise Stopped(state.received)
 
 
 def install(again: bool = False) -> None:
@@ -263,13 +289,15 @@ def worker_pool(requested: int, work: int, initializer: "Callable[[], None] | No
     """
     from multiprocessing import get_context
 
-    with children_start():
-        pool = get_context("spawn").Pool(worker_count(requested, work), initializer=initializer or child_init)
+    pool = None
     try:
+        with children_start():  # a stop held meanwhile is raised at its end: inside the try, so they are ended
+            pool = get_context("spawn").Pool(worker_count(requested, work), initializer=initializer or child_init)
         yield pool
     finally:
-        pool.terminate()
-        pool.join()
+        if pool is not None:
+            pool.terminate()
+            pool.join()
 
 
 @contextlib.contextmanager
@@ -278,37 +306,26 @@ def children_start() -> Iterator[None]:
 
     The mask is inherited across fork and exec, so a Ctrl-C (or a hang-up) during a child's start-up
     cannot raise a KeyboardInterrupt in it (with a traceback on the shared stderr) or kill it before
-    :func:`child_init` ignores them. In the parent such a signal of the block is held and delivered when
-    it ends.
+    :func:`child_init` ignores them. In the parent a stop that arrives during the block is held and raised
+    when it ends (:func:`_held`): a child is never left half-started (it would read a cut start-up message
+    and print a traceback).
     """
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+    with _held(set(_PARENTS_SIGNALS)):  # SIGTERM stays deliverable to a child: the parent ends it with it
         yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, set(_PARENTS_SIGNALS))
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 @contextlib.contextmanager
 def deferred() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM while a short step that must not be cut in two runs (a file put in place and
-    recorded as the toolkit's); a stop that arrives meanwhile is delivered when the block ends.
+    """Hold SIGINT, SIGTERM and SIGHUP while a short step that must not be cut in two runs (a file put in place
+    and recorded as the toolkit's); a stop that arrives meanwhile is raised when the block ends (:func:`_held`).
 
     Outside the main thread (where no stop is raised) it does nothing.
 
     >>> with deferred():
     ...     pass
     """
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+    with _held(set(STOP_SIGNALS)):
         yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, set(STOP_SIGNALS))
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def end_processes(processes: Iterable, timeout: float = 5.0) -> None:

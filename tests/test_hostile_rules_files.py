@@ -8,7 +8,7 @@ Classes generated:
   frame of a matte, the emotion answers file), given to ``hugvis evaluate`` and ``--check-only`` as real
   subprocesses: each finishes and names the file and what it is (a FIFO hung both; ``/dev/zero`` as answers
   never ended);
-* a video prediction of more than 8 bits per sample (10-, 12-bit, any chroma layout, H.264/HEVC): refused
+* a video prediction of more than 8 bits per sample (10-, 12-, 16-bit, any chroma layout, H.264/FFV1): refused
   naming its format and the fix (it was rounded to 8 bits before scoring, PSNR 1.2 dB off), while 8-bit
   layouts still score;
 * a video prediction with no video stream (audio only): refused in words (it was an index error).
@@ -120,10 +120,10 @@ def _write_video(path: Path, frames: np.ndarray, rate: float, codec: str, pix_fm
 
 
 @settings(FEW, max_examples=20)
-# (12-bit through FFV1: this x265 is a 10-bit build, and 12-bit input corrupts its heap)
+# (no libx265 here: this build's x265 corrupts the heap of the process that encodes with it, 12-bit input at once)
 @given(layout=st.sampled_from([("libx264", "yuv420p", 8), ("libx264", "yuv444p", 8), ("libx264", "yuv422p", 8),
                                ("libx264", "yuv420p10le", 10), ("libx264", "yuv422p10le", 10),
-                               ("libx264", "yuv444p10le", 10), ("libx265", "yuv420p10le", 10),
+                               ("libx264", "yuv444p10le", 10), ("ffv1", "yuv444p10le", 10),
                                ("ffv1", "yuv420p12le", 12), ("ffv1", "gray16le", 16), (None, None, 0)]))
 def test_a_video_is_scored_at_8_bits_or_refused_in_words(world, tmp_path, layout):
     from hug_vis_dataset.media import iter_video_frames, video_info
