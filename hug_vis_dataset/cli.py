@@ -34,6 +34,7 @@ from typing import Sequence
 
 from .errors import exit_code, one_line
 from .names import did_you_mean
+from .readers.values import ascii_int
 
 # Modules that contribute sub-commands, in help order, with the sub-commands each registers (a
 # test checks the names against what ``register`` adds). The names let a command build only its own
@@ -58,12 +59,21 @@ COMMAND_MODULES: tuple[str, ...] = tuple(module for module, _ in COMMAND_OWNERS)
 
 
 # ----------------------------------------------------------------------------- option types
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
+def _option_int(text: str, invalid: int) -> int:
+    # The typed reader (readers/values.py): ASCII digits only, where int() also takes "\u0661\u0662" and "1_2".
     try:
-        value = int(text)
+        return ascii_int(text, "", "")
     except ValueError:
-        value = 0
+        return invalid
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (written with the digits 0-9).
+
+    >>> positive_int(" 12 ")
+    12
+    """
+    value = _option_int(text, 0)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
     return value
@@ -75,10 +85,7 @@ def nonnegative_int(text: str) -> int:
     >>> nonnegative_int("0")
     0
     """
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
+    value = _option_int(text, -1)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
     return value

@@ -135,3 +135,21 @@ def test_a_prediction_named_in_other_digits_is_never_scored_as_a_clip(world, tmp
     assert CLIP in coverage.missing  # the clip has no prediction ...
     assert CLIP not in coverage.failed and CLIP not in coverage.duplicates
     assert coverage.problems() >= 1  # ... and the renamed entry is not taken for it
+
+
+@FUZZ
+@given(number=st.integers(1, 10**6), data=st.data())
+def test_an_option_count_in_other_digits_is_refused_and_ascii_is_read(number, data):
+    import argparse
+
+    from hug_vis_dataset.cli import nonnegative_int, positive_int
+
+    assert positive_int(str(number)) == number == nonnegative_int(f" {number} ")
+    spelled = "".join(data.draw(other_digit(int(c))) if data.draw(st.booleans()) else c for c in str(number))
+    if spelled.isascii():
+        spelled = data.draw(other_digit(int(spelled[0]))) + spelled[1:]
+    for option in (positive_int, nonnegative_int):
+        with pytest.raises(argparse.ArgumentTypeError):
+            option(spelled)
+    with pytest.raises(argparse.ArgumentTypeError):
+        positive_int(f"{number}_0")  # int() reads "1_0" as 10

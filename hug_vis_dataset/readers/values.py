@@ -105,7 +105,7 @@ def ascii_int(value: Any, source: "str | Path", field: str, low: "int | None" = 
         raise InputFileError(source, _where(field), f"{value!r} is not an integer", "write an integer")
     if isinstance(value, int):
         number = value
-    elif isinstance(value, str) and _ASCII_INT.fullmatch(value) and len(value) <= MAX_NUMBER_DIGITS:
+    elif isinstance(value, str) and _ASCII_INT.fullmatch(value.strip()) and len(value) <= MAX_NUMBER_DIGITS:
         number = int(value)
     else:
         raise InputFileError(source, _where(field), f"{_short(value)} is not an integer written with the digits 0-9",
