@@ -37,7 +37,7 @@ Example:
     >>> store.check_new_model("matting", "audit@h264_crf18")
     Traceback (most recent call last):
     ...
-    hug_vis_dataset.leaderboard.store.ModelNameError: model name 'audit@h264_crf18' is reserved for the toolkit's reference rows; choose another name
+    hug_vis_dataset.leaderboard.store.ModelNameError: model name 'audit@h264_crf18' is reserved for the robustness audit's pseudo-systems (audit@...), never ranked; choose another name
 """
 
 from __future__ import annotations
