@@ -33,8 +33,6 @@ import sys
 from typing import Sequence
 
 from .errors import exit_code, one_line
-from .names import did_you_mean
-from .readers.values import ascii_int
 
 # Modules that contribute sub-commands, in help order, with the sub-commands each registers (a
 # test checks the names against what ``register`` adds). The names let a command build only its own
@@ -61,6 +59,8 @@ COMMAND_MODULES: tuple[str, ...] = tuple(module for module, _ in COMMAND_OWNERS)
 # ----------------------------------------------------------------------------- option types
 def _option_int(text: str, invalid: int) -> int:
     # The typed reader (readers/values.py): ASCII digits only, where int() also takes "\u0661\u0662" and "1_2".
+    from .readers.values import ascii_int
+
     try:
         return ascii_int(text, "", "")
     except ValueError:
@@ -107,7 +107,16 @@ def positive_float(text: str) -> float:
 
 
 # ----------------------------------------------------------------------------- suggestions
-# did_you_mean is the one name rule's (names.py): the same suggestion for a command, an option or any name.
+def did_you_mean(word: str, choices: "Sequence[str]") -> str:
+    """`` (did you mean X?)``: the one name rule's suggestion (:func:`hug_vis_dataset.names.did_you_mean`), imported
+    when a suggestion is made (a command's start, before the stop handlers, imports nothing it does not need).
+
+    >>> did_you_mean("evalute", ["evaluate", "report"])
+    ' (did you mean evaluate?)'
+    """
+    from .names import did_you_mean as suggest
+
+    return suggest(word, choices)
 
 
 class HugvisParser(argparse.ArgumentParser):
@@ -196,6 +205,11 @@ def main(argv: "Sequence[str] | None" = None) -> int:
     (:func:`hug_vis_dataset.escaping.safe_output`): control and bidirectional characters shown as escapes,
     and a stream that cannot encode a character (``PYTHONIOENCODING=ascii``) given its escape, never a crash.
     """
+    from . import stopping
+
+    # SIGTERM becomes an exception like SIGINT's, so every finally and context manager cleans up
+    # (docs/ARCHITECTURE.md, "Stop signals"); installed first, before anything else is imported.
+    stopping.install()
     from .escaping import safe_output
 
     with safe_output():
@@ -205,9 +219,6 @@ def main(argv: "Sequence[str] | None" = None) -> int:
 def _main(argv: "Sequence[str] | None") -> int:
     from . import stopping
 
-    # SIGTERM becomes an exception like SIGINT's, so every finally and context manager cleans up
-    # (docs/ARCHITECTURE.md, "Stop signals"); installed before the parser imports anything heavy.
-    stopping.install()
     argv = sys.argv[1:] if argv is None else list(argv)
     args = None
     try:
