@@ -157,14 +157,17 @@ def mos_agreement_by_task(frame, ratings: Any = None, top_k: int = 3, n_boot: in
     from .metrics.mos_agreement import metric_mos_agreement_rows
     from .studies.bradley_terry import strength_agreement_rows
     from .studies.judgments import counted_ratings
-    from .studies.mos import clip_means
+    from .studies.mos import RatingsFileError, clip_means
 
     if ratings is None and preferences is None:
         raise ModuleInputError("metric_mos_agreement needs ratings=<ratings CSV path> (rater, clip_id, model, "
                                "criterion, score) and/or preferences=<pairwise CSV path>")
     human = None
     if ratings is not None:
-        valid = counted_ratings(ratings, all_raters)[0]
+        try:  # the one ratings reader, for a file and for rows alike
+            valid = counted_ratings(ratings, all_raters)[0]
+        except RatingsFileError as err:
+            raise ModuleInputError(str(err)) from None
         human = clip_means(valid) if len(valid) else None
     out: dict = {}
     tasks = [t.name for t in catalog.TASKS if t.mos_table]
@@ -211,8 +214,35 @@ def _agreement_metrics(task: str) -> tuple[str, ...]:
                                                if catalog.spec(m).protocol == catalog.CLIP)
 
 
+def checked_ratings(frame, ratings: Any):
+    """The evaluate modules' door to human ratings (a CSV or its rows): read by the one ratings reader, and
+    refused in one line when a rating is invalid (a module has no report to list it in) or names a system of
+    the stored rows under another spelling (it would vanish from every table without a word)."""
+    from .names import another_spelling
+    from .studies.mos import RatingsFileError, invalid_lines, ratings_frames
+    from .studies.rater_qc import GOLD_MODELS
+
+    source = str(ratings) if isinstance(ratings, (str, Path)) else "ratings rows"
+    try:
+        valid, invalid = ratings_frames(ratings, source)
+    except RatingsFileError as err:
+        raise ModuleInputError(str(err)) from None
+    if len(invalid):
+        named = "; ".join(invalid_lines(invalid, source, limit=3))
+        raise ModuleInputError(f"{source}: {len(invalid)} invalid rating(s) ({named}); fix or drop them")
+    scored = sorted(set(frame["model"].astype(str)))
+    for model in sorted(set(valid["model"]) - set(GOLD_MODELS) - set(scored)):
+        same = another_spelling(model, scored)
+        if same is not None:
+            raise ModuleInputError(f"{source}: rated system {model!r} is not a model of the stored rows; it is "
+                                   f"spelt {same!r} there: rate under one name")
+    return valid
+
+
 def metric_mos_agreement(frame, **options: Any) -> dict:
     """Metric-MOS agreement per generation task (:func:`mos_agreement_by_task`)."""
+    if options.get("ratings") is not None:
+        options["ratings"] = checked_ratings(frame, options["ratings"])
     return mos_agreement_by_task(frame, **options)
 
 
@@ -222,6 +252,8 @@ def human_metric_agreement(frame, ratings: Any = None, preferences: Any = None, 
     :func:`hug_vis_dataset.studies.human_metric.human_metric_tables`, as records."""
     from .studies.human_metric import HumanMetricInputError, human_metric_tables
 
+    if ratings is not None:
+        ratings = checked_ratings(frame, ratings)
     try:
         return human_metric_tables(frame, ratings, preferences, **options).records()
     except HumanMetricInputError as err:

@@ -26,7 +26,6 @@ Example:
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import math
 import re
@@ -58,12 +57,23 @@ COMMAND_MODULES: tuple[str, ...] = tuple(module for module, _ in COMMAND_OWNERS)
 
 
 # ----------------------------------------------------------------------------- option types
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
+def _option_int(text: str, invalid: int) -> int:
+    # The typed reader (readers/values.py): ASCII digits only, where int() also takes "\u0661\u0662" and "1_2".
+    from .readers.values import ascii_int
+
     try:
-        value = int(text)
+        return ascii_int(text, "", "")
     except ValueError:
-        value = 0
+        return invalid
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (written with the digits 0-9).
+
+    >>> positive_int(" 12 ")
+    12
+    """
+    value = _option_int(text, 0)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
     return value
@@ -75,10 +85,7 @@ def nonnegative_int(text: str) -> int:
     >>> nonnegative_int("0")
     0
     """
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
+    value = _option_int(text, -1)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
     return value
@@ -101,16 +108,15 @@ def positive_float(text: str) -> float:
 
 # ----------------------------------------------------------------------------- suggestions
 def did_you_mean(word: str, choices: "Sequence[str]") -> str:
-    """`` (did you mean X?)`` for the closest of ``choices`` (difflib), or ``""`` when none is close.
+    """`` (did you mean X?)``: the one name rule's suggestion (:func:`hug_vis_dataset.names.did_you_mean`), imported
+    when a suggestion is made (a command's start, before the stop handlers, imports nothing it does not need).
 
-    Example:
-        >>> did_you_mean("evalute", ["evaluate", "report"]), did_you_mean("--predicitons", ["--predictions", "--out"])
-        (' (did you mean evaluate?)', ' (did you mean --predictions?)')
-        >>> did_you_mean("zzz", ["evaluate"])
-        ''
+    >>> did_you_mean("evalute", ["evaluate", "report"])
+    ' (did you mean evaluate?)'
     """
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]}?)" if close else ""
+    from .names import did_you_mean as suggest
+
+    return suggest(word, choices)
 
 
 class HugvisParser(argparse.ArgumentParser):
@@ -193,12 +199,26 @@ def build_parser(command: "str | None" = None) -> argparse.ArgumentParser:
 
 
 def main(argv: "Sequence[str] | None" = None) -> int:
-    """Entry point of the ``hugvis`` console script; returns the exit status."""
+    """Entry point of the ``hugvis`` console script; returns the exit status.
+
+    Everything the command writes to stdout and stderr goes through the one output rule
+    (:func:`hug_vis_dataset.escaping.safe_output`): control and bidirectional characters shown as escapes,
+    and a stream that cannot encode a character (``PYTHONIOENCODING=ascii``) given its escape, never a crash.
+    """
     from . import stopping
 
     # SIGTERM becomes an exception like SIGINT's, so every finally and context manager cleans up
-    # (docs/ARCHITECTURE.md, "Stop signals"); installed before the parser imports anything heavy.
+    # (docs/ARCHITECTURE.md, "Stop signals"); installed first, before anything else is imported.
     stopping.install()
+    from .escaping import safe_output
+
+    with safe_output():
+        return _main(argv)
+
+
+def _main(argv: "Sequence[str] | None") -> int:
+    from . import stopping
+
     argv = sys.argv[1:] if argv is None else list(argv)
     args = None
     try:

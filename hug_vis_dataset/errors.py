@@ -34,6 +34,31 @@ class ToolUsageError(HugvisError, ValueError):
     exit_code = 2
 
 
+class InputFileError(HugvisError, ValueError):
+    """A file does not match its declared kind: one line naming file, place, problem and fix.
+
+    Defined here, below everything, so that the rule for what may be read at all (``regular_files.py``) and
+    every reader (``readers/``, which re-exports it as ``readers.InputFileError``) raise the one class.
+
+    Attributes:
+        path: the file (as given, or its display name).
+        where: ``"line N"``, ``"row N"``, ``"column 'x'"``, ``"byte N"`` ... or ``""`` for the whole file.
+        problem: what is wrong.
+        fix: what the user should do.
+    """
+
+    def __init__(self, path: object, where: str, problem: str, fix: str):
+        self.path = str(path)
+        self.where = where
+        self.problem = problem
+        self.fix = fix
+        place = f"{self.path}: {where}" if where else self.path
+        super().__init__(f"{place}: {problem}; {fix}" if fix else f"{place}: {problem}")
+
+    def __reduce__(self):  # picklable across worker processes
+        return (type(self), (self.path, self.where, self.problem, self.fix))
+
+
 def one_line(err: BaseException) -> str:
     """The error's text on one line: inner lines joined with ``"; "``, indentation dropped.
 

@@ -5,8 +5,10 @@ An entry's key is the sha256 of everything its value depends on: the reference's
 changed dataset is another key, wherever it lies), the feature extractor's identity (its weights'
 pinned sha256, or an injected model's ``cache_key``), and the preprocessing version of the feature
 (:data:`FEATURE_VERSIONS`: bumped when the code that computes it changes). Each entry is an ``.npz``
-with a JSON side file holding the key's parts and the sha256 of the ``.npz``; an entry whose bytes
-no longer match is reported in one line on stderr and recomputed. Files are written to a temporary
+with a JSON side file holding the key's parts and the sha256 of the ``.npz``. An entry is verified against
+the key it is read for: its side file's kind and parts must hash to that key (an entry moved or copied under
+another key's name, side file and all, holds another reference's features) and its bytes must match the
+sha256; otherwise it is a miss, reported in one line on stderr, recomputed and stored again. Files are written to a temporary
 name and renamed, so processes and Ray workers sharing the folder never read half an entry.
 
 The folder is ``$HUGVIS_CACHE_DIR/features`` (default ``~/.cache/hugvis/features``), marked as the
@@ -101,21 +103,29 @@ class FeatureCache:
             >>> cache.has("k", {"a": 1}), cache.store("k", {"a": 1}, {"x": np.zeros(2)}), cache.has("k", {"a": 1})
             (False, None, True)
         """
-        data, meta = self._paths(kind, self.key(parts))
+        key = self.key(parts)
+        data, meta = self._paths(kind, key)
         if not data.is_file():
             return False
         try:
-            return bool(read_json(meta).get("sha256"))
-        except (OSError, ValueError, AttributeError):
+            record = read_json(meta)
+        except (OSError, ValueError):
             return False
+        return bool(record.get("sha256")) and _key_problem(record, kind, key) is None
 
     def load(self, kind: str, parts: Mapping[str, Any]) -> "dict[str, np.ndarray] | None":
         """The stored arrays, or None when absent or corrupt (a corrupt entry is named on stderr)."""
-        data, meta = self._paths(kind, self.key(parts))
+        key = self.key(parts)
+        data, meta = self._paths(kind, key)
         if not data.is_file() or not meta.is_file():
             return None
         try:
             record = read_json(meta)  # strict: a duplicated "sha256" is a corrupt entry, recomputed
+            # Verified against the key it is read for: an entry moved or copied under another key's name (its
+            # own side file with it) is another reference's features, whatever its sha256 says.
+            problem = _key_problem(record, kind, key)
+            if problem:
+                raise ValueError(problem)
             if record.get("sha256") != sha256_file(data):
                 raise ValueError("sha256 mismatch")
             with np.load(data, allow_pickle=False) as z:
@@ -186,6 +196,25 @@ class FeatureCache:
             for suffix in (".npz", ".json"):
                 discard(self.folder / entry["kind"] / f"{entry['key']}{suffix}")
         return len(entries), sum(e["bytes"] for e in entries)
+
+
+def _key_problem(record: Any, kind: str, key: str) -> "str | None":
+    """Why a side file does not describe the entry of ``kind`` and ``key`` it was read as (None when it does):
+    its kind and the key its own parts hash to must be those the entry is stored under.
+
+    >>> parts = {"reference": "ab12", "extractor": "toy", "version": 1}
+    >>> _key_problem({"kind": "toy", "parts": parts}, "toy", FeatureCache.key(parts)) is None
+    True
+    >>> _key_problem({"kind": "toy", "parts": {**parts, "reference": "cd34"}}, "toy", FeatureCache.key(parts))[:40]
+    "its side file names another key's parts "
+    """
+    if not isinstance(record, dict) or not isinstance(record.get("parts"), dict):
+        return "its side file names no key"
+    if record.get("kind") != kind:
+        return f"its side file names the kind {record.get('kind')!r}, not {kind!r}"
+    if FeatureCache.key(record["parts"]) != key:
+        return f"its side file names another key's parts ({FeatureCache.key(record['parts'])[:12]}...)"
+    return None
 
 
 def shared_cache() -> "FeatureCache | None":

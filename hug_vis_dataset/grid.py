@@ -195,8 +195,10 @@ DEFAULT_EMOTION_TOKENS: dict[Emotion, str] = {
     Emotion.NEUTRAL: "neutral",
 }
 
+# re.ASCII: Python's \d is any script's digit ("actor_\u0660\u0660\u0660\u0661_..." would be actor 1), and an
+# identifier has one spelling (tests/test_hostile_rules_digits.py checks every pattern of the package).
 _CLIP_ID_RE = re.compile(
-    r"^actor_(?P<actor>\d{4})_(?P<emotion>[a-z]+)_action_(?P<action>\d{2})_script_(?P<script>\d{3})$"
+    r"^actor_(?P<actor>\d{4})_(?P<emotion>[a-z]+)_action_(?P<action>\d{2})_script_(?P<script>\d{3})$", re.ASCII
 )
 
 

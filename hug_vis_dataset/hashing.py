@@ -17,49 +17,14 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Any
 
-BLOCK_BYTES = 1 << 20
-
-
-def digest_file(path: "str | Path", *digests: Any, block: int = BLOCK_BYTES) -> None:
-    """Feed a file, block by block, to every ``hashlib``-style object given (one read for all).
-
-    Args:
-        path: the file.
-        *digests: objects with an ``update(bytes)`` method, e.g. ``hashlib.sha256()``.
-        block: bytes read at a time (bounds memory).
-
-    Example:
-        >>> import hashlib, tempfile
-        >>> path = tempfile.mktemp(); _ = open(path, "wb").write(b"abc")
-        >>> md5, sha1 = hashlib.md5(), hashlib.sha1()
-        >>> digest_file(path, md5, sha1, block=2)
-        >>> md5.hexdigest() == hashlib.md5(b"abc").hexdigest(), sha1.hexdigest() == hashlib.sha1(b"abc").hexdigest()
-        (True, True)
-    """
-    with open(path, "rb") as handle:
-        while piece := handle.read(block):
-            for digest in digests:
-                digest.update(piece)
-
-
-def sha256_file(path: "str | Path", block: int = BLOCK_BYTES) -> str:
-    """Hex sha256 of a file, streamed (memory bounded by ``block``).
-
-    Example:
-        >>> import tempfile
-        >>> p = tempfile.mktemp(); _ = open(p, "wb").write(b"abc")
-        >>> sha256_file(p)[:16]
-        'ba7816bf8f01cfea'
-    """
-    digest = hashlib.sha256()
-    digest_file(path, digest, block=block)
-    return digest.hexdigest()
+# The streaming digests live in digests.py, below the output guard (which hashes every file it writes); this
+# module is where the toolkit takes them from, with the cache.
+from .digests import BLOCK_BYTES, digest_file, sha256_file
 
 
 def _valid_entry(entry: Any) -> bool:
@@ -115,15 +80,16 @@ class DigestCache:
             return {}
         return {key: entry for key, entry in data.items() if _valid_entry(entry)}
 
-    def sha256(self, path: "str | Path") -> str:
-        """The file's sha256, hashed now only if its size or mtime differs from what is remembered."""
+    def sha256(self, path: "str | Path", kind: str = "file") -> str:
+        """The file's sha256, hashed now only if its size or mtime differs from what is remembered (``kind``:
+        its kind's size limit, :data:`hug_vis_dataset.regular_files.LIMITS`)."""
         path = Path(path)
         st = path.stat()
         key = str(path.resolve())
         known = self.entries.get(key)
         if isinstance(known, dict) and known.get("size") == st.st_size and known.get("mtime_ns") == st.st_mtime_ns:
             return str(known.get("sha256"))
-        digest = sha256_file(path)
+        digest = sha256_file(path, kind=kind)
         self.hashed += 1
         self.entries[key] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest}
         return digest

@@ -28,7 +28,8 @@ import numpy as np
 
 from .errors import HugvisError
 from .readers import InputFileError
-from .readers.media_files import MEDIA_FIX, frames_problem, wav_layout
+from .readers.media_files import MEDIA_FIX, frames_problem, video_stream_problem, wav_layout
+from .regular_files import check_regular
 
 DEFAULT_CHUNK_FRAMES = 32
 # x264 settings for byte-reproducible output. Measured here under CPU load: with only threads=1
@@ -36,7 +37,7 @@ DEFAULT_CHUNK_FRAMES = 32
 # was not enough, turning off macroblock-tree rate control (mbtree=0) was (1 stream in 60 runs).
 X264_REPRODUCIBLE = ("threads=1:lookahead-threads=1:sync-lookahead=0:sliced-threads=0:"
                      "non-deterministic=0:mbtree=0")
-_FRAME_RE = re.compile(r"^(\d+)\.png$", re.IGNORECASE)
+_FRAME_RE = re.compile(r"^(\d+)\.png$", re.IGNORECASE | re.ASCII)  # frame 1 is "000001", never "\u0661"
 # A matte video decoded to RGB must have equal channels; lossy gray encodes may leave a level or
 # two of chroma noise, a colour video differs by far more.
 MATTE_CHANNEL_TOLERANCE = 3
@@ -52,8 +53,27 @@ class MediaHeaderError(MediaError, InputFileError):
     :class:`~hug_vis_dataset.readers.InputFileError` (file, place, problem, fix) to everyone else."""
 
 
+class MediaFileError(MediaError, InputFileError):
+    """Not a regular file or too large (``regular_files.py``), or not scored as it is (``video_stream_problem``)."""
+
+
 def _header_error(err: InputFileError) -> MediaHeaderError:
     return MediaHeaderError(err.path, err.where, err.problem, err.fix)
+
+
+def _regular(path: "str | Path", what: str, kind: str = "media file") -> None:
+    """The one file-kind rule before FFmpeg, libsndfile or OpenCV reads ``path`` (``what``: "read video")."""
+    try:
+        check_regular(path, kind, MediaFileError)
+    except OSError as err:  # missing, a folder, no permission
+        raise MediaError(f"cannot {what} {path}: {'missing' if isinstance(err, FileNotFoundError) else err}") from err
+
+
+def video_stream(container, path: "str | Path"):
+    """The container's first video stream, if scored as decoded (else :class:`MediaFileError`, in words)."""
+    if problem := video_stream_problem(container):
+        raise MediaFileError(path, "", *problem)
+    return container.streams.video[0]
 
 
 def check_decoded(path: "str | Path", decoded: int, declared: int, unit: str = "frames", slack: int = 0) -> None:
@@ -143,9 +163,10 @@ def video_info(path: "str | Path", count_frames: bool = True, decode_first: bool
     """
     import av
 
+    _regular(path, "read video")
     try:
         with av.open(str(path)) as container:
-            stream = container.streams.video[0]
+            stream = video_stream(container, path)
             fps = float(stream.average_rate or stream.guessed_rate or 0)
             frames = stream.frames
             if count_frames or not frames:
@@ -173,9 +194,10 @@ def count_decoded_frames(path: "str | Path") -> int:
     """Frames a full decode yields (the slow count :func:`video_info` avoids; tests compare the two)."""
     import av
 
+    _regular(path, "decode video")
     try:
         with av.open(str(path)) as container:
-            return sum(1 for _ in container.decode(video=0))
+            return sum(1 for _ in container.decode(video_stream(container, path)))
     except (av.error.FFmpegError, IndexError, OSError) as err:
         raise MediaError(f"cannot decode video {path}: {err}") from err
 
@@ -200,9 +222,10 @@ def iter_video_frames(
     buffers = ChunkBuffers()
     chunk: "np.ndarray | None" = None
     filled = decoded = discarded = 0
+    _regular(path, "decode video")
     try:
         with av.open(str(path)) as container:
-            stream = container.streams.video[0]
+            stream = video_stream(container, path)
             stream.thread_type = "AUTO"
             declared, slack = _expected_frames(stream)
             for frame in _decode(path, container, stream):
@@ -354,9 +377,10 @@ def read_png_gray(path: "str | Path") -> np.ndarray:
     """Read an 8-bit single-channel PNG; raise :class:`MediaError` for anything else."""
     import cv2
 
-    data = np.fromfile(str(path), dtype=np.uint8) if os.path.exists(path) else None
-    if data is None or data.size == 0:
-        raise MediaError(f"missing or empty PNG {path}")
+    _regular(path, "read PNG", "image")  # not a FIFO, a device, nor a huge file
+    data = np.fromfile(str(path), dtype=np.uint8)
+    if data.size == 0:
+        raise MediaError(f"empty PNG {path}")
     image = cv2.imdecode(data, cv2.IMREAD_UNCHANGED)
     if image is None:
         raise MediaError(f"corrupt PNG {path}")
@@ -380,6 +404,7 @@ def alpha_frame_files(folder: "str | Path") -> dict[int, Path]:
             if index in found:
                 raise MediaError(f"two PNGs for frame {index} in {folder}: {found[index].name}, {entry.name}")
             found[index] = entry
+            check_regular(entry, "image", MediaFileError)  # listed = readable: no FIFO frame waits in the scorer
     return found
 
 
@@ -479,6 +504,8 @@ def decode_audio(source: "str | Path | bytes", name: "str | Path", mono: bool = 
 
     import soundfile as sf
 
+    if not isinstance(source, (bytes, bytearray, memoryview)):
+        _regular(source, "read audio")
     declared = _wav_frames(source, name)
     try:
         with sf.SoundFile(io.BytesIO(bytes(source)) if isinstance(source, (bytes, bytearray, memoryview))
@@ -506,6 +533,7 @@ def audio_info(path: "str | Path") -> tuple[int, int, int]:
     """
     import soundfile as sf
 
+    _regular(path, "read audio")
     declared = _wav_frames(path, path)
     try:
         info = sf.info(str(path))

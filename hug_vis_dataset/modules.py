@@ -49,7 +49,8 @@ _REFERENCE_KIND = {
 }
 _PORTRAIT_METRICS = {"csim"}
 
-_CLIP_IN_PATH = re.compile(r"actor_(\d+)[/\\_]([A-Za-z]+)[/\\_]action_(\d+)[/\\_]script_(\d+)", re.IGNORECASE)
+_CLIP_IN_PATH = re.compile(r"actor_(\d+)[/\\_]([A-Za-z]+)[/\\_]action_(\d+)[/\\_]script_(\d+)",
+                           re.IGNORECASE | re.ASCII)
 
 
 # ----------------------------------------------------------------------------- inputs

@@ -79,6 +79,49 @@ BASELINE_DOES: dict[str, str] = {
 }
 
 
+def reserved_form(name: str) -> "str | None":
+    """The reserved name ``name`` is a spelling of (:data:`REFERENCE_MODELS`, or :data:`AUDIT_PREFIX` for any
+    ``audit@...``), compared without case (a case-insensitive file system stores ``Real-Audio`` in the
+    ``real-audio`` folder); None for a name of one's own.
+
+    >>> reserved_form("Audit@h264_crf23"), reserved_form("REAL-AUDIO"), reserved_form("auditor")
+    ('audit@', 'real-audio', None)
+    """
+    folded = str(name).lower()
+    if folded.startswith(AUDIT_PREFIX):
+        return AUDIT_PREFIX
+    return next((reserved for reserved in REFERENCE_MODELS if folded == reserved), None)
+
+
+def model_name_problem(name: object, allowed: "tuple[str, ...]" = ()) -> "str | None":
+    """Why ``name`` cannot be a model name a user gives (the one rule of every door that takes one), or None.
+
+    It must pass :func:`name_problem` and be no spelling of a reserved name (:func:`reserved_form`), unless the
+    door itself stores that reserved row (``allowed``: ``baseline`` for ``hugvis evaluate`` of the built-in
+    baseline's outputs), and then exactly as the readers know it.
+
+    Example:
+        >>> model_name_problem("my-net") is None, model_name_problem("baseline", allowed=("baseline",)) is None
+        (True, True)
+        >>> model_name_problem("audit@h264_crf23")
+        "model name 'audit@h264_crf23' is reserved for the robustness audit's pseudo-systems (audit@...), never ranked; choose another name"
+        >>> model_name_problem("Baseline", allowed=("baseline",))
+        "model name 'Baseline' is another spelling of the reserved name 'baseline'; write baseline, or choose another name"
+    """
+    problem = name_problem("model", name)
+    if problem:
+        return problem
+    form = reserved_form(str(name))
+    if form is None or (form in allowed and (name == form or form == AUDIT_PREFIX and str(name).startswith(form))):
+        return None
+    if form in allowed:
+        return f"model name {name!r} is another spelling of the reserved name {form!r}; write {form}, or choose another name"
+    if form == AUDIT_PREFIX:
+        return (f"model name {name!r} is reserved for the robustness audit's pseudo-systems ({AUDIT_PREFIX}...), never "
+                "ranked; choose another name")
+    return f"model name {name!r} is reserved for the toolkit's reference rows ({form}); choose another name"
+
+
 def reserved_label(model: str) -> str:
     """The printed name of a model: a reserved row under its label, any other name as it is.
 

@@ -1,8 +1,8 @@
-"""Stop signals: SIGINT and SIGTERM end every command the same way, by construction.
+"""Stop signals: SIGINT, SIGTERM and SIGHUP end every command the same way, by construction.
 
 The rule (docs/ARCHITECTURE.md, "Stop signals"):
 
-* :func:`install` (called once by ``hugvis``'s ``main``) turns SIGTERM, like SIGINT, into an
+* :func:`install` (called once by ``hugvis``'s ``main``) turns SIGTERM and SIGHUP, like SIGINT, into an
   exception raised in the main thread, :class:`Stopped` (a :class:`KeyboardInterrupt`, so no
   ``except Exception`` swallows it), so every ``try/finally`` and context manager on the way out
   runs: worker processes are ended and joined, temporary files and folders are removed, and what
@@ -14,10 +14,13 @@ The rule (docs/ARCHITECTURE.md, "Stop signals"):
   in RESULTS/matting/.work-x; run the same command again to resume``), and exits
   :func:`exit_code` (130 for SIGINT, 143 for SIGTERM).
 * Child worker processes never print nor clean up: :func:`child_init` (their pool initializer)
-  makes them ignore SIGINT (a Ctrl-C reaches the whole foreground process group) and die on
-  SIGTERM; the parent terminates and joins them (:func:`end_processes`). Children are started
-  inside :func:`children_start`, which holds SIGINT blocked, so a child ignores it from its
-  first instruction on (a signal mask is inherited across fork and exec).
+  makes them ignore SIGINT and SIGHUP (a Ctrl-C or a hang-up reaches the whole foreground process
+  group) and die on SIGTERM; the parent terminates and joins them (:func:`end_processes`). A worker
+  whose parent is gone without ending it (SIGKILL, the OOM killer) ends itself. Children are started
+  inside :func:`children_start`, which holds those signals blocked, so a child ignores them from its
+  first instruction on (a signal mask is inherited across fork and exec). A command starts
+  :func:`worker_count` workers: as many as asked, never more than its pieces of work
+  (:func:`worker_pool` is that rule for a ``multiprocessing`` pool).
 * Work in another thread (the Space's scoring in Gradio's worker threads) calls :func:`check`
   between steps and registers what it must not leave behind with :func:`removed_on_stop`;
   ``main`` waits a moment for those threads to unwind (:func:`drain`), then removes what is left.
@@ -44,8 +47,15 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-#: The signals that stop a command, and the exit status of each (128 + the signal number).
-STOP_SIGNALS: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)
+#: The signals that stop a command, and the exit status of each (128 + the signal number). SIGHUP (the terminal
+#: closed, an ssh session dropped) stops a command as the others do, unless it was started to ignore it (nohup).
+STOP_SIGNALS: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM, *((signal.SIGHUP,) if hasattr(signal, "SIGHUP")
+                                                                  else ()))
+#: Signals a worker process leaves to its parent (it ends the workers itself, :func:`end_processes`).
+_PARENTS_SIGNALS = frozenset(s for s in STOP_SIGNALS if s != signal.SIGTERM)
+#: How often a worker looks whether its parent is still there (:func:`child_init`): the parent may be killed
+#: (SIGKILL, the OOM killer) without a chance to end it.
+PARENT_CHECK_S = 0.5
 #: The note when a command registered none (it stopped before it had made anything to keep).
 NOTHING_KEPT = "nothing was kept; run the same command again"
 
@@ -103,6 +113,8 @@ class _State:
         self.working = 0
         self.next_key = 0
         self.installed = False
+        self.signals: tuple[int, ...] = STOP_SIGNALS  # those install() handles
+        self.holding = 0  # nesting of blocks a stop must not cut (_held)
 
 
 _STATE = _State()
@@ -111,9 +123,9 @@ _STATE = _State()
 def reset() -> None:
     """Forget a received stop and every note (tests; a long-lived process serving again)."""
     global _STATE
-    installed = _STATE.installed
+    installed, signals = _STATE.installed, _STATE.signals
     _STATE = _State()
-    _STATE.installed = installed
+    _STATE.installed, _STATE.signals = installed, signals
 
 
 def _handler(signum: int, frame: object) -> None:
@@ -123,7 +135,32 @@ def _handler(signum: int, frame: object) -> None:
             return  # cleanup of the first stop is running: a second signal must not cut it short
         state.received = signum
         state.event.set()
+        if state.holding:  # inside a block that must not be cut (_held): raised when it ends
+            return
     raise Stopped(signum)
+
+
+@contextlib.contextmanager
+def _held(signals: "set[int]") -> Iterator[None]:
+    """Block ``signals`` in the main thread and hold any stop that arrives anyway until the block ends.
+
+    The mask alone is not enough: a signal sent to the process is taken by any thread that does not block it
+    (a library's thread pool), and Python then runs the handler in the main thread all the same. So the
+    handler, seeing the block, only records the stop, and the block's end raises it.
+    """
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    state = _STATE
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    state.holding += 1
+    try:
+        yield
+    finally:
+        state.holding -= 1
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+    if not state.holding and state.received is not None:
+        raise Stopped(state.received)
 
 
 def install(again: bool = False) -> None:
@@ -138,7 +175,10 @@ def install(again: bool = False) -> None:
         return
     if again and not _STATE.installed:
         return
-    for signum in STOP_SIGNALS:
+    if not again:  # started under nohup (SIGHUP ignored): that choice stays
+        hangup = getattr(signal, "SIGHUP", None)
+        _STATE.signals = tuple(s for s in STOP_SIGNALS if s != hangup or signal.getsignal(s) is not signal.SIG_IGN)
+    for signum in _STATE.signals:
         signal.signal(signum, _handler)
     _STATE.installed = True
 
@@ -197,53 +237,95 @@ def stop_line(signum: int, note: "str | None" = None) -> str:
 
 # ----------------------------------------------------------------------------- child processes
 def child_init() -> None:
-    """Initializer of every worker process: ignore SIGINT (the parent decides), die on SIGTERM.
+    """Initializer of every worker process: ignore SIGINT and SIGHUP (the parent decides), die on SIGTERM, and
+    end itself as soon as its parent is gone, however the parent ended (SIGKILL included).
 
     A child never prints about a stop nor cleans half of it: the parent ends it
     (:func:`end_processes`) and removes what it left.
     """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for signum in _PARENTS_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, set(_PARENTS_SIGNALS))
+    _end_with_parent()
+
+
+def _end_with_parent() -> None:
+    """A daemon thread that ends this worker when its parent is gone (it is then adopted: its parent id changes).
+
+    Not the kernel's parent-death signal: that fires when the *thread* that started the child ends, and the
+    Space and the queue worker start pools from threads that end long before their process.
+    """
+    import multiprocessing
+
+    parent = multiprocessing.parent_process()
+    expected = parent.pid if parent is not None and parent.pid else os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == expected:
+            time.sleep(PARENT_CHECK_S)
+        os._exit(128 + signal.SIGKILL)  # the parent died without ending us: nothing here is worth keeping
+
+    if os.getppid() != expected:  # it died before this worker got this far
+        os._exit(128 + signal.SIGKILL)
+    threading.Thread(target=watch, name="hugvis-parent-watch", daemon=True).start()
+
+
+def worker_count(requested: int, work: int) -> int:
+    """The workers a command starts: as many as asked, never more than the pieces of work, at least one.
+
+    >>> worker_count(24, 6), worker_count(2, 100), worker_count(8, 0)
+    (6, 2, 1)
+    """
+    return max(1, min(int(requested), int(work)))
+
+
+@contextlib.contextmanager
+def worker_pool(requested: int, work: int, initializer: "Callable[[], None] | None" = None) -> Iterator:
+    """A spawn ``multiprocessing.Pool`` under the one rule for workers: :func:`worker_count` of them, started
+    inside :func:`children_start` with :func:`child_init` (or ``initializer``, which must call it), terminated
+    and joined when the block is left, however it is left.
+    """
+    from multiprocessing import get_context
+
+    pool = None
+    try:
+        with children_start():  # a stop held meanwhile is raised at its end: inside the try, so they are ended
+            pool = get_context("spawn").Pool(worker_count(requested, work), initializer=initializer or child_init)
+        yield pool
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
 
 
 @contextlib.contextmanager
 def children_start() -> Iterator[None]:
-    """Start child processes inside this block: they are born with SIGINT blocked.
+    """Start child processes inside this block: they are born with SIGINT and SIGHUP blocked.
 
-    The mask is inherited across fork and exec, so a Ctrl-C during a child's start-up cannot raise
-    a KeyboardInterrupt in it (with a traceback on the shared stderr) before :func:`child_init`
-    ignores SIGINT. In the parent a SIGINT of the block is held and delivered when it ends.
+    The mask is inherited across fork and exec, so a Ctrl-C (or a hang-up) during a child's start-up
+    cannot raise a KeyboardInterrupt in it (with a traceback on the shared stderr) or kill it before
+    :func:`child_init` ignores them. In the parent a stop that arrives during the block is held and raised
+    when it ends (:func:`_held`): a child is never left half-started (it would read a cut start-up message
+    and print a traceback).
     """
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+    with _held(set(_PARENTS_SIGNALS)):  # SIGTERM stays deliverable to a child: the parent ends it with it
         yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 @contextlib.contextmanager
 def deferred() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM while a short step that must not be cut in two runs (a file put in place and
-    recorded as the toolkit's); a stop that arrives meanwhile is delivered when the block ends.
+    """Hold SIGINT, SIGTERM and SIGHUP while a short step that must not be cut in two runs (a file put in place
+    and recorded as the toolkit's); a stop that arrives meanwhile is raised when the block ends (:func:`_held`).
 
     Outside the main thread (where no stop is raised) it does nothing.
 
     >>> with deferred():
     ...     pass
     """
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+    with _held(set(STOP_SIGNALS)):
         yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, set(STOP_SIGNALS))
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def end_processes(processes: Iterable, timeout: float = 5.0) -> None:
@@ -357,6 +439,7 @@ def finish(err: "BaseException | None" = None) -> int:
     return exit_code(signum)
 
 
-__all__ = ["NOTHING_KEPT", "STOP_SIGNALS", "Stopped", "check", "child_init", "children_start", "deferred", "drain",
-           "end_processes", "exit_code", "finish", "install", "register_removal", "remove", "removed_on_stop", "requested", "reset",
-           "resume_note", "signal_name", "stop_line", "unregister_removal", "working"]
+__all__ = ["NOTHING_KEPT", "PARENT_CHECK_S", "STOP_SIGNALS", "Stopped", "check", "child_init", "children_start",
+           "deferred", "drain", "end_processes", "exit_code", "finish", "install", "register_removal", "remove",
+           "removed_on_stop", "requested", "reset", "resume_note", "signal_name", "stop_line", "unregister_removal",
+           "worker_count", "worker_pool", "working"]

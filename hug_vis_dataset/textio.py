@@ -22,10 +22,13 @@ Example:
 from __future__ import annotations
 
 import codecs
+import re
+import unicodedata
 from pathlib import Path
 from typing import Iterator
 
-from .errors import HugvisError
+from .errors import HugvisError, InputFileError
+from .regular_files import MAX_LINE_BYTES, open_regular
 
 BOM = codecs.BOM_UTF8
 
@@ -51,11 +54,19 @@ def iter_text_lines(path: "str | Path") -> Iterator[tuple[int, str]]:
 
     Raises:
         TextEncodingError: a line is not valid UTF-8.
+        InputFileError: not a regular file (a FIFO, a device), larger than a text file can be, or a line
+            longer than :data:`~hug_vis_dataset.regular_files.MAX_LINE_BYTES`.
         FileNotFoundError: the file does not exist.
     """
     path = Path(path)
-    with open(path, "rb") as handle:
-        for lineno, raw in enumerate(handle, start=1):
+    # A regular file within the text limit (regular_files.py): a FIFO or /dev/zero would never end.
+    with open_regular(path, "text file") as handle:
+        lineno = 0
+        while raw := handle.readline(MAX_LINE_BYTES + 1):
+            lineno += 1
+            if len(raw) > MAX_LINE_BYTES:  # no line of a toolkit file is that long: do not hold more of it
+                raise InputFileError(path, f"line {lineno}", f"is longer than {MAX_LINE_BYTES // 1024**2} MiB",
+                                     "check that this is the file you meant (a text file, with line ends)")
             if lineno == 1 and raw.startswith(BOM):
                 raw = raw[len(BOM):]
             yield lineno, _decode_line(raw, path, lineno)
@@ -72,6 +83,29 @@ def read_text(path: "str | Path") -> str:
     Universal newlines are *not* applied, so ``csv`` sees the file's own line endings.
     """
     return "".join(line for _, line in iter_text_lines(path))
+
+
+# Characters a typesetter, a phone keyboard or a language model writes for an apostrophe or a hyphen.
+_APOSTROPHES = re.compile("[\u2018\u2019\u201a\u201b\u02bc\u02b9\u02bb\u02bd\u2032\u2035\u00b4\u0060\ua78c]")
+_DASHES = re.compile("[\u2010-\u2015\u2212\ufe58\ufe63]")
+# Characters with no form of their own: zero-width spaces and joiners, soft hyphen, word joiner, BOM, bidi controls.
+_INVISIBLE = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+
+
+def parse_form(text: str) -> str:
+    """The one form of free text a parser reads (an emotion answer): compatibility characters unified (NFKC:
+    full-width letters, ligatures), every apostrophe-like character made ``'`` and every dash ``-``,
+    invisible characters removed. Identifiers (clip ids, names) are not folded: they are refused.
+
+    Example:
+        >>> parse_form("She isn\u2019t \uff28appy \u2014 not at\u200b all")
+        "She isn't Happy - not at all"
+    """
+    def fold(part: str) -> str:
+        return _INVISIBLE.sub("", _DASHES.sub("-", _APOSTROPHES.sub("'", part)))
+
+    # Before NFKC too: it spells an acute accent as a space and a combining mark, which no longer reads as one.
+    return fold(unicodedata.normalize("NFKC", fold(str(text))))
 
 
 def csv_header_problem(header: "list[str]", required: "tuple[str, ...] | list[str]") -> "str | None":

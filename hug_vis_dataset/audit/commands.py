@@ -11,7 +11,8 @@ def _robustness(args) -> int:
     from .robustness import audit_robustness, robustness_markdown
 
     result = audit_robustness(args.task, args.dataset, args.out, predictions=args.predictions,
-                              transforms=args.transforms.split(",") if args.transforms else None,
+                              transforms=[t.strip() for t in args.transforms.split(",") if t.strip()]
+                              if args.transforms else None,
                               num_proc=args.num_proc, n_boot=args.n_boot, device=args.device,
                               progress=not args.no_progress)
     print(robustness_markdown([result.to_json()]))

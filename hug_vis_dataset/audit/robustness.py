@@ -249,10 +249,10 @@ def audit_robustness(task: str, dataset: "str | Path", out: "str | Path" = "audi
 
     if task not in TASK_MEDIUM:
         raise ValueError(f"hugvis audit robustness takes a media task ({', '.join(TASK_MEDIUM)}), not {task!r}")
+    chosen = tr.names(TASK_MEDIUM[task], transforms)  # every name checked before anything is written
     output = claim("hugvis audit robustness", out, "audit", inputs=[("--dataset", dataset), ("--predictions", predictions)])
     output.ensure()
     out = Path(out)
-    chosen = tr.names(TASK_MEDIUM[task], transforms)
     skipped = tr.unavailable(chosen)
     chosen = [t for t in chosen if t not in skipped]
     folders = write_variants(task, dataset, out, ([] if predictions is not None else [tr.IDENTITY]) + chosen,

@@ -49,6 +49,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..media import X264_REPRODUCIBLE
+from ..names import require_all_known, require_known
 
 
 @dataclass(frozen=True)
@@ -102,13 +103,10 @@ CARRIER_AUDIO = ("aac", 128_000)
 
 
 def get(name: str) -> Transform:
-    """The transform called ``name``; ``KeyError`` naming the known ones."""
+    """The transform called ``name``; :class:`~hug_vis_dataset.names.UnknownNameError` naming the known ones."""
     if name == IDENTITY:
         return Transform(IDENTITY, "all", "untouched (bytes copied)")
-    try:
-        return _BY_NAME[name]
-    except KeyError:
-        raise KeyError(f"unknown transform {name!r}; known: {IDENTITY}, {', '.join(_BY_NAME)}") from None
+    return _BY_NAME[require_known("transform", name, [IDENTITY, *_BY_NAME])]
 
 
 def unavailable(names: Iterable[str]) -> dict[str, str]:
@@ -382,8 +380,9 @@ def names(medium: str, chosen: "Sequence[str] | None" = None) -> list[str]:
     kind = "video" if medium == "alpha" else medium
     out = [t.name for t in TRANSFORMS if t.medium == kind]
     if chosen is not None:
-        unknown = [c for c in chosen if c not in _BY_NAME and c != IDENTITY]
-        if unknown:
-            raise KeyError(f"unknown transform(s) {unknown}; known: {', '.join(_BY_NAME)}")
+        # Checked against this medium's transforms: one of another medium would otherwise be dropped unsaid.
+        require_all_known("transform", [c for c in chosen if c != IDENTITY], out, where="--transforms",
+                          fix=f"choose from the {kind} transforms {', '.join(out)} (hugvis audit robustness --help "
+                          "lists them)", option=True)
         out = [n for n in out if n in chosen]
     return out

@@ -266,13 +266,9 @@ def build_repo(
 def _run_config_jobs(jobs: "list[_ConfigJob]", num_proc: int) -> list:
     if num_proc <= 1 or len(jobs) == 1:
         return [_build_config(job) for job in jobs]
-    from multiprocessing import get_context
-
-    # Workers ignore SIGINT and die on SIGTERM (stopping.py): on a stop, leaving the block
-    # terminates and joins them, and the caller removes the shard each was writing.
-    with stopping.children_start():
-        pool = get_context("spawn").Pool(min(num_proc, len(jobs)), initializer=stopping.child_init)
-    with pool:
+    # The one rule for workers (stopping.worker_pool): on a stop, leaving the block terminates and joins them,
+    # and the caller removes the shard each was writing.
+    with stopping.worker_pool(num_proc, len(jobs)) as pool:
         return pool.map(_build_config, jobs, chunksize=1)
 
 

@@ -13,13 +13,15 @@ from typing import Callable
 
 import numpy as np
 
+from ..regular_files import open_regular
 from ..release import ClipRecord
 from .alpha import ALPHA_CODECS, DEFAULT_ALPHA_CODEC, encode_alpha
 from .schema import CONFIG_COLUMNS, check_config
 
 
 def _read_bytes(path: Path) -> bytes:
-    return Path(path).read_bytes()
+    with open_regular(path, "media file") as handle:  # a release's FIFO or device would never end
+        return handle.read()
 
 
 def first_frame_png(video_path: "str | Path") -> bytes:

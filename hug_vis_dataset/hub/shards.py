@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ..outputs import Output
 
 # What the builder writes inside data/<config>/: shards.
-_OWN_SHARD = re.compile(r"^test-\d{5}\.parquet$")
+_OWN_SHARD = re.compile(r"^test-\d{5}\.parquet$", re.ASCII)
 
 
 def shard_name(config: str, index: int) -> str:

@@ -39,6 +39,7 @@ from typing import Any, Callable, Iterable
 from ..errors import HugvisError
 from ..readers import InputFileError
 from ..readers.json_files import read_json
+from ..readers.values import format_utc, parse_utc, utc_timestamp
 
 REQUESTS_DIR = "requests"
 PENDING, RUNNING, FINISHED, FAILED = "PENDING", "RUNNING", "FINISHED", "FAILED"
@@ -59,23 +60,30 @@ class QueueConflictError(HugvisError, RuntimeError):
     """The requests repo moved while a change was being written, and retries ran out."""
 
 
+#: The request fields that hold a time (each read by the one timestamp reader, readers/values.py).
+TIME_FIELDS = ("submitted_at", "claimed_at", "heartbeat_at", "finished_at")
+
+
 def utc_now() -> str:
     """The current UTC time as ISO 8601 (seconds), the format of every timestamp in a request."""
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return format_utc(_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0))
 
 
 def seconds_since(stamp: "str | None", now: "str | None" = None) -> float:
     """Seconds between an ISO timestamp and ``now`` (infinity when ``stamp`` is missing or unreadable).
 
+    Both are read by the one timestamp reader: a time without a zone is UTC, any offset is converted.
+
     Example:
         >>> seconds_since("2026-12-01T00:00:00+00:00", "2026-12-01T00:01:30+00:00")
         90.0
+        >>> seconds_since("2026-12-01T00:00:00", "2026-12-01T01:01:30+01:00")   # naive = UTC
+        90.0
     """
-    try:
-        then = _dt.datetime.fromisoformat(str(stamp))
-    except ValueError:
+    then = parse_utc(stamp)
+    current = parse_utc(now) if now else _dt.datetime.now(_dt.timezone.utc)
+    if then is None or current is None:
         return float("inf")
-    current = _dt.datetime.fromisoformat(now) if now else _dt.datetime.now(_dt.timezone.utc)
     return (current - then).total_seconds()
 
 
@@ -173,8 +181,26 @@ def parse_request(data: Any, path: str) -> ScoringRequest:
         if name not in known:
             raise RequestError(f"{path}: unknown field {name!r}")
         values[name] = tuple(value) if name == "history" and isinstance(value, list) else value
-    request = ScoringRequest(**values)
     problems = []
+    # Times in their one form (UTC, any offset converted, none = UTC): the queue orders and compares them.
+    for name in TIME_FIELDS:
+        if isinstance(values.get(name), str):  # another type is the type check's to name
+            try:
+                values[name] = utc_timestamp(values[name], path, name)
+            except InputFileError as err:
+                problems.append(f"{name}: {err.problem}")
+    history = values.get("history", ())
+    if isinstance(history, tuple) and all(isinstance(entry, dict) for entry in history):
+        entries = []
+        for number, entry in enumerate(history, start=1):
+            if "at" in entry:
+                try:
+                    entry = {**entry, "at": utc_timestamp(entry["at"], path, "at")}
+                except InputFileError as err:
+                    problems.append(f"history entry {number}: at: {err.problem}")
+            entries.append(entry)
+        values["history"] = tuple(entries)
+    request = ScoringRequest(**values)
     if not isinstance(request.history, tuple) or not all(isinstance(entry, dict) for entry in request.history):
         problems.append("history must be a list of objects")
     if request.task not in catalog.task_names(with_paper_table=True):
@@ -236,7 +262,8 @@ class QueueState:
 
 
 def _order(request: ScoringRequest) -> tuple:
-    return (request.submitted_at, request.task, request.model)
+    # by the instant, not the text: every stamp of a parsed request is in its one UTC form
+    return (parse_utc(request.submitted_at), request.task, request.model)
 
 
 def is_conflict(err: BaseException) -> bool:

@@ -37,7 +37,7 @@ Example:
     >>> store.check_new_model("matting", "audit@h264_crf18")
     Traceback (most recent call last):
     ...
-    hug_vis_dataset.leaderboard.store.ModelNameError: model name 'audit@h264_crf18' is reserved for the toolkit's reference rows; choose another name
+    hug_vis_dataset.leaderboard.store.ModelNameError: model name 'audit@h264_crf18' is reserved for the robustness audit's pseudo-systems (audit@...), never ranked; choose another name
 """
 
 from __future__ import annotations
@@ -77,14 +77,12 @@ def check_model_name(name: str) -> str:
         ...
         hug_vis_dataset.leaderboard.store.ModelNameError: model name 'my model' must be 1-64 letters, digits, '.', '_', '-', '+', '@' or '=' (no spaces or slashes), starting with a letter or digit
     """
-    from ..results import AUDIT_PREFIX, REFERENCE_MODELS, name_problem
+    from ..results import model_name_problem
 
     name = (name or "").strip()
-    problem = name_problem("model", name)
+    problem = model_name_problem(name)  # the one rule: the characters, and no spelling of a reserved name
     if problem:
         raise ModelNameError(problem)
-    if name in REFERENCE_MODELS or name.startswith(AUDIT_PREFIX):
-        raise ModelNameError(f"model name {name!r} is reserved for the toolkit's reference rows; choose another name")
     return name
 
 

@@ -54,6 +54,7 @@ from typing import Iterable, Iterator, Mapping, Sequence
 from ..grid import EMOTION_ALIASES, EMOTION_NAMES, EMOTIONS, ClipId, Emotion, parse_emotion
 from ..readers import InputFileError
 from ..readers.json_files import json_type_name, loads_strict
+from ..textio import parse_form
 
 UNPARSED = "unparsed"
 
@@ -159,7 +160,7 @@ def find_mentions(text: str) -> list[Mention]:
         >>> [(m.term, m.emotion.value, m.negated) for m in find_mentions("Not angry, just sad.")]
         [('angry', 'Angry', True), ('sad', 'Sad', False)]
     """
-    lowered = str(text).lower()
+    lowered = parse_form(text).lower()
     mentions = []
     for match in _TERM_RE.finditer(lowered):
         term = re.sub(r"\s+", " ", match.group(0))
@@ -195,7 +196,8 @@ def parse_answer(text: "str | Emotion | None") -> "Emotion | None":
         return text
     if text is None or (isinstance(text, float) and math.isnan(text)):
         return None
-    lowered = str(text).lower().strip()
+    # One form of the text first (textio.parse_form): "isn\u2019t" is "isn't", "\uff28appy" is "happy".
+    lowered = parse_form(text).lower().strip()
     if not lowered:
         return None
     fields = list(_FIELD_RE.finditer(lowered))

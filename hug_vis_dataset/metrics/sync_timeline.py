@@ -31,6 +31,9 @@ from typing import Iterator
 
 import numpy as np
 
+from ..errors import InputFileError
+from ..regular_files import check_regular
+
 SYNC_TIMELINE_FPS = 25
 """Frame rate of the SyncNet timeline (the reference pipelines' ``-r 25``)."""
 
@@ -267,6 +270,10 @@ def video_audio_16k(path: "str | Path") -> np.ndarray:
 
     resampler = av.AudioResampler(format="s16", layout="mono", rate=SYNC_AUDIO_RATE)
     parts: list[np.ndarray] = []
+    try:
+        check_regular(path, "media file")  # never a FIFO (FFmpeg would wait for a writer) nor a device
+    except (InputFileError, OSError) as err:
+        raise SyncAudioError(f"cannot read the audio of {path}: {err}") from None
     try:
         with av.open(str(path)) as container:
             if not container.streams.audio:

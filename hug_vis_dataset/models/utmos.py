@@ -156,7 +156,7 @@ def official_key_to_ours(key: str, weight_norm_names: "tuple[str, str]") -> str:
     if not key.startswith("wav2vec2."):
         return key  # domain_emb, judge_emb, blstm.*, projection.* keep their names
     rest = key[len("wav2vec2."):]
-    match = re.fullmatch(r"feature_extractor\.conv_layers\.(\d+)\.(\d+)\.(weight|bias)", rest)
+    match = re.fullmatch(r"feature_extractor\.conv_layers\.(\d+)\.(\d+)\.(weight|bias)", rest, re.ASCII)
     if match:
         layer, sub, kind = match.groups()
         part = {"0": "conv", "2": "layer_norm"}.get(sub)
@@ -178,7 +178,7 @@ def official_key_to_ours(key: str, weight_norm_names: "tuple[str, str]") -> str:
             "parametrizations.weight.original1": weight_norm_names[1],
         }.get(leaf, leaf)
         return "wav2vec2.encoder.pos_conv_embed.conv." + leaf
-    match = re.fullmatch(r"encoder\.layers\.(\d+)\.(.+)", rest)
+    match = re.fullmatch(r"encoder\.layers\.(\d+)\.(.+)", rest, re.ASCII)
     if match:
         layer, leaf = match.groups()
         for old, new in _LAYER_RENAMES:

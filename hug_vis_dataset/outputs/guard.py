@@ -230,7 +230,7 @@ class Output:
         ledger = self.ledger() if ledger is None else ledger
         entry = ledger.get(rel)
         if entry is not None:
-            return "ours" if matches(entry, stat_entry(path, rel, "")) else "changed"
+            return "ours" if matches(entry, path) else "changed"
         if path.is_dir() and not path.is_symlink():
             states = {self.state_of(f"{rel}/{sub}", ledger) for sub, _ in files_below(path)}
             return "ours" if states <= {"ours"} else ("changed" if "changed" in states else "foreign")

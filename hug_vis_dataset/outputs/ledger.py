@@ -2,9 +2,12 @@
 
 A folder the toolkit makes carries a **marker**, :data:`MARKER` (JSON: its kind, the command that made it,
 the toolkit's version, attributes such as a submission's task and model). Inside it, the **ledger**,
-:data:`LEDGER` (JSON Lines, appended under a lock), records every file the toolkit put there with its
-size and modification time, so "ours, unchanged since" is a ``stat`` away and a file someone edited or
-added is told apart. A **unit** is a sub-folder with a marker and a ledger of its own (a stored run),
+:data:`LEDGER` (JSON Lines, appended under a lock), records every file the toolkit put there with what identifies its
+content: its sha256, and the inode state it had (inode, change time, size, modification time). "Ours,
+unchanged since" is judged per file by content: the very inode recorded, untouched since (its change time,
+which no copy or move tool can set back, is the same), or else the same sha256. A file someone edited, or a
+corrected file moved in with an old timestamp (``mv``, ``cp -p``, ``rsync -a``, ``tar x`` keep timestamps),
+is told apart; a ledger written before content identity is judged by size and modification time. A **unit** is a sub-folder with a marker and a ledger of its own (a stored run),
 replaced or removed whole. :mod:`hug_vis_dataset.outputs.guard` applies the rules; this module only reads
 and writes the bookkeeping.
 
@@ -21,9 +24,11 @@ from __future__ import annotations
 import errno
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Iterator, Mapping
 
+from ..digests import sha256_file
 from ..errors import ToolUsageError
 from . import files
 from .transient import MARKER as TRANSIENT_MARKER
@@ -112,38 +117,74 @@ def write_marker(folder: Path, kind: str, made_by: str, attrs: Mapping, adopted:
     files.atomic_write_text(folder / MARKER, json.dumps(record, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
 
 
-def stat_entry(path: Path, rel: str, by: str) -> dict:
-    """A ledger entry for what is at ``path`` now: a file's size and mtime, or a folder's file count,
-    total size and latest mtime (a folder placed whole, e.g. one clip's PNG mattes)."""
-    if path.is_dir() and not path.is_symlink():
-        count, size, latest = 0, 0, 0
-        for item in sorted(path.rglob("*")):
-            if item.is_file() and not item.is_symlink():
-                st = item.lstat()
-                count, size, latest = count + 1, size + st.st_size, max(latest, st.st_mtime_ns)
-        return {"path": rel, "dir": True, "files": count, "size": size, "mtime_ns": latest, "by": by}
+def _identity(path: Path) -> dict:
+    """What identifies one file's content now: its sha256 (a link: its target), with the inode state."""
     st = path.lstat()
-    return {"path": rel, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "by": by}
+    ident = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "ino": st.st_ino, "ctime_ns": st.st_ctime_ns}
+    if stat.S_ISLNK(st.st_mode):
+        ident["link"] = os.readlink(path)
+    else:
+        ident["sha256"] = sha256_file(path)
+    return ident
 
 
-def matches(entry: dict, now: dict) -> bool:
-    """Whether what is at a path now is still what the toolkit recorded there.
+def _members(folder: Path) -> Iterator[tuple[str, Path]]:
+    for item in sorted(folder.rglob("*")):
+        if item.is_symlink() or item.is_file():
+            yield item.relative_to(folder).as_posix(), item
 
-    A file: the same size and modification time. A folder placed whole (one clip's PNG frames): nothing in
-    it is newer than the newest file placed and nothing was added; files deleted from it (a broken
-    prediction) leave it the toolkit's, since replacing it then loses nothing of anyone else's.
 
-    >>> matches({"size": 3, "mtime_ns": 5}, {"size": 3, "mtime_ns": 5}), matches({"size": 3, "mtime_ns": 5}, {"size": 4, "mtime_ns": 9})
-    (True, False)
-    >>> placed = {"dir": True, "files": 3, "size": 30, "mtime_ns": 9}
-    >>> matches(placed, {"dir": True, "files": 2, "size": 20, "mtime_ns": 9}), matches(placed, {"dir": True, "files": 3, "size": 31, "mtime_ns": 12})
-    (True, False)
-    """
-    if bool(entry.get("dir")) != bool(now.get("dir")):
+def stat_entry(path: Path, rel: str, by: str) -> dict:
+    """A ledger entry for what is at ``path`` now: a file's content identity (:func:`_identity`), or, for a
+    folder placed whole (e.g. one clip's PNG mattes), the identity of each file in it."""
+    if path.is_dir() and not path.is_symlink():
+        return {"path": rel, "dir": True, "files": {sub: _identity(item) for sub, item in _members(path)}, "by": by}
+    return {"path": rel, **_identity(path), "by": by}
+
+
+def _same_file(recorded: dict, path: Path) -> bool:
+    """Whether the file at ``path`` has the content ``recorded`` (see the module docstring)."""
+    st = path.lstat()
+    if "sha256" not in recorded and "link" not in recorded:  # a ledger entry from before content identity
+        return recorded.get("size") == st.st_size and recorded.get("mtime_ns") == st.st_mtime_ns
+    now = (st.st_ino, st.st_ctime_ns, st.st_size, st.st_mtime_ns)
+    if now == tuple(recorded.get(k) for k in ("ino", "ctime_ns", "size", "mtime_ns")):
+        return True  # the inode recorded, not written, renamed nor re-permissioned since: the same bytes
+    if recorded.get("size") != st.st_size:
         return False
-    if entry.get("dir"):
-        return now.get("files", 0) <= entry.get("files", 0) and now.get("mtime_ns", 0) <= entry.get("mtime_ns", 0)
-    return entry.get("size") == now.get("size") and entry.get("mtime_ns") == now.get("mtime_ns")
+    if "link" in recorded:
+        return stat.S_ISLNK(st.st_mode) and os.readlink(path) == recorded["link"]
+    return stat.S_ISREG(st.st_mode) and sha256_file(path) == recorded["sha256"]
+
+
+def matches(entry: dict, path: Path) -> bool:
+    """Whether what is at ``path`` is still what the toolkit recorded there (``entry``), judged per file by
+    content.
+
+    A file: :func:`_same_file`. A folder placed whole: every file in it is one the toolkit placed there, with
+    its content; files deleted from it (a broken prediction) leave it the toolkit's, since replacing it then
+    loses nothing of anyone else's.
+
+    >>> import tempfile, os, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp()); mine = folder / "rows.csv"; _ = mine.write_text("a,b")
+    >>> entry = stat_entry(mine, "rows.csv", "hugvis evaluate")
+    >>> matches(entry, mine)
+    True
+    >>> old = mine.stat()
+    >>> user = folder / "fixed.csv"; _ = user.write_text("a,c"); os.utime(user, ns=(old.st_atime_ns, old.st_mtime_ns))
+    >>> os.replace(user, mine)  # the user's corrected file, moved in with the old timestamp
+    >>> matches(entry, mine)
+    False
+    """
+    if bool(entry.get("dir")) != (path.is_dir() and not path.is_symlink()):
+        return False
+    if not entry.get("dir"):
+        return _same_file(entry, path)
+    recorded = entry.get("files")
+    if not isinstance(recorded, dict):  # a ledger entry from before content identity: count and newest mtime
+        times = [item.lstat().st_mtime_ns for _, item in _members(path)]
+        return len(times) <= (recorded or 0) and max(times, default=0) <= entry.get("mtime_ns", 0)
+    return all(sub in recorded and _same_file(recorded[sub], item) for sub, item in _members(path))
 
 
 def read_ledger(folder: Path) -> dict[str, dict]:
@@ -239,7 +280,7 @@ def unit_problem(folder: "str | os.PathLike", kind: str) -> "str | None":
         entry = ledger.get(rel)
         if entry is None:
             return f"{path} was not made by hugvis"
-        if not matches(entry, stat_entry(path, rel, "")):
+        if not matches(entry, path):
             return f"{path} was written by {entry.get('by', 'hugvis')} and changed since"
     return None
 

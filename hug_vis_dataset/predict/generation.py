@@ -49,6 +49,7 @@ import numpy as np
 
 from ..readers import InputFileError
 from ..readers.json_files import read_json, require_fields
+from ..regular_files import check_regular
 from .clips import ClipInputs, reference_fps, reference_frame_count
 from .runner import FileTask, PredictionError
 
@@ -89,6 +90,7 @@ def has_audio_stream(path: "str | Path") -> bool:
     """True when the container has an audio track (lip-sync metrics read the prediction's own audio)."""
     import av
 
+    check_regular(path, "media file")  # never a FIFO (FFmpeg would wait for a writer) nor a device
     with av.open(str(path)) as container:
         return bool(container.streams.audio)
 

@@ -27,6 +27,7 @@ from typing import Any, Iterator
 
 from ..textio import TextEncodingError, iter_text_lines, read_text
 from .base import InputFileError
+from .values import depth_problem, json_number
 
 
 class _DuplicateKey(Exception):
@@ -52,7 +53,22 @@ def _refuse_constant(token: str) -> Any:
     raise _NotJson(token)
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_refuse_constant)
+class _BadNumber(Exception):
+    def __init__(self, token: str, err: InputFileError):
+        self.token, self.problem, self.fix = token, err.problem, err.fix
+
+
+def _number(token: str) -> "int | float":
+    # Every number through the one bounded value reader (readers/values.py): no 4,300-digit integer reaches
+    # int() (Python's own ValueError, naming no file), no 1e999 becomes infinity without a word.
+    try:
+        return json_number(token, "", "")
+    except InputFileError as err:
+        raise _BadNumber(token, err) from None
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_refuse_constant,
+                            parse_int=_number, parse_float=_number)
 
 
 def encoding_error(path: "str | Path", err: Exception) -> InputFileError:
@@ -106,6 +122,9 @@ def loads_strict(text: str, source: "str | Path", first_line: int = 1) -> Any:
         line = first_line - 1 + _line_of(text, max(text.find(bad.token), 0))
         raise InputFileError(source, f"line {line}", f"{bad.token} is not JSON",
                              "write null or a number") from None
+    except _BadNumber as bad:
+        line = first_line - 1 + _line_of(text, max(text.find(bad.token), 0))
+        raise InputFileError(source, f"line {line}", bad.problem, bad.fix) from None
     except json.JSONDecodeError as err:
         line = first_line - 1 + err.lineno
         # json's own message may end with "at" ("Unterminated string starting at"): one "at" before the column
@@ -114,12 +133,16 @@ def loads_strict(text: str, source: "str | Path", first_line: int = 1) -> Any:
         raise InputFileError(source, f"line {line}", problem,
                              "fix the JSON (a truncated or hand-edited file?)") from None
     except RecursionError:
-        raise InputFileError(source, "", "nests too deeply to be a toolkit file",
-                             "check that this is the file you meant") from None
+        raise InputFileError(source, f"line {first_line}" if first_line > 1 else "", "nests too deeply to be a "
+                             "toolkit file", "check that this is the file you meant") from None
     end = _skip_space(text, end)
     if end != len(text):
         raise InputFileError(source, f"line {first_line - 1 + _line_of(text, end)}",
                              "has data after the JSON value", "keep one JSON value per file (or per line)")
+    deep = depth_problem(value)
+    if deep:  # parsed within Python's recursion limit, but every consumer that walks it would recurse too
+        raise InputFileError(source, f"line {first_line}" if first_line > 1 else "", f"{deep} (no toolkit "
+                             "file does)", "check that this is the file you meant")
     return value
 
 

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from .base import InputFileError
+from ..regular_files import open_regular
 
 #: The fix for a media file whose header does not match its payload.
 MEDIA_FIX = "replace it with a complete copy of the file"
@@ -65,7 +66,7 @@ class WavLayout:
 def _open(source: "str | Path | bytes | bytearray | memoryview") -> "tuple[BinaryIO, int]":
     if isinstance(source, (bytes, bytearray, memoryview)):
         return io.BytesIO(bytes(source)), len(source)
-    handle = open(source, "rb")
+    handle = open_regular(source, "media file")  # never a FIFO, a device, nor a file larger than any clip's
     return handle, os.fstat(handle.fileno()).st_size
 
 
@@ -212,4 +213,24 @@ def frames_problem(decoded: int, declared: int, unit: str = "frames", slack: int
     return None
 
 
-__all__ = ["MEDIA_FIX", "WavLayout", "frames_problem", "wav_layout"]
+def video_stream_problem(container) -> "tuple[str, str] | None":
+    """(problem, fix) when an opened PyAV container holds no video the benchmark scores as decoded, else None.
+
+    A video must have a video stream (an audio-only MP4 given as a video prediction failed with an index
+    error), at 8 bits per sample: a 10-bit H.264/HEVC decoded to 8-bit RGB is rounded before scoring (PSNR
+    moved by a dB against its full-precision frames), so it is refused in words, never rounded silently.
+    """
+    if not container.streams.video:
+        kinds = ", ".join(sorted({s.type for s in container.streams})) or "no stream"
+        return (f"has no video stream ({kinds})",
+                "a video prediction must hold the video (this looks like an audio-only file)")
+    fmt = container.streams.video[0].codec_context.format
+    bits = max((c.bits for c in fmt.components), default=8) if fmt is not None else 8
+    if bits > 8:
+        return (f"is {bits}-bit video ({fmt.name}); the benchmark's references and metrics are 8-bit and decoding "
+                "it to 8 bits would change its values", "encode it as 8-bit video (e.g. ffmpeg -i IN -pix_fmt "
+                "yuv420p OUT)")
+    return None
+
+
+__all__ = ["MEDIA_FIX", "WavLayout", "frames_problem", "video_stream_problem", "wav_layout"]

@@ -41,14 +41,18 @@ def strengths_frame(preferences: Any, n_boot: int = STRENGTH_BOOT, seed: int = 0
     """Bradley-Terry strengths per (task, criterion, system); ``(frame, why-empty)``."""
     import pandas as pd
 
-    from ..studies.bradley_terry import strengths_table
+    from ..studies.bradley_terry import PreferenceInputError, strengths_table
 
     answers = _answers(preferences)
     if answers.empty:
         return pd.DataFrame(), NO_ANSWERS
     parts = []
     for task, group in answers.groupby("task", sort=True):
-        table = strengths_table(group, n_boot=n_boot, seed=seed)
+        try:
+            table = strengths_table(group, n_boot=n_boot, seed=seed)
+        except PreferenceInputError as err:  # one line naming the file, the task and the systems
+            source = preferences if isinstance(preferences, (str, Path)) else "pairwise answers"
+            raise PreferenceInputError(f"{source}: task {task}: {err}") from None
         table.insert(0, "task", task)
         parts.append(table)
     return pd.concat(parts, ignore_index=True), ""

@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from ..errors import InputFileError
 from ..hashing import DigestCache
 from ..readers.json_files import read_json
 
@@ -58,14 +59,24 @@ def _entry_digest(entry: str, cache: DigestCache) -> str:
     entry's text when it is not a path (a row locator into the dataset, covered by the dataset key)."""
     path = Path(entry)
     if path.is_file():
-        return cache.sha256(path)
+        return _file_digest(path, cache)
     if path.is_dir():
         digest = hashlib.sha256(b"folder\0")
         for member in sorted(p for p in path.rglob("*") if p.is_file()):
             digest.update(member.relative_to(path).as_posix().encode("utf-8") + b"\0")
-            digest.update(cache.sha256(member).encode("ascii") + b"\0")
+            digest.update(_file_digest(member, cache).encode("ascii") + b"\0")
         return digest.hexdigest()
     return hashlib.sha256(b"text\0" + str(entry).encode("utf-8")).hexdigest()
+
+
+def _file_digest(path: Path, cache: DigestCache) -> str:
+    """A prediction file's sha256 within a media file's limit (regular_files.py); a file larger than any clip's
+    is fingerprinted by its size and time, never read: the scorer refuses it, naming it, and the clip fails."""
+    try:
+        return cache.sha256(path, kind="media file")
+    except InputFileError as err:
+        st = path.stat()
+        return hashlib.sha256(f"refused\0{err.problem}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()
 
 
 def clip_fingerprint(prediction: "Iterable[str]", payload: Any, cache: DigestCache) -> str:

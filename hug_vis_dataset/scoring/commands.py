@@ -48,6 +48,17 @@ def _evaluate(args) -> int:
         print(f"error: {args.task} needs {missing} (usage: hugvis evaluate {args.task} --predictions DIR "
               f"--model NAME --dataset D)", file=sys.stderr)
         return 2
+    from ..results import BASELINE_MODEL, model_name_problem
+
+    # The one model-name rule (results.model_name_problem): a name of the user's may not be a spelling of a
+    # reserved row (audit@..., real-audio ...), which every reader would then leave out of the rankings. This
+    # command stores the baseline's outputs under "baseline", and real audio and motion under their own names.
+    allowed = (BASELINE_MODEL, *((model,) if model in (REAL_AUDIO_MODEL, REFERENCE_MODEL) and
+                                 (args.real_audio or get_task(args.task).reference_only) else ()))
+    problem = model_name_problem(model, allowed)
+    if problem:
+        print(f"error: --model: {problem}", file=sys.stderr)
+        return 2
     try:
         result = evaluate_submission(
             args.task, predictions, model, args.dataset, args.out, num_proc=args.num_proc,

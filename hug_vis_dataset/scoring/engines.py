@@ -56,16 +56,20 @@ def run_local(jobs: Sequence[ClipJob], num_proc: int) -> Iterator[ClipOutcome]:
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     context = multiprocessing.get_context("spawn")  # fork is unsafe with torch/onnxruntime threads
-    with stopping.children_start():  # workers are spawned by the first submits
-        pool = ProcessPoolExecutor(max_workers=num_proc, mp_context=context, initializer=_worker_init)
-        futures = [pool.submit(score_job, job) for job in jobs]
-    finished = False
+    pool, futures, finished = None, [], False
     try:
+        # A stop held while workers start is raised at the block's end: inside the try, so they are ended.
+        with stopping.children_start():  # workers are spawned by the first submits, never more than the clips
+            pool = ProcessPoolExecutor(max_workers=stopping.worker_count(num_proc, len(jobs)), mp_context=context,
+                                       initializer=_worker_init)
+            futures = [pool.submit(score_job, job) for job in jobs]
         for future in as_completed(futures):
             yield future.result()
         finished = True
     finally:
-        if finished:
+        if pool is None:
+            pass
+        elif finished:
             pool.shutdown(wait=True)
         else:
             # Stopped (or the consumer gave up): the queued clips are dropped, the running ones
@@ -164,6 +168,8 @@ def run_ray(jobs: Sequence[ClipJob], num_proc: int, address: "str | None" = None
     """
     import ray
 
+    jobs = list(jobs)
+    num_proc = stopping.worker_count(num_proc, len(jobs))  # a local Ray's CPUs and the actors: never more than clips
     started = False
     if not ray.is_initialized():
         if address:

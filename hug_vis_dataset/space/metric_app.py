@@ -140,7 +140,7 @@ def _no_folders(text: Any) -> str:
         >>> _no_folders("cannot read video /tmp/gradio/ab12/clip.mp4: Invalid data")
         'cannot read video clip.mp4: Invalid data'
     """
-    return re.sub(r"(?<![\w.])/(?:[^\s/:'\"]+/)+(?=[^\s/:'\"]+)", "", str(text))
+    return re.sub(r"(?<![\w.])/(?:[^\s/:'\"]+/)+(?=[^\s/:'\"]+)", "", str(text), flags=re.ASCII)
 
 
 def result_html(name: str, result: dict) -> str:

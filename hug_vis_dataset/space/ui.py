@@ -102,7 +102,7 @@ def _column_style(column: str, columns: list) -> str:
 
 
 #: A cell's printed number (its sort key), then a rank mark, a not-separable mark, a MOS interval or %.
-_PRINTED_NUMBER = re.compile(r"([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?:%|\s.*)?", re.S)
+_PRINTED_NUMBER = re.compile(r"([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?:%|\s.*)?", re.S | re.ASCII)
 _RANK_MARK = re.compile(r" \((best|second)\)$")
 #: Browser side of the board's sorting: a click on a header sorts the rows by that column's
 #: ``data-sort`` keys, ascending then descending (numbers as numbers, text in locale order), within

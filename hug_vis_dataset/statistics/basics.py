@@ -208,7 +208,7 @@ def format_interval(estimate: float, low: float, high: float, n_clusters: int, d
     return f"{point} [{low:.{digits}f}, {high:.{digits}f}]" + (f" {mark}" if mark else "")
 
 
-_ACTOR_IN_ID = re.compile(r"^actor_(\d{4})_")
+_ACTOR_IN_ID = re.compile(r"^actor_([0-9]{4})_")
 
 
 def cluster_draws(n_clusters: int, n_boot: int, seed: int = 0) -> Iterable[np.ndarray]:

@@ -30,6 +30,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..errors import HugvisError
 from ..metrics.mos_agreement import DEFAULT_TOP_K
 
 #: What an answer says about the first system of the pair: it won, tied or lost.
@@ -37,8 +38,40 @@ WIN, TIE, LOSS = 1.0, 0.5, 0.0
 PREFERENCE_COLUMNS: tuple[str, ...] = ("rater", "clip_id", "criterion", "system_a", "system_b", "outcome")
 
 
-class PreferenceInputError(ValueError):
-    """Answers that cannot be fitted: an outcome outside {0, 0.5, 1}, a system against itself."""
+class PreferenceInputError(HugvisError, ValueError):
+    """Answers that cannot be fitted: an outcome outside {0, 0.5, 1}, a system against itself, or answers that
+    do not join every system (:func:`comparison_problem`)."""
+
+
+def comparison_problem(pairs: Iterable[Sequence[Any]]) -> "str | None":
+    """The Bradley-Terry precondition, in words: strengths compare only systems the answers join (directly or
+    through others); None when the comparison graph of ``(system_a, system_b, ...)`` answers is connected.
+
+    Example:
+        >>> comparison_problem([("a", "b", 1), ("b", "c", 0)]) is None
+        True
+        >>> comparison_problem([("a", "b", 1), ("c", "d", 0.5)])
+        'the answers leave the systems in 2 groups never compared with each other ({a, b} and {c, d}): add answers comparing a system of one group with one of another'
+    """
+    parent: dict[str, str] = {}
+
+    def root(name: str) -> str:
+        while parent.setdefault(name, name) != name:
+            parent[name] = parent[parent[name]]
+            name = parent[name]
+        return name
+
+    for a, b, *_ in pairs:
+        parent[root(str(a))] = root(str(b))
+    groups: dict[str, list[str]] = {}
+    for name in sorted(parent):
+        groups.setdefault(root(name), []).append(name)
+    if len(groups) <= 1:
+        return None
+    shown = sorted(groups.values())
+    listed = ", ".join("{" + ", ".join(g) + "}" for g in shown[:-1]) + " and {" + ", ".join(shown[-1]) + "}"
+    return (f"the answers leave the systems in {len(shown)} groups never compared with each other ({listed}): "
+            "add answers comparing a system of one group with one of another")
 
 
 def win_matrix(answers: Iterable[Sequence[Any]], systems: "Sequence[str] | None" = None) -> tuple[list[str], np.ndarray]:
@@ -231,6 +264,9 @@ def strengths_table(answers, criterion_column: str = "criterion", prior: float =
     rows = []
     for criterion, group in frame.groupby(criterion_column, sort=True):
         names = sorted(set(group["system_a"]) | set(group["system_b"]))
+        problem = comparison_problem(zip(group["system_a"], group["system_b"]))
+        if problem:  # the analysis's own precondition, said in words (a replicate may still disconnect: NaN there)
+            raise PreferenceInputError(f"criterion {criterion}: {problem}")
         point = bradley_terry(zip(group["system_a"], group["system_b"], group["outcome"]), prior, names)
         cis = _strength_intervals(group, names, prior, n_boot, level, seed) if n_boot else {}
         for system in names:
@@ -304,6 +340,9 @@ def strength_agreement_rows(preference_rows: Any, mos_rows: Any = None, metric_r
     prefs = pd.DataFrame(preference_rows)
     strengths = {}
     for criterion, group in prefs.groupby("criterion", sort=False):
+        problem = comparison_problem(zip(group["system_a"], group["system_b"]))
+        if problem:
+            raise PreferenceInputError(f"criterion {criterion}: {problem}")
         strengths[criterion] = bradley_terry(zip(group["system_a"], group["system_b"], group["outcome"].astype(float)),
                                              prior=prior)
     strengths = pd.DataFrame(strengths)

@@ -345,6 +345,10 @@ def human_metric_tables(metric_rows: Any, ratings: Any = None, preferences: Any 
         if votes is not None and predict:
             rated_systems = sorted(set(votes["model"].unique()) & set(scored))
             _mos_prediction(mine, votes, task, rated_systems, out)
+    if votes is not None:  # a rated system no task's rows hold is left out: said, never silently
+        unscored = sorted(set(votes["model"]) - set(rows["model"]))
+        if unscored:
+            notes.append(f"rated systems without stored per-clip rows, left out: {', '.join(unscored)}")
     if not out["summary"]:
         raise HumanMetricInputError("no generation task has stored per-clip rows and human judgments of at least two "
                                     "of the same systems: " + "; ".join(notes))

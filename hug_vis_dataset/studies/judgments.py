@@ -40,11 +40,9 @@ def counted_ratings(ratings: Any, all_raters: bool = False, rules: QcRules = QcR
 
     ``ratings``: a ratings CSV path or its rows (``rater, clip_id, model, criterion, score`` and, when the study
     logged them, ``item``, ``elapsed``, ``duration``, ``task``)."""
-    import pandas as pd
+    from .mos import ratings_frames
 
-    from .mos import read_ratings
-
-    valid = read_ratings(ratings)[0] if isinstance(ratings, (str, Path)) else pd.DataFrame(ratings)
+    valid = ratings_frames(ratings)[0]  # the one ratings reader, for a file and for rows alike
     if not len(valid):
         return valid.reset_index(drop=True), select_raters(None, rules, apply=not all_raters)
     qc = select_raters(valid, rules, apply=not all_raters)

@@ -38,6 +38,7 @@ import numpy as np
 
 from ..errors import HugvisError
 from ..escaping import one_line
+from ..readers.values import decimal_number
 from ..skipped_lines import SHOWN_LINES, listed
 from ..statistics.basics import format_interval
 
@@ -108,11 +109,9 @@ def validate_ratings(frame) -> "tuple[object, object]":
     # then the first failing check of each rating, in this order, is its reason.
     raw = frame["score"].astype(str).str.strip()
     parsed = {}
-    for text in raw.unique():
-        try:
-            parsed[text] = float(text)
-        except ValueError:
-            parsed[text] = np.nan
+    for text in raw.unique():  # ASCII digits only: float() also reads "\u0664" and "0_4" as 4
+        number = decimal_number(text)
+        parsed[text] = np.nan if number is None else number
     value = raw.map(parsed).to_numpy(dtype=np.float64)
     with np.errstate(invalid="ignore"):
         bad_score = ~(np.isfinite(value) & (value == np.floor(value)) & (value >= 1) & (value <= 5))
@@ -197,6 +196,63 @@ def _read_ratings(path: Path):
     frame = table.frame()
     frame.attrs["lines"] = table.lines
     return validate_ratings(frame)
+
+
+def ratings_frames(ratings, where: str = "ratings rows"):
+    """The one reader of human ratings behind every door: a ratings CSV (:func:`read_ratings`) or its rows (a
+    DataFrame, a list of records, a mapping of columns), checked by the same :func:`validate_ratings`; returns
+    ``(valid, invalid)``.
+
+    Rows are read as a file's cells are: each value as the text it is (a score ``4``, ``4.0`` or ``"4"`` is 4;
+    ``"four"``, ``7``, ``None`` or NaN is refused with its reason), so rows and files give the same ratings.
+    Rows have no file to list their bad lines in: an invalid row is refused in one line naming the first
+    ones (``row N``, 1-based) and how many, where a file's are returned for its reader to list.
+
+    Example:
+        >>> clip = "actor_0001_happy_action_01_script_001"
+        >>> valid, _ = ratings_frames([{"rater": "a", "clip_id": clip, "model": " m ", "criterion": "lip_sync",
+        ...                              "score": 4.0}])
+        >>> valid[["model", "score"]].values.tolist()
+        [['m', 4]]
+        >>> try:
+        ...     ratings_frames({"rater": ["a"], "clip_id": [clip], "model": ["m"], "criterion": ["lip_sync"],
+        ...                     "score": ["four"]})
+        ... except RatingsFileError as err:
+        ...     print(err)
+        ratings rows: 1 of 1 rows are not valid ratings (row 1: score four is not an integer in 1..5); fix or drop them
+
+    Raises:
+        RatingsFileError: the file cannot be read, the rows lack a column, or a row is invalid.
+    """
+    import pandas as pd
+
+    if isinstance(ratings, (str, Path)):
+        return read_ratings(ratings)
+    frame = ratings.copy() if isinstance(ratings, pd.DataFrame) else pd.DataFrame(ratings)
+    missing = [c for c in RATING_COLUMNS if c not in frame.columns]
+    if missing:
+        raise RatingsFileError(f"{where} lack columns {missing}; pass {', '.join(RATING_COLUMNS)}")
+    frame = frame.reset_index(drop=True)
+    for column in RATING_COLUMNS:  # a cell's text, as a CSV holds it: None and NaN are empty cells
+        frame[column] = [_cell(value) for value in frame[column]]
+    frame.attrs["lines"] = list(range(1, len(frame) + 1))
+    valid, invalid = validate_ratings(frame)
+    if len(invalid):
+        named = "; ".join(f"row {int(line)}: {reason}" for line, reason in
+                          zip(invalid["line"].head(3), invalid["reason"].head(3)))
+        raise RatingsFileError(f"{where}: {len(invalid)} of {len(frame)} rows are not valid ratings ({named}); "
+                               "fix or drop them")
+    return valid, invalid
+
+
+def _cell(value) -> str:
+    import pandas as pd
+
+    try:
+        empty = value is None or (not isinstance(value, str) and bool(pd.isna(value)))
+    except (TypeError, ValueError):  # a list or an array in a cell: its text, refused as a score or a name
+        empty = False
+    return "" if empty else str(value)
 
 
 def _ratings_file_problem(err, header: str) -> str:

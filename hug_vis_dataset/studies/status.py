@@ -83,15 +83,21 @@ def _table(spec, answers, exclude: "set[str]", n_boot: int):
 
     if spec.protocol != PAIRWISE:
         return aggregate_ratings(answers, exclude_raters=exclude)
-    from .bradley_terry import strengths_table
+    from .bradley_terry import PreferenceInputError, strengths_table
 
     kept = answers[~answers["rater"].isin(list(exclude))]
-    parts = []
+    parts, why = [], []
     for task, group in kept.groupby("task", sort=True):
-        table = strengths_table(group, n_boot=n_boot)
+        try:
+            table = strengths_table(group, n_boot=n_boot)
+        except PreferenceInputError as err:  # a young study: its answers do not join every system yet
+            why.append(f"{task}: {err}")
+            continue
         table.insert(0, "task", task)
         parts.append(table)
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    out.attrs["why"] = "; ".join(why)
+    return out
 
 
 def _alphas(answers) -> list[str]:
@@ -131,6 +137,8 @@ def study_status(study_path: "str | Path", ratings_path: "str | Path", clip_ids:
     for title, table in s.tables or [("all raters", None), ("without flagged raters", None)]:
         lines += ["", f"{what} ({title}):", table.to_string(index=False, float_format=lambda v: f"{v:.2f}")
                   if table is not None and len(table) else "  no ratings"]
+        if table is not None and table.attrs.get("why"):
+            lines.append(f"  not computed for {table.attrs['why']}")
     if s.alphas:
         lines += ["", "Inter-rater agreement (Krippendorff's alpha, interval; units = (clip, system)):"]
         lines += [f"  {a}" for a in s.alphas]
@@ -164,6 +172,8 @@ def study_markdown(study_paths: Sequence["str | Path"], ratings_path: "str | Pat
         what = "Bradley-Terry strengths" if s.spec.protocol == "pairwise" else "MOS"
         for title, table in s.tables:
             md += [f"**{what}, {title}:**", "", markdown_table(table, 3) if len(table) else "no answers", ""]
+            if table.attrs.get("why"):
+                md += [f"Not computed for {markdown_text(table.attrs['why'])}.", ""]
         if s.alphas:
             md += ["Inter-rater agreement (Krippendorff's alpha, interval): " + "; ".join(s.alphas) + ".", ""]
     return md

@@ -121,8 +121,36 @@ class MosStudy:
             from .spec import load_study
 
             clips = [str(c) for c in self.release.clip_ids()]
-            self._spec = load_study(self.study_path, clips) if self.study_path else default_study(self, clips)
+            spec = load_study(self.study_path, clips) if self.study_path else default_study(self, clips)
+            self._check_outputs(spec)
+            self._spec = spec
         return self._spec
+
+    def _check_outputs(self, spec) -> None:
+        """Every system the study names has an output for every clip it is rated on (names checked against what
+        exists, names.py): else one line naming the study, the system or item and what exists, before any rater
+        is served an item whose every answer would be refused."""
+        from ..names import require_known
+        from .spec import StudyFileError
+
+        where = str(self.study_path or "the default study")
+        for task, (systems, _criteria) in spec.tasks.items():
+            folder = self.release_dir / SIMULATED_SYSTEMS_DIR / task
+            present = self.systems(task)
+            for system in systems:
+                try:
+                    require_known("system", system, present, where=f"{where}: tasks.{task}",
+                                  fix=f"choose from the systems with outputs in {folder}: {', '.join(present) or '(none)'}")
+                except ValueError as err:
+                    raise StudyFileError(str(err)) from None
+            suffix = ".wav" if task == VOICE_TASK else ".mp4"
+            missing = [(system, clip) for system in systems for clip in spec.clips
+                       if not (folder / system / f"{clip}{suffix}").is_file()]
+            if missing:
+                system, clip = missing[0]
+                raise StudyFileError(f"{where}: tasks.{task}: {len(missing)} of {len(systems) * len(spec.clips)} items "
+                                     f"have no output (first: system {system!r} has no {folder / system / (clip + suffix)}); "
+                                     "add those outputs, or leave those systems or clips out of the study")
 
     @property
     def blind(self):

@@ -56,7 +56,7 @@ class EmotionTask(TaskScorer):
 
         pred_dir = Path(pred_dir)
         path = pred_dir / PREDICTIONS_FILE if pred_dir.is_dir() else pred_dir
-        if not path.is_file():
+        if not path.exists():  # there but no regular file (a FIFO, a device): its reader says so (regular_files.py)
             raise FileNotFoundError(f"no {PREDICTIONS_FILE} in {pred_dir}")
         index = PredictionIndex()
         for where, record, error in iter_prediction_lines(path):

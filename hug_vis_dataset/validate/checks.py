@@ -337,13 +337,9 @@ def _map(func, jobs: list, num_proc: int, progress: bool) -> list:
 
     if num_proc <= 1:
         return [func(job) for job in tqdm(jobs, desc="validate", disable=not progress, unit="clip")]
-    from multiprocessing import get_context
-
     from .. import stopping
 
-    # Workers ignore SIGINT and die on SIGTERM; a stop terminates them on leaving the block (stopping.py).
-    with stopping.children_start():
-        pool = get_context("spawn").Pool(num_proc, initializer=stopping.child_init)
-    with pool:
+    # The one rule for workers (stopping.worker_pool): no more than the clips, ended however the block is left.
+    with stopping.worker_pool(num_proc, len(jobs)) as pool:
         return list(tqdm(pool.imap(func, jobs, chunksize=1), total=len(jobs), desc="validate",
                          disable=not progress, unit="clip"))
