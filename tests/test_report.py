@@ -278,3 +278,19 @@ def test_audit_pseudo_systems_are_printed_but_never_ranked_in_a_task_table():
     lines = _render("matting", table, "markdown", {}, synthetic=True).splitlines()
     assert "| audit@h264_crf23 | 2 | 0 | 0.500 |" in lines
     assert "| sys_a | 2 | 0 | **3.00** |" in lines and "| sys_b | 2 | 0 | <u>4.00</u> |" in lines
+
+
+def test_reserved_rows_print_under_their_labels_when_the_models_are_categories():
+    """The report reads the rows' text columns as categories (full-grid scale); the reserved rows' labels are not
+    among them, so the task table must print them as plain text (a categorical column refuses a new label)."""
+    import pandas as pd
+
+    from hug_vis_dataset.reporting.report import _render
+    from hug_vis_dataset.results import BASELINE_LABEL, BASELINE_MODEL, REAL_AUDIO_LABEL, REAL_AUDIO_MODEL
+
+    models = pd.CategoricalIndex([REAL_AUDIO_MODEL, BASELINE_MODEL, "clone_a", "clone_b"], name="model")
+    table = pd.DataFrame({"utmos": [4.1, 1.2, 3.0, 2.5], "n_ok": [2] * 4, "n_failed": [0] * 4}, index=models)
+    lines = _render("voice_cloning", table, "markdown", {}, synthetic=True).splitlines()
+    assert any(line.startswith(f"| {REAL_AUDIO_LABEL} |") and "4.10" in line for line in lines), lines
+    assert any(line.startswith(f"| {BASELINE_LABEL} |") and "1.20" in line for line in lines), lines
+    assert not any(line.startswith(f"| {REAL_AUDIO_MODEL} |") for line in lines)

@@ -313,7 +313,7 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
     # The reserved rows (real audio; the built-in baselines, floors to read the systems against) are
     # printed under their labels and never ranked; so are the paper's reference rows (Real audio).
     has_baseline = bool((frame["model"] == BASELINE_MODEL).any())
-    frame["model"] = frame["model"].replace(RESERVED_LABELS)
+    frame["model"] = frame["model"].astype(str).replace(RESERVED_LABELS)  # plain text: a label is no category
     # An audit's pseudo-systems (hugvis report on an audit's results root) are never ranked either.
     unranked = list(RESERVED_LABELS.values()) + [str(m) for m, src in zip(frame["model"], frame["source"])
                                                  if src in UNRANKED_SOURCES or str(m).startswith(AUDIT_PREFIX)]
