@@ -87,7 +87,7 @@ class HumanMetricTables:
 
 
 # ----------------------------------------------------------------------------- inputs
-def _metric_rows(rows):
+def _metric_rows(rows, tasks: "Sequence[str] | None" = None):
     import pandas as pd
 
     from ..results import reference_rows
@@ -98,6 +98,8 @@ def _metric_rows(rows):
         raise HumanMetricInputError(f"result rows lack columns {missing}: pass the columns of rows.parquet")
     # Only the columns read here (a full grid's rows carry long texts: errors, input digests), one filter.
     frame = frame[[c for c in ("model", "task", "clip_id", "metric", "value", "status", "actor_id") if c in frame]]
+    if tasks:  # the asked tasks' rows first (the Space asks one task of a store of every task's millions of rows)
+        frame = frame[frame["task"].isin(list(tasks)).to_numpy()]
     value = frame["value"].astype(float).to_numpy()
     keep = np.isfinite(value) & ~reference_rows(frame["model"]).to_numpy()
     if "status" in frame.columns:
@@ -280,7 +282,7 @@ def human_metric_tables(metric_rows: Any, ratings: Any = None, preferences: Any 
     if ratings is None and preferences is None:
         raise HumanMetricInputError("human_metric_agreement needs ratings=<ratings CSV> (rater, clip_id, model, "
                                     "criterion, score) and/or preferences=<pairwise CSV>")
-    rows = _metric_rows(metric_rows)
+    rows = _metric_rows(metric_rows, tasks)
     votes = kept_ratings(ratings, all_raters)[0] if ratings is not None else None
     per_clip = clip_means(votes) if votes is not None and len(votes) else None
     answers = _answers(preferences)

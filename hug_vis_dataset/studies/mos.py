@@ -234,7 +234,7 @@ def ratings_frames(ratings, where: str = "ratings rows"):
         raise RatingsFileError(f"{where} lack columns {missing}; pass {', '.join(RATING_COLUMNS)}")
     frame = frame.reset_index(drop=True)
     for column in RATING_COLUMNS:  # a cell's text, as a CSV holds it: None and NaN are empty cells
-        frame[column] = [_cell(value) for value in frame[column]]
+        frame[column] = _cells(frame[column])
     frame.attrs["lines"] = list(range(1, len(frame) + 1))
     valid, invalid = validate_ratings(frame)
     if len(invalid):
@@ -243,6 +243,19 @@ def ratings_frames(ratings, where: str = "ratings rows"):
         raise RatingsFileError(f"{where}: {len(invalid)} of {len(frame)} rows are not valid ratings ({named}); "
                                "fix or drop them")
     return valid, invalid
+
+
+def _cells(column) -> "np.ndarray":
+    """Each value's text (:func:`_cell`), read once per distinct value of a typed column (a study's rows hold a few
+    hundred); an object column (Python values of any type: ``True`` and ``1`` are equal keys but different cells)
+    is read value by value."""
+    import pandas as pd
+
+    if column.dtype == object:
+        return np.array([_cell(value) for value in column], dtype=object)
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)  # missing values: code -1, the empty cell
+    texts = np.array([_cell(value) for value in uniques] + [""], dtype=object)
+    return texts[codes]
 
 
 def _cell(value) -> str:
