@@ -100,6 +100,9 @@ def _metric_rows(rows, tasks: "Sequence[str] | None" = None):
     frame = frame[[c for c in ("model", "task", "clip_id", "metric", "value", "status", "actor_id") if c in frame]]
     if tasks:  # the asked tasks' rows first (the Space asks one task of a store of every task's millions of rows)
         frame = frame[frame["task"].isin(list(tasks)).to_numpy()]
+    # Text columns as categories (the report's rows already are): every filter and group below moves codes.
+    frame = frame.astype({c: "category" for c in ("model", "task", "clip_id", "metric") if c in frame
+                          and not isinstance(frame[c].dtype, pd.CategoricalDtype)})
     value = frame["value"].astype(float).to_numpy()
     keep = np.isfinite(value) & ~reference_rows(frame["model"]).to_numpy()
     if "status" in frame.columns:
