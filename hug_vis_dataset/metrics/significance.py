@@ -3,22 +3,8 @@
 The procedures are the statistics engine's (:mod:`hug_vis_dataset.statistics.paired`, re-exported here); this
 module ranks one leaderboard's systems and tests each against the next one down (:func:`neighbour_tests`).
 
-Two systems scored on the same clips are compared clip by clip: ``d_c = s * (a_c - b_c)`` with
-``s = +1`` when higher is better and ``-1`` otherwise, so ``d > 0`` means the first system is better.
-The statistic is the mean difference over the clips both systems have (``D = sum_c d_c / n``).
-Clips of one actor share a face, a voice and a style, so they are not independent: both procedures
-work on actors, never on single clips.
-
-* **Permutation (sign-flip) test**: under "no difference" the two systems' labels are exchangeable
-  within every clip, and because clips of an actor are dependent, the swap is made for a whole actor
-  at once: each actor's sum of differences ``S_a`` keeps or flips its sign. With ``2^A`` sign
-  patterns at most ``n_resamples`` (A actors) the null distribution is enumerated exactly;
-  otherwise ``n_resamples`` random patterns are drawn. The two-sided p-value follows
-  ``scipy.stats.permutation_test``: ``min(1, 2 min(P(D* >= D), P(D* <= D)))`` with comparisons
-  widened by ``100 eps |D|``, and ``(count + 1) / (n_resamples + 1)`` for random patterns.
-* **Paired bootstrap**: the percentile interval of ``D`` when actors are drawn with replacement,
-  exactly the draws of every interval of the toolkit (sorted actor ids,
-  ``default_rng(seed).integers(0, A, A)`` per replicate), computed from per-actor sums.
+The difference of two systems, the sign-flip test over actors and the paired actor bootstrap are described
+once, in :mod:`hug_vis_dataset.statistics.paired`.
 
 Two neighbours are **not distinguishable at 95%** when the permutation p-value is at least 0.05.
 With one actor there is no between-actor variation to resample: the test says n/a (NaN interval
