@@ -176,6 +176,18 @@ class MosStudy:
             return f"system {system!r} has no {task} output for clip {clip_id!r}; choose another clip or system"
         return None
 
+    def emotion_offer_problem(self, task: str, setting: str, clip_id: str) -> "str | None":
+        """Why the emotion study does not present (clip, setting), or None when it does: the emotion answers'
+        ``allowed`` check (a clip of the release, a setting of the study, or the gold item's)."""
+        from .rater_qc import GOLD_CLEAR
+
+        if clip_id not in self._release_clips():
+            return f"clip {clip_id!r} is not in the release; choose a clip from the Clip list"
+        settings = self.spec.settings() if self.spec.protocol == "emotion" else ()
+        if setting not in settings and not (setting == GOLD_CLEAR and self.spec.gold_rate):
+            return f"input setting {setting!r} is not in the {self.spec.name} study; choose one of {list(settings)}"
+        return None
+
     def problems(self) -> list[str]:
         """The ratings log's skipped lines (corrupt, invalid, or not an item of the study), each
         ``"<path>:<line>: <what is wrong>; <fix>"``, plain text in file order; empty when clean."""

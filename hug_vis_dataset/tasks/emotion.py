@@ -1,6 +1,7 @@
 """Emotion recognition (Table 4): per clip and input setting, 1 when the parsed answer names the
 clip's instructed emotion, else 0 (unparsed answers count as wrong and carry the note
-``unparsed answer``). Rows name the model ``"<model> | <input setting>"``."""
+``unparsed answer``; a wrong answer carries the emotion it named, ``answered Sad``, so a model's
+confusions can be read from its stored rows). Rows name the model ``"<model> | <input setting>"``."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from .base import ClipJob, ClipOutcome, ClipScores, TaskScorer, failed_rows, res
 from .submission import PredictionIndex
 
 UNPARSED_NOTE = "unparsed answer"
+#: The note of a wrong answer, followed by the emotion it named (``answered Sad``).
+ANSWERED_NOTE = "answered "
 PREDICTIONS_FILE = "predictions.jsonl"
 
 
@@ -41,7 +44,8 @@ class EmotionTask(TaskScorer):
 
         parsed = parse_answer(prediction)
         truth = parse_emotion(reference["emotion"])
-        notes = {} if parsed is not None else {"note": UNPARSED_NOTE}
+        notes = ({"note": UNPARSED_NOTE} if parsed is None else {} if parsed == truth
+                 else {"note": ANSWERED_NOTE + parsed.value})
         return ClipScores({"emotion_accuracy": float(parsed == truth)}, notes=notes)
 
     def match_names(self, entries: "Mapping[str, bool]") -> "tuple[int, list[tuple[str, str]]]":
