@@ -128,6 +128,7 @@ def test_people_against_the_best_model_is_the_engines_verdict_rederived():
     assert results["Video"].verdict.word == "separable" and results["Video"].verdict.difference > 25
     assert results["Text"].verdict.word == "not separable"
     assert verdict_words(results["Video"]).startswith("Video: the best model, strong, is separable from people (people +")
+    assert verdict_words(results["Text"]).startswith("Text: the best model, strong, is not separable from people")
 
 
 def test_a_small_study_cannot_tell():
@@ -136,6 +137,7 @@ def test_a_small_study_cannot_tell():
                                  gold_rate=0.0)
     result = people_vs_models(_model_rows("m | Audio", clips, 0.2, 0), pd.DataFrame(sim.rows()), n_boot=100)[0]
     assert result.verdict.word == "cannot tell" and "2 actors cannot reach p < 0.05" in result.verdict.why
+    assert verdict_words(result).startswith("Audio: cannot tell whether the best model, m, is separable from people")
 
 
 def test_the_per_emotion_comparison_by_hand():
@@ -147,14 +149,16 @@ def test_the_per_emotion_comparison_by_hand():
     model = _model_rows("m | Audio", clips, 0.0, 0)
     model.loc[model["clip_id"] == _clip(1, "Happy"), ["value", "error"]] = [1.0, ""]
     model.loc[model["clip_id"] == _clip(2, "Sad"), "error"] = "unparsed answer"
+    model = pd.concat([model, _model_rows("m | Audio", [_clip(3, "Angry")], 1.0, 0)])  # people never saw it
     table = confusion_comparison(model, answers, "Audio", "m | Audio").set_index("emotion")
-    assert list(table.index) == ["Happy", "Sad"]  # Table 1's order, only emotions with clips
+    assert list(table.index) == ["Happy", "Sad"]  # Table 1's order, only emotions with a clip both have
     sad, happy = table.loc["Sad"], table.loc["Happy"]
+    assert sad["clips"] == 2 and happy["clips"] == 2
     assert sad["people"] == pytest.approx(25.0) and sad["model"] == 0.0 and sad["difference"] == pytest.approx(25.0)
     assert sad["people_instead"] == "Afraid 50%"  # 2 of Sad's 4 answers
     assert sad["model_instead"] in ("Neutral 50%", "unparsed 50%")  # one clip each: ties by first seen
     assert happy["people"] == 100.0 and happy["model"] == 50.0 and happy["people_instead"] == "-"
-    assert happy["model_instead"] == "Neutral 50%"
+    assert happy["model_instead"] == "Neutral 50%" and happy["difference"] == pytest.approx(50.0)
     assert sad["verdict"] == "cannot tell"  # 2 actors
 
 

@@ -38,7 +38,8 @@ from typing import Iterable, Sequence
 
 from .. import catalog
 from ..paper_tables import PAPER_COLUMNS, TASK_TABLES, UNRANKED_SOURCES, table_info
-from ..results import BASELINE_MODEL, EMOTION_MODEL_SEP, REAL_AUDIO_MODEL, RESERVED_LABELS, baseline_note, reserved_label
+from ..results import (BASELINE_MODEL, EMOTION_MODEL_SEP, PEOPLE_MODEL, REAL_AUDIO_MODEL, RESERVED_LABELS,
+                       baseline_note, reserved_label)
 from ..escaping import markdown_text
 from ..statistics.ranking import Entry, rank_column
 from ..statistics.rules import PARTIAL_RULE, RANK_POOLS, comparison_set  # noqa: F401 (the board's rules)
@@ -256,7 +257,8 @@ def row_order(model: str, origin: str, source: str = "") -> tuple[int, int]:
     >>> sorted(["clone_good", "real-audio"], key=lambda m: row_order(m, "synthetic"))
     ['real-audio', 'clone_good']
     """
-    return row_group(model, origin, source), 0 if model == REAL_AUDIO_MODEL or source in UNRANKED_SOURCES else 1
+    first = model in (REAL_AUDIO_MODEL, PEOPLE_MODEL) or source in UNRANKED_SOURCES  # references head their group
+    return row_group(model, origin, source), 0 if first else 1
 
 
 def provenance_href(summary_path: str) -> str:

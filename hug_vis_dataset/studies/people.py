@@ -229,9 +229,11 @@ def _instead(counts: "pd.Series", total: int) -> str:  # noqa: F821 - pandas imp
 
 
 def confusion_comparison(rows, answers, setting: str, model_label: str, people_rows=None):
-    """Per instructed emotion (Table 1's order): ``emotion, people, model`` (recall %, the mean over the emotion's
-    clips), ``difference`` (people - model), ``verdict``, ``why`` (the engine's, on the emotion's clips), and what
-    each answered instead most often (``people_instead``, ``model_instead``: the answer and its share)."""
+    """Per instructed emotion (Table 1's order), on the emotion's clips both people and the model have: ``emotion,
+    clips``, ``people`` and ``model`` (their recall %, the mean over those clips), ``difference`` (people - model,
+    the verdict's), ``verdict``, ``why`` (the engine's, on those clips), and what each answered instead most often
+    (``people_instead``, ``model_instead``: the answer and its share of the emotion's answers, or clips). Emotions
+    without a common clip are left out."""
     import pandas as pd
 
     from ..grid import EMOTION_NAMES
@@ -243,25 +245,27 @@ def confusion_comparison(rows, answers, setting: str, model_label: str, people_r
     people = people_clip_rows(scored) if people_rows is None else people_rows
     people = people[people["model"] == people_label(setting)]
     model = emotion_rows(rows)
-    model = model[model["model"] == model_label] if model is not None and len(model) else people.iloc[0:0]
+    model = model[(model["model"] == model_label) & (model["status"] == "ok")] if model is not None and len(model) \
+        else people.iloc[0:0]
+    common = set(people["clip_id"]) & set(model["clip_id"])
     out = []
     for emotion in EMOTION_NAMES:
-        p, m = people[people["emotion"] == emotion], model[model["emotion"] == emotion]
-        if not len(p) and not len(m):
+        p = people[(people["emotion"] == emotion) & people["clip_id"].isin(common)]
+        m = model[(model["emotion"] == emotion) & model["clip_id"].isin(common)]
+        if not len(p):
             continue
         verdict = compare(pd.concat([p, m], ignore_index=True), TASK, METRIC, people_label(setting), model_label)
-        said = scored[(scored["emotion"] == emotion) & (scored["correct"] == 0)]["answer"].value_counts()
-        ok = m[m["status"] == "ok"]
-        notes = ok.loc[ok["value"] == 0, "error"].fillna("").astype(str)
+        mine = scored[scored["clip_id"].isin(set(p["clip_id"]))]
+        said = mine.loc[mine["correct"] == 0, "answer"].value_counts()
+        notes = m.loc[m["value"] == 0, "error"].fillna("").astype(str)
         named = notes.map(lambda n: UNPARSED if n == UNPARSED_NOTE else n.removeprefix(ANSWERED_NOTE) if
                           n.startswith(ANSWERED_NOTE) else "")
-        out.append({"emotion": emotion, "people": 100 * p["value"].mean() if len(p) else np.nan,
-                    "model": 100 * ok["value"].mean() if len(ok) else np.nan, "difference": verdict.difference,
-                    "verdict": verdict.word, "why": verdict.why,
-                    "people_instead": _instead(said, int((scored["emotion"] == emotion).sum())),
-                    "model_instead": _instead(named[named != ""].value_counts(), len(ok))})
-    return pd.DataFrame(out, columns=["emotion", "people", "model", "difference", "verdict", "why", "people_instead",
-                                      "model_instead"])
+        out.append({"emotion": emotion, "clips": len(p), "people": 100 * p["value"].mean(),
+                    "model": 100 * m["value"].mean(), "difference": verdict.difference, "verdict": verdict.word,
+                    "why": verdict.why, "people_instead": _instead(said, len(mine)),
+                    "model_instead": _instead(named[named != ""].value_counts(), len(m))})
+    return pd.DataFrame(out, columns=["emotion", "clips", "people", "model", "difference", "verdict", "why",
+                                      "people_instead", "model_instead"])
 
 
 def people_confusion(answers, setting: str):
@@ -292,7 +296,10 @@ def verdict_words(result: PeopleSetting) -> str:
     gap = (f"people {'-' if v.difference < 0 else '+'}{abs(v.difference):.2f} points [{v.ci_low:.2f}, {v.ci_high:.2f}]"
            if np.isfinite(v.difference) and np.isfinite(v.ci_low) else
            f"people {v.difference:+.2f} points" if np.isfinite(v.difference) else "no common clip")
-    return f"{result.setting}: the best model, {result.model_name}, is {v.word} from people ({gap}; {v.why})"
+    facts = f"{gap} on the {v.n_clips} clips both have; {v.why}" if v.n_clips else f"{gap}; {v.why}"
+    if v.word == "cannot tell":
+        return f"{result.setting}: cannot tell whether the best model, {result.model_name}, is separable from people ({facts})"
+    return f"{result.setting}: the best model, {result.model_name}, is {v.word} from people ({facts})"
 
 
 def settings_of(answers) -> list[str]:
