@@ -133,3 +133,74 @@ def test_a_bad_answers_file_is_one_line(world, tmp_path):
     assert done.returncode != 0
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "answers.csv" in lines[0] and "answer" in lines[0], done.stderr
+
+
+# ----------------------------------------------------------------------------- the Space's board
+def _table4(explorer) -> str:
+    return next(t for t in explorer.table_labels() if t.startswith("Table 4:"))
+
+
+def test_the_board_prints_people_per_setting_never_ranked_with_the_verdicts(world, tmp_path):
+    from hug_vis_dataset.escaping import markdown_text
+    from hug_vis_dataset.scoring.runs import scan_runs
+    from hug_vis_dataset.space.explorer import Explorer
+    from hug_vis_dataset.studies.judgments import counted_emotion_answers
+    from hug_vis_dataset.studies.people import people_vs_models, verdict_words
+
+    root, release, results = world
+    answers_path = release / "simulated_systems" / "emotion_answers.csv"
+    explorer = Explorer(release, results, work_dir=tmp_path / "work")
+    for all_raters, careless in ((False, False), (True, True)):
+        frame, notes, _ = explorer.leaderboard(_table4(explorer), ["paper", "synthetic demo"], all_raters=all_raters)
+        people = frame[frame["Model"] == "People"].set_index("Input")
+        expected = _expected(pd.read_csv(answers_path), careless=careless)
+        assert set(people.index) == set(expected)
+        for setting, value in expected.items():
+            cell = people.loc[setting, "Acc. (%) ↑"]
+            assert cell.startswith(f"{value:.2f}") and "answers" in cell and "(best)" not in cell and "(second)" not in cell
+            assert people.loc[setting, "Scored by"] == "people" and people.loc[setting, "Origin"] == "synthetic demo"
+            assert people.loc[setting, "Provenance"].endswith("simulated rater(s)")
+    frame, notes, _ = explorer.leaderboard(_table4(explorer), ["paper", "synthetic demo"])
+    stored = pd.concat([run.rows for run in scan_runs(results)[0]], ignore_index=True)
+    for result in people_vs_models(stored, counted_emotion_answers(answers_path)[0]):
+        assert markdown_text(verdict_words(result)) in notes
+    assert "People: the forced-choice emotion study's raters" in notes and "MOS cells" not in notes
+    assert "Simulated raters (emotion study): Rater quality control" in notes
+
+
+def test_the_studys_answers_replace_the_simulated_raters_once_they_cover_every_setting(world, tmp_path, monkeypatch):
+    import json
+
+    from hug_vis_dataset.space.explorer import Explorer
+    from hug_vis_dataset.studies.emotion_answers import EmotionAnswerStore
+
+    root, release, results = world
+    study = tmp_path / "emotion_study.json"
+    settings = ["Video", "Audio", "Text", "Video + Audio + Text"]
+    study.write_text(json.dumps({"name": "people-live", "protocol": "emotion", "tasks": {"emotion": {"settings": settings}},
+                                 "clips": "all", "ratings_per_item": 1, "items_per_session": 4}))
+    monkeypatch.setenv("HUGVIS_STUDY", str(study))
+    explorer = Explorer(release, results, work_dir=tmp_path / "work")
+    store = EmotionAnswerStore(explorer.mos.ratings.path, allowed=explorer.mos.emotion_offer_problem)
+    clips = [str(c) for c in explorer.release.clip_ids()]
+    rows = []
+    for i, clip in enumerate(clips):
+        for j, setting in enumerate(settings[:3]):  # Video + Audio + Text not answered yet
+            answer = ClipId.parse(clip).emotion.value if (i + j) % 3 else "Cannot tell"
+            store.add(f"p{j}", clip, setting, answer, extra={"study": "people-live", "item": f"i{i:04d}{j:06d}"})
+            rows.append((f"p{j}", clip, setting, answer))
+    frame, notes, _ = explorer.leaderboard(_table4(explorer), ["paper", "synthetic demo"])
+    people = frame[frame["Model"] == "People"].set_index("Input")
+    assert people.loc["Video", "Provenance"].endswith("simulated rater(s)")  # 3 of 4 settings: not yet
+    assert "cover 3 of the 4 input settings" in notes
+    for i, clip in enumerate(clips):
+        answer = ClipId.parse(clip).emotion.value
+        store.add("p3", clip, settings[3], answer, extra={"study": "people-live", "item": f"i{i:04d}999999"})
+        rows.append(("p3", clip, settings[3], answer))
+    frame, notes, _ = explorer.leaderboard(_table4(explorer), ["paper", "synthetic demo"])
+    people = frame[frame["Model"] == "People"].set_index("Input")
+    expected = _expected(pd.DataFrame(rows, columns=["rater", "clip_id", "setting", "answer"]), careless=True)
+    for setting, value in expected.items():
+        assert people.loc[setting, "Acc. (%) ↑"].startswith(f"{value:.2f}")
+        assert people.loc[setting, "Provenance"] == f"{len(clips)} answers by 1 rater(s)"
+    assert expected["Video + Audio + Text"] == 100.0 and expected["Video"] < 100.0
