@@ -88,7 +88,7 @@ def _wrong(truth, draws: np.random.Generator) -> str:
 
 
 def simulate_emotion_study(clip_ids: Sequence[str], accuracy: "Mapping[str, float] | None" = None, seed: int = 0,
-                           n_raters: int = 14, careless: int = 1, ratings_per_item: int = 3,
+                           n_raters: int = 16, careless: int = 1, ratings_per_item: int = 3,
                            items_per_session: int = 8, gold_rate: float = 0.125, clip_fraction: float = 0.5,
                            duration: float = 1.0, transcripts: "Mapping[str, str] | None" = None,
                            secret: bytes = b"") -> SimulatedEmotionStudy:
