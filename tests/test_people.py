@@ -174,8 +174,8 @@ def planted():
 def test_the_planted_people_accuracy_is_recovered(planted):
     _, answers = planted
     kept, qc = counted_emotion_answers(answers)
-    assert sorted(qc.flagged) == ["sim_person_16"]  # the careless rater, and only it
-    assert "gold answers failed" in qc.flagged["sim_person_16"] and "faster than the media" in qc.flagged["sim_person_16"]
+    assert sorted(qc.flagged) == ["sim_person_01"]  # the careless rater, and only it
+    assert "gold answers failed" in qc.flagged["sim_person_01"] and "faster than the media" in qc.flagged["sim_person_01"]
     table = accuracy_table(kept, n_boot=1000).set_index("setting")
     assert list(table.index) == list(PEOPLE_ACCURACY)
     for setting, truth in PEOPLE_ACCURACY.items():
@@ -191,7 +191,7 @@ def test_counting_the_careless_rater_biases_people_down(planted):
     _, answers = planted
     kept = accuracy_table(counted_emotion_answers(answers)[0], n_boot=10).set_index("setting")["accuracy"]
     every = accuracy_table(counted_emotion_answers(answers, all_raters=True)[0], n_boot=10).set_index("setting")
-    share = (answers[answers["setting"] != "gold_clear"]["rater"] == "sim_person_16").mean()
+    share = (answers[answers["setting"] != "gold_clear"]["rater"] == "sim_person_01").mean()
     for setting, truth in PEOPLE_ACCURACY.items():
         # a random answer is right 1 time in 8: the expected drop is the careless share x (p - 1/8), per clip
         expected = 100 * share * (truth - 1 / 8)

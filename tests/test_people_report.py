@@ -46,7 +46,7 @@ def _expected(answers: pd.DataFrame, careless: bool = False) -> dict[str, float]
     mean over clips of the share of answers naming the clip's emotion."""
     mine = answers[answers["setting"] != "gold_clear"]
     if not careless:
-        mine = mine[mine["rater"] != mine["rater"].max()]  # sim_person_16: the last, careless one
+        mine = mine[mine["rater"] != "sim_person_01"]  # the first, careless one
     truth = mine["clip_id"].map(lambda c: ClipId.parse(c).emotion.value)
     per_clip = (mine["answer"] == truth).groupby([mine["setting"], mine["clip_id"]]).mean()
     return {s: 100 * v for s, v in per_clip.groupby(level=0).mean().items()}
@@ -96,7 +96,7 @@ def test_table4_prints_a_people_row_per_setting_with_the_engines_interval(world)
         assert f"| {result.setting} | " in block and result.model_name in block
         assert f"{result.verdict.word} (" in block
         assert f"### {result.setting}: people and {result.model_name} per instructed emotion" in block
-    assert "sim\\_person\\_16" in block or "sim_person_16" in block  # the flagged rater is named
+    assert "sim\\_person\\_01" in block or "sim_person_01" in block  # the flagged rater is named
     summary = pd.read_csv(out / "people.csv")
     assert list(summary["Input"]) == ["Video", "Audio", "Text", "Video + Audio + Text"]
     confusion = pd.read_csv(out / "people_confusion.csv")

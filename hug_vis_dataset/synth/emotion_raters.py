@@ -14,7 +14,7 @@ schedules real raters (:func:`~hug_vis_dataset.synth.ratings.schedule_sessions`:
 ``p_s`` (:data:`PEOPLE_ACCURACY`); otherwise "Cannot tell" with probability :data:`CANNOT_TELL_SHARE`, else a
 plausible confusion (one of the emotion's two neighbours, 60%) or any other emotion. So the expected per-clip
 accuracy is ``p_s`` on every clip and the People row converges to it. A gold item (the clip with all its evidence)
-is answered right with probability :data:`GOLD_ACCURACY`. The last ``careless`` raters answer uniformly at random
+is answered right with probability :data:`GOLD_ACCURACY`. The first ``careless`` raters answer uniformly at random
 among the eight choices and faster than the media, so quality control flags them. Answers take
 ``minimum x U(1.5, 4)`` seconds (careless ``x U(0.2, 0.8)``), ``minimum`` being
 :func:`hug_vis_dataset.studies.emotion_study.minimum_seconds` of the item.
@@ -99,7 +99,8 @@ def simulate_emotion_study(clip_ids: Sequence[str], accuracy: "Mapping[str, floa
         accuracy: input setting (Table 4's name) -> planted accuracy in [0, 1] (default :data:`PEOPLE_ACCURACY`);
             the settings of the study.
         seed: every draw derives from it (and the study's seed is it).
-        n_raters, careless: the rater pool (``sim_person_01`` ...) and how many of its last raters are careless.
+        n_raters, careless: the rater pool (``sim_person_01`` ...) and how many of its first raters are careless
+            (the first take sessions in every study; the last may find nothing left).
         ratings_per_item, items_per_session, gold_rate: the schedule.
         duration: the clips' duration in seconds; ``transcripts``: clip id -> transcript (reading times).
         secret: the key of the item codes (:func:`~hug_vis_dataset.studies.sessions.item_code`).
@@ -120,7 +121,7 @@ def simulate_emotion_study(clip_ids: Sequence[str], accuracy: "Mapping[str, floa
                                "gold_rate": gold_rate, "seed": seed}, where=f"simulated study {EMOTION_STUDY}")
     accuracy = dict(zip(spec.settings(), accuracy.values()))  # Table 4's spelling of each setting
     raters = [f"sim_person_{i + 1:02d}" for i in range(n_raters)]
-    sloppy = set(raters[n_raters - careless:])
+    sloppy = set(raters[:careless])  # the first raters: they take sessions however small the study is
     out = SimulatedEmotionStudy(spec, schedule_sessions(spec, raters, secret))
     text = transcripts or {}
     for _spec, rater, number, _seed, entries in out.sessions:
