@@ -204,3 +204,25 @@ def test_the_studys_answers_replace_the_simulated_raters_once_they_cover_every_s
         assert people.loc[setting, "Acc. (%) ↑"].startswith(f"{value:.2f}")
         assert people.loc[setting, "Provenance"] == f"{len(clips)} answers by 1 rater(s)"
     assert expected["Video + Audio + Text"] == 100.0 and expected["Video"] < 100.0
+
+
+def test_mos_status_reads_the_emotion_study(world):
+    from hug_vis_dataset.studies.people import accuracy_table
+    from hug_vis_dataset.studies.judgments import counted_emotion_answers
+    from hug_vis_dataset.studies.status import read_status, study_markdown, study_status
+
+    _, release, _ = world
+    study = release / "simulated_systems" / "study"
+    status = read_status(study / "emotion_study.json", study / "ratings.jsonl")
+    assert status.spec.protocol == "emotion" and status.flagged == {"sim_person_01"} and status.problems == []
+    cov = status.coverage
+    assert cov["completion"] == 1.0 and cov["by_ratings"] == {3: cov["items"]} and cov["min_raters"] == 14
+    answers = release / "simulated_systems" / "emotion_answers.csv"
+    for (title, table), all_raters in zip(status.tables, (True, False)):
+        expected = accuracy_table(counted_emotion_answers(answers, all_raters)[0], n_boot=200)
+        assert title == ("all raters" if all_raters else "without flagged raters")
+        pd.testing.assert_frame_equal(table.reset_index(drop=True), expected.reset_index(drop=True))
+    text = study_status(study / "emotion_study.json", study / "ratings.jsonl")
+    assert "study synthetic-emotion (emotion)" in text and "People's accuracy per input setting (%) (all raters):" in text
+    md = "\n".join(study_markdown([study / "emotion_study.json"], study / "ratings.jsonl"))
+    assert "### synthetic-emotion (emotion)" in md and "Flagged raters: 1 of 15; sim_person_01 (" in md
