@@ -512,6 +512,23 @@ METRICS: tuple[MetricSpec, ...] = (
                definition="Per clip and input setting: 1 when the answer, parsed for one of the seven emotion words "
                           "(English or Chinese, negations skipped), names the clip's instructed emotion, else 0 "
                           "(unparsed answers are 0 and flagged). Accuracy = mean over clips x 100."),
+    # Beyond the paper (issue 54): the same question under reordered options (hugvis predict emotion --circular K).
+    MetricSpec("emotion_circular_accuracy", "Circular acc. (%)", ("emotion",), LABEL, True, (0.0, 1.0),
+               "per-clip correctness under every option order (0/1)", paper_scale=100.0, beyond_paper=True,
+               module=False, counted_alone=True, implementation=_M + "emotion:parse_answer", call=KERNEL,
+               description="Share of clips answered right under every order of the options (MMBench's circular "
+                           "evaluation); from a submission that asks each clip under several orders.",
+               definition="Per clip and input setting asked under K option orders (the seven emotions rotated by "
+                          "floor(j x 7 / K), j = 0..K-1, optionally in both prompt languages): 1 when every answer, "
+                          "parsed as for Acc., names the clip's instructed emotion, else 0; mean over clips x 100. "
+                          "Rows only where the submission holds several orders (or languages) of a clip."),
+    MetricSpec("emotion_flip_rate", "Flip rate (%)", ("emotion",), LABEL, False, (0.0, 1.0),
+               "per-clip answer change with the option order (0/1)", paper_scale=100.0, beyond_paper=True,
+               module=False, counted_alone=True, implementation=_M + "emotion:parse_answer", call=KERNEL,
+               description="Share of clips whose answer changes with the order of the options (position bias).",
+               definition="Per clip and input setting asked under two option orders or more: 1 when, in some prompt "
+                          "language, the parsed answers (an unparsed answer counts as an answer of its own) differ "
+                          "between orders, else 0; mean over clips x 100."),
     # ---------------------------------------------------------------- reference statistics (Fig. 11 inputs)
     MetricSpec("motion_u", "U_s", ("motion",), REFERENCE_ONLY, True, (0.0, 1.0), "mean |alpha change| per frame",
                module=False, paper_table="Eq. 5", implementation=_M + "matting:motion_stats", call=KERNEL,

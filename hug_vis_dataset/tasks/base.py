@@ -45,7 +45,8 @@ class ClipJob:
         expected: reference properties the prediction must match (``width``, ``height``,
             ``sample_rate``, ``fps``).
         prediction: the prediction path(s) found for the clip (more than one is a duplicate).
-        payload: task data other than files (emotion: ``[(input_setting, answer, where), ...]``).
+        payload: task data other than files (emotion: ``[(input_setting, answer, where), ...]``, an answer given under
+            a reordered question with its ``(order, language)`` fourth).
         metrics: the metrics to compute (those available in this installation).
         options: protocol options (``chunk_frames``, ``device``, ``batch_size``, emotion ``settings``;
             ``set_features``: the set metrics of the run, whose per-clip features the scorer may return in
