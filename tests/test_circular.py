@@ -226,3 +226,22 @@ def test_the_cli_asks_both_languages_and_the_keyword_baseline_never_flips(world,
                           "--dataset", str(release), "--out", str(tmp_path / "x"), "--circular", "8"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "--circular: the number of option orders must be an integer in 1..7" in bad.stderr
+
+
+def test_the_space_notes_under_table4_give_the_circular_numbers_with_intervals(world, tmp_path):
+    from hug_vis_dataset.escaping import markdown_text
+    from hug_vis_dataset.space.explorer import Explorer
+    from hug_vis_dataset.statistics.intervals import table_intervals
+
+    _, release, results = world
+    explorer = Explorer(release, results, work_dir=tmp_path / "work")
+    table = next(t for t in explorer.table_labels() if t.startswith("Table 4:"))
+    _, notes, _ = explorer.leaderboard(table, ["paper", "synthetic demo"])
+    rows = pd.read_parquet(results / "emotion" / "planted" / "rows.parquet")
+    cells = table_intervals(rows, ["emotion_accuracy", "emotion_circular_accuracy", "emotion_flip_rate"], 1000)
+    words = ", ".join(f"{name} {cells[('planted | Text', m)].estimate:.2f} [{cells[('planted | Text', m)].low:.2f}, "
+                      f"{cells[('planted | Text', m)].high:.2f}]" for name, m in
+                      (("plain", "emotion_accuracy"), ("circular", "emotion_circular_accuracy"),
+                       ("flip rate", "emotion_flip_rate")))
+    assert markdown_text(f"planted | Text: {words}") in notes
+    assert "plain | Text:" not in notes  # a plain run has no reordered question to report

@@ -32,7 +32,7 @@ from ..leaderboard.board import (ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SPACE_REVE
                                  clip_rows_of, provenance_href, run_tables)
 from ..studies.status import aggregate_ratings
 from ..studies.study_desk import MosStudy, ratings_location
-from .people_view import people_board_rows, people_notes
+from .people_view import people_board_rows, table4_notes
 from .findings_view import joint_finding
 from .crosstask_view import ANALYSES, ANALYSIS_FILTERS, crosstask_view, png_of  # noqa: F401 (ANALYSES*: the app's API)
 from .precheck import PARTIAL_HELP, ambiguous_refusal, layout_check, refusals_message
@@ -209,7 +209,7 @@ class Explorer:
         table = table_number(table_label)
         # The ratings log's skipped lines matter where ratings are shown: the MOS tables.
         is_mos = table in {catalog.task(t).mos_table for t in catalog.task_names()}
-        problems = (self.mos.problems() + self.mos_qc_notes(all_raters) if is_mos else people_notes(
+        problems = (self.mos.problems() + self.mos_qc_notes(all_raters) if is_mos else table4_notes(
             self, scan.runs, all_raters) if table == catalog.task("emotion").paper_table else [])
         view = board(self.board_rows(scan.runs, all_raters), table, keys, source, input_setting, paradigm,
                      damaged=scan.damaged, extra_notes=problems,

@@ -1,4 +1,4 @@
-"""Table 4's People rows on the Space's board: which answers they come from and what the notes say.
+"""Table 4's People rows on the Space's board, which answers they come from, and what Table 4's notes say.
 
 The source is decided by the one rule (:func:`hug_vis_dataset.studies.judgments.choose_people_source`): the
 answers of the emotion study the Space runs (in the results store's ratings log, counted with the study's quality
@@ -6,7 +6,9 @@ control) once they cover every input setting the release's simulated raters answ
 simulated raters (``simulated_systems/emotion_answers.csv``). The rows are
 :func:`hug_vis_dataset.leaderboard.board.people_rows` of :func:`hug_vis_dataset.studies.people.accuracy_table`; the
 notes say, per setting, whether the best model is separable from people (the engine's verdict,
-:func:`hug_vis_dataset.studies.people.verdict_words`) and which raters quality control left out.
+:func:`hug_vis_dataset.studies.people.verdict_words`) and which raters quality control left out, and, for the runs
+that asked their questions under reordered options (``hugvis predict emotion --circular K``), the plain accuracy,
+circular accuracy and flip rate with their intervals (:func:`circular_notes`).
 """
 
 from __future__ import annotations
@@ -72,4 +74,45 @@ def people_notes(explorer: Any, runs, all_raters: bool = False) -> list[str]:
     return ["People against the best model, per input setting: " + "; ".join(verdicts) + "."] + lines
 
 
-__all__ = ["people_board_rows", "people_notes", "people_source"]
+def circular_notes(runs) -> list[str]:
+    """One note (plain text) for the runs with answers under reordered options: per row label its plain accuracy,
+    circular accuracy and flip rate (%), each with the actor-clustered interval every cell has
+    (:func:`hug_vis_dataset.statistics.intervals.table_intervals`); [] when no run has them.
+
+    Example:
+        >>> circular_notes([])
+        []
+    """
+    import pandas as pd
+
+    from ..statistics.intervals import table_intervals
+    from ..statistics.rules import N_BOOT, interval_mark
+
+    metrics = ["emotion_accuracy", "emotion_circular_accuracy", "emotion_flip_rate"]
+    parts = [run.rows for run in runs if run.task == "emotion" and run.rows is not None
+             and (run.rows["metric"] == "emotion_circular_accuracy").any()]
+    if not parts:
+        return []
+    rows = pd.concat(parts, ignore_index=True)
+    rows = rows[rows["model"].isin(set(rows.loc[rows["metric"] == "emotion_circular_accuracy", "model"]))]
+    cells = table_intervals(rows, metrics, N_BOOT)
+
+    def cell(label: str, metric: str) -> str:
+        ci = cells.get((label, metric))
+        if ci is None:
+            return "n/a"
+        mark = interval_mark(ci.n_clusters, ci.low, ci.high)
+        return f"{ci.estimate:.2f} [{ci.low:.2f}, {ci.high:.2f}]{' ' + mark if mark else ''}"
+
+    words = [f"{label}: plain {cell(label, metrics[0])}, circular {cell(label, metrics[1])}, flip rate "
+             f"{cell(label, metrics[2])}" for label in sorted(set(rows["model"]))]
+    return ["Asked under reordered options (hugvis predict emotion --circular K; %, actor-clustered 95% intervals; "
+            "circular: right under every order; flip rate: the answer changed with the order): " + "; ".join(words) + "."]
+
+
+def table4_notes(explorer: Any, runs, all_raters: bool = False) -> list[str]:
+    """Everything Table 4's notes add: :func:`people_notes` and :func:`circular_notes`."""
+    return people_notes(explorer, runs, all_raters) + circular_notes(runs)
+
+
+__all__ = ["circular_notes", "people_board_rows", "people_notes", "people_source", "table4_notes"]
