@@ -99,6 +99,10 @@ def test_rows_are_the_librarys_circular_scores_and_order_0_is_table4(world):
     b = plain[plain["metric"] == "emotion_accuracy"].set_index("clip_id")["value"]
     pd.testing.assert_series_equal(a.sort_index(), b.sort_index())  # order 0 answers are the plain ones
     assert set(plain["metric"]) == {"emotion_accuracy"}  # a plain run has no circular row
+    computed = {name: json.loads((results / "emotion" / name / "summary.json").read_text())["metrics"]["computed"]
+                for name in ("plain", "planted")}  # and computes, records and re-runs what it always did
+    assert computed == {"plain": ["emotion_accuracy"],
+                        "planted": ["emotion_accuracy", "emotion_circular_accuracy", "emotion_flip_rate"]}
 
 
 def test_the_planted_position_bias_is_recovered(world):

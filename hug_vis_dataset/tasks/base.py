@@ -205,6 +205,11 @@ class TaskScorer:
         Real-audio row); a task without such a mode refuses."""
         raise SubmissionError(f"task {self.name} has no reference-derived mode for {predictions!r}")
 
+    def metrics_for(self, index: Any, metrics: Sequence[str]) -> tuple[str, ...]:
+        """The metrics of ``metrics`` a submission (its :class:`~hug_vis_dataset.tasks.submission.PredictionIndex`) can
+        give rows for, what a run computes and records (default: all of them)."""
+        return tuple(metrics)
+
     def availability(self) -> dict[str, str]:
         """Metric -> ``""`` when it can run here, else ``"skipped: <why and the command to fix it>"``."""
         from .. import weights

@@ -20,6 +20,8 @@ from .base import ClipJob, ClipOutcome, ClipScores, TaskScorer, failed_rows, res
 from .submission import PredictionIndex
 
 UNPARSED_NOTE = "unparsed answer"
+#: The rows of a question asked under reordered options (``hugvis predict emotion --circular K``).
+CIRCULAR_METRICS: tuple[str, ...] = ("emotion_circular_accuracy", "emotion_flip_rate")
 #: The note of a wrong answer, followed by the emotion it named (``answered Sad``).
 ANSWERED_NOTE = "answered "
 PREDICTIONS_FILE = "predictions.jsonl"
@@ -98,6 +100,12 @@ class EmotionTask(TaskScorer):
             if dup:
                 index.duplicate_keys[cid] = dup
         return index
+
+    def metrics_for(self, index: PredictionIndex, metrics) -> tuple[str, ...]:
+        """Circular accuracy and flip rate only for a submission that asks reordered questions (a plain one
+        computes, records and re-runs exactly what it always did)."""
+        ordered = any(len(entry) == 4 for answers in index.payload.values() for entry in answers)
+        return tuple(m for m in metrics if ordered or m not in CIRCULAR_METRICS)
 
     def settings(self, index: PredictionIndex) -> list[str]:
         """The input settings present in a submission, in Table 4's order."""
