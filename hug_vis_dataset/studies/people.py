@@ -28,7 +28,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -220,7 +220,7 @@ def people_vs_models(rows, answers, comparisons=None, n_boot: int = N_BOOT, peop
     return out
 
 
-def _instead(counts: "pd.Series", total: int) -> str:  # noqa: F821 - pandas imported lazily
+def _instead(counts: Any, total: int) -> str:
     """The most frequent wrong answer and its share of all answers (``"Surprised 25%"``; ``"-"`` when none)."""
     if not len(counts) or total == 0:
         return "-"
@@ -257,7 +257,8 @@ def confusion_comparison(rows, answers, setting: str, model_label: str, people_r
         verdict = compare(pd.concat([p, m], ignore_index=True), TASK, METRIC, people_label(setting), model_label)
         mine = scored[scored["clip_id"].isin(set(p["clip_id"]))]
         said = mine.loc[mine["correct"] == 0, "answer"].value_counts()
-        notes = m.loc[m["value"] == 0, "error"].fillna("").astype(str)
+        notes = (m.loc[m["value"] == 0, "error"] if "error" in m.columns else m.loc[m["value"] == 0, "clip_id"].map(
+            lambda _: "")).fillna("").astype(str)  # rows without notes (a CSV of a few columns): nothing named
         named = notes.map(lambda n: UNPARSED if n == UNPARSED_NOTE else n.removeprefix(ANSWERED_NOTE) if
                           n.startswith(ANSWERED_NOTE) else "")
         out.append({"emotion": emotion, "clips": len(p), "people": 100 * p["value"].mean(),
@@ -310,6 +311,6 @@ def settings_of(answers) -> list[str]:
     return sorted(scored["setting"].unique(), key=input_setting_sort_key) if len(scored) else []
 
 
-__all__: Sequence[str] = ["PeopleSetting", "accuracy_table", "best_models", "confusion_comparison", "emotion_rows",
+__all__ = ["PeopleSetting", "accuracy_table", "best_models", "confusion_comparison", "emotion_rows",
                           "people_clip_rows", "people_confusion", "people_label", "people_vs_models", "scored_answers",
                           "settings_of", "verdict_words"]
