@@ -279,6 +279,8 @@ _DNSMOS = dict(weights=("dnsmos_sig_bak_ovr", "dnsmos_p808"), reference_urls=("h
                range_is_bound=False, implementation=_M + "voice:dnsmos", call=KERNEL)
 # CER's three rows: one kernel call (one transcript) gives the quotient and its two integers.
 _WHISPER = ("whisper_large_v3", "whisper_large_v3_config", "whisper_large_v3_generation", "whisper_large_v3_tokenizer")
+_CIRCULAR = dict(paper_scale=100.0, beyond_paper=True, module=False, counted_alone=True, call=KERNEL,
+                 implementation=_M + "emotion:parse_answer")
 _CER = dict(weights=_WHISPER, beyond_paper=True, reference_kind="text", implementation=_M + "cer:cer_clip",
             call=KERNEL, networks=("asr",),
             reference_urls=("https://github.com/BytedanceSpeech/seed-tts-eval", "https://huggingface.co/openai/whisper-large-v3"))
@@ -512,6 +514,17 @@ METRICS: tuple[MetricSpec, ...] = (
                definition="Per clip and input setting: 1 when the answer, parsed for one of the seven emotion words "
                           "(English or Chinese, negations skipped), names the clip's instructed emotion, else 0 "
                           "(unparsed answers are 0 and flagged). Accuracy = mean over clips x 100."),
+    # Beyond the paper (issue 54): the question under reordered options (predict emotion --circular K), no module.
+    MetricSpec("emotion_circular_accuracy", "Circular acc. (%)", ("emotion",), LABEL, True, (0.0, 1.0),
+               "per-clip correctness under every option order (0/1)", **_CIRCULAR,
+               description="Share of clips answered right under every order of the options (circular evaluation).",
+               definition="Per clip and setting asked under K option orders (the seven emotions rotated by floor(j x "
+                          "7 / K), j < K; optionally both prompt languages): 1 when every answer names its emotion."),
+    MetricSpec("emotion_flip_rate", "Flip rate (%)", ("emotion",), LABEL, False, (0.0, 1.0),
+               "per-clip answer change with the option order (0/1)", **_CIRCULAR,
+               description="Share of clips whose answer changes with the order of the options (position bias).",
+               definition="Per clip and setting asked under two option orders or more: 1 when, in some prompt "
+                          "language, the parsed answers (unparsed: an answer of its own) differ, else 0; x 100."),
     # ---------------------------------------------------------------- reference statistics (Fig. 11 inputs)
     MetricSpec("motion_u", "U_s", ("motion",), REFERENCE_ONLY, True, (0.0, 1.0), "mean |alpha change| per frame",
                module=False, paper_table="Eq. 5", implementation=_M + "matting:motion_stats", call=KERNEL,

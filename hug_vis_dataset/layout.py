@@ -160,6 +160,8 @@ SYNTHETIC_MARKER = "metadata/synthetic.json"
 #: A synthetic tree's simulated model outputs (``<task>/<system>/``) and their simulated MOS ratings.
 SIMULATED_SYSTEMS_DIR = "simulated_systems"
 SIMULATED_RATINGS_FILE = "mos_ratings.csv"
+#: The synthetic release's simulated emotion-study answers (people as the ceiling of Table 4), exported as CSV.
+SIMULATED_EMOTION_ANSWERS_FILE = "emotion_answers.csv"
 
 
 def layout_for(release_dir: "str | Path", layout: "ReleaseLayout | None" = None) -> ReleaseLayout:

@@ -56,17 +56,26 @@ def name_problem(kind: str, name: object) -> "str | None":
 REAL_AUDIO_MODEL = "real-audio"  # Table 9's "Real audio" row: the release's own recordings
 REFERENCE_MODEL = "reference"  # statistics of the reference data (motion U_s, V_s)
 BASELINE_MODEL = "baseline"  # the toolkit's built-in trivial baselines (hugvis predict --model baseline)
+# Table 4's People rows: the emotion study's raters (studies/people.py), the ceiling models are read against.
+PEOPLE_MODEL = "people"
 # Emotion rows name the model "<model> | <input setting>" (Table 4 has one row per both).
 EMOTION_MODEL_SEP = " | "
-REFERENCE_MODELS: tuple[str, ...] = (REAL_AUDIO_MODEL, REFERENCE_MODEL, BASELINE_MODEL)
+REFERENCE_MODELS: tuple[str, ...] = (REAL_AUDIO_MODEL, REFERENCE_MODEL, BASELINE_MODEL, PEOPLE_MODEL)
 # Pseudo-systems of ``hugvis audit robustness`` (processed reference media: ``audit@h264_crf23``):
 # measurements of a metric's noise floor, never systems to rank.
 AUDIT_PREFIX = "audit@"
 # How tables (the report, the leaderboard) print the reserved rows.
 REAL_AUDIO_LABEL = "Real audio (reference)"
 BASELINE_LABEL = "baseline (built-in)"
-#: Printed name of each reserved row that tables print (both printed, never ranked).
-RESERVED_LABELS: dict[str, str] = {REAL_AUDIO_MODEL: REAL_AUDIO_LABEL, BASELINE_MODEL: BASELINE_LABEL}
+PEOPLE_LABEL = "People"
+#: Printed name of each reserved row that tables print (all printed, never ranked).
+RESERVED_LABELS: dict[str, str] = {REAL_AUDIO_MODEL: REAL_AUDIO_LABEL, BASELINE_MODEL: BASELINE_LABEL,
+                                   PEOPLE_MODEL: PEOPLE_LABEL}
+#: What a table with People rows says under them (Table 4).
+PEOPLE_NOTE = ("People: the forced-choice emotion study's raters shown the clip in that input setting (per clip the "
+               "share of counted raters naming the instructed emotion, 'Cannot tell' counted wrong; gold items and "
+               "raters flagged by quality control left out); a ceiling to read the models against, never ranked "
+               "with them")
 #: What each task's built-in baseline does (``hugvis predict --model baseline``), as a table's note says it: a
 #: reader must know that voice cloning's replays the reference, so its Speaker Sim. is a ceiling, not a system.
 BASELINE_DOES: dict[str, str] = {

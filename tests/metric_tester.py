@@ -104,6 +104,9 @@ class Family:
         door_order: metrics whose door order invariance is checked (default all).
         door_full: metrics checked on all clips of the door world whatever ``door_clips`` (the paper
             table's columns: the report's printed value is over every clip).
+        door: False for a family with no evaluate module and no rows in the door world (the emotion rows of a
+            question asked under reordered options): its doors (predict, runner, report) are checked in the file
+            ``door_test`` names, on submissions that ask reordered questions.
     """
 
     name: str
@@ -122,6 +125,8 @@ class Family:
     door_rel: float = 0.0
     door_order: "tuple[str, ...] | None" = None
     door_full: tuple[str, ...] = ()
+    door: bool = True
+    door_test: str = ""
 
     def door_n(self, metric: str) -> int:
         """Clips of the door world the door checks of ``metric`` use."""
@@ -332,6 +337,64 @@ EMOTION = Family("emotion", "emotion", ("emotion_accuracy",), _emotion_cases,
                  door_chunk=False)
 
 
+# -- the emotion question under reordered options (issue 54): hand labels of tests/test_emotion.py
+def _circular_cases() -> dict[str, tuple[Any, Any]]:
+    """Clips as ``{(order, language): answer}`` with their instructed emotion, from the hand-labelled answers."""
+    labelled = [(a, e) for a, e in _emotion.ANSWERS]
+    by_label: dict = {}
+    for answer, label in labelled:
+        by_label.setdefault(label, []).append(answer)
+    sad, happy, none = by_label["Sad"], by_label["Happy"], by_label[None]
+    stable = {(0, "en"): sad[0], (2, "en"): sad[1], (4, "en"): sad[2]}  # right under every order
+    flips = {(0, "en"): sad[0], (2, "en"): happy[0], (4, "en"): sad[3]}  # changes once
+    unparsed = {(0, "en"): none[0], (3, "en"): none[1]}  # two unparsed answers: no flip (same non-answer)
+    lost = {(0, "en"): happy[1], (1, "en"): none[0]}  # a parsed answer then none: a flip
+    languages = {(0, "en"): sad[0], (0, "zh"): "悲伤", (3, "en"): sad[4], (3, "zh"): "开心"}  # zh flips
+    one_each = {(0, "en"): happy[2], (0, "zh"): "生气"}  # no language asked twice: no flip row
+    return {"stable_sad": ([stable], ["Sad"]), "mixed": ([stable, flips, unparsed, lost], ["Sad", "Sad", "Sad", "Happy"]),
+            "languages": ([languages, one_each], ["Sad", "Happy"]), "one_each": ([one_each], ["Happy"]),
+            "seven_orders": ([{(k, "en"): (sad[k % len(sad)] if k != 5 else none[2]) for k in range(7)}], ["Sad"])}
+
+
+def _circular_library(pred, ref):
+    """The scorer's per-clip function (metrics.emotion.circular_scores), averaged over the case's clips."""
+    from hug_vis_dataset.metrics.emotion import circular_scores
+
+    per_clip = [circular_scores(p, r) for p, r in zip(pred, ref)]
+    return {m: _nanmean([c.get(m, math.nan) for c in per_clip]) for m in ("emotion_circular_accuracy",
+                                                                         "emotion_flip_rate")}
+
+
+def _circular_reference(pred, ref):
+    """By hand: the hand label of every answer; right under every order, and a language whose labels differ."""
+    truth = dict(_emotion.ANSWERS) | {"悲伤": "Sad", "开心": "Happy", "生气": "Angry"}
+    circular, flips = [], []
+    for answers, emotion in zip(pred, ref):
+        labels = {key: truth[a] for key, a in answers.items()}
+        circular.append(float(all(v == emotion for v in labels.values())))
+        languages = {lang for _, lang in labels}
+        groups = [[v for (o, lang), v in labels.items() if lang == language] for language in languages]
+        if any(len(g) > 1 for g in groups):
+            flips.append(float(any(len(set(g)) > 1 for g in groups)))
+    return {"emotion_circular_accuracy": float(np.mean(circular)),
+            "emotion_flip_rate": float(np.mean(flips)) if flips else math.nan}
+
+
+def _circular_variants(pred, ref):
+    for seed in (0, 1):  # the answers of a clip in another order, the clips in another order
+        rng = random.Random(seed)
+        order = list(range(len(pred)))
+        rng.shuffle(order)
+        shuffled = [dict(rng.sample(list(pred[i].items()), len(pred[i]))) for i in order]
+        yield f"answers and clips shuffled ({seed})", _circular_library(shuffled, [ref[i] for i in order])
+
+
+EMOTION_CIRCULAR = Family("emotion_circular", "emotion", ("emotion_circular_accuracy", "emotion_flip_rate"),
+                          _circular_cases, _circular_library, lambda out, m: out[m], _circular_reference,
+                          _circular_variants, door_chunk=False, door=False,
+                          door_test="tests/test_circular.py (predict --circular -> evaluate -> report, planted bias)")
+
+
 # -- motion statistics (Eq. 5-6): centroids by scipy.ndimage.center_of_mass
 def _motion_cases() -> dict[str, tuple[Any, Any]]:
     hand = np.zeros((3, 2, 4), np.float32)
@@ -402,7 +465,8 @@ BOUNDARY = Family("boundary", "matting_boundary", catalog.SUITES["boundary_matti
                   _boundary_library, lambda out, m: out["clip"][m.split("_", 1)[1]][m.split("_", 1)[0]],
                   _boundary_reference, _boundary_variants)
 
-FAMILIES: tuple[Family, ...] = (MATTING, FRAMES, DNSMOS, SPEAKER, DISTILL_MOS, EMOTION, MOTION, BOUNDARY)
+FAMILIES: tuple[Family, ...] = (MATTING, FRAMES, DNSMOS, SPEAKER, DISTILL_MOS, EMOTION, EMOTION_CIRCULAR, MOTION,
+                                BOUNDARY)
 #: metric -> its family: the one table of references.
 REFERENCES: dict[str, Family] = {m: f for f in FAMILIES for m in f.metrics}
 
@@ -511,6 +575,8 @@ def check_doors(world: tuple[Path, Path, Any], metric: str) -> None:
 
     release, results, report = world
     family = REFERENCES[metric]
+    if not family.door:  # no module, no rows in the door world: family.door_test checks its doors
+        return
     task, system, n = family.task, SYSTEM[family.task], family.door_n(metric)
     predictions, references, records = (x[:n] for x in door_inputs(release, task, system))
     model = f"{system} | {SETTING}" if task == "emotion" else system
@@ -546,7 +612,7 @@ def check_module_invariance(world: tuple[Path, Path, Any], metric: str) -> None:
     """(b) through the evaluate door: chunk size and input order (with ids) change no value."""
     release, _, _ = world
     family, name = REFERENCES[metric], module_of(metric)
-    if not name:  # reference statistics: the scorer's chunk invariance is a family variant
+    if not name:  # reference statistics: the scorer's chunk invariance is a family variant (no module: no door)
         return
     n = family.door_n(metric)
     predictions, references, _ = (x[:n] for x in door_inputs(release, family.task, SYSTEM[family.task]))
@@ -568,6 +634,8 @@ def check_workers(world: tuple[Path, Path, Any], metric: str) -> None:
     from hug_vis_dataset.scoring.runner import evaluate_submission
 
     release, results, _ = world
+    if not REFERENCES[metric].door:  # no rows in the door world: family.door_test runs the workers
+        return
     task = REFERENCES[metric].task
     system = SYSTEM[task]
 
@@ -597,6 +665,8 @@ def check_pickle(world: tuple[Path, Path, Any], metric: str) -> None:
 
     release, _, _ = world
     family, name = REFERENCES[metric], module_of(metric)
+    if not family.door:  # no module to pickle; the scorer is emotion_accuracy's, pickled there
+        return
     task = family.task
     predictions, references, records = (x[:family.door_n(metric)] for x in door_inputs(release, task,
                                                                                         SYSTEM[task]))

@@ -409,7 +409,7 @@ MARKDOWN_RENDERER = ("markdown_table", "tables")
 #: The Space's study forms: layout and wiring only. From studies/ they take constants (upper-case names)
 #: and the study object they wire, as a type (FORM_TYPES); the study's logic (what may be rated, storing,
 #: validating and aggregating ratings) is studies/'s.
-STUDY_FORMS = ("space/mos_study.py", "space/pairwise_form.py", "space/session_form.py")
+STUDY_FORMS = ("space/mos_study.py", "space/pairwise_form.py", "space/session_form.py", "space/emotion_form.py")
 FORM_TYPES = frozenset({"MosStudy"})
 #: Where a metric's code lives: the function each catalog row names (``MetricSpec.implementation``), by mode.
 IMPLEMENTATION_HOMES = {"analysis": "analyses", "per-clip": "metrics"}

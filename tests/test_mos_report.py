@@ -124,9 +124,14 @@ def test_simulated_ratings_are_deterministic_and_seeded(grid, tmp_path):
     copy.mkdir()
     (copy / "manifest.json").write_bytes((systems_root / "manifest.json").read_bytes())
     # same seed: same bytes, whatever the order the clip ids come in
-    seconds = summary.n_frames / summary.fps  # what synthesize passes: the media's duration
-    assert write_simulated_ratings(copy, summary.clip_ids[::-1], seed=5, duration=seconds).read_bytes() == written
-    for name in ("pairwise_ratings.csv", "study/ratings.jsonl", "study/sessions.jsonl", "study/mos_study.json"):
+    seconds = summary.n_frames / summary.fps  # what synthesize passes: the media's duration, the transcripts
+    from hug_vis_dataset.release import Release
+
+    texts = {r.clip_id: r.transcript for r in Release(root / "grid")}
+    assert write_simulated_ratings(copy, summary.clip_ids[::-1], seed=5, duration=seconds,
+                                   transcripts=texts).read_bytes() == written
+    for name in ("pairwise_ratings.csv", "study/ratings.jsonl", "study/sessions.jsonl", "study/mos_study.json",
+                 "emotion_answers.csv", "study/emotion_study.json"):
         assert (copy / name).read_bytes() == (systems_root / name).read_bytes(), name
     assert write_simulated_ratings(copy, summary.clip_ids, seed=6, duration=seconds).read_bytes() != written
     systems = {t: {s.name: s.strength for s in SYSTEMS[t]} for t in MOS_TASKS}

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from ..layout import SIMULATED_RATINGS_FILE, SIMULATED_SYSTEMS_DIR
+from ..layout import SIMULATED_EMOTION_ANSWERS_FILE, SIMULATED_RATINGS_FILE, SIMULATED_SYSTEMS_DIR
 from ..outputs import claim
 from ..statistics.rules import N_BOOT
 from ..tasks import TASKS
@@ -229,6 +229,7 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
     # The synthetic grid's simulated raters (not human judgements) give Tables 6/8/10.
     # They follow the schedule of a real blind study (synth/ratings.py): the pairwise answers give the
     # Bradley-Terry strengths in the Findings, the study folder the quality-control section.
+    from ..synth.emotion_raters import EMOTION_STUDY_FILE
     from ..synth.ratings import LOG_FILE, MOS_STUDY_FILE, PAIRWISE_FILE, PAIRWISE_STUDY_FILE, STUDY_DIR
 
     ratings = systems_root / SIMULATED_RATINGS_FILE
@@ -238,13 +239,16 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
     if (study / LOG_FILE).is_file():
         from ..studies.status import study_markdown
 
-        appendix = study_markdown([study / MOS_STUDY_FILE, study / PAIRWISE_STUDY_FILE], study / LOG_FILE)
+        appendix = study_markdown([study / MOS_STUDY_FILE, study / PAIRWISE_STUDY_FILE]
+                                  + [p for p in (study / EMOTION_STUDY_FILE,) if p.is_file()], study / LOG_FILE)
     # The audit's rows live in their own folder (never with the ranked results); its noise-floor
     # table joins the report's Findings.
+    people = systems_root / SIMULATED_EMOTION_ANSWERS_FILE  # the simulated emotion study: Table 4's People rows
     report = build_report([results], out / "report", n_boot=N_BOOT if n_boot is None else n_boot,
                           mos=ratings if ratings.is_file() else None,
                           preferences=pairwise if pairwise.is_file() else None,
-                          audit=out / "audit" if audit else None, appendix=appendix)
+                          audit=out / "audit" if audit else None, appendix=appendix,
+                          people=people if people.is_file() else None)
     markdown = report.markdown
     print(markdown)
     seconds = time.perf_counter() - start

@@ -7,9 +7,9 @@ Modules:
         ranking rule per comparable group, notes naming the fix of every empty cell.
 """
 
-from .board import Board, board, board_rows, mos_rows, paper_rows, stored_rows
+from .board import Board, board, board_rows, mos_rows, paper_rows, people_rows, stored_rows
 from .store import (HubResultsStore, LocalResultsStore, ModelNameError, StoreError, StoredRun, check_model_name,
                     open_store)
 
 __all__ = ["Board", "board_rows", "HubResultsStore", "LocalResultsStore", "ModelNameError", "StoreError", "StoredRun", "board",
-           "check_model_name", "mos_rows", "open_store", "paper_rows", "stored_rows"]
+           "check_model_name", "mos_rows", "open_store", "paper_rows", "people_rows", "stored_rows"]

@@ -38,7 +38,8 @@ from typing import Iterable, Sequence
 
 from .. import catalog
 from ..paper_tables import PAPER_COLUMNS, TASK_TABLES, UNRANKED_SOURCES, table_info
-from ..results import BASELINE_MODEL, EMOTION_MODEL_SEP, REAL_AUDIO_MODEL, RESERVED_LABELS, baseline_note, reserved_label
+from ..results import (BASELINE_MODEL, EMOTION_MODEL_SEP, PEOPLE_MODEL, PEOPLE_NOTE, REAL_AUDIO_MODEL,
+                       RESERVED_LABELS, baseline_note, reserved_label)
 from ..escaping import markdown_text
 from ..statistics.ranking import Entry, rank_column
 from ..statistics.rules import PARTIAL_RULE, RANK_POOLS, comparison_set  # noqa: F401 (the board's rules)
@@ -60,7 +61,7 @@ UNMARKED_PAPER_NOTE = "Paper rows have no per-clip rows: no verdict is drawn aga
 SCORED_BY_NOTE = ("Scored by: *verified* = scored by this leaderboard's own scorer from the uploaded predictions (its "
                   "record's digests still match the stored files); *self-reported* = scored elsewhere and stored as it "
                   "was (hugvis evaluate, leaderboard push); *paper* = the paper's published numbers; *ratings* = a "
-                  "MOS from the study's ratings.")
+                  "MOS from the study's ratings; *people* = the emotion study's answers.")
 MOS_NOTE = ("MOS cells: the mean opinion score, its 95% actor-clustered bootstrap interval in brackets and the "
             "number of ratings behind it; ranked on the printed MOS.")
 UNRANKED_NOTE = ("{labels}: printed to read the systems against, never ranked (a value of theirs beyond the bold cell "
@@ -197,6 +198,45 @@ def mos_rows(mos, origin: str, note: str = ""):
     return pd.DataFrame(records, columns=list(BOARD_COLUMNS))
 
 
+def people_rows(table, origin: str, simulated: bool = False):
+    """Board rows of Table 4's People row per input setting from :func:`hug_vis_dataset.studies.people.accuracy_table`
+    (``setting, accuracy, ci_low, ci_high, n_clips, n_answers, n_raters``): the accuracy in %, the interval and the
+    answers behind it in ``detail``, never ranked (a reserved row, :data:`hug_vis_dataset.results.PEOPLE_MODEL`);
+    ``simulated``: the synthetic release's simulated raters (said in the provenance column).
+
+    Example:
+        >>> import pandas as pd
+        >>> t = pd.DataFrame({"setting": ["Video"], "accuracy": [93.35], "ci_low": [90.77], "ci_high": [96.03],
+        ...                   "n_clips": [168], "n_answers": [470], "n_raters": [15]})
+        >>> people_rows(t, "synthetic")[["model", "input_setting", "text", "detail"]].values.tolist()
+        [['people', 'Video', '93.35', '[90.77, 96.03], 470 answers']]
+    """
+    import pandas as pd
+
+    info = table_info(catalog.task("emotion").paper_table)
+    metric = info["metrics"][0]
+    who = "simulated rater(s)" if simulated else "rater(s)"
+    records = [{"table": info["table"], "task": "emotion", "model": PEOPLE_MODEL, "input_setting": row.setting,
+                "source": "", "paradigm": "", "metric": metric["key"], "metric_display": metric["display"],
+                "value": float(row.accuracy), "text": print_value(float(row.accuracy), metric["key"]),
+                "higher_is_better": True, "origin": origin, "n_ok": int(row.n_clips), "n_failed": 0, "coverage": None,
+                "link": f"{int(row.n_answers)} answers by {int(row.n_raters)} {who}", "note": None,
+                "scored_by": "people", "detail": _interval_detail(row.ci_low, row.ci_high, f"{int(row.n_answers)} answers"),
+                "partial": False} for row in table.itertuples(index=False)]
+    return pd.DataFrame(records, columns=list(BOARD_COLUMNS))
+
+
+def _interval_detail(low: float, high: float, count: str) -> str:
+    """``[low, high], <count>`` (the interval left out when NaN: one actor; marked ``?`` when collapsed)."""
+    from ..statistics.verdicts import MARKS, CANNOT_TELL, collapsed
+
+    low, high = float(low), float(high)
+    interval = f"[{print_value(low)}, {print_value(high)}], " if math.isfinite(low) and math.isfinite(high) else ""
+    if collapsed(low, high):  # absence of evidence, drawn as such (hug_vis_dataset.verdicts)
+        interval = f"[{print_value(low)}, {print_value(high)}] {MARKS[CANNOT_TELL]}, "
+    return f"{interval}{count}"
+
+
 def mos_detail(row) -> str:
     """``[low, high], N ratings`` after a MOS (the interval left out when it is NaN: one actor).
 
@@ -205,13 +245,8 @@ def mos_detail(row) -> str:
         >>> mos_detail(R(ci_low=3.91, ci_high=4.3, n_ratings=12)), mos_detail(R(ci_low=float("nan"), ci_high=1, n_ratings=1))
         ('[3.91, 4.30], 12 ratings', '1 ratings')
     """
-    from ..statistics.verdicts import MARKS, CANNOT_TELL, collapsed
-
     low, high = (float(getattr(row, k, math.nan)) for k in ("ci_low", "ci_high"))
-    interval = f"[{print_value(low)}, {print_value(high)}], " if math.isfinite(low) and math.isfinite(high) else ""
-    if collapsed(low, high):  # absence of evidence, drawn as such (hug_vis_dataset.verdicts)
-        interval = f"[{print_value(low)}, {print_value(high)}] {MARKS[CANNOT_TELL]}, "
-    return f"{interval}{int(row.n_ratings)} ratings"
+    return _interval_detail(low, high, f"{int(row.n_ratings)} ratings")
 
 
 def clip_rows_of(runs: Iterable, *extra) -> "RowsIndex":
@@ -260,7 +295,8 @@ def row_order(model: str, origin: str, source: str = "") -> tuple[int, int]:
     >>> sorted(["clone_good", "real-audio"], key=lambda m: row_order(m, "synthetic"))
     ['real-audio', 'clone_good']
     """
-    return row_group(model, origin, source), 0 if model == REAL_AUDIO_MODEL or source in UNRANKED_SOURCES else 1
+    first = model in (REAL_AUDIO_MODEL, PEOPLE_MODEL) or source in UNRANKED_SOURCES  # references head their group
+    return row_group(model, origin, source), 0 if first else 1
 
 
 def provenance_href(summary_path: str) -> str:
@@ -312,7 +348,7 @@ def applicable_filters(table: int, frame) -> tuple[str, ...]:
 
 
 def _unranked(record) -> bool:
-    return record["source"] in UNRANKED_SOURCES or record["model"] == BASELINE_MODEL
+    return record["source"] in UNRANKED_SOURCES or record["model"] in (BASELINE_MODEL, PEOPLE_MODEL)
 
 
 #: How a hidden origin is shown, per door (``{origin}``: key, ``{label}``: printed label).
@@ -377,7 +413,7 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
     extra: dict[tuple, dict] = {}
     reasons: dict[str, set[str]] = {}
     legends: dict[str, None] = {}
-    has_mos = collapsed_mos = False
+    has_mos = collapsed_mos = collapsed_people = False
     evidence = clip_rows if clip_rows is None or isinstance(clip_rows, RowsIndex) else RowsIndex(clip_rows)
     for metric in metrics:
         part = sub[sub["metric"] == metric["key"]]
@@ -397,8 +433,10 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
                 text = f"{text} ({mark})" if mark else text
                 if verdict is not None and verdict.legend:
                     legends.setdefault(f"{headers[metric['key']]}: {verdict.legend}", None)
-                has_mos |= isinstance(record.get("detail"), str) and bool(record["detail"])
-                collapsed_mos |= "] ?" in str(record.get("detail") or "")
+                rated = record.get("scored_by") == "ratings"  # a MOS cell (People cells have their own note)
+                has_mos |= rated and isinstance(record.get("detail"), str) and bool(record["detail"])
+                collapsed_mos |= rated and "] ?" in str(record.get("detail") or "")
+                collapsed_people |= not rated and "] ?" in str(record.get("detail") or "")
             else:
                 text = NEEDS_WEIGHTS if "weights" in str(record["note"] or "") else "n/a"
                 if record["note"]:
@@ -442,6 +480,8 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
         notes.append(UNRANKED_NOTE.format(labels=word_list(unranked_labels)))
     if BASELINE_MODEL in set(sub["model"]) and baseline_note(info["task"]):
         notes.append(markdown_text(baseline_note(info["task"])))
+    if sub["model"].astype(str).str.startswith(PEOPLE_MODEL).any():
+        notes.append(markdown_text(PEOPLE_NOTE) + ".")
     if legends:
         notes.extend(legends)
         notes.append(UNMARKED_PAPER_NOTE)
@@ -455,6 +495,10 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
         from ..statistics.verdicts import COLLAPSED
 
         notes.append(f"? on a MOS interval: {COLLAPSED}.")
+    if collapsed_people:
+        from ..statistics.verdicts import COLLAPSED
+
+        notes.append(f"? on a People interval: {COLLAPSED}.")
     notes.extend(markdown_text(n) for n in extra_notes)
     if not rows:
         notes.insert(0, f"No row of Table {table} matches " + (", ".join(f"{c} = {w!r}" for c, w in applied.items())

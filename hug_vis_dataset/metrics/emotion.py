@@ -312,6 +312,73 @@ def emotion_accuracy(
     return result
 
 
+# ----------------------------------------------------------------------------- answers under reordered options
+#: The most option orders a question can be asked in: one per rotation of the seven options.
+MAX_ORDERS = len(EMOTIONS)
+
+
+def option_shifts(k: int) -> list[int]:
+    """The rotations of ``k`` option orders, spread over the seven: ``floor(j x 7 / k)`` for j = 0..k-1 (order 0
+    is Table 1's; with k = 7, every rotation, MMBench's circular evaluation).
+
+    Example:
+        >>> option_shifts(1), option_shifts(3), option_shifts(7)
+        ([0], [0, 2, 4], [0, 1, 2, 3, 4, 5, 6])
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_ORDERS:
+        raise ValueError(f"the number of option orders must be an integer in 1..{MAX_ORDERS}, got {k!r}")
+    return [j * MAX_ORDERS // k for j in range(k)]
+
+
+def rotated_options(shift: int) -> tuple[str, ...]:
+    """Table 1's seven emotions rotated left by ``shift`` (the order a prompt lists them in).
+
+    Example:
+        >>> rotated_options(2)[:3]
+        ('Sad', 'Afraid', 'Disgusted')
+    """
+    return tuple(EMOTION_NAMES[(i + shift) % MAX_ORDERS] for i in range(MAX_ORDERS))
+
+
+def circular_scores(answers: "Mapping[tuple[int, str], str | None]", truth: "str | Emotion") -> dict[str, float]:
+    """Per-clip values of one clip and setting asked under several option orders (and prompt languages).
+
+    Args:
+        answers: ``(order, language) -> the model's answer`` (order 0: the options in Table 1's order).
+        truth: the clip's instructed emotion.
+
+    Returns:
+        ``emotion_accuracy``: the share of the order-0 answers that name ``truth`` (one per language asked; the
+        plain accuracy, Table 4's); ``emotion_circular_accuracy``: 1 when every answer names it, else 0;
+        ``emotion_flip_rate`` (only when some language was asked under two orders or more): 1 when, in some
+        language, the parsed answers differ between orders (an unparsed answer is an answer of its own), else 0.
+
+    Raises:
+        ValueError: no answer, or none under order 0.
+
+    Example:
+        >>> circular_scores({(0, "en"): "Sad", (2, "en"): "sad.", (4, "en"): "Angry"}, "Sad")
+        {'emotion_accuracy': 1.0, 'emotion_circular_accuracy': 0.0, 'emotion_flip_rate': 1.0}
+        >>> circular_scores({(0, "en"): "Sad", (0, "zh"): "悲伤"}, "Sad")
+        {'emotion_accuracy': 1.0, 'emotion_circular_accuracy': 1.0}
+    """
+    if not answers:
+        raise ValueError("no answer to score")
+    truth = parse_emotion(truth)
+    parsed = {key: parse_answer(answer) for key, answer in answers.items()}
+    plain = [p == truth for (order, _), p in parsed.items() if order == 0]
+    if not plain:
+        raise ValueError("no answer with the options in Table 1's order (order 0); ask it too")
+    out = {"emotion_accuracy": float(sum(plain) / len(plain)),
+           "emotion_circular_accuracy": float(all(p == truth for p in parsed.values()))}
+    by_language: dict[str, list] = {}
+    for (order, language), p in sorted(parsed.items(), key=lambda kv: (str(kv[0][1]), kv[0][0])):
+        by_language.setdefault(str(language), []).append(p)
+    if any(len(group) > 1 for group in by_language.values()):
+        out["emotion_flip_rate"] = float(any(len(set(group)) > 1 for group in by_language.values()))
+    return out
+
+
 # Table 4's groups, in its order. Modalities inside a combined setting are written in this order.
 INPUT_SETTING_ORDER: tuple[str, ...] = (
     "Image frame", "Video", "Audio", "Text", "Video + Audio", "Video + Text", "Video + Audio + Text",
@@ -398,7 +465,32 @@ def iter_prediction_lines(path: "str | Path") -> Iterator[tuple[str, "dict | Non
         except ValueError as err:
             yield where, None, str(err)
             continue
+        problem = variant_problem(record)
+        if problem:
+            yield where, None, problem
+            continue
         yield where, record, ""
+
+
+def variant_problem(record: Mapping) -> str:
+    """Why a prediction line's option-order fields are not ones ``hugvis predict --circular`` writes ("" when they
+    are, or absent): ``order`` a non-negative integer, ``language`` a string, ``options`` the seven emotions once each.
+
+    Example:
+        >>> variant_problem({"order": 1, "options": list(rotated_options(1))}), variant_problem({"order": -1})
+        ('', "field 'order' must be a non-negative integer (the option order; 0 = Table 1's order)")
+    """
+    order = record.get("order")
+    if order is not None and (isinstance(order, bool) or not isinstance(order, int) or order < 0):
+        return "field 'order' must be a non-negative integer (the option order; 0 = Table 1's order)"
+    if record.get("language") is not None and not isinstance(record["language"], str):
+        return f"field 'language' holds {json_type_name(record['language'])}, not a string"
+    options = record.get("options")
+    if options is not None:
+        named = [parse_answer(o) if isinstance(o, str) else None for o in options] if isinstance(options, list) else []
+        if len(named) != len(EMOTIONS) or None in named or len(set(named)) != len(EMOTIONS):
+            return "field 'options' must list the seven emotions once each, in the order the prompt gave them"
+    return ""
 
 
 class PredictionsFileError(InputFileError):

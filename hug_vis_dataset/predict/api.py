@@ -63,7 +63,7 @@ def predict(task: str, model: "str | Callable", dataset: "str | Path", out: "str
             language: str = "auto", video_frames: int = 8, text_column: str = "transcript",
             chunk_frames: int = 32, matting_reads_path: bool = False, timeout: float = 60.0, retries: int = 3, backoff: float = 1.0,
             pipeline_task: "str | None" = None, revision: "str | None" = None,
-            progress: bool = True, into_existing: bool = False) -> PredictSummary:
+            progress: bool = True, into_existing: bool = False, circular: int = 1) -> PredictSummary:
     """Run a model (or the task's baseline) on every clip of ``dataset`` and write a submission.
 
     Args:
@@ -77,7 +77,9 @@ def predict(task: str, model: "str | Callable", dataset: "str | Path", out: "str
         limit: only the first ``limit`` clips in grid order.
         resume: keep outputs that exist and verify; otherwise every clip is redone.
         settings: emotion input settings (Table 4 names); default Text for the baseline.
-        language, video_frames, text_column: emotion protocol options (:mod:`.emotion`).
+        language, video_frames, text_column: emotion protocol options (:mod:`.emotion`); ``language="both"`` asks
+            every question in English and in Chinese.
+        circular: emotion: ask each clip and setting under this many option orders (1..7; :mod:`.emotion`).
         chunk_frames: frames per matting chunk.
         matting_reads_path: the matting model is called once per clip with the video's path
             (:class:`~.matting.MattingPrediction`) instead of on frame chunks.
@@ -96,6 +98,8 @@ def predict(task: str, model: "str | Callable", dataset: "str | Path", out: "str
             this run would replace is not the toolkit's.
     """
     _check_task(task)
+    if task != "emotion" and (circular != 1 or language == "both"):
+        raise PredictSetupError("--circular and --language both apply to emotion only")
     name = model if isinstance(model, str) else getattr(model, "__name__", "callable")
     output = claim("hugvis predict", out, "submission", inputs=[("--dataset", dataset)],
                    attrs={"task": task, "model": name}, into_existing=into_existing)
@@ -119,7 +123,7 @@ def predict(task: str, model: "str | Callable", dataset: "str | Path", out: "str
                 raise PredictSetupError(f"the keyword baseline reads the transcript; {without_text} have no Text")
         return predict_emotion(clips, fn, output, settings, model_name=name, language=language,
                                video_frames=video_frames, text_column=text_column, resume=resume,
-                               progress=progress, run=label)
+                               progress=progress, run=label, circular=circular)
     if task == "matting":
         from .adapters import load_callable
         from .matting import MattingPrediction, chroma_key_alpha

@@ -5,8 +5,8 @@ Example:
     >>> parser = argparse.ArgumentParser(); sub = parser.add_subparsers()
     >>> register(sub)
     >>> args = parser.parse_args(["predict", "emotion", "--model", "baseline", "--dataset", "d", "--out", "s"])
-    >>> args.settings, args.language, args.video_frames, args.resume
-    (None, 'auto', 8, False)
+    >>> args.settings, args.language, args.video_frames, args.resume, args.circular
+    (None, 'auto', 8, False, 1)
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ def _predict(args) -> int:
                                   language=args.language, video_frames=args.video_frames,
                                   text_column=args.text_column, chunk_frames=args.chunk_frames,
                                   matting_reads_path=args.matting_input == "path", timeout=args.timeout,
-                                  retries=args.retries, pipeline_task=args.pipeline_task, **common)
+                                  retries=args.retries, pipeline_task=args.pipeline_task, circular=args.circular,
+                                  **common)
     except (PredictSetupError, DatasetSourceError, FileNotFoundError, ValueError) as err:
         from ..errors import one_line
 
@@ -79,8 +80,11 @@ def register(subparsers) -> None:
     p.add_argument("--setting", dest="settings", action="append", default=None,
                    help="emotion input setting (repeatable): 'Image frame', Video, Audio, Text, 'Video + Audio', "
                         "'Video + Text', 'Video + Audio + Text'; the baseline defaults to Text")
-    p.add_argument("--language", choices=("auto", "en", "zh"), default="auto",
-                   help="emotion prompt language (auto: the transcript's)")
+    p.add_argument("--language", choices=("auto", "en", "zh", "both"), default="auto",
+                   help="emotion prompt language (auto: the transcript's; both: every question in English and Chinese)")
+    p.add_argument("--circular", type=int, default=1, metavar="K",
+                   help="emotion: ask each clip K times (1..7) with the seven options rotated, for circular accuracy "
+                        "and the flip rate (docs/PREDICT.md)")
     p.add_argument("--video-frames", type=int, default=8, help="emotion: frames sampled for Video settings")
     p.add_argument("--text-column", choices=("transcript", "asr_transcript"), default="transcript",
                    help="emotion: the text given for Text settings")

@@ -39,6 +39,14 @@ record of how it was obtained: ``parsed`` (the label :func:`parse_answer` reads,
 raises, times out, or returns an empty or non-string answer fails that clip and setting: it gets
 no line, and the failure is logged with its error.
 
+**Reordered options** (``circular=K``, ``hugvis predict emotion --circular K``; optionally
+``language="both"``): every clip and setting is asked K times, the seven options rotated by
+:func:`~hug_vis_dataset.metrics.emotion.option_shifts` (``floor(j x 7 / K)``; order 0 is Table 1's), in each
+language asked; every adapter receives the order (``inputs["options"]``: the seven labels as listed,
+``inputs["order"]``: the rotation), and each answer's line adds ``order`` and ``options`` (the labels in the order
+the prompt gave them), so the scorer knows which order produced which answer (plain accuracy on order 0,
+circular accuracy, flip rate). With K = 1 and one language the lines are exactly the plain ones.
+
 Example:
     >>> sample_frame_indices(100, 8)
     [6, 18, 31, 43, 56, 68, 81, 93]
@@ -62,7 +70,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from ..grid import EMOTION_NAMES, ClipId
-from ..metrics.emotion import INPUT_SETTING_ORDER, normalize_input_setting, parse_answer
+from ..metrics.emotion import INPUT_SETTING_ORDER, normalize_input_setting, option_shifts, parse_answer, rotated_options
 from ..tasks.emotion import PREDICTIONS_FILE  # the file the scorer reads
 from .runner import PredictionError, PredictLog, PredictSetupError, PredictSummary, run_units
 
@@ -71,6 +79,8 @@ if TYPE_CHECKING:
 
 DEFAULT_VIDEO_FRAMES = 8
 LANGUAGES = ("en", "zh")
+#: ``language`` asking every question in both prompt languages (each its own answer).
+BOTH = "both"
 TEXT_COLUMNS = ("transcript", "asr_transcript")
 #: Answers kept in memory are written to predictions.jsonl every this many units (and at the end).
 FLUSH_EVERY = 32
@@ -135,13 +145,32 @@ def language_of(text: str) -> str:
     return "zh" if _HAN.search(text or "") else "en"
 
 
-def build_prompt(setting: str, language: str, text: str = "") -> str:
-    """The prompt of a setting: its introduction (with the transcript) and the question."""
+def question(language: str, options: "Sequence[str] | None" = None) -> str:
+    """The question listing the seven emotions in ``options``' order (English labels; default Table 1's, the
+    :data:`QUESTIONS` themselves), in the prompt language's words.
+
+    Example:
+        >>> question("en", rotated_options(2)).split(": ")[1]
+        'Sad, Afraid, Disgusted, Surprised, Neutral, Happy, Angry.'
+        >>> question("zh") == QUESTIONS["zh"]
+        True
+    """
+    if options is None or tuple(options) == EMOTION_NAMES:
+        return QUESTIONS[language]
+    words = [LABEL_WORDS[language][EMOTION_NAMES.index(o)] for o in options]
+    listed = ", ".join(words) if language == "en" else "、".join(words)
+    listed_now = ", ".join(LABEL_WORDS["en"]) if language == "en" else "、".join(LABEL_WORDS["zh"])
+    return QUESTIONS[language].replace(listed_now, listed)
+
+
+def build_prompt(setting: str, language: str, text: str = "", options: "Sequence[str] | None" = None) -> str:
+    """The prompt of a setting: its introduction (with the transcript) and the question (its options in
+    ``options``' order, default Table 1's)."""
     if language not in LANGUAGES:
         raise PredictSetupError(f"language {language!r}: choose one of {', '.join(LANGUAGES)}")
     name = normalize_input_setting(setting)
     setting_modalities(name)
-    return INTRODUCTIONS[language][name].format(text=text) + "\n" + QUESTIONS[language]
+    return INTRODUCTIONS[language][name].format(text=text) + "\n" + question(language, options)
 
 
 def sample_frame_indices(total: int, count: int) -> list[int]:
@@ -172,10 +201,18 @@ def read_frames(video: "str | Path", indices: Sequence[int], chunk_frames: int =
     return [frames[i] for i in indices]
 
 
+def clip_language(clip, language: str, text_column: str = "transcript") -> str:
+    """The prompt language of a clip: ``language``, or the transcript's for ``auto``."""
+    if language != "auto":
+        return language
+    return language_of(clip.text.get(text_column) or clip.text.get("transcript", ""))
+
+
 @contextlib.contextmanager
 def emotion_inputs(clip, setting: str, language: str = "auto", video_frames: int = DEFAULT_VIDEO_FRAMES,
-                   text_column: str = "transcript") -> Iterator[dict]:
-    """The ``inputs`` dict of one clip and setting (see the module docstring).
+                   text_column: str = "transcript", order: int = 0) -> Iterator[dict]:
+    """The ``inputs`` dict of one clip and setting (see the module docstring), its question's options rotated
+    by ``order`` (``inputs["options"]``, ``inputs["order"]``; 0: Table 1's order).
 
     Media paths inside it are valid only within the ``with`` block (a repo's media are written
     to temporary files).
@@ -187,9 +224,11 @@ def emotion_inputs(clip, setting: str, language: str = "auto", video_frames: int
     transcript = clip.text.get(text_column)
     if "Text" in modalities and not transcript:
         raise PredictionError(f"the dataset has no {text_column} for this clip")
-    lang = language_of(transcript or clip.text.get("transcript", "")) if language == "auto" else language
+    lang = clip_language(clip, language, text_column)
+    options = rotated_options(order)
     inputs: dict[str, Any] = {"clip_id": clip.clip_id, "input_setting": normalize_input_setting(setting),
-                              "language": lang, "prompt": build_prompt(setting, lang, transcript or "")}
+                              "language": lang, "prompt": build_prompt(setting, lang, transcript or "", options),
+                              "options": options, "order": order}
     with contextlib.ExitStack() as stack:
         visual = [m for m in modalities if m in ("Image frame", "Video")]
         if visual:
@@ -228,13 +267,24 @@ def check_answer(answer: Any) -> str:
     return answer
 
 
-def _unit_key(clip_id: str, setting: str) -> str:
-    return f"{clip_id} | {setting}"
+def _unit_key(clip_id: str, setting: str, variant: "tuple[int, str] | None" = None) -> str:
+    if variant is None:
+        return f"{clip_id} | {setting}"
+    return f"{clip_id} | {setting} | order {variant[0]} | {variant[1]}"
 
 
-def read_answers(path: Path) -> dict[tuple[str, str], dict]:
-    """Valid lines of an existing predictions.jsonl by (clip id, setting); malformed lines dropped."""
-    answers: dict[tuple[str, str], dict] = {}
+def _answer_key(record: Mapping[str, Any]) -> tuple:
+    """``(clip id, setting, order, language)`` of a line (order and language None on a plain line)."""
+    order = record.get("order")
+    return (record["clip_id"], normalize_input_setting(record["input_setting"]), order,
+            record.get("language") if order is not None else None)
+
+
+def read_answers(path: Path) -> dict[tuple, dict]:
+    """Valid lines of an existing predictions.jsonl by :func:`_answer_key`; malformed lines dropped."""
+    from ..metrics.emotion import variant_problem
+
+    answers: dict[tuple, dict] = {}
     if not path.is_file():
         return answers
     from ..readers.json_files import loads_strict
@@ -246,36 +296,49 @@ def read_answers(path: Path) -> dict[tuple[str, str], dict]:
         try:  # an InputFileError (a duplicated key...) is a ValueError: that line is redone
             record = loads_strict(line, path, first_line=lineno)
             ClipId.parse(record["clip_id"])
-            key = (record["clip_id"], normalize_input_setting(record["input_setting"]))
+            key = _answer_key(record)
             check_answer(record["answer"])
+            if variant_problem(record):
+                continue
         except (ValueError, KeyError, TypeError, PredictionError):
             continue
         answers[key] = record
     return answers
 
 
-def write_answers(output: "Output", answers: Mapping[tuple[str, str], dict]) -> None:
-    """Rewrite predictions.jsonl whole (through the submission's guard), in grid order then Table 4's
-    setting order."""
+def write_answers(output: "Output", answers: Mapping[Any, dict]) -> None:
+    """Rewrite predictions.jsonl whole (through the submission's guard), in grid order, then Table 4's setting
+    order, then option order and language."""
     from ..metrics.emotion import input_setting_sort_key
 
-    order = sorted(answers, key=lambda k: (ClipId.parse(k[0]).sort_key(), input_setting_sort_key(k[1])))
-    output.write_text(PREDICTIONS_FILE, "".join(json.dumps(answers[key], ensure_ascii=False) + "\n" for key in order))
+    def order(record: Mapping[str, Any]) -> tuple:
+        shift = record.get("order")
+        return (ClipId.parse(record["clip_id"]).sort_key(), input_setting_sort_key(record["input_setting"]),
+                -1 if shift is None else int(shift), str(record.get("language") or ""))
+
+    records = sorted(answers.values(), key=order)
+    output.write_text(PREDICTIONS_FILE, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
 
 
 def predict_emotion(clips: Sequence, model: Callable[[dict], str], output: "Output", settings: Sequence[str],
                     model_name: str = "", language: str = "auto", video_frames: int = DEFAULT_VIDEO_FRAMES,
                     text_column: str = "transcript", resume: bool = False, progress: bool = True,
-                    run: str = "") -> PredictSummary:
+                    run: str = "", circular: int = 1) -> PredictSummary:
     """Ask ``model`` every (clip, setting) and write ``out/predictions.jsonl``.
 
-    Lines of other clips or settings already in the file are kept. A unit of this run is redone
-    unless ``resume`` and its line is already there; a unit that fails loses any old line.
+    ``circular`` > 1 or ``language="both"`` asks each clip and setting under every option order
+    (:func:`~hug_vis_dataset.metrics.emotion.option_shifts`) and language: one unit and one line each, with
+    ``order`` and ``options``. Lines of other clips or settings already in the file are kept. A unit of this run is
+    redone unless ``resume`` and its line is already there; a unit that fails loses any old line.
     """
-    if language not in LANGUAGES + ("auto",):
-        raise PredictSetupError(f"language {language!r}: choose auto, en or zh")
+    if language not in LANGUAGES + ("auto", BOTH):
+        raise PredictSetupError(f"language {language!r}: choose auto, en, zh or both")
     if text_column not in TEXT_COLUMNS:
         raise PredictSetupError(f"text column {text_column!r}: choose one of {', '.join(TEXT_COLUMNS)}")
+    try:
+        shifts = option_shifts(circular)
+    except ValueError as err:
+        raise PredictSetupError(f"--circular: {err}") from None
     names = [normalize_input_setting(s) for s in settings]
     for name in names:
         setting_modalities(name)
@@ -286,30 +349,44 @@ def predict_emotion(clips: Sequence, model: Callable[[dict], str], output: "Outp
     output.check_replaceable([PREDICTIONS_FILE])
     output.ensure()
     answers = read_answers(path)
-    units = [(clip, name) for clip in clips for name in names]
+    languages = LANGUAGES if language == BOTH else (language,)
+    plain = len(shifts) == 1 and len(languages) == 1  # the lines as the protocol always wrote them
+    variants = [None] if plain else [(shift, lang) for shift in shifts for lang in languages]
+    units = [(clip, name, variant) for clip in clips for name in names for variant in variants]
     pending = {"count": 0}
 
+    def key_of(unit) -> tuple:
+        clip, setting, variant = unit
+        if variant is None:
+            return (clip.clip_id, setting, None, None)
+        return (clip.clip_id, setting, variant[0], clip_language(clip, variant[1], text_column))
+
     def is_done(unit) -> bool:
-        return resume and (unit[0].clip_id, unit[1]) in answers
+        return resume and key_of(unit) in answers
 
     def attempt(unit) -> dict:
-        clip, setting = unit
-        answers.pop((clip.clip_id, setting), None)  # a failed redo must not leave the old answer
-        with emotion_inputs(clip, setting, language, video_frames, text_column) as inputs:
+        clip, setting, variant = unit
+        answers.pop(key_of(unit), None)  # a failed redo must not leave the old answer
+        shift, lang = variant if variant is not None else (0, language)
+        with emotion_inputs(clip, setting, lang, video_frames, text_column, order=shift) as inputs:
             answer = check_answer(model(inputs))
             parsed = parse_answer(answer)
             record = {"clip_id": clip.clip_id, "input_setting": setting, "answer": answer,
                       "parsed": parsed.value if parsed is not None else None, "language": inputs["language"],
                       "prompt": inputs["prompt"], "frame_indices": inputs.get("frame_indices"),
                       "video_frames": inputs.get("video_frames"), "text_column": text_column, "model": model_name}
-        answers[(clip.clip_id, setting)] = record
+            if variant is not None:  # which order (and language) produced this answer
+                record.update(order=shift, options=list(inputs["options"]))
+        answers[key_of(unit)] = record
         pending["count"] += 1
         if pending["count"] % FLUSH_EVERY == 0:
             write_answers(output, answers)
-        return {k: record[k] for k in ("answer", "parsed", "language", "prompt", "frame_indices")}
+        details = {k: record[k] for k in ("answer", "parsed", "language", "prompt", "frame_indices")}
+        return details if variant is None else {**details, "order": shift}
 
     try:
-        return run_units(units, lambda u: _unit_key(u[0].clip_id, u[1]), attempt, is_done,
+        return run_units(units, lambda u: _unit_key(u[0].clip_id, u[1], None if u[2] is None else
+                                                    (u[2][0], key_of(u)[3])), attempt, is_done,
                          PredictLog(output, run or model_name), progress=progress, total=len(units), task="emotion",
                          out=out)
     finally:

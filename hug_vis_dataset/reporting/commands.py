@@ -23,7 +23,7 @@ def _report(args) -> int:
     report = build_report(args.results, args.out, formats=formats, mos=args.mos, n_boot=args.n_boot,
                           figures=not args.no_figures, audit=args.audit, paper=not args.no_paper,
                           preferences=args.preferences, mos_all_raters=args.mos_all_raters,
-                          into_existing=args.into_existing, progress=progress)
+                          into_existing=args.into_existing, progress=progress, people=args.people)
     if args.print:
         print(report.markdown)
     else:
@@ -104,6 +104,10 @@ def register(subparsers) -> None:
     r.add_argument("--preferences", type=Path, default=None,
                    help="pairwise CSV (a pairwise study export): Bradley-Terry strengths and their agreement with "
                    "the MOS and the metrics in the Findings")
+    r.add_argument("--people", type=Path, default=None,
+                   help="emotion-study answers CSV (an emotion study's export, or a synthetic release's "
+                   "simulated_systems/emotion_answers.csv): Table 4's People row per input setting, people against "
+                   "the best model of each setting (docs/MOS.md)")
     r.add_argument("--n-boot", type=nonnegative_int, default=1000,
                    help="bootstrap replicates (actor-clustered; 1000, every surface's, by default)")
     r.add_argument("--no-figures", action="store_true")

@@ -11,6 +11,8 @@ Everything is recomputed from the per-clip rows written by ``hugvis evaluate``
   leaderboard's pools (:data:`hug_vis_dataset.leaderboard.board.RANK_POOLS`);
 * metrics that were skipped (weights missing) are listed under the table, not filled in;
 * the cross-task analyses (Eq. 1-4) and Figs. 8-10 (:mod:`hug_vis_dataset.figures`);
+* with ``--people ANSWERS.csv`` (an emotion study's answers): Table 4's People row per input setting and
+  "People as the ceiling of emotion recognition" (:mod:`hug_vis_dataset.reporting.people`);
 * with ``--mos RATINGS.csv``: criterion-specific MOS tables shaped like Tables 6, 8 and 10
   (``<task>_mos.{md,tex,html}``, best bold and second underlined; a model's task from its criteria
   or the stored results, :func:`mos_model_tasks`), their actor-clustered intervals in
@@ -37,7 +39,8 @@ from ..errors import HugvisError
 from .html import html_page
 from .table_marks import collapsed_intervals, table_marks  # noqa: F401 (collapsed_intervals: the report's API)
 from .mos_tables import FORMATS, MOS_PAPER_TABLE, _mos_section, mos_model_tasks, render_mos_table  # noqa: F401
-from ..results import AUDIT_PREFIX, BASELINE_MODEL, REAL_AUDIO_MODEL, RESERVED_LABELS, baseline_note
+from ..results import (AUDIT_PREFIX, BASELINE_MODEL, PEOPLE_LABEL, PEOPLE_NOTE, REAL_AUDIO_MODEL, RESERVED_LABELS,
+                       baseline_note)
 from ..statistics.rules import N_BOOT, PARTIAL_RULE
 
 TASK_ORDER = catalog.task_names(with_paper_table=True)
@@ -340,6 +343,8 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
         caption += " " + SYNTHETIC_CAPTION + (f" {SYNTHETIC_SCALE[task]}" if task in SYNTHETIC_SCALE else "")
     if has_baseline and baseline_note(task):  # what the built-in floor is (voice cloning's replays the reference)
         caption += " " + baseline_note(task)
+    if (frame["model"] == PEOPLE_LABEL).any():  # the emotion study's raters: a ceiling, never ranked
+        caption += f" {PEOPLE_NOTE}."
     collapsed = collapsed_intervals(cis)
     if collapsed:
         caption += " " + collapsed
@@ -356,7 +361,7 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
                  audit: "str | Path | None" = None, paper: bool = True,
                  preferences: "str | Path | None" = None, mos_all_raters: bool = False,
                  into_existing: bool = False, appendix: Sequence[str] = (),
-                 progress: "Callable[[str], None] | None" = None) -> Report:
+                 progress: "Callable[[str], None] | None" = None, people: "str | Path | None" = None) -> Report:
     """Write tables (md/tex/html), ``intervals.csv``, analyses and figures; return the Markdown.
 
     ``out`` is the command's one output (:func:`hug_vis_dataset.outputs.claim`): outside every results
@@ -373,25 +378,29 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
     ``paper``: print the paper's published rows (:func:`paper_rows`, origin ``paper``) in each
     task table beside the stored rows, ranked only with full-grid runs.
     ``appendix``: Markdown lines put at the end of ``report.md`` (the demo's simulated study status).
+    ``people``: an emotion study's exported answers; Table 4 gains a People row per input setting and the block
+    "People as the ceiling of emotion recognition" follows it (:mod:`hug_vis_dataset.reporting.people`; the raters
+    quality control flags are left out unless ``mos_all_raters``).
     ``progress``: called with one line per step (what it reads or computes, with counts); ``hugvis report`` prints
     them on stderr unless ``--quiet``.
     """
     if out is None:
         return _build_report(results, None, formats, mos, n_boot, figures, audit, paper, preferences, mos_all_raters,
-                             appendix, progress)
+                             appendix, progress, people)
     from ..outputs import claim
 
-    inputs = [("RESULTS", r) for r in results] + [("--mos", mos), ("--preferences", preferences), ("--audit", audit)]
+    inputs = [("RESULTS", r) for r in results] + [("--mos", mos), ("--preferences", preferences), ("--audit", audit),
+                                                  ("--people", people)]
     output = claim("hugvis report", out, "report", inputs=inputs, into_existing=into_existing)
     with output.staged() as stage:
         report = _build_report(results, stage, formats, mos, n_boot, figures, audit, paper, preferences,
-                               mos_all_raters, appendix, progress)
+                               mos_all_raters, appendix, progress, people)
     return Report(report.markdown, [Path(out) / p.relative_to(stage) for p in report.files], report.tables,
                   report.skipped)
 
 
 def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, preferences, mos_all_raters,
-                  appendix: Sequence[str] = (), progress=None) -> Report:
+                  appendix: Sequence[str] = (), progress=None, people=None) -> Report:
     """:func:`build_report` into the folder ``out`` (a staging folder), or nowhere when it is None."""
     import time
 
@@ -416,6 +425,13 @@ def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, pre
     step(f"read {len(summaries)} run(s), {0 if rows is None else len(rows):,} per-clip rows"
          + (f", {len(skipped_folders)} damaged run(s) left out" if skipped_folders else ""))
     comparisons = Comparisons.from_rows(rows, origins)
+    stored, answers = rows, None
+    if people is not None:  # Table 4's People rows: per-clip rows of the emotion study's counted answers
+        from .people import read_people
+
+        answers = read_people(people, mos_all_raters)
+        rows = pd.concat([r for r in (rows, answers.rows) if r is not None and len(r)], ignore_index=True)
+        step(f"read {len(answers.answers):,} counted emotion-study answers for Table 4's People rows")
     evidence = RowsIndex(rows) if rows is not None else None
     out_dir = Path(out) if out is not None else None
     if out_dir:
@@ -452,6 +468,10 @@ def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, pre
             partial = sorted(label for label in table.index if int(table.at[label, "n_missing"]))
             md.append(f"- {missing} missing clip(s) (never predicted) in {', '.join(partial)}: {PARTIAL_RULE}")
         md.append("")
+        if task == "emotion" and people is not None:
+            from .people import people_markdown
+
+            md += people_markdown(stored, answers, comparisons, n_boot or N_BOOT, out_dir, files)
         for (model, metric), ci in cis.items():
             interval_rows.append({"task": task, "model": model, "metric": metric, "estimate": ci.estimate,
                                   "low": ci.low, "high": ci.high, "n_clusters": ci.n_clusters})
@@ -483,6 +503,7 @@ def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, pre
     if out_dir and interval_rows:
         pd.DataFrame(interval_rows).to_csv(out_dir / "intervals.csv", index=False)
         files.append(out_dir / "intervals.csv")
+    rows = stored  # the analyses read the stored runs (people are Table 4's and their block's)
     if rows is not None and len(rows):
         from .findings import pooled_rows
 

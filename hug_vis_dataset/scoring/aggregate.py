@@ -282,9 +282,9 @@ def task_table(rows, frames=None, set_rows=None, protocol: str = "clip", metrics
 
 
 def clip_counts(rows):
-    """Per model: ``n_ok`` (clips whose every row is ok, rows counted alone aside), ``n_missing`` (clips the run has
-    no prediction for: their rows' error begins with :data:`~hug_vis_dataset.results.MISSING_PREDICTION`) and
-    ``n_failed`` (the other clips); a clip counts once.
+    """Per model: ``n_ok`` (clips whose every row is ok, rows counted alone aside, with at least one row ok),
+    ``n_missing`` (clips the run has no prediction for: their rows' error begins with
+    :data:`~hug_vis_dataset.results.MISSING_PREDICTION`) and ``n_failed`` (the other clips); a clip counts once.
 
     Example:
         >>> import pandas as pd
@@ -301,9 +301,10 @@ def clip_counts(rows):
 
     keys = [rows["model"], rows["clip_id"]]
     # A clip counts or fails whole; a row counted alone (MetricSpec.counted_alone) fails by itself, as in the run's
-    # coverage.
+    # coverage, but a clip none of whose rows is ok (say, only a counted-alone row, failed) has failed.
     alone = rows["metric"].isin([m.name for m in catalog.METRICS if m.counted_alone]) if "metric" in rows else False
-    ok = ((rows["status"] == "ok") | alone).groupby(keys, observed=True).all()
+    row_ok = rows["status"] == "ok"
+    ok = (row_ok | alone).groupby(keys, observed=True).all() & row_ok.groupby(keys, observed=True).any()
     from ..statistics.sums import text_test
 
     missing = (pd.Series(text_test(rows["error"], lambda t: t.startswith(MISSING_PREDICTION)), index=rows.index)

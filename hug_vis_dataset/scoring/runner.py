@@ -319,6 +319,7 @@ def evaluate_submission(
         options: dict[str, Any] = {"chunk_frames": int(chunk_frames), "device": device, "batch_size": batch_size}
         if task == "emotion":
             options["settings"] = tuple(scorer.settings(index))
+        metrics = scorer.metrics_for(index, metrics)  # emotion: circular rows only for reordered questions
         if set_metrics:  # each clip returns its features for them (FID: from its one decode), kept with its rows
             options["set_features"] = set_metrics
         from .. import catalog

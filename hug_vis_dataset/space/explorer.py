@@ -32,6 +32,7 @@ from ..leaderboard.board import (ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SPACE_REVE
                                  clip_rows_of, provenance_href, run_tables)
 from ..studies.status import aggregate_ratings
 from ..studies.study_desk import MosStudy, ratings_location
+from .people_view import people_board_rows, table4_notes
 from .findings_view import joint_finding
 from .crosstask_view import ANALYSES, ANALYSIS_FILTERS, crosstask_view, png_of  # noqa: F401 (ANALYSES*: the app's API)
 from .precheck import PARTIAL_HELP, ambiguous_refusal, layout_check, refusals_message
@@ -129,7 +130,7 @@ class Explorer:
         flagged raters out unless ``all_raters``), from the source :meth:`human_sources` chose per task."""
         extra = [mos_rows(aggregate_ratings(source.ratings), origin, note)
                  for source, origin, note in self._mos_sources(all_raters) if source.ratings is not None]
-        return board_rows(self.store.runs() if runs is None else runs, *extra)
+        return board_rows(self.store.runs() if runs is None else runs, *extra, people_board_rows(self, all_raters))
 
     def _mos_sources(self, all_raters: bool = False) -> list:
         """``(source, origin, name suffix)`` of each task's MOS rows."""
@@ -208,7 +209,8 @@ class Explorer:
         table = table_number(table_label)
         # The ratings log's skipped lines matter where ratings are shown: the MOS tables.
         is_mos = table in {catalog.task(t).mos_table for t in catalog.task_names()}
-        problems = self.mos.problems() + self.mos_qc_notes(all_raters) if is_mos else []
+        problems = (self.mos.problems() + self.mos_qc_notes(all_raters) if is_mos else table4_notes(
+            self, scan.runs, all_raters) if table == catalog.task("emotion").paper_table else [])
         view = board(self.board_rows(scan.runs, all_raters), table, keys, source, input_setting, paradigm,
                      damaged=scan.damaged, extra_notes=problems,
                      clip_rows=self.evidence(scan.runs, all_raters) if is_mos else clip_rows_of(scan.runs))

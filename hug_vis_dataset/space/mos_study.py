@@ -42,6 +42,10 @@ def build_mos_tab(study: MosStudy, demo=None) -> None:
         from .pairwise_form import build_pairwise_tab
 
         return build_pairwise_tab(study, demo)
+    if study.spec.protocol == "emotion":  # the third: people as the ceiling of Table 4 (forced choice)
+        from .emotion_form import build_emotion_tab
+
+        return build_emotion_tab(study, demo)
     blind = study.blind
     with gr.Row():
         rater = gr.Textbox(label="Rater id", placeholder="rater_01", elem_id="mos-rater")

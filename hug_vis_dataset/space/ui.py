@@ -25,6 +25,8 @@ from .precheck import layout_help
 
 #: The paper's MOS tables (6, 8, 10), from the catalog: where the QC toggle applies.
 MOS_TABLES = frozenset(catalog.task(t).mos_table for t in catalog.task_names()) - {None}
+#: Tables with human judgments quality control counts: the MOS tables and Table 4 (its People rows).
+RATED_TABLES = MOS_TABLES | {catalog.task("emotion").paper_table}
 
 
 def _filter_choices(explorer: Explorer, table: int) -> dict[str, list[str]]:
@@ -157,9 +159,10 @@ def _leaderboard_tab(gr, explorer: Explorer, demo, tab):
                               visible="input_setting" in filters, elem_id="board-setting")
         paradigm = gr.Dropdown(choices["paradigm"], value=ALL, label="Paradigm", visible="paradigm" in filters,
                                elem_id="board-paradigm")
-        # MOS tables only: quality control leaves flagged raters out unless asked (the unfiltered view).
-        raters = gr.Checkbox(False, label="include flagged raters", visible=table_number(first) in MOS_TABLES,
-                             elem_id="board-all-raters", info="MOS tables leave out raters the study's QC flags")
+        # Tables with human judgments only: quality control leaves flagged raters out unless asked (the unfiltered view).
+        raters = gr.Checkbox(False, label="include flagged raters", visible=table_number(first) in RATED_TABLES,
+                             elem_id="board-all-raters",
+                             info="MOS tables and Table 4's People rows leave out raters the study's QC flags")
     gr.Markdown("Best **bold**, second <u>underlined</u>, within each comparable group (`docs/SCORING.md`). "
                 "Click a header to sort (▲ ascending, ▼ descending); rows stay within their group "
                 "(reference, paper, submitted, synthetic, subset, baseline).")
@@ -180,7 +183,7 @@ def _leaderboard_tab(gr, explorer: Explorer, demo, tab):
         choices = _filter_choices(explorer, table_number(table_label))
         return [board_html(frame), text, *[gr.update(choices=choices[c], value=ALL, visible=c in applies)
                                            for c in ("source", "input_setting", "paradigm")],
-                gr.update(value=False, visible=table_number(table_label) in MOS_TABLES)]
+                gr.update(value=False, visible=table_number(table_label) in RATED_TABLES)]
 
     inputs = [table, show, source, setting, paradigm, raters]
     # Every event that draws the board is one queue, served in the order the events came (FIFO, one at a time):

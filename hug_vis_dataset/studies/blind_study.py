@@ -16,6 +16,11 @@
   (:func:`~hug_vis_dataset.studies.schedule.pair_sides`) and stored with the answer (``left``);
   media ``<code>-a`` / ``<code>-b``; each criterion is answered A, B or Tie and stored by
   :class:`~hug_vis_dataset.studies.preferences.PreferenceStore` in the same ratings log.
+* **Emotion items** (a study with ``"protocol": "emotion"``): one clip in one input setting, only that
+  setting's media (:mod:`hug_vis_dataset.studies.emotion_study`: the video without its sound, the
+  recording, the middle frame, the transcript), answered with one of the seven emotions or "Cannot
+  tell" and stored by :class:`~hug_vis_dataset.studies.emotion_answers.EmotionAnswerStore` in the same
+  ratings log.
 * **Timing.** The server notes when an item was shown; the answer is stored with ``elapsed`` and
   the media's ``duration`` (seconds), so raters answering faster than the media are flagged
   (:mod:`hug_vis_dataset.studies.rater_qc`).
@@ -35,12 +40,13 @@ import numpy as np
 
 from ..escaping import markdown_text
 from .anchors import ANCHORS, anchor_markdown, pairwise_markdown
+from .emotion_answers import EmotionAnswerStore
 from .preferences import PreferenceStore
 from .rater_qc import GOLD_HIGH, GOLD_LOW
 from .ratings import RatingError, RatingStore
 from .schedule import pair_sides
 from .sessions import SESSIONS_FILE, Session, SessionLog, coverage, coverage_markdown
-from .spec import PAIRWISE, StudyItem, StudySpec
+from .spec import EMOTION, PAIRWISE, StudyItem, StudySpec
 
 VOICE_TASK = "voice_cloning"
 
@@ -62,6 +68,9 @@ class ItemView:
     #: Pairwise items: the media shown as "B" (``video`` / ``speech`` are "A").
     video_b: "str | None" = None
     speech_b: "str | None" = None
+    #: Emotion items: the middle frame (Image frame) and the transcript (Text); ``speech`` is the recording alone.
+    image: "str | None" = None
+    text: "str | None" = None
 
 
 class BlindStudy:
@@ -81,8 +90,9 @@ class BlindStudy:
         self.log = SessionLog(self.folder / SESSIONS_FILE, spec)
         self.media_dir = self.folder / "blind_media" / spec.name
         self._shown: dict[tuple[str, str], float] = {}  # (rater, code) -> when it was shown
-        # Pairwise answers share the ratings log (and its lock); the same check decides what is presented.
+        # Pairwise and emotion answers share the ratings log (and its lock); the study decides what is presented.
         self.preferences = PreferenceStore(self.ratings.path, allowed=study.offer_problem)
+        self.emotion_answers = EmotionAnswerStore(self.ratings.path, allowed=study.emotion_offer_problem)
 
     @property
     def ratings(self) -> RatingStore:
@@ -92,9 +102,14 @@ class BlindStudy:
     def pairwise(self) -> bool:
         return self.spec.protocol == PAIRWISE
 
+    @property
+    def emotion(self) -> bool:
+        return self.spec.protocol == EMOTION
+
     def answered(self, rater: "str | None" = None) -> dict[str, set[str]]:
         """rater -> the item codes they answered (in this study)."""
-        frame = self.preferences.frame() if self.pairwise else self.ratings.frame()
+        frame = (self.preferences.frame() if self.pairwise else self.emotion_answers.frame() if self.emotion
+                 else self.ratings.frame())
         if not len(frame):
             return {}
         frame = frame[(frame["study"] == self.spec.name) & frame["item"].notna()]
@@ -143,7 +158,9 @@ class BlindStudy:
             return "**Not stored:** this item is not in your session; press *Start / resume*.", False
         item = dict(session.entries)[code]
         values = dict(zip(item.criteria, answers))
-        missing = [ANCHORS[c][0] for c in item.criteria if values.get(c) in (None, "")]
+        if self.emotion and values.get(item.criteria[0]) in (None, ""):
+            return "**Not stored:** please choose an answer (one of the seven emotions, or Cannot tell).", False
+        missing = [ANCHORS[c][0] for c in item.criteria if values.get(c) in (None, "") and c in ANCHORS]
         if missing:
             need = "an answer: A, B or Tie" if self.pairwise else "a score"
             return f"**Not stored:** please answer {', '.join(missing)} (every criterion needs {need}).", False
@@ -154,6 +171,8 @@ class BlindStudy:
             if self.pairwise:
                 left = pair_sides(session.seed, code, item.systems)[0]
                 self.preferences.add(rater, item.task, item.clip_id, item.systems, values, left, extra=extra)
+            elif self.emotion:
+                self.emotion_answers.add(rater, item.clip_id, item.systems[0], values[item.criteria[0]], extra=extra)
             else:
                 scores = {c: _as_score(v) for c, v in values.items()}
                 self.ratings.add(rater, item.task, item.clip_id, item.systems[0], scores, extra=extra)
@@ -181,6 +200,12 @@ class BlindStudy:
     def _view(self, code: str, item: StudyItem, session: Session) -> ItemView:
         from ..references import read_reference_portrait
 
+        if self.emotion:  # one clip in one input setting: only that setting's media, named by the code
+            from .emotion_study import instructions, item_media
+
+            media = item_media(self.study.release.record(item.clip_id), item.systems[0], self.media_dir, code)
+            return ItemView(code, item.task, item.criteria, video=media.video, speech=media.audio, image=media.image,
+                            text=media.text, anchors=[instructions(item.systems[0])])
         refs = self.study.references(item.task, item.clip_id)
         if self.pairwise:
             # "A" and "B" in the session's seeded order; the files carry the code and the side only.
@@ -242,6 +267,12 @@ class BlindStudy:
 
     def _duration(self, code: str, item: StudyItem) -> "float | None":
         from ..media import MediaError, audio_info, video_info
+
+        if self.emotion:  # the media's duration, or the transcript's reading time (emotion_study.minimum_seconds)
+            from .emotion_study import minimum_seconds
+
+            record = self.study.release.record(item.clip_id)
+            return minimum_seconds(item.systems[0], record.duration, record.transcript)
 
         suffix = ".wav" if item.task == VOICE_TASK else ".mp4"
         names = [f"{code}-a", f"{code}-b"] if self.pairwise else [code]

@@ -14,6 +14,12 @@ Two rules, applied here and nowhere else (every surface calls these functions):
   ``min(MIN_ACTORS, the simulated raters' actors)`` actors. Until then every surface shows the simulated raters and
   says how far the study is; a few answers of one new rater never replace a whole study.
 
+The forced-choice emotion study (people as the ceiling of Table 4) follows the same two rules:
+:func:`counted_emotion_answers` applies the study's quality control to its answers (a clear gold item answered
+with another emotion fails; answers faster than the media are fast) and :func:`choose_people_source` lets the
+study's answers replace the simulated raters once they cover every input setting the simulated raters answer,
+on clips of ``min(MIN_ACTORS, their actors)`` actors.
+
 Example:
     >>> import pandas as pd
     >>> r = pd.DataFrame({"rater": ["a", "a", "b", "b"], "model": ["m", "gold_reference"] * 2, "criterion": "lip_sync",
@@ -131,4 +137,88 @@ def task_sources(study: Any, simulated: Any, rules: QcRules = QcRules(), all_rat
     return {t.name: choose_source(live, sim, t.name) for t in catalog.TASKS if t.mos_table}, live_qc, sim_qc
 
 
-__all__ = ["SIMULATED", "STUDY", "Source", "QcSelection", "choose_source", "counted_ratings", "task_sources"]
+def emotion_qc_frame(answers):
+    """The emotion study's answers as :func:`~hug_vis_dataset.studies.mos_qc.select_raters` reads answers: one row
+    per answer (``rater, clip_id, item, elapsed, duration``), ``model`` the gold kind of a gold answer (else the
+    setting) and ``score`` 1 when a gold answer names the clip's emotion, else 0 (only gold scores are read)."""
+    import pandas as pd
+
+    from ..grid import ClipId
+    from .rater_qc import GOLD_CLEAR
+
+    frame = pd.DataFrame(answers).copy()
+    truth = frame["clip_id"].map(lambda c: ClipId.parse(c).emotion.value) if len(frame) else frame["clip_id"]
+    frame["model"] = frame["setting"]
+    frame["score"] = ((frame["setting"] == GOLD_CLEAR) & (frame["answer"] == truth)).astype(float)
+    for column in ("item", "elapsed", "duration"):
+        if column not in frame.columns:
+            frame[column] = None
+    return frame
+
+
+def counted_emotion_answers(answers: Any, all_raters: bool = False, rules: QcRules = QcRules()):
+    """``(answers, QC selection)``: the emotion study's answers that count: gold answers left out (quality control,
+    never an accuracy) and the raters the study's rule flags left out unless ``all_raters``; read when given the
+    exported CSV (:func:`~hug_vis_dataset.studies.emotion_answers.read_emotion_answers`).
+
+    Example:
+        >>> import pandas as pd
+        >>> clip = "actor_0001_sad_action_01_script_001"
+        >>> a = pd.DataFrame({"rater": ["a", "a", "b", "b"], "clip_id": clip, "answer": ["Sad", "Sad", "Sad", "Happy"],
+        ...                   "setting": ["Video", "gold_clear", "Video", "gold_clear"]})
+        >>> kept, qc = counted_emotion_answers(a)
+        >>> kept["rater"].tolist(), sorted(qc.flagged)
+        (['a'], ['b'])
+    """
+    import pandas as pd
+
+    from .emotion_answers import read_emotion_answers
+    from .rater_qc import GOLD_CLEAR
+
+    frame = read_emotion_answers(answers) if isinstance(answers, (str, Path)) else pd.DataFrame(answers)
+    if not len(frame):
+        return frame.reset_index(drop=True), select_raters(None, rules, apply=not all_raters)
+    qc = select_raters(emotion_qc_frame(frame), rules, apply=not all_raters)
+    kept = frame[(frame["setting"] != GOLD_CLEAR) & ~frame["rater"].astype(str).isin(sorted(qc.excluded))]
+    return kept.reset_index(drop=True), qc
+
+
+def choose_people_source(study, simulated) -> Source:
+    """The source of Table 4's People rows: the study's counted answers once they cover every input setting the
+    simulated raters answer (on clips of at least ``min(MIN_ACTORS, the simulated raters' actors)`` actors), else
+    the simulated raters (both already :func:`counted_emotion_answers`; None: none).
+
+    Example:
+        >>> import pandas as pd
+        >>> clips = [f"actor_000{a}_sad_action_01_script_001" for a in (1, 2)]
+        >>> sim = pd.DataFrame([{"rater": "s", "clip_id": c, "setting": "Video", "answer": "Sad"} for c in clips])
+        >>> choose_people_source(sim.iloc[:1], sim).whose, choose_people_source(sim, sim).whose
+        ('simulated raters', "the study's ratings")
+    """
+    from ..statistics.basics import actor_of_clip
+    from ..statistics.rules import MIN_ACTORS
+
+    def actors(frame) -> dict[str, int]:
+        if frame is None or not len(frame):
+            return {}
+        ids = frame["clip_id"].astype(str).map(actor_of_clip)
+        return {str(s): int(n) for s, n in ids.groupby(frame["setting"]).nunique().items()}
+
+    live = study if study is not None and len(study) else None
+    if simulated is None or not len(simulated):
+        return Source(live, STUDY)
+    if live is None:
+        return Source(simulated, SIMULATED)
+    wanted, have = actors(simulated), actors(live)
+    need = min(MIN_ACTORS, max(wanted.values(), default=1))
+    covered = [s for s in wanted if have.get(s, 0) >= need]
+    rule = (f"they replace the simulated raters once they answer every input setting on clips of at least {need} "
+            f"actor{'s' if need != 1 else ''}")
+    if len(covered) == len(wanted):
+        return Source(live, STUDY, f"The study's answers ({len(live):,} counted) cover every input setting: {rule}.")
+    return Source(simulated, SIMULATED, f"The study's answers ({len(live):,} counted) cover {len(covered)} of the "
+                                        f"{len(wanted)} input settings; {rule}.")
+
+
+__all__ = ["SIMULATED", "STUDY", "Source", "QcSelection", "choose_people_source", "choose_source",
+           "counted_emotion_answers", "counted_ratings", "emotion_qc_frame", "task_sources"]

@@ -56,21 +56,22 @@ class QcSelection:
     def excluded(self) -> set[str]:
         return set(self.flagged) if self.applied else set()
 
-    def note(self, unfiltered: str = "tick 'include flagged raters'") -> str:
+    def note(self, unfiltered: str = "tick 'include flagged raters'", counted_in: str = "the MOS") -> str:
         """One plain-text line for under a MOS table (escape it where it is shown as Markdown): raters
         kept / flagged, the rule, what was checked, each flagged rater and why, and how to get the
-        other view (``unfiltered``: the door's words)."""
+        other view (``unfiltered``: the door's words; ``counted_in``: what the kept raters' answers make,
+        ``"the People rows"`` for the emotion study)."""
         checked = [what for what, ok in (("gold answers", self.gold), ("answer times", self.timed)) if ok]
         n_flag = len([r for r in self.raters if r in self.flagged])
         head = (f"Rater quality control (the study's rule, as hugvis mos status): {len(self.raters)} rater(s), "
-                f"{n_flag} flagged, {len(self.kept)} counted in the MOS (flagged when more than {self.rules.max_gold_fail_share:g} of their gold "
+                f"{n_flag} flagged, {len(self.kept)} counted in {counted_in} (flagged when more than {self.rules.max_gold_fail_share:g} of their gold "
                 f"answers fail or more than {self.rules.max_fast_share:g} of their answers are faster than the "
                 f"media; checked here: {', '.join(checked) if checked else 'nothing (no gold answers, no answer times)'})")
         who = "; ".join(f"{r}: {self.flagged[r]}" for r in self.raters if r in self.flagged)
         if not n_flag:
             return head + "."
         if self.applied:
-            return f"{head}. Left out of the MOS: {who}. For every rater, {unfiltered}."
+            return f"{head}. Left out of {counted_in}: {who}. For every rater, {unfiltered}."
         return f"{head}. Unfiltered view: the flagged raters are counted ({who})."
 
 

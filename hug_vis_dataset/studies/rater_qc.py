@@ -4,10 +4,13 @@ Pure rules on a frame of answers (no I/O). A study (``docs/MOS.md``) mixes **gol
 session, presented exactly like a system's output under an opaque code:
 
 * ``gold_reference``: the clip's real recording shown as if it were a system (expected **high**);
-* ``gold_degraded``: a deliberately degraded copy of it (heavy blur, noise; expected **low**).
+* ``gold_degraded``: a deliberately degraded copy of it (heavy blur, noise; expected **low**);
+* ``gold_clear`` (the forced-choice emotion study): a clip shown with all its evidence (video with sound and
+  the transcript), whose answer is the clip's instructed emotion; its ``score`` is 1 when the answer names it,
+  else 0 ("Cannot tell" included).
 
 A gold answer *fails* when the mean of its criteria is below ``gold_high_min`` (reference) or above
-``gold_low_max`` (degraded). An answer is *fast* when the rater submitted it sooner than the
+``gold_low_max`` (degraded), or when a clear gold item is not answered with its emotion. An answer is *fast* when the rater submitted it sooner than the
 media's duration after it was shown (``elapsed < duration``): they cannot have watched it.
 
 A rater is **flagged** when the share of their gold answers that fail exceeds
@@ -32,7 +35,8 @@ from typing import Any, Mapping
 #: Model names of the gold items in stored ratings (never a MOS row; see :func:`is_gold`).
 GOLD_HIGH = "gold_reference"
 GOLD_LOW = "gold_degraded"
-GOLD_MODELS: tuple[str, ...] = (GOLD_HIGH, GOLD_LOW)
+GOLD_CLEAR = "gold_clear"
+GOLD_MODELS: tuple[str, ...] = (GOLD_HIGH, GOLD_LOW, GOLD_CLEAR)
 FLAG_COLUMNS: tuple[str, ...] = ("rater", "answers", "gold_answers", "gold_failed", "fast_answers", "flagged",
                                  "reasons")
 
@@ -81,7 +85,11 @@ def gold_failed(model: str, mean_score: float, rules: QcRules = QcRules()) -> bo
     Example:
         >>> gold_failed(GOLD_HIGH, 3.0), gold_failed(GOLD_LOW, 3.0), gold_failed(GOLD_HIGH, 4.0)
         (True, True, False)
+        >>> gold_failed(GOLD_CLEAR, 1.0), gold_failed(GOLD_CLEAR, 0.0)   # score: the answer names the emotion
+        (False, True)
     """
+    if model == GOLD_CLEAR:
+        return mean_score < 1.0
     if model == GOLD_HIGH:
         return mean_score < rules.gold_high_min
     if model == GOLD_LOW:

@@ -93,6 +93,11 @@ LINE_FIX = "skipped: correct or delete this line (the ratings in force and the M
 #: The ``kind`` of a pairwise-preference line in the same log (:mod:`hug_vis_dataset.studies.preferences`):
 #: not a rating, never a problem; its ``seq`` still counts, so both kinds share one sequence.
 PREFERENCE_KIND = "preference"
+#: The ``kind`` of a forced-choice emotion answer in the same log (:mod:`hug_vis_dataset.studies.emotion_answers`):
+#: read by its own store, never a rating nor a problem here; its ``seq`` counts like a preference's.
+EMOTION_KIND = "emotion"
+#: Lines of other stores in the ratings log, by ``kind``.
+OTHER_KINDS: tuple[str, ...] = (PREFERENCE_KIND, EMOTION_KIND)
 #: ``allowed(task, model, clip_id)``: why the study does not present that item, or None when it does.
 AllowedCheck = Callable[[str, str, str], "str | None"]
 
@@ -328,7 +333,7 @@ def _lines(path: Path, allowed: "AllowedCheck | None") -> Iterator[_Line]:
             if not raw.strip():
                 continue
             record, problem = _parse_line(raw)
-            if problem == PREFERENCE_KIND:
+            if problem in OTHER_KINDS:
                 written = _SEQ_RE.search(raw)
                 yield _Line(number, None, None, int(written.group(1)) if written else 0)
                 continue
@@ -357,8 +362,8 @@ def _parse_line(raw: bytes) -> "tuple[dict | None, str | None]":
         return None, err.problem.removeprefix("is ")
     if not isinstance(record, dict):
         return None, f"not a JSON object (a {type(record).__name__})"
-    if record.get("kind") == PREFERENCE_KIND:
-        return None, PREFERENCE_KIND  # a pairwise answer: read by the preference store, not here
+    if record.get("kind") in OTHER_KINDS:
+        return None, record["kind"]  # a pairwise or emotion answer: read by its own store, not here
     missing = [c for c in RATING_COLUMNS if c != "time" and c not in record]
     if missing:
         return None, f"missing field(s) {missing}"

@@ -9,7 +9,9 @@ Rules (``docs/MOS.md``):
   every item reaches ``k`` assignments before any gets ``k + 1``, and none gets more than
   ``ratings_per_item``. When the lowest level holds only items this rater has already seen, the
   session ends shorter rather than push another item two levels ahead.
-* **Never twice.** An item the rater was assigned before is never assigned to them again.
+* **Never twice.** An item the rater was assigned before is never assigned to them again. Where the
+  study has a group rule (:meth:`~.spec.StudySpec.group_of`: the emotion study's clips), a rater meets
+  each group at most once, gold items included: nobody sees a clip's transcript after its silent video.
 * **Even coverage.** Among the candidates, the next pick is the one whose systems, actor, emotion
   and task the session has seen least (the largest of those counts first, then their sum), ties
   broken by the session's seeded random order.
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -65,8 +67,13 @@ def _features(item: StudyItem) -> list[tuple[str, object]]:
                                                      ("task", item.task)]
 
 
+#: A study's group rule (:meth:`~.spec.StudySpec.group_of`): the group of an item, None for none.
+GroupOf = Callable[[StudyItem], "str | None"]
+
+
 def assign_items(items: Sequence[StudyItem], counts: Mapping[str, int], seen: "set[str]", size: int, k: int,
-                 rng: np.random.Generator) -> list[StudyItem]:
+                 rng: np.random.Generator, group_of: "GroupOf | None" = None,
+                 seen_groups: "set[str] | frozenset[str]" = frozenset()) -> list[StudyItem]:
     """Up to ``size`` items for a new session, level by level (see the module docstring).
 
     Args:
@@ -76,6 +83,8 @@ def assign_items(items: Sequence[StudyItem], counts: Mapping[str, int], seen: "s
         size: items wanted.
         k: ratings per item (the cap).
         rng: the session's generator (:func:`session_rng`).
+        group_of: the study's group rule (None: none); a rater gets at most one item of a group, ever.
+        seen_groups: the groups of every item this rater was assigned before.
 
     Returns:
         The chosen items in pick order (shuffle them for presentation: :func:`presentation_order`).
@@ -87,12 +96,14 @@ def assign_items(items: Sequence[StudyItem], counts: Mapping[str, int], seen: "s
     level = {item.key: int(counts.get(item.key, 0)) for item in pool}
     chosen: list[StudyItem] = []
     taken: set[str] = set()
+    met: set = set(seen_groups)
     used: Counter = Counter()
     while len(chosen) < size:
         low = min(level.values())
         if low >= k:
             break  # every item has its k assignments: the study is fully scheduled
-        candidates = [i for i in pool if level[i.key] == low and i.key not in seen and i.key not in taken]
+        candidates = [i for i in pool if level[i.key] == low and i.key not in seen and i.key not in taken
+                      and (group_of is None or group_of(i) not in met)]
         if not candidates:
             break  # only items this rater saw are at the lowest level: stop rather than unbalance
 
@@ -103,17 +114,22 @@ def assign_items(items: Sequence[StudyItem], counts: Mapping[str, int], seen: "s
         pick = min(candidates, key=cost)
         chosen.append(pick)
         taken.add(pick.key)
+        if group_of is not None:
+            met.add(group_of(pick))
         level[pick.key] += 1
         used.update(_features(pick))
     return chosen
 
 
 def choose_gold(gold: Sequence[StudyItem], n: int, rng: np.random.Generator,
-                seen: "set[str] | frozenset[str]" = frozenset()) -> list[StudyItem]:
+                seen: "set[str] | frozenset[str]" = frozenset(), group_of: "GroupOf | None" = None,
+                met: "set[str] | frozenset[str]" = frozenset()) -> list[StudyItem]:
     """``n`` gold items, alternating reference and degraded from a seeded first kind (so sessions
     with one gold item get either), each on a seeded random clip the rater has not had (``seen``:
     keys of items shown to this rater before) and not twice in one session; a gold item is shown
-    again only once every one of its kind has been.
+    again only once every one of its kind has been. With a group rule (``group_of``; ``met``: the
+    groups this rater has met, this session's items included) a gold item is drawn only from a group
+    not met, never shown again: fewer gold items rather than a clip seen twice.
 
     Example:
         >>> from hug_vis_dataset.studies.spec import study_from_mapping
@@ -129,12 +145,21 @@ def choose_gold(gold: Sequence[StudyItem], n: int, rng: np.random.Generator,
     by_kind = {kind: [g for g in gold if g.systems[0] == kind] for kind in kinds}
     first = int(rng.integers(len(kinds)))
     out: list[StudyItem] = []
+    met = set(met)
     for i in range(n):
         pool = by_kind[kinds[(first + i) % len(kinds)]]
         taken = {g.key for g in out}
-        options = ([g for g in pool if g.key not in seen and g.key not in taken]
-                   or [g for g in pool if g.key not in taken] or list(pool))
-        out.append(options[int(rng.integers(len(options)))])
+        if group_of is not None:
+            options = [g for g in pool if g.key not in seen and g.key not in taken and group_of(g) not in met]
+            if not options:
+                continue
+        else:
+            options = ([g for g in pool if g.key not in seen and g.key not in taken]
+                       or [g for g in pool if g.key not in taken] or list(pool))
+        pick = options[int(rng.integers(len(options)))]
+        out.append(pick)
+        if group_of is not None:
+            met.add(group_of(pick))
     return out
 
 
@@ -145,19 +170,23 @@ def presentation_order(items: Sequence[StudyItem], rng: np.random.Generator) -> 
 
 def plan_session(study_items: Sequence[StudyItem], gold: Sequence[StudyItem], counts: Mapping[str, int],
                  seen: "set[str]", items_per_session: int, n_gold: int, k: int,
-                 rng: np.random.Generator) -> list[StudyItem]:
+                 rng: np.random.Generator, group_of: "GroupOf | None" = None,
+                 seen_groups: "set[str] | frozenset[str]" = frozenset()) -> list[StudyItem]:
     """A whole new session: ``items_per_session - n_gold`` scheduled items plus ``n_gold`` gold
     items, shuffled; no gold when nothing is left to schedule (an empty session stays empty).
+    ``group_of`` / ``seen_groups``: the study's group rule and the groups this rater met before.
 
     Example:
         >>> plan_session([], [], {}, set(), 5, 1, 3, session_rng(0, "r", 1))
         []
     """
     # At least one scheduled item: a session is never gold alone.
-    regular = assign_items(study_items, counts, seen, max(items_per_session - n_gold, 1), k, rng)
+    regular = assign_items(study_items, counts, seen, max(items_per_session - n_gold, 1), k, rng, group_of,
+                           seen_groups)
     if not regular:
         return []
-    return presentation_order(regular + choose_gold(gold, n_gold, rng, seen), rng)
+    met = set(seen_groups) | ({group_of(i) for i in regular} if group_of is not None else set())
+    return presentation_order(regular + choose_gold(gold, n_gold, rng, seen, group_of, met), rng)
 
 
 def pair_sides(seed: int, code: str, systems: Sequence[str]) -> tuple[str, str]:

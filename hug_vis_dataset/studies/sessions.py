@@ -127,7 +127,8 @@ class SessionLog:
             seen = {i.key for s in mine for _, i in s.entries}
             planned = plan_session(self.spec.items(), self.spec.gold_items(), counts, seen,
                                    self.spec.items_per_session, self.spec.n_gold(), self.spec.ratings_per_item,
-                                   session_rng(self.spec.seed, rater, number))
+                                   session_rng(self.spec.seed, rater, number), self.spec.group_rule,
+                                   {self.spec.group_of(i) for s in mine for _, i in s.entries})
             if not planned:
                 return Session(rater, number, seed, ())
             secret = self._secret()
@@ -200,7 +201,8 @@ def coverage(spec: StudySpec, sessions: "list[Session]", answered: "dict[str, se
     return {"items": len(items), "target": spec.ratings_per_item, "by_ratings": dict(sorted(by.items())),
             "raters": len(per_rater), "sessions": len(sessions), "answers": sum(done.values()), "gold_answers": gold,
             "completion": answers / target if target else 0.0,
-            "per_rater": {r: tuple(v) for r, v in sorted(per_rater.items())}}
+            "per_rater": {r: tuple(v) for r, v in sorted(per_rater.items())},
+            "min_raters": spec.min_raters() if spec.group_rule is not None else 0}
 
 
 def coverage_markdown(cov: dict) -> str:
@@ -209,4 +211,7 @@ def coverage_markdown(cov: dict) -> str:
     lines = [f"**Coverage:** {cov['items']} items, target {cov['target']} ratings each; {levels}.",
              f"{cov['raters']} rater(s), {cov['sessions']} session(s), {cov['answers']} answer(s) "
              f"+ {cov['gold_answers']} gold; completion {100 * cov['completion']:.1f}%."]
+    if cov.get("min_raters"):  # the emotion study: one item per clip and rater
+        lines.append(f"Each rater meets a clip once (gold items included), so completing the study takes at least "
+                     f"{cov['min_raters']} raters (ratings per item x input settings, more with gold items).")
     return "\n\n".join(lines)

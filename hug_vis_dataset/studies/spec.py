@@ -2,7 +2,7 @@
 
 A study is one JSON file (``docs/MOS.md``)::
 
-    {"name": "talking-heads-2025", "protocol": "mos",          # or "pairwise"
+    {"name": "talking-heads-2025", "protocol": "mos",          # or "pairwise", or "emotion"
      "tasks": {"audio_driven": {"systems": ["sonic", "hallo2"],
                                 "criteria": ["id_similarity", "lip_sync"]}},   # default: the task's
      "clips": "all",                                           # or a list of clip ids
@@ -10,8 +10,11 @@ A study is one JSON file (``docs/MOS.md``)::
      "qc": {"gold_high_min": 3.5, "gold_low_max": 2.5, "max_gold_fail_share": 0.5, "max_fast_share": 0.25}}
 
 An **item** is what one rater answers once: (task, clip, system) rated on every criterion of the
-task (MOS), or (task, clip, two systems) compared on every criterion (pairwise). Its ``key`` is
-internal (it names the system); raters only ever see an opaque per-session code.
+task (MOS), (task, clip, two systems) compared on every criterion (pairwise), or (emotion, clip, one
+input setting) answered with one of the seven emotions or "Cannot tell" (the forced-choice emotion
+study, ``"tasks": {"emotion": {"settings": ["Video", "Audio", "Text"]}}``: people as the ceiling of
+Table 4). Its ``key`` is internal (it names the system, or the clip whose id carries the emotion);
+raters only ever see an opaque per-session code.
 
 Example:
     >>> spec = study_from_mapping({"name": "s", "tasks": {"voice_cloning": {"systems": ["a", "b"]}},
@@ -36,10 +39,12 @@ from ..errors import HugvisError
 from ..grid import ClipId, ClipIdError
 from ..results import name_problem
 from .mos import TASK_CRITERIA
-from .rater_qc import GOLD_HIGH, GOLD_LOW, QcRules
+from .rater_qc import GOLD_CLEAR, GOLD_HIGH, GOLD_LOW, QcRules
 
-MOS, PAIRWISE = "mos", "pairwise"
-PROTOCOLS = (MOS, PAIRWISE)
+MOS, PAIRWISE, EMOTION = "mos", "pairwise", "emotion"
+PROTOCOLS = (MOS, PAIRWISE, EMOTION)
+#: The one task of the forced-choice emotion study (Table 4's task) and its one question.
+EMOTION_TASK, EMOTION_CRITERION = "emotion", "emotion"
 #: Tasks the pairwise protocol applies to (the issue: generation and voice cloning).
 PAIRWISE_TASKS = ("audio_driven", "vision_driven", "voice_cloning")
 STUDY_KEYS = ("name", "protocol", "tasks", "clips", "ratings_per_item", "items_per_session", "gold_rate", "seed",
@@ -55,7 +60,9 @@ class StudyItem:
     """One thing to answer: a clip of a task with one system (MOS) or two (pairwise), or a gold item.
 
     ``kind`` is ``system``, or ``gold`` for the quality-control items (their one "system" is
-    :data:`~hug_vis_dataset.studies.rater_qc.GOLD_HIGH` or ``GOLD_LOW``).
+    :data:`~hug_vis_dataset.studies.rater_qc.GOLD_HIGH` or ``GOLD_LOW``; in the emotion study
+    :data:`~hug_vis_dataset.studies.rater_qc.GOLD_CLEAR`). In the emotion study ``systems`` holds the one
+    input setting the clip is shown in (``("Video",)``).
     """
 
     task: str
@@ -92,17 +99,19 @@ class StudySpec:
         """Every item of the study in a fixed order (task, clip, system or pair)."""
         out = []
         for task, (systems, criteria) in self.tasks.items():
-            groups = [(s,) for s in systems] if self.protocol == MOS else list(itertools.combinations(systems, 2))
+            groups = list(itertools.combinations(systems, 2)) if self.protocol == PAIRWISE else [(s,) for s in systems]
             out += [StudyItem(task, clip, group, criteria) for clip in self.clips for group in groups]
         return out
 
     def gold_items(self) -> list[StudyItem]:
-        """The gold items a session can draw (MOS only): each clip's reference and degraded copy."""
-        if self.protocol != MOS or not self.gold_rate:
+        """The gold items a session can draw: each clip's reference and degraded copy (MOS); each clip shown
+        with all its evidence, video with sound and transcript, whose answer is the instructed emotion (emotion)."""
+        if self.protocol == PAIRWISE or not self.gold_rate:
             return []
+        kinds = (GOLD_CLEAR,) if self.protocol == EMOTION else (GOLD_HIGH, GOLD_LOW)
         return [StudyItem(task, clip, (gold,), criteria, kind="gold")
                 for task, (_systems, criteria) in self.tasks.items() for clip in self.clips
-                for gold in (GOLD_HIGH, GOLD_LOW)]
+                for gold in kinds]
 
     def n_gold(self) -> int:
         """Gold items per session: ``round(gold_rate x items_per_session)`` of its items.
@@ -111,7 +120,46 @@ class StudySpec:
             >>> StudySpec("s", MOS, {}, (), items_per_session=10, gold_rate=0.2).n_gold()
             2
         """
-        return int(math.floor(self.gold_rate * self.items_per_session + 0.5)) if self.protocol == MOS else 0
+        return int(math.floor(self.gold_rate * self.items_per_session + 0.5)) if self.protocol != PAIRWISE else 0
+
+    def group_of(self, item: StudyItem) -> "str | None":
+        """What a rater may meet only once (None: no such rule): in the emotion study the clip, so nobody sees a
+        clip in a second setting (its transcript would give away the answer to its silent video) or as gold.
+
+        Example:
+            >>> spec = StudySpec("s", EMOTION, {EMOTION_TASK: (("Video",), (EMOTION_CRITERION,))}, ())
+            >>> spec.group_of(StudyItem("emotion", "actor_0001_sad_action_01_script_001", ("Video",), ("emotion",)))
+            'actor_0001_sad_action_01_script_001'
+        """
+        return item.clip_id if self.protocol == EMOTION else None
+
+    @property
+    def group_rule(self):
+        """:meth:`group_of` where the study has a group rule (the emotion study), else None (for the schedule)."""
+        return self.group_of if self.protocol == EMOTION else None
+
+    def settings(self) -> tuple[str, ...]:
+        """The input settings of an emotion study (Table 4's names, in the study file's order); () otherwise."""
+        return self.tasks.get(EMOTION_TASK, ((), ()))[0] if self.protocol == EMOTION else ()
+
+    def min_raters(self) -> int:
+        """The fewest raters who can complete the study: in the emotion study each rater meets a clip once, so
+        every clip needs ``ratings_per_item x settings`` different raters, and a gold item spends a clip of the
+        rater's too (a share ``n_gold / items_per_session`` of what they meet):
+        ``ceil(ratings_per_item x settings / (1 - gold share))``; else ``ratings_per_item``. A bound: the
+        schedule's greedy picks may need a few more.
+
+        Example:
+            >>> StudySpec("s", EMOTION, {EMOTION_TASK: (("Video", "Text"), ("emotion",))}, (), ratings_per_item=3).min_raters()
+            6
+            >>> StudySpec("s", EMOTION, {EMOTION_TASK: (("Video", "Text"), ("emotion",))}, (), ratings_per_item=3,
+            ...           items_per_session=8, gold_rate=0.25).min_raters()
+            8
+        """
+        if self.protocol != EMOTION:
+            return self.ratings_per_item
+        regular = 1.0 - self.n_gold() / max(self.items_per_session, 1)
+        return math.ceil(self.ratings_per_item * max(1, len(self.settings())) / max(regular, 1e-9) - 1e-9)
 
     def systems(self, task: str) -> tuple[str, ...]:
         return self.tasks.get(task, ((), ()))[0]
@@ -144,6 +192,9 @@ def study_from_mapping(data: Mapping[str, Any], clip_ids: "Sequence[str] | None"
         fail('"tasks" must map a task to {"systems": [...]} (tasks: ' + ", ".join(TASK_CRITERIA) + ")")
     tasks = {}
     for task, part in tasks_in.items():
+        if protocol == EMOTION:
+            tasks[task] = _emotion_task(task, part, fail)
+            continue
         allowed = PAIRWISE_TASKS if protocol == PAIRWISE else tuple(TASK_CRITERIA)
         if task not in allowed:
             fail(f"task {task!r} has no {protocol} study; choose one of {list(allowed)}")
@@ -153,7 +204,7 @@ def study_from_mapping(data: Mapping[str, Any], clip_ids: "Sequence[str] | None"
         for system in systems:
             if name_problem("system", system):
                 fail(f"tasks.{task}: {name_problem('system', system)}")
-            if system in (GOLD_HIGH, GOLD_LOW):
+            if system in (GOLD_HIGH, GOLD_LOW, GOLD_CLEAR):
                 fail(f"tasks.{task}: {system!r} is reserved for gold items; rename the system")
         if len(set(systems)) != len(systems):
             fail(f"tasks.{task}: a system is listed twice")
@@ -187,13 +238,35 @@ def study_from_mapping(data: Mapping[str, Any], clip_ids: "Sequence[str] | None"
     if isinstance(gold_rate, bool) or not isinstance(gold_rate, (int, float)) or not 0.0 <= gold_rate < 1.0:
         fail(f"gold_rate must be a number in [0, 1), got {gold_rate!r}")
     if protocol == PAIRWISE and gold_rate:
-        fail("gold_rate applies to the mos protocol only; set it to 0 for a pairwise study")
+        fail("gold_rate applies to the mos and emotion protocols only; set it to 0 for a pairwise study")
     try:
         qc = QcRules.from_mapping(data.get("qc"))
     except (TypeError, ValueError) as err:
         fail(f"qc: {err}")
     return StudySpec(name, protocol, tasks, tuple(str(c) for c in canon), gold_rate=float(gold_rate), qc=qc,
                      **numbers)
+
+
+def _emotion_task(task: object, part: object, fail) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(settings, criteria) of the emotion study's one task entry, ``{"settings": [...]}`` (Table 4's settings, any
+    spelling :func:`~hug_vis_dataset.metrics.emotion.normalize_input_setting` reads)."""
+    from ..metrics.emotion import INPUT_SETTING_ORDER, normalize_input_setting
+
+    if task != EMOTION_TASK:
+        fail(f"task {task!r} has no emotion study; the emotion protocol has one task, {EMOTION_TASK!r}")
+    if not isinstance(part, Mapping) or set(part) - {"settings"}:
+        fail(f'tasks.{EMOTION_TASK} takes one key, "settings": a list of input settings ({", ".join(INPUT_SETTING_ORDER)})')
+    settings = part.get("settings")
+    if not isinstance(settings, list) or not settings or not all(isinstance(s, str) for s in settings):
+        fail(f'tasks.{EMOTION_TASK} needs "settings": a non-empty list of input settings '
+             f'({", ".join(INPUT_SETTING_ORDER)})')
+    names = tuple(normalize_input_setting(s) for s in settings)
+    bad = [s for s, n in zip(settings, names) if n not in INPUT_SETTING_ORDER]
+    if bad:
+        fail(f"tasks.{EMOTION_TASK}: settings {bad} are not Table 4's; choose from {list(INPUT_SETTING_ORDER)}")
+    if len(set(names)) != len(names):
+        fail(f"tasks.{EMOTION_TASK}: a setting is listed twice")
+    return names, (EMOTION_CRITERION,)
 
 
 def load_study(path: "str | Path", clip_ids: "Sequence[str] | None" = None) -> StudySpec:

@@ -1,5 +1,6 @@
 """``hugvis mos status``: a study's coverage, flagged raters, MOS with and without them, agreement;
-for a pairwise study the Bradley-Terry strengths with and without the flagged raters.
+for a pairwise study the Bradley-Terry strengths with and without the flagged raters; for an emotion study
+people's accuracy per input setting with and without them (:func:`hug_vis_dataset.studies.people.accuracy_table`).
 
 Reads only files: the study file, the ratings log and the session log next to it; shared by the CLI
 (:mod:`hug_vis_dataset.reporting.commands`), the demo's report (:func:`study_markdown`, the synthetic
@@ -19,6 +20,8 @@ from ..statistics.rules import N_BOOT
 from .rater_qc import GOLD_MODELS
 from .sessions import SESSIONS_FILE, SessionLog, coverage
 
+#: What a study's tables hold, by protocol.
+WHAT = {"pairwise": "Bradley-Terry strengths", "emotion": "People's accuracy per input setting (%)"}
 #: Bootstrap replicates of the strengths' intervals shown by the status.
 STATUS_BOOT = 200
 #: Bootstrap replicates of the intervals :func:`aggregate_ratings` adds (actor-clustered): every surface's
@@ -43,12 +46,18 @@ def read_status(study_path: "str | Path", ratings_path: "str | Path", clip_ids: 
                 n_boot: int = STATUS_BOOT) -> StudyStatus:
     """The measurements of ``hugvis mos status`` for one study file over one ratings log."""
     from .rater_qc import flag_raters
-    from .spec import PAIRWISE, load_study
+    from .spec import EMOTION, MOS, PAIRWISE, load_study
     from .ratings import latest_ratings, read_log
 
     spec = load_study(study_path, clip_ids)
     ratings_path = Path(ratings_path)
-    if spec.protocol == PAIRWISE:
+    if spec.protocol == EMOTION:
+        from .emotion_answers import EmotionAnswerStore
+
+        store = EmotionAnswerStore(ratings_path)
+        frame, problems = store.read()
+        frame = store.frame()
+    elif spec.protocol == PAIRWISE:
         from .preferences import PreferenceStore
 
         frame, problems = PreferenceStore(ratings_path).read()
@@ -66,11 +75,15 @@ def read_status(study_path: "str | Path", ratings_path: "str | Path", clip_ids: 
     if spec.protocol == PAIRWISE:
         # No gold items in a pairwise study: the speed rule alone (score is unused without gold).
         qc_frame = qc_frame.assign(model="pair", score=qc_frame["outcome"])
+    elif spec.protocol == EMOTION:  # a clear gold item scores 1 when answered with its emotion (judgments.py)
+        from .judgments import emotion_qc_frame
+
+        qc_frame = emotion_qc_frame(qc_frame)
     status.flags = flag_raters(qc_frame, spec.qc)
     status.flagged = set(status.flags.loc[status.flags["flagged"], "rater"]) if len(status.flags) else set()
     for title, exclude in (("all raters", set()), ("without flagged raters", status.flagged)):
         status.tables.append((title, _table(spec, mine, exclude, n_boot)))
-    if spec.protocol != PAIRWISE:
+    if spec.protocol == MOS:
         status.alphas = _alphas(mine)
     return status
 
@@ -79,8 +92,12 @@ def _table(spec, answers, exclude: "set[str]", n_boot: int):
     """MOS (mos study) or Bradley-Terry strengths per task (pairwise study) of the raters not excluded."""
     import pandas as pd
 
-    from .spec import PAIRWISE
+    from .spec import EMOTION, PAIRWISE
 
+    if spec.protocol == EMOTION:
+        from .people import accuracy_table
+
+        return accuracy_table(answers[~answers["rater"].isin(list(exclude))], n_boot=n_boot)
     if spec.protocol != PAIRWISE:
         return aggregate_ratings(answers, exclude_raters=exclude)
     from .bradley_terry import PreferenceInputError, strengths_table
@@ -133,7 +150,7 @@ def study_status(study_path: "str | Path", ratings_path: "str | Path", clip_ids:
     lines += ["", f"flagged raters: {len(s.flagged)}"]
     if s.flags is not None and len(s.flags):
         lines += [f"  {r.rater}: {r.reasons}" for r in s.flags.itertuples() if r.flagged]
-    what = "Bradley-Terry strengths" if s.spec.protocol == "pairwise" else "MOS"
+    what = WHAT.get(s.spec.protocol, "MOS")
     for title, table in s.tables or [("all raters", None), ("without flagged raters", None)]:
         lines += ["", f"{what} ({title}):", table.to_string(index=False, float_format=lambda v: f"{v:.2f}")
                   if table is not None and len(table) else "  no ratings"]
@@ -155,8 +172,8 @@ def study_markdown(study_paths: Sequence["str | Path"], ratings_path: "str | Pat
 
     md = ["## Subjective study: schedule and quality control", "",
           "Blind, scheduled study (docs/MOS.md): every item reaches k ratings before any gets k + 1; gold items "
-          "(the reference shown as a system, and a degraded copy) and the media's duration flag careless raters; "
-          "every table with and without them.", ""]
+          "(the reference shown as a system, and a degraded copy; in the emotion study the clip with all its "
+          "evidence) and the media's duration flag careless raters; every table with and without them.", ""]
     for path in study_paths:
         s = read_status(path, ratings_path, clip_ids)
         cov = s.coverage
@@ -169,7 +186,7 @@ def study_markdown(study_paths: Sequence["str | Path"], ratings_path: "str | Pat
             md += [f"Flagged raters: {len(s.flagged)} of {len(s.flags)}"
                    + "".join(f"; {markdown_text(r.rater)} ({markdown_text(r.reasons)})"
                              for r in s.flags.itertuples() if r.flagged) + ".", ""]
-        what = "Bradley-Terry strengths" if s.spec.protocol == "pairwise" else "MOS"
+        what = WHAT.get(s.spec.protocol, "MOS")
         for title, table in s.tables:
             md += [f"**{what}, {title}:**", "", markdown_table(table, 3) if len(table) else "no answers", ""]
             if table.attrs.get("why"):

@@ -131,8 +131,10 @@ class MosStudy:
         exists, names.py): else one line naming the study, the system or item and what exists, before any rater
         is served an item whose every answer would be refused."""
         from ..names import require_known
-        from .spec import StudyFileError
+        from .spec import EMOTION, StudyFileError
 
+        if spec.protocol == EMOTION:  # its "systems" are Table 4's input settings, shown from the release's clips
+            return
         where = str(self.study_path or "the default study")
         for task, (systems, _criteria) in spec.tasks.items():
             folder = self.release_dir / SIMULATED_SYSTEMS_DIR / task
@@ -202,6 +204,18 @@ class MosStudy:
             return f"clip {clip_id!r} is not in the release; choose a clip from the Clip list"
         if self.media(task, system, clip_id) is None:
             return f"system {system!r} has no {task} output for clip {clip_id!r}; choose another clip or system"
+        return None
+
+    def emotion_offer_problem(self, task: str, setting: str, clip_id: str) -> "str | None":
+        """Why the emotion study does not present (clip, setting), or None when it does: the emotion answers'
+        ``allowed`` check (a clip of the release, a setting of the study, or the gold item's)."""
+        from .rater_qc import GOLD_CLEAR
+
+        if clip_id not in self._release_clips():
+            return f"clip {clip_id!r} is not in the release; choose a clip from the Clip list"
+        settings = self.spec.settings() if self.spec.protocol == "emotion" else ()
+        if setting not in settings and not (setting == GOLD_CLEAR and self.spec.gold_rate):
+            return f"input setting {setting!r} is not in the {self.spec.name} study; choose one of {list(settings)}"
         return None
 
     def problems(self) -> list[str]:

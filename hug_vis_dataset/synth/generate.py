@@ -322,6 +322,7 @@ def synthesize(
 
             # simulated raters (not human judgements) so the MOS path runs on the synthetic grid too
             write_simulated_ratings(sim.root, [r["clip_id"] for r in rows], seed=int(seed),
+                                    transcripts={r["clip_id"]: r["transcript"] for r in rows},
                                     duration=float(n_frames) / float(fps))
     return SynthSummary(Path(out_dir), [r["clip_id"] for r in rows], n_frames, float(fps), int(sample_rate),
                         (width, height), system_names)

@@ -65,8 +65,6 @@ import csv
 import hashlib
 import io
 import json
-import math
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -74,13 +72,15 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..grid import ClipId
-from ..layout import SIMULATED_RATINGS_FILE
+from ..layout import SIMULATED_EMOTION_ANSWERS_FILE, SIMULATED_RATINGS_FILE
 from ..readers.json_files import read_json, require_fields
 from ..studies.mos import RATING_COLUMNS, TASK_CRITERIA
 from ..studies.rater_qc import GOLD_HIGH, GOLD_LOW
-from ..studies.schedule import pair_sides, plan_session, session_rng, session_seed
-from ..studies.sessions import SESSIONS_FILE, item_code
+from ..studies.schedule import pair_sides
+from ..studies.sessions import SESSIONS_FILE
 from ..studies.spec import StudyItem, StudySpec, study_from_mapping
+from .emotion_raters import PEOPLE_ACCURACY, settings_of_systems, simulate_emotion_study, write_emotion_study
+from .scheduling import choose_clips, schedule_sessions  # noqa: F401 (choose_clips: this module's API)
 from .seeds import TAG_RATINGS
 
 RATINGS_FILE = SIMULATED_RATINGS_FILE
@@ -96,35 +96,13 @@ CLIP_SD = 0.3  # stimulus difficulty shared by all systems of a clip
 RATER_BIAS_SD = 0.35
 RATER_NOISE_SD = (0.4, 0.8)
 TIE_MARGIN = 0.25  # a pairwise quality difference below this (after noise) is answered "Tie"
-# Purposes of the seed sequences.
+# Purposes of the seed sequences (0 is the clip choice's: synth/scheduling.py).
 _P_CLIPS, _P_RATERS, _P_SYSTEM, _P_CLIP, _P_ANSWER = range(5)
 _TASK_INDEX = {task: i for i, task in enumerate(TASK_CRITERIA)}
 
 
 def _rng(seed: int, *keys: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([int(seed), TAG_RATINGS, *map(int, keys)]))
-
-
-def choose_clips(clip_ids: Sequence[str], seed: int, fraction: float = 0.5) -> list[str]:
-    """A deterministic subset: ``ceil(fraction x n_a)`` clips of every actor ``a``, in grid order.
-
-    Independent of the order of ``clip_ids`` (they are sorted by their grid fields first).
-
-    Example:
-        >>> ids = [f"actor_0001_happy_action_01_script_00{s}" for s in (1, 2, 3, 4)]
-        >>> len(choose_clips(ids, seed=0, fraction=0.5)), choose_clips(ids, 0) == choose_clips(ids[::-1], 0)
-        (2, True)
-    """
-    if not 0.0 < fraction <= 1.0:
-        raise ValueError(f"fraction must be in (0, 1], got {fraction}")
-    parsed = sorted({ClipId.parse(c) for c in clip_ids})  # grid order, not the order given
-    chosen: list[ClipId] = []
-    for actor in sorted({c.actor_id for c in parsed}):
-        mine = [c for c in parsed if c.actor_id == actor]
-        k = math.ceil(fraction * len(mine))
-        picked = _rng(seed, _P_CLIPS, actor).permutation(len(mine))[:k]
-        chosen += [mine[i] for i in sorted(picked)]
-    return [str(c) for c in chosen]
 
 
 @dataclass(frozen=True)
@@ -180,28 +158,6 @@ def _study_spec(name: str, protocol: str, systems: Mapping[str, Sequence[str]], 
                                "gold_rate": gold_rate, "seed": seed}, where=f"simulated study {name}")
 
 
-def _schedule(spec: StudySpec, raters: Sequence[str], secret: bytes) -> list:
-    """Sessions as the Space's session log would plan them, raters taking turns until nothing is left."""
-    counts: Counter = Counter()
-    seen: dict[str, set] = {r: set() for r in raters}
-    taken: Counter = Counter()
-    sessions, active = [], list(raters)
-    while active:
-        for rater in list(active):
-            number = taken[rater] + 1
-            planned = plan_session(spec.items(), spec.gold_items(), counts, seen[rater], spec.items_per_session,
-                                   spec.n_gold(), spec.ratings_per_item, session_rng(spec.seed, rater, number))
-            if not planned:
-                active.remove(rater)
-                continue
-            taken[rater] = number
-            counts.update(i.key for i in planned if i.kind == "system")
-            seen[rater].update(i.key for i in planned)
-            entries = [(item_code(secret, rater, number, i), item) for i, item in enumerate(planned)]
-            sessions.append((spec, rater, number, session_seed(spec.seed, rater, number), entries))
-    return sessions
-
-
 def simulate_study(clip_ids: Sequence[str], systems: Mapping[str, Mapping[str, float]], seed: int = 0,
                    n_raters: int = 6, careless: int = 1, ratings_per_item: int = 3, items_per_session: int = 8,
                    gold_rate: float = 0.25, pairwise_ratings_per_item: int = 2, pairs_per_session: int = 6,
@@ -250,7 +206,7 @@ def simulate_study(clip_ids: Sequence[str], systems: Mapping[str, Mapping[str, f
     sloppy = set(raters[n_raters - careless:])
     quality = _Quality(seed, names, systems, _check_planted(planted or {}, names))
     out = SimulatedStudy(mos, pairwise, secret=secret)
-    out.sessions = _schedule(mos, raters, secret) + (_schedule(pairwise, raters, secret) if paired else [])
+    out.sessions = schedule_sessions(mos, raters, secret) + (schedule_sessions(pairwise, raters, secret) if paired else [])
     seq = 0
     for spec, rater, number, s_seed, entries in out.sessions:
         for position, (code, item) in enumerate(entries):
@@ -381,8 +337,10 @@ def ratings_csv(rows: Sequence[Mapping]) -> str:
     return _csv(rows, columns)
 
 
-def write_study(study: SimulatedStudy, systems_root: "str | Path") -> dict[str, Path]:
-    """Write the simulated study's files under ``systems_root`` (see the module docstring)."""
+def write_study(study: SimulatedStudy, systems_root: "str | Path", emotion=None) -> dict[str, Path]:
+    """Write the simulated study's files under ``systems_root`` (see the module docstring); ``emotion``: the
+    simulated emotion study (:mod:`hug_vis_dataset.synth.emotion_raters`), whose answers and sessions follow the
+    others' in the same log, as one Space's studies share it."""
     root = Path(systems_root)
     folder = root / STUDY_DIR
     folder.mkdir(parents=True, exist_ok=True)
@@ -393,11 +351,16 @@ def write_study(study: SimulatedStudy, systems_root: "str | Path") -> dict[str, 
     paths["pairwise"].write_text(_csv(study.pairwise_rows(), PAIRWISE_COLUMNS), encoding="utf-8")
     for key, spec in (("mos_study", study.mos), ("pairwise_study", study.pairwise)):
         paths[key].write_text(json.dumps(_spec_file(spec), indent=1) + "\n", encoding="utf-8")
-    lines = [json.dumps(a, ensure_ascii=False) for a in study.answers]
+    answers = list(study.answers)
+    if emotion is not None:  # the log's one sequence continues over the emotion study's answers
+        paths.update(write_emotion_study(emotion, root, SIMULATED_EMOTION_ANSWERS_FILE))
+        last = max((int(a["seq"]) for a in study.answers), default=0)
+        answers += [{**a, "seq": last + i} for i, a in enumerate(emotion.answers, start=1)]
+    lines = [json.dumps(a, ensure_ascii=False) for a in answers]
     paths["log"].write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     sessions = [json.dumps({"study": spec.name, "rater": rater, "session": number, "seed": s_seed, "time": None,
                             "items": [{"code": c, "key": i.key, "kind": i.kind} for c, i in entries]})
-                for spec, rater, number, s_seed, entries in study.sessions]
+                for spec, rater, number, s_seed, entries in study.sessions + (emotion.sessions if emotion else [])]
     paths["sessions"].write_text("".join(line + "\n" for line in sessions), encoding="utf-8")
     # The codes' key, where the Space's session log keeps it (a simulated study: nothing to hide).
     folder.joinpath(SESSIONS_FILE + ".secret").write_text(study.secret.hex(), encoding="utf-8")
@@ -411,13 +374,18 @@ def _spec_file(spec: StudySpec) -> dict:
             "items_per_session": spec.items_per_session, "gold_rate": spec.gold_rate, "seed": spec.seed}
 
 
-def write_simulated_ratings(systems_root: "str | Path", clip_ids: Sequence[str], seed: int = 0, **options) -> Path:
-    """Write the simulated study for the systems listed in ``manifest.json`` under ``systems_root``.
+def write_simulated_ratings(systems_root: "str | Path", clip_ids: Sequence[str], seed: int = 0,
+                            transcripts: "Mapping[str, str] | None" = None, **options) -> Path:
+    """Write the simulated studies for the systems listed in ``manifest.json`` under ``systems_root``: the MOS and
+    pairwise studies of the generation systems and, where the manifest has emotion systems, the forced-choice
+    emotion study of their input settings with the planted people accuracy
+    (:func:`hug_vis_dataset.synth.emotion_raters.simulate_emotion_study`).
 
     Args:
         systems_root: the ``simulated_systems`` folder (its manifest must exist).
         clip_ids: the grid's clip ids.
         seed: the synth seed.
+        transcripts: clip id -> transcript (the emotion study's reading times).
         **options: :func:`simulate_study`'s (``n_raters``, ``duration``, ...).
 
     Returns:
@@ -427,4 +395,8 @@ def write_simulated_ratings(systems_root: "str | Path", clip_ids: Sequence[str],
     manifest = require_fields(read_json(root / "manifest.json"), {"tasks": dict}, root / "manifest.json")
     systems = {task: {name: float(info["strength"]) for name, info in manifest["tasks"][task]["systems"].items()}
                for task in TASK_CRITERIA if task in manifest.get("tasks", {})}
-    return write_study(simulate_study(clip_ids, systems, seed=seed, **options), root)["mos"]
+    study = simulate_study(clip_ids, systems, seed=seed, **options)
+    planted = {s: PEOPLE_ACCURACY[s] for s in settings_of_systems(manifest) if s in PEOPLE_ACCURACY}
+    emotion = (simulate_emotion_study(clip_ids, planted, seed=seed, duration=float(options.get("duration", 1.0)),
+                                      transcripts=transcripts, secret=study.secret) if planted else None)
+    return write_study(study, root, emotion)["mos"]

@@ -6,8 +6,8 @@ purpose has its own stream and adding a purpose never shifts another's draws. Th
 of the output's identity: changing one changes the bytes that ``hugvis synth`` writes.
 
 Example:
-    >>> sorted({TAG_AUDIO, TAG_MOTION, TAG_ASR, TAG_SYSTEM, TAG_RATINGS})
-    [1, 2, 3, 100, 200]
+    >>> sorted({TAG_AUDIO, TAG_MOTION, TAG_ASR, TAG_SYSTEM, TAG_RATINGS, TAG_PEOPLE})
+    [1, 2, 3, 100, 200, 300]
 """
 
 from __future__ import annotations
@@ -18,3 +18,5 @@ TAG_AUDIO, TAG_MOTION, TAG_ASR = 1, 2, 3
 TAG_SYSTEM = 100
 #: Simulated MOS ratings (ratings.py); above the systems' range 100 + task index.
 TAG_RATINGS = 200
+#: Simulated raters of the forced-choice emotion study (emotion_raters.py).
+TAG_PEOPLE = 300

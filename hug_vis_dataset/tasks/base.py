@@ -45,7 +45,8 @@ class ClipJob:
         expected: reference properties the prediction must match (``width``, ``height``,
             ``sample_rate``, ``fps``).
         prediction: the prediction path(s) found for the clip (more than one is a duplicate).
-        payload: task data other than files (emotion: ``[(input_setting, answer, where), ...]``).
+        payload: task data other than files (emotion: ``[(input_setting, answer, where), ...]``, an answer given under
+            a reordered question with its ``(order, language)`` fourth).
         metrics: the metrics to compute (those available in this installation).
         options: protocol options (``chunk_frames``, ``device``, ``batch_size``, emotion ``settings``;
             ``set_features``: the set metrics of the run, whose per-clip features the scorer may return in
@@ -203,6 +204,11 @@ class TaskScorer:
         """Predictions derived from the reference source itself (reference-only tasks and the
         Real-audio row); a task without such a mode refuses."""
         raise SubmissionError(f"task {self.name} has no reference-derived mode for {predictions!r}")
+
+    def metrics_for(self, index: Any, metrics: Sequence[str]) -> tuple[str, ...]:
+        """The metrics of ``metrics`` a submission (its :class:`~hug_vis_dataset.tasks.submission.PredictionIndex`) can
+        give rows for, what a run computes and records (default: all of them)."""
+        return tuple(metrics)
 
     def availability(self) -> dict[str, str]:
         """Metric -> ``""`` when it can run here, else ``"skipped: <why and the command to fix it>"``."""
