@@ -65,8 +65,10 @@ AUDIT_PREFIX = "audit@"
 # How tables (the report, the leaderboard) print the reserved rows.
 REAL_AUDIO_LABEL = "Real audio (reference)"
 BASELINE_LABEL = "baseline (built-in)"
-#: Printed name of each reserved row that tables print (both printed, never ranked).
-RESERVED_LABELS: dict[str, str] = {REAL_AUDIO_MODEL: REAL_AUDIO_LABEL, BASELINE_MODEL: BASELINE_LABEL}
+#: Printed name of each reserved row (printed, never ranked; the reference clips' motion statistics feed Fig. 11).
+REFERENCE_LABEL = "reference clips"
+RESERVED_LABELS: dict[str, str] = {REAL_AUDIO_MODEL: REAL_AUDIO_LABEL, BASELINE_MODEL: BASELINE_LABEL,
+                                   REFERENCE_MODEL: REFERENCE_LABEL}
 #: What each task's built-in baseline does (``hugvis predict --model baseline``), as a table's note says it: a
 #: reader must know that voice cloning's replays the reference, so its Speaker Sim. is a ceiling, not a system.
 BASELINE_DOES: dict[str, str] = {
