@@ -88,8 +88,8 @@ def clip_text(record) -> str:
     from ..labels import clip_display
 
     return "\n".join([
-        f"**Clip** {clip_display(record.clip_id)} (`{record.clip_id}`; {record.resolution}, {record.fps:g} fps, "
-        f"{record.duration:.2f} s, {record.sample_rate} Hz)",
+        f"**Clip** {clip_display(record.clip_id)} ({record.resolution}, {record.fps:g} fps, {record.duration:.2f} s, "
+        f"{record.sample_rate} Hz)",
         "",
         f"**Prompt (assigned text):** {record.transcript}",
         "",
