@@ -29,6 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
 
+from .column_labels import COLUMN_LABELS, MOS_CRITERIA, SOURCE_LABELS  # noqa: F401 (part of the catalog)
+
 # Modes: how a metric consumes its inputs.
 FRAME_PAIRED = "frame-paired"  # generated frame i vs reference frame i (PSNR, SSIM, LPIPS, matting errors)
 CLIP_PAIRED = "clip-paired"  # a clip vs one reference item (CSIM vs the source portrait, speaker similarity)
@@ -677,13 +679,13 @@ def spec(name: str) -> MetricSpec:
 
 
 def label_of(name: str) -> str:
-    """How a person reads a metric's name: its label when the catalog has the metric, else the name as given
-    (a column of counts, a name from a stored file).
+    """How a person reads a key: a metric's label, a MOS criterion's or a column's (:mod:`.column_labels`), else
+    the name as given (a model, a name from a stored file).
 
-    >>> label_of("speaker_similarity"), label_of("n_ok")
-    ('Speaker Sim.', 'n_ok')
+    >>> label_of("speaker_similarity"), label_of("n_ok"), label_of("lip_sync"), label_of("clone_good")
+    ('Speaker Sim.', 'Clips scored', 'Lip Synchronization', 'clone_good')
     """
-    return _BY_NAME[name].label if name in _BY_NAME else str(name)
+    return _BY_NAME[name].label if name in _BY_NAME else MOS_CRITERIA.get(name) or COLUMN_LABELS.get(name) or str(name)
 
 
 def implementation_of(row: "str | MetricSpec") -> Callable[..., Any]:
@@ -781,12 +783,7 @@ def to_paper_units(name: str, value: float) -> float:
 
 def weights_of(names: Iterable[str]) -> tuple[str, ...]:
     """Pretrained files the given metrics need, without repeats, in first-use order."""
-    out: list[str] = []
-    for name in names:
-        for weight in spec(name).weights:
-            if weight not in out:
-                out.append(weight)
-    return tuple(out)
+    return tuple(dict.fromkeys(weight for name in names for weight in spec(name).weights))  # dict keeps order
 
 
 def metrics_needing(weight: str) -> tuple[str, ...]:

@@ -12,6 +12,8 @@ such text passes it through one of these functions:
   & ~``) is backslash-escaped, so the text renders as itself. An underscore between two letters
   or digits is left alone: CommonMark never reads it as emphasis, and ``matte_good`` stays
   readable in a terminal.
+* :func:`markdown_code_text`: as :func:`markdown_text`, keeping a stored reason's command in backticks as code.
+* :func:`terminal_markdown`: Markdown a command prints, its escapes dropped for a terminal (a table keeps its bars).
 * :func:`one_line` for plain text shown on one line (log lines, one-line errors).
 * :func:`terminal_text` for everything a command writes to a terminal (``hugvis``'s ``main`` puts every
   write to stdout and stderr through it, :func:`safe_output`): control characters (ESC, C1, a stray CR)
@@ -154,4 +156,41 @@ def markdown_text(text: object) -> str:
     return _MARKDOWN_SPECIAL.sub(lambda m: "\\" + m.group(0), one_line(text))
 
 
-__all__ = ["SafeStream", "html_text", "markdown_text", "one_line", "safe_output", "terminal_text"]
+#: A code span a stored reason may keep: a command of plain characters (``hugvis weights download x``), nothing a
+#: renderer could read as markup even outside the span.
+_PLAIN_CODE = re.compile(r"`[A-Za-z0-9_ .,:=@+/-]+`")
+
+
+def markdown_code_text(text: object) -> str:
+    """As :func:`markdown_text`, but a backticked command of plain characters stays a code span: a stored reason
+    (``needs weights: run `hugvis weights download alexnet```) reads as the toolkit wrote it, not with escaped
+    backticks; any other backtick is escaped.
+
+    Example:
+        >>> markdown_code_text("needs weights: run `hugvis weights download alexnet` <b>")
+        'needs weights: run `hugvis weights download alexnet` \\\\<b\\\\>'
+        >>> markdown_code_text("`<img src=x>`")
+        '\\\\`\\\\<img src=x\\\\>\\\\`'
+    """
+    parts = re.split(r"(`[^`]*`)", one_line(text))
+    return "".join(part if _PLAIN_CODE.fullmatch(part) else markdown_text(part) for part in parts)
+
+
+#: A backslash escape of :func:`markdown_text` but the table's column bar.
+_ESCAPE = re.compile(r"\\([\\`*\[\]<>#!&~_])")
+
+
+def terminal_markdown(text: object) -> str:
+    """Markdown printed on a terminal, where a person reads it as text: the backslash escapes of
+    :func:`markdown_text` dropped (``*``, ``[``, a backtick are characters there), but the one that keeps a table
+    cell's ``|`` in its cell; control characters are already gone (:func:`one_line`).
+
+    Example:
+        >>> print(terminal_markdown("| 4.49 \\\\[4.36, 4.62\\\\] | run \\\\`hugvis weights\\\\` | a\\\\|b |"))
+        | 4.49 [4.36, 4.62] | run `hugvis weights` | a\\|b |
+    """
+    return _ESCAPE.sub(r"\1", "" if text is None else str(text))
+
+
+__all__ = ["SafeStream", "html_text", "markdown_code_text", "markdown_text", "one_line", "safe_output", "terminal_markdown",
+           "terminal_text"]

@@ -20,7 +20,11 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from . import figure_style as style
+from .catalog import label_of, task_names
 from .grid import EMOTION_NAMES
+from .labels import task_label, variance_term
+
+_TASK_NAMES = frozenset(task_names())
 from .statistics.basics import ols_fit, spearman
 
 # One colour per emotion (Table 1 order), colour-blind friendly (Okabe-Ito plus grey).
@@ -91,10 +95,10 @@ def emotion_difficulty_figure(D: Any, title: str = FIG8_TITLE):
     arr = np.asarray(D, dtype=float)
     fig, ax = plt.subplots(figsize=(1.6 + 0.9 * arr.shape[1], 1.2 + 0.55 * arr.shape[0]))
     image = ax.imshow(np.ma.masked_invalid(arr), cmap="Reds", vmin=0.0, vmax=1.0, aspect="auto")
-    ax.set_xticks(range(arr.shape[1]), [str(c) for c in D.columns], rotation=45, ha="right")
+    ax.set_xticks(range(arr.shape[1]), [label_of(str(c)) for c in D.columns], rotation=45, ha="right")
     ax.set_yticks(range(arr.shape[0]), [str(r) for r in D.index])
-    ax.set_xlabel("metric")
-    ax.set_ylabel("emotion")
+    ax.set_xlabel("Metric")
+    ax.set_ylabel("Emotion")
     for i in range(arr.shape[0]):
         for j in range(arr.shape[1]):
             if np.isfinite(arr[i, j]):
@@ -127,10 +131,10 @@ def agreement_figure(rho: Any, title: str = FIG9_TITLE):
     arr = np.asarray(rho, dtype=float)
     fig, ax = plt.subplots(figsize=(1.8 + 0.75 * arr.shape[1], 1.2 + 0.75 * arr.shape[0]))
     image = ax.imshow(np.ma.masked_invalid(arr), cmap="RdBu_r", vmin=-1.0, vmax=1.0)
-    ax.set_xticks(range(arr.shape[1]), [str(c) for c in rho.columns], rotation=45, ha="right")
-    ax.set_yticks(range(arr.shape[0]), [str(r) for r in rho.index])
-    ax.set_xlabel("metric")
-    ax.set_ylabel("metric")
+    ax.set_xticks(range(arr.shape[1]), [label_of(str(c)) for c in rho.columns], rotation=45, ha="right")
+    ax.set_yticks(range(arr.shape[0]), [label_of(str(r)) for r in rho.index])
+    ax.set_xlabel("Metric")
+    ax.set_ylabel("Metric")
     for i in range(arr.shape[0]):
         for j in range(arr.shape[1]):
             if np.isfinite(arr[i, j]):
@@ -250,6 +254,11 @@ def crosstask_figures(
 
 
 # ----------------------------------------------------------------------------- variance decomposition (finding iv)
+def _bar_label(name: str) -> str:
+    """A variance bar's name as a person reads it: a metric's label or a task's (``mad`` -> MAD)."""
+    return task_label(name) if str(name) in _TASK_NAMES else label_of(str(name))
+
+
 def variance_figure(decompositions: Mapping[str, Any], title: str = ""):
     """Stacked bars, one per task (or metric), one segment per term's share plus the residual.
 
@@ -273,14 +282,16 @@ def variance_figure(decompositions: Mapping[str, Any], title: str = ""):
     if not decompositions:
         raise VarianceInputError("no decompositions to draw")
     plt = _pyplot()
-    labels = [f"{name}*" if d.fell_back else str(name) for name, d in decompositions.items()]
+    # a bar per metric (or task) under its label, a segment per condition factor under its words
+    labels = [f"{_bar_label(name)}*" if d.fell_back else _bar_label(name) for name, d in decompositions.items()]
     fig, ax = plt.subplots(figsize=(1.6 + 1.1 * len(labels), 4.2))
     bottom = np.zeros(len(labels))
     colors = plt.get_cmap("tab10").colors
     for i, term in enumerate((*TERMS, RESIDUAL)):
         heights = np.array([d.shares()[term] for d in decompositions.values()])
         heights = np.where(np.isfinite(heights), heights, 0.0)
-        ax.bar(labels, heights, bottom=bottom, label=term, color="#BBBBBB" if term == RESIDUAL else colors[i])
+        ax.bar(labels, heights, bottom=bottom, label=variance_term(term),
+               color="#BBBBBB" if term == RESIDUAL else colors[i])
         bottom += heights
     ax.set_ylim(0, 1)
     ax.set_ylabel("share of variance")

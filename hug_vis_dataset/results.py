@@ -67,10 +67,11 @@ AUDIT_PREFIX = "audit@"
 # How tables (the report, the leaderboard) print the reserved rows.
 REAL_AUDIO_LABEL = "Real audio (reference)"
 BASELINE_LABEL = "baseline (built-in)"
+#: Printed name of each reserved row (printed, never ranked; the reference clips' motion statistics feed Fig. 11).
+REFERENCE_LABEL = "reference clips"
 PEOPLE_LABEL = "People"
-#: Printed name of each reserved row that tables print (all printed, never ranked).
 RESERVED_LABELS: dict[str, str] = {REAL_AUDIO_MODEL: REAL_AUDIO_LABEL, BASELINE_MODEL: BASELINE_LABEL,
-                                   PEOPLE_MODEL: PEOPLE_LABEL}
+                                   REFERENCE_MODEL: REFERENCE_LABEL, PEOPLE_MODEL: PEOPLE_LABEL}
 #: What a table with People rows says under them (Table 4).
 PEOPLE_NOTE = ("People: the forced-choice emotion study's raters shown the clip in that input setting (per clip the "
                "share of counted raters naming the instructed emotion, 'Cannot tell' counted wrong; gold items and "

@@ -235,7 +235,9 @@ def render_table(
                     marks[m][i] = mark
 
     label_cols = [row_label] + [c for c in extra_columns if c != row_label]
-    label_headers = [c[:1].upper() + c[1:] for c in label_cols]
+    from .catalog import COLUMN_LABELS  # a key column under its label (n_ok: Clips scored), else capitalised
+
+    label_headers = [COLUMN_LABELS.get(c) or c[:1].upper() + c[1:] for c in label_cols]
 
     def cell(m: str, i: int) -> str:
         v = values[m][i]

@@ -116,6 +116,12 @@ def _write_ratings(explorer) -> None:
         store.add(rater, AUDIO, clips[emotion], "talk_good",
                   {"id_similarity": score, "emotion_naturalness": 3, "lip_sync": 3},
                   extra={**timing, "item": f"i{rater[-1]}{emotion[:3]}item"})
+        # the other simulated systems rated too: the study covers the task, so its ratings replace the simulated
+        # raters (studies.judgments.choose_source)
+        for other in (s for s in explorer.mos.systems(AUDIO) if s != "talk_good"):
+            store.add(rater, AUDIO, clips[emotion], other, {c: 3 for c in ("id_similarity", "emotion_naturalness",
+                                                                           "lip_sync")},
+                      extra={**timing, "item": f"i{rater[-1]}{emotion[:3]}{other}"})
         for gold, good in (("gold_reference", 5), ("gold_degraded", 1)):
             value = 6 - good if careless else good
             store.add(rater, AUDIO, clips[emotion], gold, {c: value for c in ("id_similarity", "emotion_naturalness",

@@ -34,9 +34,34 @@ def scored(tmp_path_factory) -> Path:
         env.setenv("HUGVIS_WEIGHTS_DIR", str(tmp_path_factory.mktemp("no-weights")))
         env.setenv("HUGVIS_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
         env.setenv("HF_HUB_OFFLINE", "1")
-        run_demo(root, grid=dict(actors=1, emotions=["Happy"], actions=1, scripts=2, seconds=0.4, size=(64, 36)),
-                 build=False, n_boot=0, progress=False)
+        import contextlib
+        import io
+
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            run_demo(root, grid=dict(actors=1, emotions=["Happy"], actions=1, scripts=2, seconds=0.4,
+                                     size=(64, 36)), build=False, n_boot=0, progress=False)
+    PRINTED[root] = printed.getvalue()
     return root
+
+
+#: What the demo printed, by its folder.
+PRINTED: dict = {}
+
+
+def test_the_demo_ends_with_the_reports_summary_and_where_to_look(scored):
+    """The demo's last lines are what ``hugvis report`` prints (where the report is, its tables, Tables 6/8/10 from
+    the simulated raters) and where to look next; the whole report (it was hundreds of lines) stays in report.md."""
+    out = PRINTED[scored]
+    tail = out.split("[4] writing the report ...", 1)[1].strip().splitlines()
+    assert "# HUG-VIS results" not in out and len(tail) < 15, tail
+    assert tail[0].startswith(f"report written to {scored / 'report'} (") and str(scored / "report" / "report.md") in tail[0]
+    for line in ("- Table 4: Multimodal emotion recognition", "- Table 9: Voice cloning",
+                 "- Table 10: Voice cloning, MOS", "- Table 11: Video matting"):
+        assert line in tail, tail
+    assert tail[-2].startswith("demo finished in") and tail[-2].endswith(f"report in {scored / 'report'}")
+    assert tail[-1] == (f"leaderboard and clips in the browser: hugvis space --release {scored / 'release'} "
+                        f"--results {scored / 'results'}")
 
 
 def test_the_baseline_step_predicts_every_clip_of_every_task(scored, tmp_path):

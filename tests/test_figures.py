@@ -103,7 +103,7 @@ def test_fig8_and_fig9_draw_missing_cells_hatched_and_labelled_with_a_caption(dr
         patches, texts, hatched = _missing(ax)
         assert patches == want and texts == want  # every NaN cell, and only those
         assert all(p.get_hatch() == MISSING_HATCH for p in hatched)
-        assert ax.get_title() and ax.get_xlabel() == "metric"
+        assert ax.get_title() and ax.get_xlabel() == "Metric"  # a label, not the key
     fig8 = drawn[0].axes[0]
     assert sorted(t.get_text() for t in fig8.texts if t.get_text() != "n/a") == ["0.00", "0.00", "1.00", "1.00"]
     for name in ("fig8", "fig9"):

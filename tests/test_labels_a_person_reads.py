@@ -1,17 +1,21 @@
-"""Every label a person reads comes from the catalog or one table of display names: no machine key on a page.
+"""Every label a person reads comes from the catalog: no key the toolkit defines on any surface.
 
-A store of runs of every scored task (and the reference rows) is read by each surface a person reads, and every
-text it shows is scanned for the catalog's machine names (``audio_driven``, ``mad_band_5``, ``emotion_accuracy``,
-``motion_u`` ...), the raw column keys of the analyses (``next_model``, ``ci_low``, ``p_value`` ...) and the emotion
-spelling of clip ids (``fearful``, where every table says Afraid) and the stored key of the real recordings' row
-(``real-audio``, printed "Real audio (reference)"):
+The keys are collected from the package itself (``tests/label_scan.py``): every catalog metric and task name, the
+fields of a catalog row, the MOS criteria, every column of stored rows and of every table the package declares (each
+``*_COLUMNS`` constant), the statistics engine's result fields, the reserved model names and the clip id's spelling
+(``actor_0001``, ``fearful``). Each surface is rendered from a store holding runs of every scored task (and the
+reference rows), with the synthetic release's simulated raters behind Tables 6, 8 and 10, and everything it shows is
+scanned:
 
-* the Space: every component's label, every dropdown's shown choices, every Markdown text, and the tables and
-  notes the Leaderboard, Findings and Cross-task tabs and the per-clip viewer produce;
-* the report: its headings and every table's header row (report.md and each table file);
-* the figures: every title and axis label drawn.
+* the Space: every component's label, choices and Markdown, every board (all origins), every finding of every task,
+  every cross-task analysis, the per-clip viewer of every run, the clip inspector, an upload scored in the Score tab,
+  and every figure drawn;
+* the report (``--mos``): every line of every Markdown, HTML and LaTeX file, and every figure's titles, axes, ticks
+  and legends;
+* the command line: ``hugvis evaluate``, ``hugvis leaderboard show`` of every table, ``hugvis report``'s summary and
+  the demo's line per run; and no Markdown escape is printed on a terminal.
 
-Code (a command in backticks, a file name) is what a person types or opens, not a label: it is not scanned.
+A key a label lacks is added to the catalog (``hug_vis_dataset/column_labels.py``), never to this test.
 """
 
 from __future__ import annotations
@@ -22,26 +26,19 @@ from pathlib import Path
 import pytest
 
 from hug_vis_dataset import catalog
-
-RAW_COLUMNS = ("next_model", "ci_low", "ci_high", "p_value", "n_actors", "n_clips", "metric_display", "input_setting")
-MACHINE = sorted({m.name for m in catalog.METRICS if "_" in m.name} | {t for t in catalog.task_names() if "_" in t}
-                 | set(RAW_COLUMNS) | {"fearful", "real-audio"}, key=len, reverse=True)
-PATTERN = re.compile(r"(?<![\w./-])(" + "|".join(map(re.escape, MACHINE)) + r")(?![\w./-])")
+from label_scan import Scan, column_keys, strip_code, toolkit_keys
 
 
 def machine_names(text: str) -> list[str]:
-    """The machine names in ``text`` outside code (backticks, fenced blocks).
+    """The keys in ``text`` outside code (backticks, fenced blocks, paths) (the browser tests scan what Chromium
+    renders with it).
 
-    >>> machine_names("Table 5 `hugvis evaluate audio_driven` mad_band_5 and Afraid")
-    ['mad_band_5']
+    >>> machine_names("Table 5 `hugvis evaluate audio_driven` mad_band_5 and Afraid, n_ok")
+    ['mad_band_5', 'n_ok']
     >>> machine_names("clip actor_0001_fearful_action_01_script_001")
-    ['fearful']
+    ['actor_0001', 'fearful']
     """
-    text = re.sub(r"```.*?```", "", str(text), flags=re.S)
-    text = re.sub(r"`[^`]*`", "", text)
-    # a clip id spells the emotion "fearful" inside it (actor_0001_fearful_action_01_script_001): shown as a clip,
-    # it is "actor 1 · Afraid · ..." (viewer.clip_display)
-    return PATTERN.findall(text) + ["fearful"] * len(re.findall(r"_fearful_", text))
+    return Scan().found_in_prose(text)
 
 
 @pytest.fixture(scope="module")
@@ -67,82 +64,180 @@ def world(tmp_path_factory):
     return release, results
 
 
-def _frame_texts(frame) -> list[str]:
-    if frame is None or not hasattr(frame, "columns"):
-        return []
-    out = [str(c) for c in frame.columns] + [str(i) for i in getattr(frame.index, "names", []) if i]
-    return out + [str(v) for v in frame.astype(str).to_numpy().ravel()]
-
-
-def test_the_space_shows_no_machine_name(world, tmp_path):
-    from hug_vis_dataset.space.app import Explorer, build_app
-    from hug_vis_dataset.space.explorer import ANALYSES, FINDINGS, SCORED_TASKS
-
-    release, results = world
-    explorer = Explorer(release, results, work_dir=tmp_path / "work")
-    found: dict[str, list[str]] = {}
-
-    def scan(where: str, *texts) -> None:
-        for text in texts:
-            for name in machine_names(text):
-                found.setdefault(name, []).append(where)
-
-    demo = build_app(explorer)
-    for block in demo.config["components"]:
-        props = block.get("props", {})
-        scan(f"component {props.get('elem_id') or block.get('type')}", props.get("label") or "",
-             props.get("info") or "", props.get("value") if block.get("type") == "markdown" else "")
-        for choice in props.get("choices") or []:
-            scan(f"choice of {props.get('label')}", choice[0] if isinstance(choice, (list, tuple)) else choice)
-    for label in explorer.table_labels():
-        frame, notes, _ = explorer.leaderboard(label, ["paper", "synthetic demo"])
-        scan(f"board {label}", *_frame_texts(frame), notes)
-    for finding in FINDINGS[:3]:
-        for task in SCORED_TASKS:
-            frame, _, message = explorer.findings(finding, task)
-            scan(f"findings {finding} / {task}", *_frame_texts(frame), message)
-    for analysis in ANALYSES:
-        frame, _, message = explorer.crosstask(analysis)
-        scan(f"cross-task {analysis}", *_frame_texts(frame), message)
-    for run in explorer.viewer_runs():
-        scan("viewer run", run)
-        table, metrics, _, ids, note, order = explorer.viewer_clips(run)
-        scan(f"viewer {run}", *_frame_texts(table), note)
-    assert found == {}, {k: sorted(set(v)) for k, v in found.items()}
-
-
-def test_the_report_and_its_figures_show_no_machine_name(world, tmp_path, monkeypatch):
+@pytest.fixture()
+def figures(monkeypatch):
+    """Every Matplotlib figure saved while the test runs."""
     import matplotlib.figure
 
-    from hug_vis_dataset.reporting.report import build_report
-
-    release, results = world
-    titles: list[str] = []
+    drawn: list = []
     save = matplotlib.figure.Figure.savefig
 
     def recording(self, *args, **kwargs):
-        suptitle = getattr(self, "_suptitle", None)
-        titles.extend([suptitle.get_text()] if suptitle is not None else [])
-        for ax in self.axes:
-            titles.extend([ax.get_title(), ax.get_xlabel(), ax.get_ylabel()])
+        drawn.append(self)
         return save(self, *args, **kwargs)
 
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", recording)
+    return drawn
+
+
+def _found(scan: Scan) -> dict:
+    return scan.report()
+
+
+# ----------------------------------------------------------------------------- the keys and their labels
+def test_every_column_the_toolkit_defines_has_a_label_in_the_catalog():
+    """One source of truth: a column declared anywhere in the package reads as the catalog's label (a metric's or a
+    MOS criterion's own, or :data:`~hug_vis_dataset.catalog.COLUMN_LABELS`), and no label is itself a key."""
+    labels = {**catalog.COLUMN_LABELS, **catalog.MOS_CRITERIA, **{m.name: m.label for m in catalog.METRICS}}
+    unlabelled = sorted(k for k in column_keys() if k not in labels)
+    assert unlabelled == [], f"add labels to hug_vis_dataset/column_labels.py: {unlabelled}"
+    keys = toolkit_keys()
+    assert [(k, v) for k, v in labels.items() if v in keys] == []
+    assert all(catalog.label_of(k) != k for k in column_keys())
+    assert all(catalog.task(t).label not in keys for t in catalog.task_names())
+
+
+def test_the_scan_finds_keys_where_a_person_reads_them():
+    """The scan itself: a key in prose, a key as a header, a cell, a heading or a bold lead-in, and a key drawn on a
+    figure are found; code, paths and labels are not."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    scan = Scan()
+    scan.markdown("md", "## emotion\n\n**vision_driven**: the table\n\n| task | Acc. (%) |\n| --- | --- |\n"
+                        "| Multimodal emotion recognition | 1 |\n\nrvm protocol; run `hugvis evaluate n_ok`; "
+                        "fig8_emotion_difficulty.png; Emotion Naturalness")
+    scan.frame("frame", pd.DataFrame({"Model": ["reference", "a"], "criterion": ["lip_sync", "ID Similarity"]}))
+    fig, ax = plt.subplots()
+    ax.bar(["mad", "MSE"], [1, 2])
+    ax.set_xlabel("metric")
+    scan.figure("figure", fig)
+    plt.close(fig)
+    assert sorted(scan.found) == ["criterion", "emotion", "lip_sync", "mad", "metric", "reference", "rvm", "task",
+                                  "vision_driven"]
+    assert strip_code("see /srv/results/matting/m/summary.json and `n_ok`").split() == ["see", "and"]
+
+
+# ----------------------------------------------------------------------------- the Space
+def _scan_app(scan: Scan, demo) -> None:
+    for block in demo.config["components"]:
+        props = block.get("props", {})
+        where = f"component {props.get('elem_id') or block.get('type')}"
+        scan.label(where, props.get("label") or "", props.get("info") or "", props.get("placeholder") or "")
+        if block.get("type") in ("markdown", "html"):
+            scan.markdown(where, re.sub(r"<[^>]+>", " ", str(props.get("value") or "")))
+        for choice in props.get("choices") or []:
+            scan.label(f"choice of {props.get('label')}", choice[0] if isinstance(choice, (list, tuple)) else choice)
+
+
+def test_the_space_shows_no_key(world, tmp_path, figures):
+    from browser_support import matting_zip
+    from hug_vis_dataset.space.app import Explorer, build_app
+    from hug_vis_dataset.space.explorer import ANALYSES, FINDINGS, SCORED_TASKS
+    from hug_vis_dataset.space.ui import board_html
+
+    release, results = world
+    store = tmp_path / "results"  # the Score tab adds a run: a copy of the store
+    import shutil
+
+    shutil.copytree(results, store)
+    explorer = Explorer(release, store, work_dir=tmp_path / "work")
+    scan = Scan()
+    _scan_app(scan, build_app(explorer))
+    for label in explorer.table_labels():
+        for all_raters in (False, True):
+            frame, notes, _ = explorer.leaderboard(label, ["paper", "submitted", "synthetic demo", "grid subset"],
+                                                   all_raters=all_raters)
+            scan.frame(f"board {label[:8]}", frame)
+            scan.markdown(f"board notes {label[:8]}", notes)
+            scan.markdown(f"board page {label[:8]}", re.sub(r"<[^>]+>", " | ", board_html(frame)))
+    for finding in FINDINGS:
+        for task in (*SCORED_TASKS, "matting_boundary"):
+            frame, _, message = explorer.findings(finding, task)
+            scan.frame(f"findings {finding[:20]} / {task}", frame)
+            scan.markdown(f"findings {finding[:20]} / {task}", message)
+    for analysis in ANALYSES:
+        frame, _, message = explorer.crosstask(analysis)
+        scan.frame(f"cross-task {analysis}", frame)
+        scan.markdown(f"cross-task {analysis}", message)
+    for run in explorer.viewer_runs():
+        scan.label("viewer run", run)
+        listed = explorer.viewer_clips(run)
+        scan.frame(f"viewer {run}", listed.table)
+        scan.markdown(f"viewer {run}", listed.note)
+        for clip in listed.ids[:2]:
+            view = explorer.viewer_view(run, clip, 1, listed.metric)
+            scan.markdown(f"viewer clip {run}", view.text)
+            scan.label(f"viewer curve {run}", view.curve_title)
+    choices = explorer.choices()  # a choice is a value or a (shown, value) pair: the inspector gets the value
+    first = [c[1] if isinstance(c, tuple) else c for c in (choices[k][0] for k in ("actor", "emotion", "action",
+                                                                                    "script"))]
+    scan.markdown("inspector", explorer.inspect(*first)[-1])
+    upload = matting_zip(release, tmp_path / "up.zip", "matte_good", 1)
+    scan.markdown("score pre-check", explorer.check_upload("matting", str(upload)))
+    message, table, rows = explorer.score("matting", "one_clip", str(upload))
+    assert message.startswith("Scored "), message
+    scan.markdown("score message", message)
+    scan.frame("score table", table)
+    scan.frame("score rows", rows)
+    assert figures, "no figure was drawn"
+    for i, fig in enumerate(figures):
+        scan.figure(f"figure {i}", fig)
+    assert _found(scan) == {}
+
+
+# ----------------------------------------------------------------------------- the report
+def test_the_report_and_its_figures_show_no_key(world, tmp_path, figures):
+    from hug_vis_dataset.reporting.report import build_report
+
+    release, results = world
     ratings = release / "simulated_systems" / "mos_ratings.csv"
-    report = build_report([results], tmp_path / "report", formats=("md",), n_boot=0, mos=ratings)
-    assert titles, "no figure was drawn"
-    found: dict[str, list[str]] = {}
-    texts = [("figure", t) for t in titles]
-    for path in sorted((tmp_path / "report").rglob("*.md")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.startswith("#"):
-                texts.append((f"{path.name} heading", line))
-        lines = path.read_text(encoding="utf-8").splitlines()
-        for i, line in enumerate(lines):  # a table's header row: the line above its |---| rule
-            if i + 1 < len(lines) and re.fullmatch(r"\|?[\s:|-]+\|?", lines[i + 1] or "x") and "|" in line:
-                texts.append((f"{path.name} table header", line))
-    for where, text in texts:
-        for name in machine_names(text):
-            found.setdefault(name, []).append(where)
-    assert found == {}, {k: sorted(set(v)) for k, v in found.items()}
-    assert report.markdown
+    report = build_report([results], tmp_path / "report", formats=("md", "tex", "html"), n_boot=20, mos=ratings)
+    assert report.mos_tables and figures
+    scan = Scan()
+    for path in sorted((tmp_path / "report").rglob("*")):
+        if path.suffix in (".md", ".html", ".tex"):
+            text = path.read_text(encoding="utf-8")
+            if path.suffix == ".html":
+                text = re.sub(r"<[^>]+>", " | ", re.sub(r"<(style|script)\b.*?</\1>", " ", text, flags=re.S))
+            if path.suffix == ".tex":
+                text = re.sub(r"\\[a-z]+\{?|[{}$]", " ", text.replace("\\_", "_")).replace("&", "|")
+            scan.markdown(path.name, text)
+    for i, fig in enumerate(figures):
+        scan.figure(f"figure {i}", fig)
+    assert _found(scan) == {}
+
+
+# ----------------------------------------------------------------------------- the command line
+def test_the_command_line_shows_no_key(world, tmp_path, capsys):
+    from hug_vis_dataset.cli import main
+    from hug_vis_dataset.demo.pipeline import _outcome
+    from hug_vis_dataset.scoring.runner import evaluate_submission
+
+    release, results = world
+    system = sorted(p for p in (release / "simulated_systems" / "voice_cloning").iterdir() if p.is_dir())[-1]
+    scan = Scan()
+    outputs = {}
+    assert main(["evaluate", "voice_cloning", "--predictions", str(system), "--model", "cli_run", "--dataset",
+                 str(release), "--out", str(tmp_path / "res"), "--no-progress"]) == 0
+    outputs["evaluate"] = "\n".join(capsys.readouterr())
+    result = evaluate_submission("voice_cloning", system, "again", release, tmp_path / "res2", progress=False)
+    outputs["demo's line of a run"] = _outcome(result)
+    for table in range(4, 12):
+        assert main(["leaderboard", "show", str(results), "--table", str(table), "--show", "synthetic",
+                     "--release", str(release)]) == 0
+        outputs[f"leaderboard show --table {table}"] = capsys.readouterr().out
+    assert main(["report", str(results), "--out", str(tmp_path / "report"), "--n-boot", "0", "--no-figures",
+                 "--quiet", "--mos", str(release / "simulated_systems" / "mos_ratings.csv")]) == 0
+    outputs["report"] = capsys.readouterr().out
+    for where, text in outputs.items():
+        scan.markdown(where, text)
+        # a terminal shows what is printed: no Markdown escape (\`, \[, \*) in front of a character
+        assert not re.search(r"\\[`\[\]*_<>#!&~]", text), (where, re.findall(r".{30}\\[`\[\]*_<>#!&~].{10}", text))
+    assert "UTMOS" in outputs["evaluate"] and "cer_edits" not in outputs["evaluate"]
+    assert "not computed here: UTMOS, CER" in outputs["demo's line of a run"]
+    assert "Table 10: Voice cloning, MOS" in outputs["report"]
+    assert _found(scan) == {}

@@ -209,7 +209,7 @@ def test_synthetic_rows_are_hidden_by_default_and_ranked_in_their_own_pool():
     paper_mad = paper[(paper.table == 11) & (paper.metric == "mad")]
     assert shown.loc[paper_mad.loc[paper_mad.value.idxmin(), "model"], mad].endswith("(best)")
     assert shown.loc["tiny_err", mad] == "0.500 (best)" and shown.loc["big_err", mad] == "9.00 (second)"
-    assert shown.loc["big_err", "n_ok"] == "27" and shown.loc["big_err", "n_failed"] == "1"
+    assert shown.loc["big_err", "Clips scored"] == "27" and shown.loc["big_err", "Clips failed"] == "1"
     assert shown.loc["big_err", "Coverage"] == f"{100 * 27 / 28:.1f}%"
     assert shown.loc["tiny_err", "Origin"] == "synthetic demo"
     notes = board(frame, 11).notes
@@ -328,7 +328,7 @@ def test_zero_scored_says_no_file_matched(release, tmp_path):
             archive.write(png, png.relative_to(system).as_posix())
     precheck = space.check_upload("voice_cloning", str(wrong))
     assert "No file matches the voice cloning layout" in precheck and "look like **video matting**" in precheck
-    assert "&lt;clip_id&gt;.wav" in precheck
+    assert "`<clip_id>.wav`" in precheck and "upload the voice cloning files" in precheck  # a pattern as code
 
 
 def test_fig10_emotion_filter_recomputes_rho_on_the_filtered_clips(release, tmp_path):
@@ -401,7 +401,7 @@ def test_a_run_whose_every_metric_needs_weights_is_listed_with_the_command():
     view = board(frame, 5, ("paper", "synthetic"))
     row = view.frame.set_index("Model").loc["talk"]
     assert [row[catalog.spec(m).header] for m in ("csim", "sync_c", "sync_d")] == [NEEDS_WEIGHTS] * 3
-    assert any(n.startswith("CSIM ↑, Sync-C ↑, Sync-D ↓: skipped: needs weights") for n in view.notes)
+    assert any(n.startswith("CSIM ↑, Sync-C ↑, Sync-D ↓: needs weights: run `hugvis weights download") for n in view.notes)
 
 
 def test_mos_tables_show_one_source_per_task_and_say_how_far_the_study_is(release, tmp_path):

@@ -242,7 +242,7 @@ def test_report_mos_intervals_and_agreement(grid, report_dir):
         alphas = agreement(valid[valid["model"].isin(names)])
         section = report.markdown.split(f"### {catalog.task(task).label} ({TABLE[task]}: MOS")[1].split("###")[0]
         for criterion in TASK_CRITERIA[task]:
-            assert f"{criterion} {alphas[criterion]['alpha']:.2f} (" in section
+            assert f"{catalog.label_of(criterion)} {alphas[criterion]['alpha']:.2f} (" in section
             got = intervals[(intervals["model"] == names[0]) & (intervals["criterion"] == criterion)]["alpha"]
             assert float(got.iloc[0]) == pytest.approx(alphas[criterion]["alpha"])
 
@@ -252,8 +252,9 @@ def test_report_joint_view_names_tasks_without_metrics(report_dir):
     text = report.markdown
     assert "MOS vs automatic metric" in text
     # audio-driven and voice-cloning were not scored here: said, not failed
-    assert "audio_driven / lip_sync: matching metric sync_c not available (no stored rows)" in text
-    assert "voice_cloning / id_similarity: matching metric speaker_similarity not available" in text
+    assert ("Audio-driven video generation / Lip Synchronization: matching metric Sync-C not available (no stored run "
+            "computed it)") in text
+    assert "Voice cloning / ID Similarity: matching metric Speaker Sim. not available" in text
 
 
 def test_joint_view_rho_against_scipy(grid):
@@ -270,7 +271,8 @@ def test_joint_view_rho_against_scipy(grid):
         rho = spearmanr(m, [sign * v for v in auto[metric]])[0]
         best_mos = names[int(np.argmax(m))]
         best_metric = names[int(np.argmax([sign * v for v in auto[metric]]))]
-        assert f"| vision_driven | {criterion} | {metric} | 3 | {rho:.2f} | {best_mos} | {best_metric} |" in md
+        assert (f"| Vision-driven video generation | {catalog.label_of(criterion)} | {catalog.label_of(metric)} | 3 | "
+                f"{rho:.2f} | {best_mos} | {best_metric} |") in md
 
 
 def test_report_counts_invalid_ratings_and_excludes_them(grid, tmp_path):
@@ -338,7 +340,7 @@ def test_unassigned_model_is_reported_not_dropped(grid, tmp_path):
     path = tmp_path / "ratings.csv"
     path.write_text("\n".join(lines) + "\n")
     text = build_report([root / "res"], None, n_boot=0, figures=False, mos=path).markdown
-    assert "ratings of model x not tabulated: rated on both lip_sync and motion_naturalness" in text
+    assert "ratings of model x not tabulated: rated on both Lip Synchronization and Motion Naturalness" in text
     valid, invalid = validate_ratings(pd.read_csv(path, dtype=str))
     assert len(valid) == 2 and len(invalid) == 0
 

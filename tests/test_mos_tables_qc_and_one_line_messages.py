@@ -133,7 +133,7 @@ def test_report_html_files_are_documents_with_intervals_counts_and_the_simulated
     page = (out / "audio_driven_mos.html").read_text(encoding="utf-8")
     assert "talk_good (simulated raters)" in page and "Simulated raters" in page
     # rater_a and rater_b kept (rater_c flagged): 2 clips x 2 raters = 4 ratings per criterion, 1 actor.
-    row = next(r for r in page.split("<tr>") if "talk_good (simulated raters)</td><td>id_similarity" in r)
+    row = next(r for r in page.split("<tr>") if "talk_good (simulated raters)</td><td>ID Similarity" in r)
     cells = [c.split("</td>")[0] for c in row.split("<td>")[1:]]
     assert cells[2:] == [f"{_hand_mos({'rater_a', 'rater_b'}):.2f} n/a (1 actor)", "2", "4", "1"], cells
     assert "3 rater(s), 1 flagged, 2 counted in the MOS" in page

@@ -158,7 +158,7 @@ def test_the_board_prints_people_per_setting_never_ranked_with_the_verdicts(worl
         for setting, value in expected.items():
             cell = people.loc[setting, "Acc. (%) ↑"]
             assert cell.startswith(f"{value:.2f}") and "answers" in cell and "(best)" not in cell and "(second)" not in cell
-            assert people.loc[setting, "Scored by"] == "people" and people.loc[setting, "Origin"] == "synthetic demo"
+            assert people.loc[setting, "Scored by"] == "emotion study" and people.loc[setting, "Origin"] == "synthetic demo"
             assert people.loc[setting, "Provenance"].endswith("simulated rater(s)")
     frame, notes, _ = explorer.leaderboard(_table4(explorer), ["paper", "synthetic demo"])
     stored = pd.concat([run.rows for run in scan_runs(results)[0]], ignore_index=True)

@@ -62,7 +62,7 @@ def test_report_tables_values_marks_and_figures(results, tmp_path):
     assert good["estimate"] == pytest.approx(clip_mean) and good["low"] <= clip_mean <= good["high"]
     assert (out / "figures" / "fig8_emotion_difficulty.png").is_file()
     text = (out / "report.md").read_text()
-    assert "- lpips: skipped: needs weights: run `hugvis weights download alexnet" in text
+    assert "- LPIPS: needs weights: run `hugvis weights download alexnet" in text  # by its label, the command as code
 
 
 def test_report_mos_joint_view(results, tmp_path):

@@ -169,7 +169,13 @@ def test_rows_identical_against_release_and_repo(built, tmp_path, task):
     for system in systems(release, task):
         a, b = _score_both(release, repo, task, system, tmp_path)
         rows_a, rows_b = pd.read_parquet(a.rows_path), pd.read_parquet(b.rows_path)
-        assert len(rows_a) >= n_clips and (rows_a["status"] == "ok").all(), rows_a
+        # Every row is ok but a row counted alone (a human-motion row on a synthetic clip with no person in it),
+        # which fails by itself and says why.
+        from hug_vis_dataset import catalog
+
+        alone = rows_a["metric"].isin([m.name for m in catalog.METRICS if m.counted_alone])
+        assert len(rows_a) >= n_clips and (rows_a.loc[~alone, "status"] == "ok").all(), rows_a
+        assert (rows_a.loc[rows_a["status"] != "ok", "error"].str.len() > 0).all()
         pd.testing.assert_frame_equal(rows_a, rows_b, check_exact=True)
         assert a.coverage.to_dict() == b.coverage.to_dict()
         assert a.coverage.problems() == 0

@@ -159,7 +159,7 @@ def test_figure_bar_heights_are_the_shares(tmp_path):
     fallback = variance_decomposition(grid_rows(2).iloc[3:])
     fig = variance_figure({"matting": balanced, "voice_cloning": fallback})
     ax = fig.axes[0]
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["matting", "voice_cloning*"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["Video matting", "Voice cloning*"]  # labels, not keys
     assert len(ax.containers) == len(TERMS) + 1
     for column, d in enumerate((balanced, fallback)):
         shares = d.shares()

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+from ..labels import skipped_words
 from ..layout import SIMULATED_EMOTION_ANSWERS_FILE, SIMULATED_RATINGS_FILE, SIMULATED_SYSTEMS_DIR
 from ..outputs import claim
 from ..statistics.rules import N_BOOT
@@ -28,8 +29,8 @@ def _outcome(res) -> str:
     """One line of a scored submission for the demo's log."""
     done = (f"{res.coverage.ok}/{res.coverage.grid_size} clips ok" if res.summary["metrics"]["computed"]
             else "no metric can run here")
-    skipped = res.coverage.skipped_metrics
-    return done + (f", skipped: {', '.join(skipped)}" if skipped else "")
+    skipped = list(skipped_words(res.coverage.skipped_metrics))  # each metric once, by its label
+    return done + (f"; not computed here: {', '.join(skipped)}" if skipped else "")
 
 
 def score_baselines(release: "str | Path", submissions: "str | Path", results: "str | Path", num_proc: int = 1,
@@ -162,7 +163,8 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
              n_boot: "int | None" = None, progress: bool = True, grid: "dict | None" = None, audit: bool = False,
              into_existing: bool = False) -> dict:
     """Synthesize a small grid, build the Hub repo, validate it, score every simulated system of
-    every task and each task's built-in baseline, and write the report; print the tables.
+    every task and each task's built-in baseline, and write the report; print its summary (as `hugvis report`
+    does: where it is and its tables) and where to look next.
 
     The dataset repo and the evaluate modules land where the README's Python snippet finds them
     (:func:`build_front_doors`: ``out_dir/hug-vis``, ``out_dir/hugvis/<name>``).
@@ -179,6 +181,7 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
         ``{"release", "results", "report", "markdown", "seconds"}``.
     """
     from ..reporting.report import build_report
+    from ..reporting.commands import report_summary
     from ..scoring.runner import evaluate_submission
 
     out = Path(out_dir)
@@ -250,7 +253,8 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
                           audit=out / "audit" if audit else None, appendix=appendix,
                           people=people if people.is_file() else None)
     markdown = report.markdown
-    print(markdown)
+    # The summary hugvis report prints (where the report is, its tables), not the whole report: report.md has it.
+    print(report_summary(report, out / "report", ratings.is_file()))
     seconds = time.perf_counter() - start
     print(f"demo finished in {seconds:.1f} s; report in {out / 'report'}")
     print(f"leaderboard and clips in the browser: hugvis space --release {release} --results {results}")

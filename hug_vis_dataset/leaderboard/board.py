@@ -17,8 +17,8 @@ rows and no verdict). Reference rows (Table 9's real audio) and the built-in bas
 Synthetic and subset rows are shown only on request.
 
 Headers carry the metric's label, direction arrow and unit from the catalog
-(:attr:`hug_vis_dataset.catalog.MetricSpec.header`); stored rows carry n_ok, n_failed, coverage
-and a link to their provenance (``summary.json``). A metric that could not run is ``needs weights``
+(:attr:`hug_vis_dataset.catalog.MetricSpec.header`); stored rows carry their clips scored and failed (the catalog's
+labels of ``n_ok`` and ``n_failed``), coverage and a link to their provenance (``summary.json``). A metric that could not run is ``needs weights``
 in its cells, and the notes name the command that fixes it.
 
 Example:
@@ -40,7 +40,7 @@ from .. import catalog
 from ..paper_tables import PAPER_COLUMNS, TASK_TABLES, UNRANKED_SOURCES, table_info
 from ..results import (BASELINE_MODEL, EMOTION_MODEL_SEP, PEOPLE_MODEL, PEOPLE_NOTE, REAL_AUDIO_MODEL,
                        RESERVED_LABELS, baseline_note, reserved_label)
-from ..escaping import markdown_text
+from ..escaping import markdown_code_text, markdown_text
 from ..statistics.ranking import Entry, rank_column
 from ..statistics.rules import PARTIAL_RULE, RANK_POOLS, comparison_set  # noqa: F401 (the board's rules)
 from ..statistics.sums import RowsIndex
@@ -52,6 +52,8 @@ DEFAULT_ORIGINS: tuple[str, ...] = (PAPER, SUBMITTED)
 BOARD_COLUMNS: tuple[str, ...] = PAPER_COLUMNS + ("origin", "n_ok", "n_failed", "coverage", "link", "note",
                                                   "scored_by", "detail", "partial")
 ALL = "All"
+#: The count columns under their catalog labels (a MOS row counts its rated clips there).
+OK_HEADER, FAILED_HEADER = catalog.label_of("n_ok"), catalog.label_of("n_failed")
 NEEDS_WEIGHTS = "needs weights"
 #: Why a cell of a metric the run did not compute is empty (a run scored with ``hugvis evaluate --metrics``).
 NOT_SCORED = "not scored in this run (it was scored with --metrics, without this metric)"
@@ -221,7 +223,7 @@ def people_rows(table, origin: str, simulated: bool = False):
                 "value": float(row.accuracy), "text": print_value(float(row.accuracy), metric["key"]),
                 "higher_is_better": True, "origin": origin, "n_ok": int(row.n_clips), "n_failed": 0, "coverage": None,
                 "link": f"{int(row.n_answers)} answers by {int(row.n_raters)} {who}", "note": None,
-                "scored_by": "people", "detail": _interval_detail(row.ci_low, row.ci_high, f"{int(row.n_answers)} answers"),
+                "scored_by": "emotion study", "detail": _interval_detail(row.ci_low, row.ci_high, f"{int(row.n_answers)} answers"),
                 "partial": False} for row in table.itertuples(index=False)]
     return pd.DataFrame(records, columns=list(BOARD_COLUMNS))
 
@@ -354,6 +356,10 @@ def _unranked(record) -> bool:
 #: How a hidden origin is shown, per door (``{origin}``: key, ``{label}``: printed label).
 SPACE_REVEAL = "tick '{label}' under Show"
 CLI_REVEAL = "pass --show {origin}"
+#: Where a MOS table's ratings come from, per door (the CLI reads the store's log, a CSV or the simulated raters).
+MOS_HOW_SPACE = "rate outputs in the MOS study tab"
+MOS_HOW_CLI = ("rate the systems in the Space's MOS study tab (`hugvis space --results RESULTS` keeps its ratings in the "
+               "store), pass `--mos RATINGS.csv`, or `--release DIR` for a synthetic release's simulated raters")
 
 
 def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: str = ALL,
@@ -455,21 +461,21 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
         if by_setting:
             row["Input"] = key[2]
         if "source" in filters:
-            row["Source"] = key[3]
+            row["Source"] = catalog.SOURCE_LABELS.get(key[3], key[3])
         if "paradigm" in filters:
             row["Paradigm"] = key[4]
         for column in headers.values():
             row[column] = cells[key].get(column, "")
-        row["n_ok"] = _count(record["n_ok"]) if record is not None else ""
-        row["n_failed"] = _count(record["n_failed"]) if record is not None else ""
+        row[OK_HEADER] = _count(record["n_ok"]) if record is not None else ""
+        row[FAILED_HEADER] = _count(record["n_failed"]) if record is not None else ""
         row["Coverage"] = record["coverage"] or "" if record is not None else ""
         row["Provenance"] = record["link"] or "" if record is not None else ""
         rows.append(row)
     columns = ["Model", "Origin", "Scored by", *(["Input"] if by_setting else []),
                *(["Source"] if "source" in filters else []), *(["Paradigm"] if "paradigm" in filters else []),
-               *headers.values(), "n_ok", "n_failed", "Coverage", "Provenance"]
+               *headers.values(), OK_HEADER, FAILED_HEADER, "Coverage", "Provenance"]
     for reason, named in sorted(reasons.items()):
-        notes.append(f"{markdown_text(', '.join(sorted(named)))}: {markdown_text(reason)}")
+        notes.append(f"{markdown_text(', '.join(sorted(named)))}: {markdown_code_text(reason.removeprefix('skipped: '))}")
     for run in damaged:
         if run.task == info["task"] or run.task not in catalog.task_names():
             notes.append(f"Damaged run, not shown: {markdown_text(run.message())}")
@@ -506,8 +512,8 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
                      + ": set the filter back to All or show more origins.")
     if not any(o != PAPER for o in every["origin"]):
         task = info["task"]
-        how = ("rate outputs in the MOS study tab" if int(table) == catalog.task(task).mos_table else
-               f"`hugvis evaluate {task} --predictions DIR --model NAME --dataset D --out RESULTS` or the Score tab")
+        how = ((MOS_HOW_SPACE if reveal == SPACE_REVEAL else MOS_HOW_CLI) if int(table) == catalog.task(task).mos_table
+               else f"`hugvis evaluate {task} --predictions DIR --model NAME --dataset D --out RESULTS` or the Score tab")
         notes.append(f"No stored result for Table {table} yet: {how}.")
     shown = pd.DataFrame(rows, columns=columns)
     # The row groups travel with the frame: the Space's click-sort keeps rows inside their group.

@@ -10,22 +10,36 @@ it (``docs/LEADERBOARD.md``).
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from ..hub_access import HUB_REQUESTS_ID as DEFAULT_REQUESTS_REPO, HUB_RESULTS_ID as DEFAULT_RESULTS_REPO
 
 
 def _show(args: argparse.Namespace) -> int:
+    from .. import catalog
+    from ..escaping import terminal_markdown
     from ..tables import markdown_table
-    from .board import CLI_REVEAL, DEFAULT_ORIGINS, board, board_rows, clip_rows_of
+    from .board import CLI_REVEAL, DEFAULT_ORIGINS, SYNTHETIC, board, board_rows, clip_rows_of
+    from .human_rows import human_rows, simulated_ratings, store_ratings
     from .store import LocalResultsStore
 
-    scan = LocalResultsStore(args.results).scan()
-    view = board(board_rows(scan.runs), args.table, tuple(DEFAULT_ORIGINS) + tuple(args.show or ()),
-                 reveal=CLI_REVEAL, damaged=scan.damaged, clip_rows=clip_rows_of(scan.runs))
-    print(markdown_table(view.frame))
+    store = LocalResultsStore(args.results)
+    scan = store.scan()
+    # Tables 6, 8 and 10 as the Space draws them (leaderboard/human_rows.py): the store's ratings log (or --mos, a
+    # ratings CSV, as hugvis report --mos), a synthetic release's simulated raters with --release.
+    simulated = simulated_ratings(args.release) if args.release else None
+    synthetic = simulated is not None or bool(scan.runs) and all(r.origin == SYNTHETIC for r in scan.runs)
+    human = human_rows(str(args.mos) if args.mos else store_ratings(store), simulated, synthetic,
+                       all_raters=args.all_raters)
+    is_mos = args.table in {t.mos_table for t in catalog.TASKS}
+    view = board(board_rows(scan.runs, *human.board_rows()), args.table,
+                 tuple(DEFAULT_ORIGINS) + tuple(args.show or ()), reveal=CLI_REVEAL, damaged=scan.damaged,
+                 clip_rows=clip_rows_of(scan.runs, *(human.clip_rows() if is_mos else ())),
+                 extra_notes=human.notes("pass --all-raters") if is_mos else ())
+    print(terminal_markdown(markdown_table(view.frame)))  # a terminal's text, the table's bars kept
     for note in view.notes:
-        print(f"- {note}")
+        print(f"- {terminal_markdown(note)}")
     return 0
 
 
@@ -181,6 +195,13 @@ def register(subparsers: Any) -> None:
     show.add_argument("--table", type=int, required=True, choices=range(4, 12), metavar="4..11")
     show.add_argument("--show", action="append", choices=("synthetic", "subset"),
                       help="also show synthetic-demo or grid-subset runs (never ranked with the paper)")
+    show.add_argument("--mos", type=Path, default=None,
+                      help="Tables 6, 8, 10: a ratings CSV (as hugvis report --mos) instead of the store's ratings log")
+    show.add_argument("--release", type=Path, default=None,
+                      help="Tables 6, 8, 10: a synthetic release whose simulated raters a task shows until the study's "
+                      "ratings cover it (as the Space)")
+    show.add_argument("--all-raters", action="store_true",
+                      help="Tables 6, 8, 10: count the raters the study's quality control flags")
     show.set_defaults(func=_show)
     push = sub.add_parser("push", help="append a results folder's runs to a Hub results repo")
     push.add_argument("results", help="results folder (hugvis evaluate --out)")

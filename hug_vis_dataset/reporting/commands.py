@@ -44,15 +44,20 @@ def report_summary(report, out, with_mos: bool) -> str:
         report written to r (2 files; the whole report: r/report.md, or hugvis report ... --print)
         - Table 11: Video matting
         - Tables 6, 8 and 10 (criterion-specific MOS): not in this report; pass --mos RATINGS.csv to add them
+        >>> print(report_summary(R(files=[], tables={"matting": None}, mos_tables=["voice_cloning"]), "r", True))
+        report written to r (0 files; the whole report: r/report.md, or hugvis report ... --print)
+        - Table 10: Voice cloning, MOS
+        - Table 11: Video matting
     """
     from .. import catalog
     from .report import MOS_NEEDS_RATINGS
 
     lines = [f"report written to {out} ({len(report.files)} files; the whole report: {Path(out) / 'report.md'}, or "
              f"hugvis report ... --print)"]
-    for task in report.tables:
-        if catalog.task(task).paper_table is not None:
-            lines.append(f"- {catalog.paper_table_of(task)}: {catalog.task(task).label}")
+    tables = [(catalog.task(t).paper_table, catalog.task(t).label) for t in report.tables
+              if catalog.task(t).paper_table is not None]
+    tables += [(catalog.task(t).mos_table, f"{catalog.task(t).label}, MOS") for t in getattr(report, "mos_tables", ())]
+    lines += [f"- Table {number}: {label}" for number, label in sorted(tables)]
     if not with_mos:
         lines.append(f"- {MOS_NEEDS_RATINGS}")
     return "\n".join(lines)

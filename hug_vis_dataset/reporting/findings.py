@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import catalog
+from ..labels import no_rows, why_no_values  # noqa: F401 (the findings' words for an empty result)
 from ..results import EMOTION_MODEL_SEP, reference_rows
 from ..tables import markdown_table
 
@@ -44,16 +45,6 @@ def _model_rows(rows, task: str):
     if sel.empty:
         return None, no_rows(task)
     return sel, ""
-
-
-def no_rows(task: str) -> str:
-    """Why a finding of ``task`` has nothing to measure (the task as a person reads it, the command as typed).
-
-    >>> no_rows("audio_driven")
-    'no per-clip values of Audio-driven video generation: score a submission with `hugvis evaluate audio_driven`'
-    """
-    return (f"no per-clip values of {catalog.task(task).label}: score a submission with "
-            f"`hugvis evaluate {task}`")
 
 
 def pooled_rows(rows, comparisons=None):
@@ -179,7 +170,7 @@ def variance_frame(rows, task: str, comparisons=None):
         try:
             result = variance_decomposition(one)
         except VarianceInputError as err:
-            problems.append(f"{metric}: {err}")
+            problems.append(f"{catalog.label_of(metric)}: {err}")
             continue
         decompositions[metric] = result
         records += [{"metric": metric, "term": term, "share": share, "method": result.method}
@@ -192,7 +183,10 @@ def variance_frame(rows, task: str, comparisons=None):
 def variance_table(frame):
     """The decomposition as a reader reads it: one row per condition factor (``Condition factor``), one column per
     metric under its label, each cell the share of variance (:func:`variance_frame`'s long frame, pivoted)."""
+    from ..labels import variance_term
+
     wide = frame.pivot_table(index="term", columns="metric", values="share", sort=False)
+    wide.index = [variance_term(t) for t in wide.index]
     wide.index.name = "Condition factor"
     return wide.rename(columns=catalog.label_of)
 
@@ -228,7 +222,10 @@ def mos_agreement_frame(rows, ratings: "str | Path", n_boot: int = 200, seed: in
         out = mos_agreement_by_task(rows, ratings=ratings, n_boot=n_boot, seed=seed, all_raters=all_raters)
     except ModuleInputError as err:
         return pd.DataFrame(), str(err)
-    return pd.concat([pd.DataFrame(v).assign(task=k) for k, v in out.items()], ignore_index=True), ""
+    from ..labels import readable
+
+    frame = pd.concat([pd.DataFrame(v).assign(task=k) for k, v in out.items()], ignore_index=True)
+    return readable(frame[["task", *[c for c in frame.columns if c != "task"]]]), ""
 
 
 def detectable_frame(rows, task: str, actor_counts: "tuple[int, ...]" = (30, 10, 6), comparisons=None, tables=None,
@@ -261,13 +258,38 @@ def detectable_frame(rows, task: str, actor_counts: "tuple[int, ...]" = (30, 10,
             continue
         pooled = out["pooled"]
         records.append({**base, "Actors": out["n_actors"], "Clips per actor": out["clips_per_actor"],
-                        "MDD": pooled["mdd"] if pooled else float("nan"),
-                        **{f"MDD at {a} actors": out["by_actors"].get(a, float("nan")) for a in actor_counts},
+                        "MDD": _within_scale(pooled["mdd"] if pooled else float("nan"), spec),
+                        **{f"MDD at {a} actors": _within_scale(out["by_actors"].get(a, float("nan")), spec)
+                           for a in actor_counts},
                         "ICC": pooled["icc"] if pooled else float("nan"),
                         "Neighbour verdicts": verdict_counts(verdicts), "Note": ""})
     if not records:
         return pd.DataFrame(), f"{catalog.task(task).label}: fewer than two models share a per-clip metric"
     return _drop_constant_set(pd.DataFrame(records), task), ""
+
+
+#: What an MDD wider than its metric's whole scale means (an accuracy cannot differ by more than 100 points).
+SCALE_WORDS = ("an MDD wider than the metric's whole scale reads \"> <scale> (the whole scale)\": no difference the "
+               "metric can take would be detected")
+
+
+def _within_scale(mdd: float, spec) -> "float | str":
+    """An MDD as a table prints it: the number, or ``"> <width>"`` when it exceeds the width of the metric's bounded
+    scale in paper units (Acc. (%): 100), where no difference the metric can take would be detected.
+
+    Example:
+        >>> _within_scale(185.2, catalog.spec("emotion_accuracy")), _within_scale(23.0, catalog.spec("emotion_accuracy"))
+        ('> 100 (the whole scale)', 23.0)
+        >>> _within_scale(1e6, catalog.spec("mad"))   # MAD's scale (x1e3) is 0-1000
+        '> 1000 (the whole scale)'
+    """
+    import math
+
+    low, high = spec.value_range
+    width = (high - low) * spec.paper_scale
+    if spec.range_is_bound and math.isfinite(width) and math.isfinite(mdd) and mdd > width:
+        return f"> {width:g} (the whole scale)"
+    return mdd
 
 
 def noise_floor_markdown(audit_dir: "str | Path") -> list[str]:
@@ -309,7 +331,7 @@ METHOD_WORDS = {"balanced": "a complete, balanced grid (each factor's share from
 def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, mos: Any = None,
                       preferences: Any = None, n_boot: "int | None" = None, paper: bool = True,
                       all_raters: bool = False, formats: "tuple[str, ...]" = ("md",), comparisons=None,
-                      evidence=None, tables=None, step=None) -> list[str]:
+                      evidence=None, tables=None, step=None, summaries=None) -> list[str]:
     """The report's "Findings" section (every table computed from the stored rows); ``preferences``
     (a pairwise CSV) adds the pairwise source (:mod:`hug_vis_dataset.reporting.pairwise`); with either, the
     joint view of metrics and human judgment (:mod:`hug_vis_dataset.reporting.joint`, ``n_boot`` replicates;
@@ -320,7 +342,8 @@ def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, 
     (``comparisons``, default from the rows), ranked by the task tables' printed values (``tables``, default the
     clip protocol of the rows); analyses that pool a task's systems use its complete runs
     (:func:`pooled_rows`); ratings are the counted ones. ``evidence``: the rows' ``RowsIndex`` (arranged once);
-    ``step``: called with a line per step (progress).
+    ``step``: called with a line per step (progress); ``summaries``: the stored runs' summaries (why a task has no
+    per-clip value).
     """
     from ..statistics.evidence import comparisons_of
     from ..statistics.verdicts import CANNOT_TELL, NOT_SEPARABLE, SEPARABLE
@@ -368,8 +391,8 @@ def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, 
     md += ["### Smallest detectable difference (80% power at alpha = 0.05)", "",
            "Per metric, the difference between two systems the stored rows' design detects with 80% power "
            "(paired per-clip differences, actors as clusters, variance components pooled over neighbour pairs; "
-           "`hug_vis_dataset.metrics.power`), at the rows' actor count and at others with the same clips per "
-           "actor; `Neighbour verdicts` repeats the significance table's verdicts in its words.", ""]
+           "formulas in docs/FINDINGS.md), at the rows' actor count and at others with the same clips per "
+           f"actor; {SCALE_WORDS}; Neighbour verdicts repeats the significance table's verdicts in its words.", ""]
     step("findings: detectable differences ...")
     for task in tasks:
         frame, why = detectable_frame(of_task[task], task, comparisons=comparisons, tables=tables, evidence=evidence)
@@ -395,5 +418,6 @@ def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, 
         from .joint import joint_markdown
 
         step("findings: metrics and human judgment jointly ...")
-        md += joint_markdown(pooled, mos, preferences, out_dir, files, n_boot, paper, all_raters, tuple(formats))
+        md += joint_markdown(pooled, mos, preferences, out_dir, files, n_boot, paper, all_raters, tuple(formats),
+                             summaries)
     return md

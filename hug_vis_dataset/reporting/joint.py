@@ -24,14 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from .. import catalog
+from ..labels import readable, task_label
+from ..results import reserved_label
 
 TITLE = "### Automatic metrics and human judgment jointly, with uncertainty (finding ii)"
 INTRO = ("For every pair of systems, the one-sided p-value that one is better than the other under people "
          "(per-clip MOS, or pairwise answers) and under each metric, each from a paired sign-flip test that flips "
          "whole actors (exact when 2^actors <= 1000 patterns, else 1000 drawn with seed 0; mid-p). "
-         "SPA = 1 - mean |p_people - p_metric| over the pairs (Thompson et al. 2024), top-k SPA over the pairs with "
-         "a system in the people's top k; intervals from actors resampled as clusters. acc_eq: tie-calibrated "
-         "pairwise accuracy of the system scores (Deutsch et al. 2023), epsilon its tie threshold in the metric's "
+         "SPA = 1 - mean |p(people) - p(metric)| over the pairs (Thompson et al. 2024), top-k SPA over the pairs with "
+         "a system in the people's top k; intervals from actors resampled as clusters. Tie-calibrated accuracy: the "
+         "pairwise accuracy of the system scores with ties (Deutsch et al. 2023), its tie threshold in the metric's "
          "units. A pair is discordant when people and the metric are both significant (two-sided p < 0.05) in "
          "opposite directions (marked †). PERM-BOTH: the p-value that metric B agrees with people better than "
          "metric A (SPA), actors swapped between the two z-scored metrics. docs/FINDINGS.md gives the formulas.")
@@ -112,7 +114,8 @@ def joint_wide(tables, task: str):
     records = []
     for (criterion, source, system), group in joint.groupby(["criterion", "source", "system"], sort=False):
         small = interval_mark(actors.get((task, criterion, source), 0))
-        record = {"criterion": criterion, "people": SOURCE_LABEL.get(source, source), "system": system}
+        record = {"Criterion": catalog.label_of(criterion), "People": SOURCE_LABEL.get(source, source),
+                  "System": reserved_label(system)}
         for r in group.itertuples():
             metric = None if r.judge == "people" else r.judge
             name = f"people ({SOURCE_LABEL.get(source, source)})" if metric is None else catalog.spec(metric).label
@@ -123,7 +126,7 @@ def joint_wide(tables, task: str):
     # One human source per criterion block: the people column's header names it, so merge them.
     people = [c for c in frame.columns if str(c).startswith("people (")]
     if people:
-        frame.insert(3, "people score", frame[people].bfill(axis=1).iloc[:, 0])
+        frame.insert(3, "People's score", frame[people].bfill(axis=1).iloc[:, 0])
         frame = frame.drop(columns=people)
     return frame
 
@@ -136,8 +139,9 @@ def discordant_lines(tables, task: str) -> list[str]:
     lines = []
     for r in pairs.itertuples():
         people_pick, metric_pick = ((r.system_a, r.system_b) if r.human_difference > 0 else (r.system_b, r.system_a))
-        lines.append(f"- † {r.criterion} ({r.source}), {catalog.spec(r.metric).label}: people prefer {people_pick} "
-                     f"(two-sided p = {r.p_human_two_sided:.3g}), the metric prefers {metric_pick} "
+        lines.append(f"- † {catalog.label_of(r.criterion)} ({SOURCE_LABEL.get(r.source, r.source)}), "
+                     f"{catalog.spec(r.metric).label}: people prefer {reserved_label(people_pick)} "
+                     f"(two-sided p = {r.p_human_two_sided:.3g}), the metric prefers {reserved_label(metric_pick)} "
                      f"(p = {r.p_metric_two_sided:.3g})")
     return lines
 
@@ -161,15 +165,37 @@ def summary_frame(tables):
         return f"{point:.3f} [{low:.3f}, {high:.3f}]" + (f" {mark}" if mark else "")
 
     return pd.DataFrame({
-        "task": s["task"], "criterion": s["criterion"], "people": s["source"].map(lambda v: SOURCE_LABEL.get(v, v)),
-        "metric": s["metric"].map(lambda m: catalog.spec(m).label), "systems": s["n_systems"], "actors": s["n_actors"],
+        "Task": s["task"].map(task_label), "Criterion": s["criterion"].map(catalog.label_of),
+        "People": s["source"].map(lambda v: SOURCE_LABEL.get(v, v)),
+        "Metric": s["metric"].map(lambda m: catalog.spec(m).label), "Systems": s["n_systems"], "Actors": s["n_actors"],
         "SPA [95%]": [interval(*v) for v in zip(s["spa"], s["spa_low"], s["spa_high"], s["n_actors"])],
         "top-k SPA [95%]": [interval(*v) for v in zip(s["spa_top_k"], s["spa_top_k_low"], s["spa_top_k_high"],
                                                        s["n_actors"])],
-        "tau-b": s["kendall_tau_b"], "acc_eq": s["acc_eq"],
-        "epsilon": [catalog.spec(m).printed(e) if math.isfinite(e) else "n/a"
-                    for m, e in zip(s["metric"], s["acc_eq_epsilon"])],
-        "discordant pairs": s["n_discordant"]})
+        catalog.label_of("kendall_tau_b"): s["kendall_tau_b"], catalog.label_of("acc_eq"): s["acc_eq"],
+        catalog.label_of("acc_eq_epsilon"): [catalog.spec(m).printed(e) if math.isfinite(e) else "n/a"
+                                             for m, e in zip(s["metric"], s["acc_eq_epsilon"])],
+        catalog.label_of("n_discordant"): s["n_discordant"]})
+
+
+def prediction_frame(prediction):
+    """ITU-T P.1401's mapping of each metric to the MOS as a person reads it: the four coefficients in one cell, the
+    constraint as yes / no, every key by its label.
+
+    Example:
+        >>> import pandas as pd
+        >>> p = pd.DataFrame([{"task": "voice_cloning", "metric": "dnsmos", "criterion": "emotion_naturalness",
+        ...                    "n_items": 9, "n_left_out": 0, "a": 1.0, "b": 0.5, "c": 0.0, "d": 0.0,
+        ...                    "constrained": True, "rmse": 0.4, "rmse_star": 0.1, "outlier_ratio": 0.0}])
+        >>> list(prediction_frame(p).columns)
+        ['Task', 'Metric', 'Criterion', 'Items', 'Items left out', 'Mapping a + b x + c x^2 + d x^3', \
+'Monotonic constraint active', 'RMSE', 'RMSE*', 'Outlier ratio']
+    """
+    if prediction is None or not len(prediction):
+        return prediction
+    mapping = [", ".join(f"{k} = {float(getattr(r, k)):.3g}" for k in "abcd") for r in prediction.itertuples()]
+    shown = prediction.drop(columns=[c for c in "abcd" if c in prediction.columns])
+    shown.insert(shown.columns.get_loc("n_left_out") + 1, "Mapping a + b x + c x^2 + d x^3", mapping)
+    return readable(shown)
 
 
 def _joint_files(out_dir: Path, task: str, tables, block: list[str], notes: list[str],
@@ -178,7 +204,7 @@ def _joint_files(out_dir: Path, task: str, tables, block: list[str], notes: list
     from ..tables import text_table
     from .html import html_note, html_page
 
-    caption = (f"{task}: people and each metric per system, 95% actor-bootstrap interval (low, high), rank and "
+    caption = (f"{task_label(task)}: people and each metric per system, 95% actor-bootstrap interval (low, high), rank and "
                "95% rank interval; † = in a discordant pair (both two-sided p < 0.05, opposite directions)")
     frame = joint_wide(tables, task)
     written = []
@@ -189,18 +215,31 @@ def _joint_files(out_dir: Path, task: str, tables, block: list[str], notes: list
         elif fmt == "tex":
             text = text_table(frame, "latex", caption) + "\n" + "".join(f"% {n}\n" for n in notes)
         else:
-            text = html_page(f"Joint table ({task}): HUG-VIS", text_table(frame, "html", caption) + "\n"
+            text = html_page(f"Joint table ({task_label(task)}): HUG-VIS", text_table(frame, "html", caption) + "\n"
                              + "\n".join(html_note(n) for n in [INTRO, *notes]))
         path.write_text(text, encoding="utf-8")
         written.append(path)
     return written
 
 
+def _why_empty(note: str, summaries: "list | None") -> str:
+    """A task's "no per-clip values" note in the words of its stored runs (:func:`~.findings.why_no_values`: none
+    stored, or stored without the weights their metrics need); any other note as it is."""
+    from ..labels import why_no_values
+    from ..studies.human_metric import NO_VALUES
+
+    for task in catalog.task_names():
+        if summaries is not None and note == f"{catalog.task(task).label}: {NO_VALUES}":
+            return why_no_values(task, [s["metrics"]["skipped"] for s in summaries if s.get("task") == task])
+    return note
+
+
 def joint_markdown(rows, ratings: Any, preferences: Any, out_dir: "Path | None", files: list,
                    n_boot: "int | None" = None, paper: bool = True, all_raters: bool = False,
-                   formats: "tuple[str, ...]" = ("md",)) -> list[str]:
+                   formats: "tuple[str, ...]" = ("md",), summaries: "list | None" = None) -> list[str]:
     """The Findings block (see the module docstring); writes its files into ``out_dir`` (the report's
-    staging folder) when given, the joint table in each of ``formats`` (``md``, ``tex``, ``html``)."""
+    staging folder) when given, the joint table in each of ``formats`` (``md``, ``tex``, ``html``); ``summaries``:
+    the stored runs' summaries, to say why a task has no per-clip value."""
     from ..tables import markdown_table
     from .. import catalog
 
@@ -216,7 +255,7 @@ def joint_markdown(rows, ratings: Any, preferences: Any, out_dir: "Path | None",
                f"{int(tables.summary['top_k'].iloc[0])}):", "", markdown_table(summary_frame(tables), 3), ""]
         md += [f"- {n}" for n in notes] + ([""] if notes else [])
         for task in dict.fromkeys(tables.summary["task"]):
-            block = [f"**{task}**: per system the human score and each metric, its 95% actor-bootstrap "
+            block = [f"**{task_label(task)}**: per system the human score and each metric, its 95% actor-bootstrap "
                      "interval (low, high), its rank and 95% rank interval (best-worst); † = in a discordant pair "
                      "for that metric.", "", markdown_table(joint_wide(tables, task), 3), ""]
             lines = discordant_lines(tables, task)
@@ -229,7 +268,8 @@ def joint_markdown(rows, ratings: Any, preferences: Any, out_dir: "Path | None",
             shown = c.assign(metric_a=c["metric_a"].map(lambda m: catalog.spec(m).label),
                              metric_b=c["metric_b"].map(lambda m: catalog.spec(m).label),
                              people=c["source"].map(lambda v: SOURCE_LABEL.get(v, v)),
-                             task=c["task"].map(lambda t: catalog.task(t).label))[
+                             criterion=c["criterion"].map(catalog.label_of),
+                             task=c["task"].map(task_label))[
                 ["task", "criterion", "people", "metric_a", "metric_b", "spa_a", "spa_b", "delta", "p_value",
                  "n_permutations"]].rename(columns={
                     "task": "Task", "criterion": "Criterion", "people": "People", "metric_a": "Metric A",
@@ -240,9 +280,10 @@ def joint_markdown(rows, ratings: Any, preferences: Any, out_dir: "Path | None",
         if len(tables.mos_prediction):
             md += ["**Metrics that predict MOS** (ITU-T P.1401: monotonic cubic mapping of the metric to the "
                    "per-clip MOS, items = rated (system, clip) with at least two votes; RMSE on N - 4 degrees of "
-                   "freedom; rmse*: errors inside each MOS's 95% interval count 0; outlier ratio: share outside):",
-                   "", markdown_table(tables.mos_prediction, 3), ""]
-        md += [f"- {n}" for n in tables.notes] + ([""] if tables.notes else [])
+                   "freedom; RMSE*: errors inside each MOS's 95% interval count 0; outlier ratio: share outside):",
+                   "", markdown_table(prediction_frame(tables.mos_prediction), 3), ""]
+        notes = [_why_empty(n, summaries) for n in tables.notes]
+        md += [f"- {n}" for n in notes] + ([""] if notes else [])
         if out_dir:
             for name, frame in (("human_metric_agreement", tables.summary), ("joint_table", tables.joint),
                                 ("pair_p_values", tables.pairs), ("metric_comparisons", tables.comparisons),
@@ -254,7 +295,7 @@ def joint_markdown(rows, ratings: Any, preferences: Any, out_dir: "Path | None",
 
         # The block's task headings become bold lines here: a heading "### <task>" is the MOS section's.
         block = [f"*Paper, {line[5:]}*" if line.startswith("#### ") else line for line in paper_markdown().splitlines()]
-        md += ["**From the paper's own Tables 5-10** (system means only: Kendall tau-b, acc_eq and P.1401's "
-               "mapping and RMSE apply; SPA, intervals, rank intervals, discordant pairs, PERM-BOTH and P.1401's "
-               "rmse* and outlier ratio need per-clip rows and ratings):", "", *block, ""]
+        md += ["**From the paper's own Tables 5-10** (system means only: Kendall tau-b, the tie-calibrated accuracy "
+               "and P.1401's mapping and RMSE apply; SPA, intervals, rank intervals, discordant pairs, PERM-BOTH and "
+               "P.1401's RMSE* and outlier ratio need per-clip rows and ratings):", "", *block, ""]
     return md

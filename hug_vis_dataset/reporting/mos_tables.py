@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Sequence
 
 from .. import catalog
-from ..escaping import markdown_text
+from ..escaping import markdown_code_text, markdown_text
+from ..labels import readable
+from ..tables import markdown_table
 from ..layout import SIMULATED_RATINGS_FILE, SIMULATED_SYSTEMS_DIR
 
 #: After a model name whose ratings are the synthetic release's simulated raters (the Space's label).
@@ -45,7 +47,8 @@ def mos_model_tasks(models_criteria: "dict[str, set[str]]", summaries: Sequence[
     for model in sorted(models_criteria):
         hinted = {_DISTINCTIVE[c] for c in models_criteria[model] if c in _DISTINCTIVE}
         if len(hinted) > 1:
-            unassigned[model] = "rated on both lip_sync and motion_naturalness (model names must be unique per task)"
+            both = " and ".join(catalog.label_of(c) for c in _DISTINCTIVE)
+            unassigned[model] = f"rated on both {both} (model names must be unique per task)"
         elif hinted:
             tasks[model] = hinted.pop()
         elif len(stored.get(model, ())) > 1:
@@ -85,7 +88,7 @@ def render_mos_table(task: str, mos, fmt: str = "markdown", cis: "dict | None" =
 
     criteria = list(TASK_CRITERIA[task])
     frame = mos.reindex(columns=criteria).rename_axis("model").reset_index()
-    caption = f"{MOS_PAPER_TABLE[task]}-shaped subjective results (MOS, 1-5) for {task}"
+    caption = f"{MOS_PAPER_TABLE[task]}-shaped subjective results (MOS, 1-5) for {catalog.task(task).label}"
     marked = suffixes = None
     intervals = {}
     if cis is not None or evidence is not None:
@@ -113,8 +116,9 @@ def _joint_gaps(task: str, criteria: "set[str]", tables, summaries) -> list[str]
         if table is None or metric not in table.columns or not table[metric].notna().any():
             why = next((s["metrics"]["skipped"][metric] for s in summaries
                         if s.get("task") == task and metric in s.get("metrics", {}).get("skipped", {})),
-                       "no stored rows")
-            gaps.append(f"- {task} / {criterion}: matching metric {metric} not available ({why})")
+                       "no stored run computed it")
+            gaps.append(f"- {catalog.task(task).label} / {catalog.label_of(criterion)}: matching metric "
+                        f"{catalog.label_of(metric)} not available ({markdown_code_text(why)})")
     return gaps
 
 
@@ -146,9 +150,9 @@ def _mos_html(task: str, wide, table, simulated: bool, qc_line: str, cis=None, e
         # The small-sample and collapsed marks come with the interval (statistics.rules), as on the board.
         cell = format_interval(float(row["mos"]), low, high, actors) if actors else f"{float(row['mos']):.2f} [n/a]"
         if actors >= 2 and collapsed_interval(low, high):
-            collapsed.append(f"{model} {criterion}")
+            collapsed.append(f"{model}{label} {catalog.label_of(criterion)}")
         rows.append("<tr>" + "".join(f"<td>{escape_html.escape(str(v))}</td>" for v in (
-            f"{model}{label}", criterion, cell, int(row["n_clips"]), int(row["n_ratings"]), actors)) + "</tr>")
+            f"{model}{label}", catalog.label_of(criterion), cell, int(row["n_clips"]), int(row["n_ratings"]), actors)) + "</tr>")
     body.append("<table><caption>MOS with its 95% actor-clustered bootstrap interval and the counts behind it"
                 "</caption><thead><tr><th>Model</th><th>Criterion</th><th>MOS [95% interval]</th><th>Clips</th>"
                 "<th>Ratings</th><th>Actors</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
@@ -161,12 +165,14 @@ def _mos_html(task: str, wide, table, simulated: bool, qc_line: str, cis=None, e
     small = small_sample_legend(table["n_actors"].dropna().astype(int)) if "n_actors" in table else ""
     if small:
         body.append(html_note(small))
-    return html_page(f"{MOS_PAPER_TABLE[task]} ({task}): HUG-VIS subjective results", "\n".join(body))
+    return html_page(f"{MOS_PAPER_TABLE[task]} ({catalog.task(task).label}): HUG-VIS subjective results", "\n".join(body))
 
 
-def _mos_section(mos_path, tables, summaries, out_dir, n_boot, formats, files, all_raters: bool = False) -> list[str]:
+def _mos_section(mos_path, tables, summaries, out_dir, n_boot, formats, files, all_raters: bool = False,
+                 shown: "list | None" = None) -> list[str]:
     """Tables 6/8/10 (MOS per criterion, best bold / second underlined), intervals, per-task
-    inter-rater agreement, invalid-rating counts, and the MOS vs automatic-metric joint view.
+    inter-rater agreement, invalid-rating counts, and the MOS vs automatic-metric joint view; ``shown`` collects the
+    tasks whose MOS table it printed.
 
     Raters flagged by the study's quality control (:mod:`hug_vis_dataset.studies.mos_qc`) are left out,
     and the note under each table says so, unless ``all_raters``."""
@@ -226,6 +232,8 @@ def _mos_section(mos_path, tables, summaries, out_dir, n_boot, formats, files, a
         if not models:
             continue
         mine = valid[valid["model"].isin(models)]
+        if shown is not None:
+            shown.append(task)
         md += [f"### {catalog.task(task).label} ({MOS_PAPER_TABLE[task]}: MOS, ratings averaged within each clip, then "
                "over clips)", "",
                render_mos_table(task, wide.loc[models], "markdown", cis, evidence), ""]
@@ -233,11 +241,12 @@ def _mos_section(mos_path, tables, summaries, out_dir, n_boot, formats, files, a
             md += [qc_line, ""]
         alphas = agreement(mine)
         md.append("Inter-rater agreement (Krippendorff's alpha, interval; units = rated (clip, model) pairs): "
-                  + "; ".join(f"{c} {a['alpha']:.2f} ({a['pairable_units']} units, {a['raters']} raters)"
+                  + "; ".join(f"{catalog.label_of(c)} {a['alpha']:.2f} ({a['pairable_units']} units, {a['raters']} raters)"
                               for c, a in alphas.items()))
         extra = sorted(set(mine["criterion"].unique()) - set(TASK_CRITERIA[task]))
         if extra:
-            md.append(f"- criteria rated but not part of {MOS_PAPER_TABLE[task]}: {', '.join(extra)} "
+            md.append(f"- criteria rated but not part of {MOS_PAPER_TABLE[task]}: "
+                      f"{', '.join(catalog.label_of(c) for c in extra)} "
                       "(in mos/mos.csv, not in the table)")
         md.append("")
         for (model, criterion), row in report.table.loc[models].iterrows():
@@ -270,11 +279,12 @@ def _mos_section(mos_path, tables, summaries, out_dir, n_boot, formats, files, a
     md += ["MOS vs automatic metric (Spearman rho over models per criterion; lower-is-better metrics negated, so "
            "rho > 0 means agreement):", ""]
     if joint:
-        md += ["| task | criterion | metric | models | rho | best by MOS | best by metric |",
-               "| --- | --- | --- | --- | --- | --- | --- |"]
-        md += [f"| {j['task']} | {j['criterion']} | {j['metric']} | {j['models']} | {j['spearman']:.2f} | "
-               f"{j['best_by_mos']} | {j['best_by_metric']} |" for j in joint]
-        md.append("")
+        md += [markdown_table(readable(pd.DataFrame(joint)[["task", "criterion", "metric", "models", "spearman",
+                                                               "best_by_mos", "best_by_metric"]]
+                                       .assign(spearman=lambda f: f["spearman"].map(lambda v: f"{v:.2f}"))
+                                       .rename(columns={"models": "Models", "spearman": "rho",
+                                                        "best_by_mos": "Best by MOS",
+                                                        "best_by_metric": "Best by metric"}))), ""]
     else:
         md += ["(no criterion has both MOS and its matching automatic metric)", ""]
     if gaps:

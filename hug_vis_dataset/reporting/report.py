@@ -37,8 +37,9 @@ from .. import catalog
 from ..errors import HugvisError
 # The MOS section lives in mos_tables (re-exported: the report's API).
 from .html import html_page
-from .table_marks import collapsed_intervals, table_marks  # noqa: F401 (collapsed_intervals: the report's API)
+from .table_marks import collapsed_intervals, table_marks, with_own_actors  # noqa: F401 (collapsed_intervals: the report's API)
 from .mos_tables import FORMATS, MOS_PAPER_TABLE, _mos_section, mos_model_tasks, render_mos_table  # noqa: F401
+from ..labels import skipped_markdown
 from ..results import (AUDIT_PREFIX, BASELINE_MODEL, PEOPLE_LABEL, PEOPLE_NOTE, REAL_AUDIO_MODEL, RESERVED_LABELS,
                        baseline_note)
 from ..statistics.rules import N_BOOT, PARTIAL_RULE
@@ -52,6 +53,7 @@ class Report:
     files: list[Path] = field(default_factory=list)
     tables: dict = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)  # broken results folders, with the reason
+    mos_tables: list[str] = field(default_factory=list)  # tasks whose MOS table (6, 8, 10) it holds
 
 
 class ResultsFolderError(HugvisError, ValueError):
@@ -220,8 +222,8 @@ def paper_rows(task: str):
     return wide.rename(columns={"input_setting": "input"})
 
 
-RVM_CAPTION = ("Values follow the rvm protocol (the mean over frame index, the paper's); their intervals are "
-               "the actor-clustered bootstrap of that same statistic.")
+RVM_CAPTION = (f"Values are {catalog.PROTOCOL_WORDS[catalog.RVM]}: the paper's protocol; their intervals are the "
+               "actor-clustered bootstrap of that same statistic.")
 
 
 BEYOND_CAPTION = ("Beyond the paper, beside {table} ({task}): columns HUG-VIS does not report, so never among "
@@ -392,11 +394,13 @@ def build_report(results: "Sequence[str | Path]", out: "str | Path | None", form
     inputs = [("RESULTS", r) for r in results] + [("--mos", mos), ("--preferences", preferences), ("--audit", audit),
                                                   ("--people", people)]
     output = claim("hugvis report", out, "report", inputs=inputs, into_existing=into_existing)
+    # report.md is always written: someone's file there refuses the report now, not after every table is computed.
+    output.check_replaceable(["report.md"])
     with output.staged() as stage:
         report = _build_report(results, stage, formats, mos, n_boot, figures, audit, paper, preferences,
                                mos_all_raters, appendix, progress, people)
     return Report(report.markdown, [Path(out) / p.relative_to(stage) for p in report.files], report.tables,
-                  report.skipped)
+                  report.skipped, report.mos_tables)
 
 
 def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, preferences, mos_all_raters,
@@ -443,10 +447,11 @@ def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, pre
     tables = task_tables(rows, frames, set_rows, summaries, n_boot) if rows is not None else {}
     step(f"task tables and their intervals ({n_boot} actor-bootstrap replicates): "
          + ", ".join(f"{catalog.task(t).label} {len(v[0])} row(s)" for t, v in tables.items()))
-    interval_rows = []
+    interval_rows, mos_tables = [], []
     synthetic = {s["task"] for s in summaries if s.get("provenance", {}).get("dataset", {}).get("synthetic") is True}
     for task, (table, cis, skipped, protocol) in tables.items():
-        cis = cis if isinstance(cis, dict) else {}
+        computed = cis if isinstance(cis, dict) else {}
+        cis = with_own_actors(computed, rows, task)  # shown with each row's own actors; intervals.csv as computed
         mine = {model: origin for (t, model), origin in origins.items() if t == task}
         published = paper_rows(task) if paper else None
         md += [f"## {catalog.task(task).label} ({catalog.paper_table_of(task)}, aggregation: {PROTOCOL_NAMES[protocol]})",
@@ -458,8 +463,7 @@ def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, pre
             md += [f"### {catalog.task(task).label}: beyond the paper ({', '.join(catalog.spec(m).label for m in beyond)})", "",
                    _render(task, table, "markdown", cis, task in synthetic, mine, None, protocol, beyond=True,
                            comparisons=comparisons, evidence=evidence), ""]
-        for metric, why in sorted(skipped.items()):
-            md.append(f"- {metric}: {why}")
+        md += skipped_markdown(skipped)
         failed = int(table["n_failed"].sum())
         if failed:
             md.append(f"- {failed} failed clip(s) excluded from the means (see coverage.json per model)")
@@ -472,7 +476,7 @@ def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, pre
             from .people import people_markdown
 
             md += people_markdown(stored, answers, comparisons, n_boot or N_BOOT, out_dir, files)
-        for (model, metric), ci in cis.items():
+        for (model, metric), ci in computed.items():
             interval_rows.append({"task": task, "model": model, "metric": metric, "estimate": ci.estimate,
                                   "low": ci.low, "high": ci.high, "n_clusters": ci.n_clusters})
         if out_dir:
@@ -499,7 +503,7 @@ def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, pre
         if skipped_only:
             md += [f"## {catalog.task(task).label} ({catalog.paper_table_of(task)})", "",
                    "No metric of this task could run here:"]
-            md += [f"- {m}: {why}" for m, why in sorted(skipped_only.items())] + [""]
+            md += skipped_markdown(skipped_only) + [""]
     if out_dir and interval_rows:
         pd.DataFrame(interval_rows).to_csv(out_dir / "intervals.csv", index=False)
         files.append(out_dir / "intervals.csv")
@@ -515,7 +519,7 @@ def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, pre
 
         md += findings_markdown(rows, out_dir, figures, files, mos, preferences, n_boot, paper, mos_all_raters,
                                 formats, comparisons=comparisons, evidence=evidence,
-                                tables={t: v[0] for t, v in tables.items()}, step=step)
+                                tables={t: v[0] for t, v in tables.items()}, step=step, summaries=summaries)
     if audit is not None:
         from .findings import noise_floor_markdown
 
@@ -523,7 +527,7 @@ def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, pre
                                               "`hugvis audit robustness` first)", ""]
     if mos is not None:
         step("MOS tables (Tables 6, 8, 10) ...")
-        md += _mos_section(mos, tables, summaries, out_dir, n_boot, formats, files, mos_all_raters)
+        md += _mos_section(mos, tables, summaries, out_dir, n_boot, formats, files, mos_all_raters, mos_tables)
     else:
         md += ["## Criterion-specific MOS (Tables 6, 8, 10)", "", MOS_NEEDS_RATINGS + ".", ""]
     step(f"report of {len(files)} file(s) done")
@@ -533,7 +537,7 @@ def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, pre
     if out_dir:
         (out_dir / "report.md").write_text(text, encoding="utf-8")
         files.append(out_dir / "report.md")
-    return Report(text, files, {t: v[0] for t, v in tables.items()}, skipped_folders)
+    return Report(text, files, {t: v[0] for t, v in tables.items()}, skipped_folders, mos_tables)
 
 
 def _crosstask(rows, out_dir, figures: bool, files: list, left_out: Sequence[str] = ()) -> list[str]:

@@ -38,6 +38,30 @@ def collapsed_intervals(cis: "dict | None") -> str:
             "nothing about uncertainty; score more actors." + (f" {note}" if note else ""))
 
 
+def with_own_actors(cis: "dict | None", rows, task: str) -> dict:
+    """The intervals as a table shows them: each labelled with the actors its own row label's clips cover (an
+    interval is computed over the task's actors; a partial run of one actor's clips has one, and its interval is
+    then no interval: nothing of its own to resample), so a caption never says "2 actors" of a run with one.
+
+    Example:
+        >>> import pandas as pd
+        >>> from hug_vis_dataset.statistics.basics import BootstrapCI
+        >>> rows = pd.DataFrame({"task": "matting", "model": ["a", "a", "b"], "status": "ok",
+        ...                      "actor_id": [1, 2, 1]})
+        >>> ci = BootstrapCI(1.0, 1.0, 1.0, 0.95, 10, 10, 2)
+        >>> {k: v.n_clusters for k, v in with_own_actors({("a", "mad"): ci, ("b", "mad"): ci}, rows, "matting").items()}
+        {('a', 'mad'): 2, ('b', 'mad'): 1}
+    """
+    from dataclasses import replace
+
+    if not cis or rows is None or "actor_id" not in getattr(rows, "columns", ()):
+        return dict(cis or {})
+    mine = rows[(rows["task"] == task) & (rows["status"] == "ok")] if "status" in rows.columns else rows
+    actors = mine.groupby(mine["model"].astype(str))["actor_id"].nunique().to_dict()
+    return {key: replace(ci, n_clusters=min(int(ci.n_clusters), int(actors.get(str(key[0]), ci.n_clusters))))
+            if hasattr(ci, "n_clusters") else ci for key, ci in cis.items()}
+
+
 def _shown_name(name) -> str:
     """A model or metric as a table prints it (a metric by its label, a reserved row by its label)."""
     from ..results import reserved_label

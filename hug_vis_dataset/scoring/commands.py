@@ -116,38 +116,45 @@ def _check_only(args) -> int:
 
 
 def board_headers(table):
-    """The printed table with the board's column headers (label, arrow, unit) instead of metric keys.
+    """The printed table with the board's column headers (label, arrow, unit) instead of metric keys, the counts
+    and the row names under their catalog labels.
 
     Example:
         >>> import pandas as pd
-        >>> list(board_headers(pd.DataFrame({"psnr": [30.0], "n_ok": [2]})).columns)
-        ['PSNR ↑ (dB)', 'n_ok']
+        >>> list(board_headers(pd.DataFrame({"psnr": [30.0], "n_ok": [2], "n_missing": [0]})).columns)
+        ['PSNR ↑ (dB)', 'Clips scored', 'Clips missing']
     """
     from .. import catalog
 
-    names = {}
-    for column in table.columns:
-        try:
-            names[column] = catalog.spec(str(column)).header
-        except (KeyError, ValueError):
-            names[column] = column  # counts and other non-metric columns keep their names
-    return table.rename(columns=names)
+    names = {c: catalog.spec(str(c)).header if str(c) in catalog.METRIC_NAMES else catalog.label_of(str(c))
+             for c in table.columns}
+    out = table.rename(columns=names)
+    if out.index.name:
+        out.index.name = catalog.label_of(str(out.index.name))
+    return out
 
 
 def lost_metrics_line(task: str, skipped: "dict[str, str]") -> "str | None":
-    """The loud summary line of a run that could not compute every metric (None when complete).
+    """The loud summary line of a run that could not compute every metric (None when complete): each metric once,
+    by its label (a corpus ratio's stored parts under the ratio), with its reason.
 
     Example:
         >>> lost_metrics_line("voice_cloning", {"utmos": "skipped: weights 'utmos22_strong': broken"})
-        "WARNING: 1 metric of voice_cloning NOT computed (utmos: weights 'utmos22_strong': broken); \
+        "WARNING: 1 metric of Voice cloning NOT computed (UTMOS: weights 'utmos22_strong': broken); \
 pass --require-all-metrics to make this an error"
+        >>> lost_metrics_line("voice_cloning", {"cer": "skipped: x", "cer_edits": "skipped: x"}).split(" (")[0]
+        'WARNING: 1 metric of Voice cloning NOT computed'
     """
+    from .. import catalog
+    from ..labels import skipped_words
+
     if not skipped:
         return None
-    reasons = "; ".join(f"{m}: {why.removeprefix('skipped: ')}" for m, why in skipped.items())
-    count = f"{len(skipped)} metric{'s' if len(skipped) > 1 else ''}"
-    return (f"WARNING: {count} of {task} NOT computed ({reasons}); pass --require-all-metrics to make this "
-            f"an error")
+    words = skipped_words(skipped)
+    reasons = "; ".join(f"{label}: {why}" for label, why in words.items())
+    count = f"{len(words)} metric{'s' if len(words) > 1 else ''}"
+    return (f"WARNING: {count} of {catalog.task(task).label} NOT computed ({reasons}); pass --require-all-metrics to "
+            "make this an error")
 
 
 #: ``hugvis evaluate``'s usage line: ``--predictions`` and ``--model`` are required for every submission

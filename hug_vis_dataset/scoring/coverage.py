@@ -15,6 +15,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import catalog
+from ..labels import skipped_lines
+
 
 @dataclass
 class Coverage:
@@ -67,7 +70,8 @@ class Coverage:
 
     def to_text(self, limit: int = 10) -> str:
         """Human-readable report, listing at most ``limit`` entries per kind."""
-        lines = [f"coverage of {self.model} on {self.task}:",
+        task = catalog.task(self.task).label if self.task in catalog.task_names() else self.task
+        lines = [f"coverage of {self.model} on {task}:",
                  f"  grid clips: {self.grid_size}, predicted: {self.predicted}, scored ok: {self.ok}"]
 
         def block(title: str, items: list[str]) -> None:
@@ -83,7 +87,7 @@ class Coverage:
         block("unmatched entries", [f"{u['name']}: {u['reason']}" for u in self.unmatched])
         block("duplicates", [f"{c}: {', '.join(names)}" for c, names in self.duplicates.items()])
         block("failed", [f"{c}: {err}" for c, err in self.failed.items()])
-        block("metrics skipped", [f"{m}: {why}" for m, why in self.skipped_metrics.items()])
+        block("metrics skipped", skipped_lines(self.skipped_metrics))  # each metric once, by its label
         if not self.problems():
             lines.append("  no coverage problems")
         return "\n".join(lines)

@@ -7,6 +7,7 @@ the components :mod:`hug_vis_dataset.space.ui`.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from .explorer import ANALYSES, FINDINGS, SCORED_TASKS, Explorer, table_number  # noqa: F401 (the app's API)
@@ -30,10 +31,36 @@ def build_app(explorer: Explorer):
     return build_blocks(explorer)
 
 
+#: An absolute path inside a stored text (a folder, a file, an argument): the server's layout, never served.
+_SERVER_PATH = re.compile(r"(?<![\w.:/~-])(?:/[^\s/'\"]+)+/?")
+
+
+def public_summary(value):
+    """A stored ``summary.json`` as the provenance link serves it: every absolute path in it (the release and the
+    predictions folder on the server, an upload's scratch folder, a weight file, the command line's arguments)
+    cut to its last part behind ``…/``, so a reader learns what was scored, not where the server keeps it.
+
+    Example:
+        >>> public_summary({"provenance": {"predictions": "/srv/uploads/up-3f/talk_good",
+        ...                                "command_line": ["evaluate", "--out", "/srv/results"],
+        ...                                "note": "failed: /srv/x/a.mp4 is empty; see https://example.org/a/b"}})
+        {'provenance': {'predictions': '…/talk_good', 'command_line': ['evaluate', '--out', '…/results'], \
+'note': 'failed: …/a.mp4 is empty; see https://example.org/a/b'}}
+    """
+    if isinstance(value, dict):
+        return {k: public_summary(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [public_summary(v) for v in value]
+    if isinstance(value, str):
+        return _SERVER_PATH.sub(lambda m: "…/" + m.group(0).rstrip("/").rsplit("/", 1)[-1], value)
+    return value
+
+
 def provenance_routes(store) -> list:
     """Starlette routes serving each stored run's ``summary.json`` at a stable relative address,
     ``/provenance/<task>/<model>/summary.json`` (the board's links), so no page shows the server's
-    folder layout. Only a folder of the store named by a known task and a valid model name is read.
+    folder layout: neither the address nor the served text (:func:`public_summary`). Only a folder of the store
+    named by a known task and a valid model name is read.
     """
     from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
@@ -49,7 +76,7 @@ def provenance_routes(store) -> list:
         if task not in catalog.task_names() or name_problem("model", model) or not path.is_file():
             return Response("no such stored run", status_code=404, media_type="text/plain")
         try:  # strict: a stored summary with a duplicated key is not served as if it were whole
-            return JSONResponse(read_json(path))
+            return JSONResponse(public_summary(read_json(path)))
         except InputFileError as err:
             return Response(f"stored run unreadable: {err}", status_code=500, media_type="text/plain")
 
@@ -111,8 +138,7 @@ def launch(release_dir: "str | Path | None" = None, results_dir: "str | Path | N
         demo = build_rater_app(explorer.mos)
     else:
         demo = build_app(explorer)
-    allowed = [str(release.resolve()), str(work.resolve()), str(store.root.resolve())]
     _, url, _ = demo.launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"), server_port=port,
-                            allowed_paths=allowed, prevent_thread_lock=not block, quiet=not block,
+                            allowed_paths=explorer.allowed_paths(), prevent_thread_lock=not block, quiet=not block,
                             app_kwargs=app_kwargs(explorer), css=PAGE_CSS, i18n=launch_i18n())
     return demo, url

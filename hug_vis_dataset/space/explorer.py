@@ -25,25 +25,24 @@ from ..outputs import scratch_folder
 from .. import catalog, stopping
 from .. import paper_tables as pt
 from ..hub_access import HubUnreachableError
-from ..layout import SIMULATED_RATINGS_FILE, SIMULATED_SYSTEMS_DIR
-from ..leaderboard import LocalResultsStore, ModelNameError, StoreError, board, board_rows, mos_rows
-from ..escaping import markdown_text
-from ..leaderboard.board import (ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SPACE_REVEAL, SUBMITTED, SYNTHETIC,
-                                 clip_rows_of, provenance_href, run_tables)
-from ..studies.status import aggregate_ratings
+from ..leaderboard import LocalResultsStore, ModelNameError, StoreError, board, board_rows
+from ..escaping import markdown_code_text, markdown_text
+from ..labels import skipped_words
+from ..leaderboard.board import (ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SPACE_REVEAL, SUBMITTED,
+                                 clip_rows_of, run_tables)
 from ..studies.study_desk import MosStudy, ratings_location
 from .people_view import people_board_rows, table4_notes
 from .findings_view import joint_finding
 from .crosstask_view import ANALYSES, ANALYSIS_FILTERS, crosstask_view, png_of  # noqa: F401 (ANALYSES*: the app's API)
 from .precheck import PARTIAL_HELP, ambiguous_refusal, layout_check, refusals_message
 from .uploads import UnsafeUploadError, UploadLimits, check_zip, extracted_upload
+from .upload_results import same_predictions, score_table, shown_link, stored_rows_of, upload_inputs
 from .viewer import clip_scores
 
 SCORED_TASKS = catalog.task_names(with_paper_table=True)
 FINDINGS = ("Variance decomposition (finding iv)", "Significance between neighbours",
             "Boundary / thin-structure matting errors (finding iii)",
             "Metrics and human judgment jointly (finding ii)")
-SIMULATED_RATERS = " (simulated raters)"
 VIEWER_HINT = ("Choose a stored run: its clips are listed worst first by the chosen metric; pick one to see the "
                "model's output beside the reference at the frame of the slider.")
 
@@ -101,6 +100,18 @@ class Explorer:
         self.paper = pt.paper_frame()
         self.desk = None  # the Submit tab's requests queue (space.submit_tab.SubmitDesk), when one is configured
 
+    def allowed_paths(self) -> list[str]:
+        """The folders the app serves files from (Gradio's ``allowed_paths``): the release, the work folder, the
+        store. A file elsewhere (a CLI run's predictions) is served through :meth:`served`."""
+        return [str(Path(p).resolve()) for p in (self.release_dir, self.work_dir, self.store.root)]
+
+    def served(self, path: "str | Path | None") -> "str | None":
+        """``path`` as a file the app may serve (:func:`~hug_vis_dataset.space.served.served_file`: a file outside
+        :meth:`allowed_paths`, such as a CLI run's predictions, is served from a copy in the work folder)."""
+        from .served import served_file
+
+        return served_file(path, self.allowed_paths(), self.work_dir)
+
     def store_summary(self) -> str:
         """The results store in words for the page header (a Hub repo id, or a local folder's
         run count; never a server path)."""
@@ -127,72 +138,53 @@ class Explorer:
         fresh).
 
         The MOS count the ratings the one rule counts (:func:`hug_vis_dataset.studies.judgments.counted_ratings`:
-        flagged raters out unless ``all_raters``), from the source :meth:`human_sources` chose per task."""
-        extra = [mos_rows(aggregate_ratings(source.ratings), origin, note)
-                 for source, origin, note in self._mos_sources(all_raters) if source.ratings is not None]
-        return board_rows(self.store.runs() if runs is None else runs, *extra, people_board_rows(self, all_raters))
+        flagged raters out unless ``all_raters``), from the source :meth:`human_sources` chose per task
+        (:mod:`hug_vis_dataset.leaderboard.human_rows`, as ``hugvis leaderboard show`` draws them)."""
+        return board_rows(self.store.runs() if runs is None else runs, *self.human(all_raters).board_rows(),
+                          people_board_rows(self, all_raters))
 
-    def _mos_sources(self, all_raters: bool = False) -> list:
-        """``(source, origin, name suffix)`` of each task's MOS rows."""
-        from ..studies.judgments import SIMULATED
-
-        origin = SYNTHETIC if self.release.synthetic else SUBMITTED
-        return [(source, SYNTHETIC if source.whose == SIMULATED else origin,
-                 SIMULATED_RATERS if source.whose == SIMULATED else "")
-                for source in self.human_sources(all_raters).values()]
-
-    def _judgments(self, all_raters: bool = False):
-        """:func:`hug_vis_dataset.studies.judgments.task_sources` of the study's log and the simulated raters, with
-        the study file's QC thresholds (a broken study file is reported by the MOS tab; QC keeps its defaults)."""
-        from ..studies.judgments import task_sources
+    def human(self, all_raters: bool = False):
+        """:class:`~hug_vis_dataset.leaderboard.human_rows.HumanRows` of the study's log and the simulated raters,
+        with the study file's QC thresholds (a broken study file is reported by the MOS tab; QC keeps its
+        defaults)."""
+        from ..leaderboard.human_rows import human_rows
         from ..studies.rater_qc import QcRules
 
         try:
             rules = self.mos.spec.qc
         except Exception:  # noqa: BLE001
             rules = QcRules()
-        return task_sources(self.mos.ratings.frame(), self.simulated_ratings, rules, all_raters)
+        return human_rows(self.mos.ratings.frame(), self.simulated_ratings, self.release.synthetic, rules, all_raters)
 
     def human_sources(self, all_raters: bool = False) -> dict:
         """Task -> :class:`~hug_vis_dataset.studies.judgments.Source`: the study's ratings or the release's
         simulated raters, by the one rule (:func:`hug_vis_dataset.studies.judgments.choose_source`), each counted
         with the study's quality control."""
-        return self._judgments(all_raters)[0]
+        return self.human(all_raters).sources
 
     def mos_qc(self, all_raters: bool = False):
         """(the study's ratings, the simulated ratings or None) as :class:`~hug_vis_dataset.studies.mos_qc.QcSelection`:
         the study's QC rule (``hugvis mos status``'s, with the study file's thresholds) on each."""
-        return self._judgments(all_raters)[1:]
+        human = self.human(all_raters)
+        return human.study_qc, human.simulated_qc
 
     def mos_qc_notes(self, all_raters: bool = False) -> list[str]:
         """The QC lines under a MOS table (one per set of ratings that has raters), then which source each task
         shows and why (the study's coverage)."""
-        sources, live, simulated = self._judgments(all_raters)
-        lines = [f"{what}: {qc.note()}" for what, qc in (("Study ratings", live), ("Simulated raters", simulated))
-                 if qc is not None and qc.raters]
-        return lines + [f"{catalog.task(t).label}: {s.note}" for t, s in sources.items() if s.note]
+        return self.human(all_raters).notes()
 
     @cached_property
     def simulated_ratings(self):
         """The synthetic release's simulated ratings (``simulated_systems/mos_ratings.csv``) with their
         task, read once: they are part of the release, so they do not change while the app runs."""
-        from ..studies.mos import read_ratings
-        from ..studies.ratings import CRITERIA
+        from ..leaderboard.human_rows import simulated_ratings
 
-        path = self.release_dir / SIMULATED_SYSTEMS_DIR / SIMULATED_RATINGS_FILE
-        if not path.is_file():
-            return None
-        valid, _invalid = read_ratings(path)
-        task_of = {system: task for task in CRITERIA for system in self.mos.systems(task)}
-        return valid.assign(task=valid["model"].map(task_of)).dropna(subset=["task"])
+        return simulated_ratings(self.release_dir)
 
     def evidence(self, runs, all_raters: bool = False):
         """The per-clip rows every verdict of the board compares: the stored runs' and each task's per-clip MOS
         (:func:`~hug_vis_dataset.leaderboard.board.clip_rows_of`)."""
-        from ..studies.status import mos_clip_rows
-
-        return clip_rows_of(runs, *[mos_clip_rows(source.ratings, note) for source, _, note
-                                    in self._mos_sources(all_raters) if source.ratings is not None])
+        return clip_rows_of(runs, *self.human(all_raters).clip_rows())
 
     def leaderboard(self, table_label: str, origins: "list[str] | None" = None, source: str = ALL,
                     input_setting: str = ALL, paradigm: str = ALL, all_raters: bool = False):
@@ -209,11 +201,13 @@ class Explorer:
         table = table_number(table_label)
         # The ratings log's skipped lines matter where ratings are shown: the MOS tables.
         is_mos = table in {catalog.task(t).mos_table for t in catalog.task_names()}
-        problems = (self.mos.problems() + self.mos_qc_notes(all_raters) if is_mos else table4_notes(
-            self, scan.runs, all_raters) if table == catalog.task("emotion").paper_table else [])
-        view = board(self.board_rows(scan.runs, all_raters), table, keys, source, input_setting, paradigm,
+        human = self.human(all_raters)  # counted once for the rows, the verdicts' evidence and the notes
+        problems = (self.mos.problems() + human.notes() if is_mos else table4_notes(self, scan.runs, all_raters)
+                    if table == catalog.task("emotion").paper_table else [])
+        view = board(board_rows(scan.runs, *human.board_rows(), people_board_rows(self, all_raters)), table, keys,
+                     source, input_setting, paradigm,
                      damaged=scan.damaged, extra_notes=problems,
-                     clip_rows=self.evidence(scan.runs, all_raters) if is_mos else clip_rows_of(scan.runs))
+                     clip_rows=clip_rows_of(scan.runs, *(human.clip_rows() if is_mos else ())))
         return view.frame, view.markdown_notes, view.filters
 
     def comparisons(self, runs=None):
@@ -248,7 +242,8 @@ class Explorer:
         (:func:`~hug_vis_dataset.space.crosstask_view.crosstask_view`); partial runs are left out, as every analysis
         that pools the systems leaves them out, and the message says so."""
         rows, left = self.pooled_rows()
-        table, figure, message = crosstask_view(rows, self.work_dir, analysis, models, emotion, metric)
+        table, figure, message = crosstask_view(rows, self.work_dir, analysis, models, emotion, metric,
+                                                {r.task for r in self.store.runs()})
         return table, figure, (f"{message} {left}".strip() if left else message)
 
     # ------------------------------------------------------------------ findings
@@ -264,12 +259,12 @@ class Explorer:
     def _why_empty(self, task: str, why: str) -> str:
         """A finding with nothing to measure: when runs of the task are stored but have no per-clip values (their
         metrics need weights), say so and name the command, instead of asking for runs that are there."""
+        from ..reporting.findings import why_no_values
+
         runs = [r for r in self.store.runs() if r.task == task]
         if not runs or not str(why).startswith("no per-clip values"):
             return why
-        reasons = sorted({markdown_text(str(w).removeprefix("skipped: ")) for r in runs for w in r.skipped.values()})
-        return (f"{len(runs)} {catalog.task(task).label} run(s) stored, none with per-clip values"
-                + (f": {'; '.join(reasons)}" if reasons else "") + ".")
+        return why_no_values(task, [r.skipped for r in runs])
 
     def _finding(self, analysis: str, task: str, rows):
         import pandas as pd
@@ -374,7 +369,7 @@ class Explorer:
         order in words), from one read of the store."""
         import pandas as pd
 
-        from .viewer import clip_display, find_run, order_words, run_metrics, unscored_clips, worst_first
+        from .viewer import clip_display, find_run, order_words, run_metrics, skipped_reasons, unscored_clips, worst_first
 
         try:
             run = find_run(self.store.runs(), label or "")
@@ -383,10 +378,10 @@ class Explorer:
         metrics = run_metrics(run)
         if not metrics:  # nothing scored (the metrics needed weights): the clips with outputs, in grid order
             ids = unscored_clips(self.release, run)
-            reasons = sorted({markdown_text(str(w).removeprefix("skipped: ")) for w in run.skipped.values()})
+            reasons = skipped_reasons(run.skipped)
             return ViewerClips(pd.DataFrame({"Clip": [clip_display(c) for c in ids], "Score": "not scored"}), [],
                                None, ids, f"{len(ids)} clip(s) of {markdown_text(label)} in grid order, not scored"
-                               + (f" ({'; '.join(reasons)})" if reasons else "")
+                               + (f" ({reasons})" if reasons else "")
                                + ": the outputs are shown beside the reference.", "grid order")
         metric = metric if metric in metrics else metrics[0]
         table = worst_first(run, metric)
@@ -409,9 +404,11 @@ class Explorer:
         if not clip:
             return ClipView(text="Choose a clip of the list (worst first).")
         try:
-            return clip_view(self.release, run, clip, frame, metric)
+            view = clip_view(self.release, run, clip, frame, metric)
         except KeyError as err:
             return ClipView(text=f"**No such clip:** {markdown_text(err)}")
+        view.reference_audio, view.output_audio = self.served(view.reference_audio), self.served(view.output_audio)
+        return view
 
     # ------------------------------------------------------------------ scoring
     def check_model(self, task: str, model: str) -> "tuple[bool, str]":
@@ -494,6 +491,13 @@ class Explorer:
                 refusal = self._queue_refusal(task, root, model)  # the queue's rules at this door
                 if refusal:
                     return refusal, empty, empty
+                # The same predictions as a stored run: refused before a clip is scored (the clips' fingerprints,
+                # as the run's rows would store them, against each stored run's).
+                twin = same_predictions(self.store.runs(), task, upload_inputs(task, root, self.release.clip_ids()))
+                if twin:
+                    return (f"**Not added:** these predictions are already on the {catalog.paper_table_of(task)} "
+                            f"leaderboard as `{markdown_text(twin)}` (the scoring queue refuses the same predictions "
+                            "under a second name); nothing was scored or added."), empty, empty
                 result = evaluate_submission(task, root, model, self.release_dir, stage, progress=False,
                                              on_scored=progress, command_line=["space", task])
                 cov = result.coverage
@@ -505,13 +509,8 @@ class Explorer:
                             task, [str(p.relative_to(root)) for p in root.rglob("*")]).message()
                     refused = refusals_message(cov, root)
                     return (f"**0 scored**: {why} Nothing was added to the leaderboard."
-                            + (f"\n\n{refused}" if refused else "")), empty, clip_scores(_rows(result.rows_path))
-                rows = _rows(result.rows_path)
-                twin = same_predictions(self.store.runs(), task, rows)
-                if twin:
-                    return (f"**Not added:** these predictions are already on the {catalog.paper_table_of(task)} "
-                            f"leaderboard as `{markdown_text(twin)}` (the scoring queue refuses the same predictions "
-                            "under a second name); nothing was added."), empty, clip_scores(rows)
+                            + (f"\n\n{refused}" if refused else "")), empty, clip_scores(stored_rows_of(result.rows_path))
+                rows = stored_rows_of(result.rows_path)
                 stored = self.store.add(stage, task, model, verified=True)
         except UnsafeUploadError as err:
             return f"**Upload refused:** {markdown_text(err)}", empty, empty
@@ -524,16 +523,15 @@ class Explorer:
         where = (f"Added to the {catalog.paper_table_of(task)} leaderboard as **{ORIGIN_LABELS[origin]}**"
                  + ("" if origin == SUBMITTED else
                     f" ({SPACE_REVEAL.format(origin=origin, label=ORIGIN_LABELS[origin])} to see it)")
-                 + f"; provenance: `{markdown_text(_shown_link(stored.link))}`.")
+                 + f"; provenance: `{markdown_text(shown_link(stored.link))}`.")
         message = (f"Scored **{catalog.task(task).label}** for `{model}`: {cov.ok} clip(s) ok of {cov.grid_size}; "
                    f"missing {len(cov.missing)}, failed {len(cov.failed)}, unmatched {len(cov.unmatched)}. {where}")
         if cov.missing:  # the board's rule for a run that leaves clips out, said where the run is stored
             message += f" {PARTIAL_HELP}"
         skipped = result.summary.get("metrics", {}).get("skipped")
         if skipped:
-            message += " Not computed: " + "; ".join(
-                f"{catalog.label_of(m)} ({markdown_text(why)})"
-                for m, why in skipped.items())
+            message += " Not computed: " + "; ".join(f"{label} ({markdown_code_text(why)})"
+                                                     for label, why in skipped_words(skipped).items())
         refused = refusals_message(cov, root)
         if refused:
             message += f"\n\n{refused}"
@@ -545,51 +543,6 @@ def _stopped_score_note() -> str:
            "start the Space again and upload it again"
 
 
-def _shown_link(link: str) -> str:
-    """A run's provenance as a reader may see it: a Hub URL as it is, a local path as the
-    app's relative link (never the server's folder layout)."""
-    if link.startswith("https://"):
-        return link
-    return provenance_href(link)
-
-
-def same_predictions(runs, task: str, rows) -> "str | None":
-    """The stored run of ``task`` scored from exactly the predictions behind ``rows`` (the same clips
-    with the same input sha256), or None; the queue refuses such a request (same predictions)."""
-    def inputs(frame):
-        if frame is None or not len(frame) or "input_sha256" not in frame.columns:
-            return None
-        pairs = frame[["clip_id", "input_sha256"]].dropna()
-        return frozenset(zip(pairs["clip_id"].astype(str), pairs["input_sha256"].astype(str))) or None
-
-    mine = inputs(rows)
-    if mine is None:
-        return None
-    return next((run.model for run in runs if run.task == task and inputs(run.rows) == mine), None)
-
-
-def score_table(task: str, table):
-    """The upload's task scores under the board's headers (label, arrow, unit) and printed precision."""
-    from ..leaderboard.board import print_value
-
-    if table is None or not len(table):
-        return table
-    out = table.rename(columns={"index": "Model", "model": "Model"})
-    for column in list(out.columns):
-        if column in catalog.METRIC_NAMES:
-            out[column] = [print_value(float(v), column) if v == v else "n/a" for v in out[column]]
-            out = out.rename(columns={column: catalog.spec(column).header})
-    return out
-
-
 def _frame_count(record) -> int:
     """Frames of a release clip by its recorded duration and rate (at least 1)."""
     return max(1, int(round(record.duration * record.fps)))
-
-
-def _rows(path):
-    import pandas as pd
-
-    from ..scoring.store import read_stored  # the declared rows schema, checked
-
-    return read_stored(Path(path)) if Path(path).is_file() else pd.DataFrame()

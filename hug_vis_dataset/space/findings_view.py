@@ -7,6 +7,7 @@ message the tab prints under the table (SPA per metric and criterion, discordant
 
 from __future__ import annotations
 
+from .. import catalog
 from ..escaping import markdown_text
 
 
@@ -31,9 +32,10 @@ def joint_finding(rows, task: str, ratings, whose: str, counted: bool = False):
         return pd.DataFrame(), None, markdown_text(why)
     summary = summary_frame(tables)
     lines = [f"From {whose}; actors resampled as clusters, 95% intervals. SPA (people vs metric):", ""]
-    lines += [f"- {c} ({p}), {m}: SPA {spa}, top-k SPA {top}, acc_eq {acc:.2f}" for c, p, m, spa, top, acc in zip(
-        summary["criterion"], summary["people"], summary["metric"], summary["SPA [95%]"], summary["top-k SPA [95%]"],
-        summary["acc_eq"])]
+    accuracy = catalog.label_of("acc_eq")
+    lines += [f"- {c} ({p}), {m}: SPA {spa}, top-k SPA {top}, {accuracy.lower()} {acc:.2f}"
+              for c, p, m, spa, top, acc in zip(summary["Criterion"], summary["People"], summary["Metric"],
+                                                 summary["SPA [95%]"], summary["top-k SPA [95%]"], summary[accuracy])]
     discordant = discordant_lines(tables, task)  # "- † ...": a list, escaped but for its bullet
     lines += [""] + ([f"- {markdown_text(line[2:])}" for line in discordant] or ["No discordant pair."])
     lines += [""] + [markdown_text(n) for n in sorted(set(n for n in tables.summary["note"] if n))]

@@ -42,10 +42,11 @@ def matte_overlay(rgb: np.ndarray, alpha: np.ndarray, tint: Sequence[int] = (255
 
 
 def clip_choices(release) -> dict[str, list]:
-    """Values present in a release for each selector (actors as ``actor_0001``, emotions by name)."""
+    """Values present in a release for each selector: actors as ``(shown, value)`` pairs (``actor 1`` shown, the
+    id's ``actor_0001`` passed, as the viewer names clips), emotions by name, actions and scripts by number."""
     ids = release.clip_ids()
     return {
-        "actor": sorted({c.actor for c in ids}),
+        "actor": [(f"actor {int(a.removeprefix('actor_'))}", a) for a in sorted({c.actor for c in ids})],
         "emotion": [e.value for e in sorted({c.emotion for c in ids}, key=lambda e: e.index)],
         "action": sorted({c.action_id for c in ids}),
         "script": sorted({c.script_id for c in ids}),
@@ -84,8 +85,10 @@ def read_matte_frame(folder: "str | Path", index: int) -> np.ndarray:
 def clip_text(record) -> str:
     """Markdown for the inspector: the assigned prompt, the ASR transcript and the Table 1 design."""
     design = TABLE1[record.cid.emotion]
+    from ..labels import clip_display
+
     return "\n".join([
-        f"**Clip** `{record.clip_id}` ({record.resolution}, {record.fps:g} fps, {record.duration:.2f} s, "
+        f"**Clip** {clip_display(record.clip_id)} ({record.resolution}, {record.fps:g} fps, {record.duration:.2f} s, "
         f"{record.sample_rate} Hz)",
         "",
         f"**Prompt (assigned text):** {record.transcript}",

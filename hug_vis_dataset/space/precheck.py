@@ -19,6 +19,8 @@ Example:
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Iterable
@@ -52,13 +54,27 @@ class LayoutCheck:
             text += f" {len(self.unmatched)} entr(y/ies) do not: {shown}" + (" ..." if len(self.unmatched) > 3 else ".")
         if self.best_other:
             text += (f" These files look like **{catalog.task(self.best_other).label.lower()}** predictions: "
-                     f"choose that task, or upload the {self.task} files.")
+                     f"choose that task, or upload the {spec.label.lower()} files.")
         return text
 
 
+#: What a person types in a layout's words: a file name pattern (``<clip_id>.mp4``, ``<clip_id>/000000.png``,
+#: ``.flac``) or a JSON line's fields.
+_CODE = re.compile(r'\{[^}]*\}|[\w.]*<clip_id>[\w./|]*|(?<![\w.])\.[a-z0-9]+\b')
+
+
 def _escape(text: str) -> str:
-    """Prose with ``<clip_id>`` placeholders, safe in Markdown (a bare ``<...>`` is an HTML tag)."""
-    return text.replace("<", "&lt;").replace(">", "&gt;")
+    """A layout in words as Markdown: its file name patterns and JSON fields as code (what a person types, so
+    ``<clip_id>`` reads as a placeholder, never as a label), the prose escaped (a bare ``<...>`` is an HTML tag).
+
+    >>> _escape('<clip_id>.wav (or .flac): the speech; {"clip_id", "answer"}')
+    '`<clip_id>.wav` (or `.flac`): the speech; `{"clip_id", "answer"}`'
+    """
+    out, at = [], 0
+    for match in _CODE.finditer(text):
+        out += [text[at:match.start()].replace("<", "&lt;").replace(">", "&gt;"), f"`{match.group(0)}`"]
+        at = match.end()
+    return "".join(out) + text[at:].replace("<", "&lt;").replace(">", "&gt;")
 
 
 def top_level_entries(names: Iterable[str]) -> dict[str, bool]:

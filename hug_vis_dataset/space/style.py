@@ -25,17 +25,32 @@ FONT_CSS = (f":root, .gradio-container {{ --font: {FONT_STACK}; font-family: {FO
             f".gradio-container * {{ font-family: {FONT_STACK}; }}\n"
             ".gradio-container code, .gradio-container pre { font-family: ui-monospace, monospace; }\n")
 
-#: Narrow screens (a phone is 390 px wide): what Gradio's defaults get wrong there, measured in Chromium.
-#: * a hint shown only below 900 px (``hugvis-narrow-only``: the board's "scroll sideways" line);
+#: Narrow screens (a phone is 390 px wide) and tables wider than their box: what Gradio's defaults get wrong there,
+#: measured in Chromium (tests/test_browser_layout.py).
+#: * a hint shown only while the board is wider than its box (``hugvis-overflow-hint``, toggled by the board's own
+#:   script, :data:`~hug_vis_dataset.space.ui.SORT_ON_CLICK`: at 1280 px a MOS table can be wider too);
 #: * a dropdown's chosen text ends in an ellipsis before the arrow, never running under it;
+#: * below 600 px every dropdown and every block beside another (a file field's name: "prediction.zip", not ".z")
+#:   takes a whole line, with the page's and the blocks' side padding reduced and a dropdown's value at 12 px, so a
+#:   value such as "Vision-driven video generation / vis_poor" or
+#:   "actor 2 · Surprised · action 1 · script 1" is read whole, not cut to "Video matt…";
 #: * a rating scale's five options stay on one line (Gradio wraps its radio options, "5" fell to a line alone).
-NARROW_CSS = (".hugvis-narrow-only { display: none !important; }\n"
-              "@media (max-width: 900px) { .hugvis-narrow-only { display: block !important; } }\n"
+NARROW_CSS = (".hugvis-overflow-hint { display: none !important; }\n"
+              ".hugvis-overflow-hint.hugvis-overflowing { display: block !important; }\n"
               # a long dropdown value ends in an ellipsis before the arrow (the arrow sits over the input's
               # right end), rather than running under it
               ".gradio-container input[role=combobox] { text-overflow: ellipsis;"
               " padding-right: 26px !important; box-sizing: border-box; }\n"
+              # The page's side padding, 8 px below 600 px and Gradio's 32 px above: a step written as a clamp,
+              # because Gradio prefixes every rule inside @media with its ".contain", which .main is outside of.
+              ".gradio-container .main { padding-left: clamp(8px, calc((100vw - 600px) * 100 + 8px), 32px) !important;"
+              " padding-right: clamp(8px, calc((100vw - 600px) * 100 + 8px), 32px) !important; }\n"
+              # Inside @media, selectors start inside .contain (Gradio adds ".gradio-container... .contain" to each).
               "@media (max-width: 600px) {\n"
+              "  .form > .block, .row > .block { flex: 1 1 100% !important; min-width: 100% !important;"
+              " padding-left: 8px !important; padding-right: 8px !important; }\n"
+              "  .wrap-inner { padding-left: 8px !important; padding-right: 8px !important; }\n"
+              "  input[role=combobox] { font-size: 12px !important; }\n"
               "  .hugvis-scale .wrap { flex-wrap: nowrap !important; gap: 4px !important; }\n"
               "  .hugvis-scale .wrap label { flex: 1 1 0; min-width: 0; padding-left: 6px !important;"
               " padding-right: 6px !important; justify-content: center; }\n"

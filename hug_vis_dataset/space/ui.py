@@ -29,9 +29,12 @@ MOS_TABLES = frozenset(catalog.task(t).mos_table for t in catalog.task_names()) 
 RATED_TABLES = MOS_TABLES | {catalog.task("emotion").paper_table}
 
 
-def _filter_choices(explorer: Explorer, table: int) -> dict[str, list[str]]:
+def _filter_choices(explorer: Explorer, table: int) -> dict[str, list]:
+    """Each filter's choices for a paper table: (shown, value), the Source values under the board's words."""
     paper = explorer.paper[explorer.paper["table"] == table]
-    return {c: [ALL] + list(dict.fromkeys(v for v in paper[c] if v)) for c in ("source", "input_setting", "paradigm")}
+    return {c: [(ALL, ALL)] + [(catalog.SOURCE_LABELS.get(v, v) if c == "source" else v, v)
+                               for v in dict.fromkeys(v for v in paper[c] if v)]
+            for c in ("source", "input_setting", "paradigm")}
 
 
 def board_html(frame) -> str:
@@ -85,12 +88,17 @@ def board_html(frame) -> str:
     body = "".join(f'<tr data-group="{int(groups[i])}">'
                    + "".join(f'<td{_CELL[:-1] + _column_style(c, columns)}"{key(c, texts[c][i])}>'
                              f"{cell(c, texts[c][i])}</td>" for c in columns) + "</tr>" for i in range(len(frame)))
+    # Separate borders: a collapsed border belongs to no cell, and the scrolled cells showed through the pinned
+    # column's 1 px border strip; a separate one is painted by the pinned cell over them.
     return (f'<div style="max-height: 640px; overflow: auto"><table class="hugvis-board" style="border-collapse: '
-            f'collapse; width: 100%"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>')
+            f'separate; border-spacing: 0; width: 100%"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+            '</div>')
 
 
 # Inline styles: the board carries its look wherever the HTML is shown (Gradio 6 takes page CSS at launch).
-_CELL = ' style="border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: left; white-space: nowrap"'
+# Only a bottom rule: the page's own table styles give cells side borders, which a sideways scroll shifted under the
+# pinned column's edge.
+_CELL = ' style="border: 0; border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: left; white-space: nowrap"'
 _HEADER = _CELL[:-1] + '; cursor: pointer"'
 #: Provenance wraps inside its cell (a long link is never cut at the table's right edge); the first column
 #: (Model) stays pinned while a narrow screen scrolls the score columns sideways.
@@ -110,8 +118,17 @@ _RANK_MARK = re.compile(r" \((best|second)\)$")
 #: ``data-sort`` keys, ascending then descending (numbers as numbers, text in locale order), within
 #: each row group (``data-group``: reference, paper, submitted, synthetic, subset, baseline rows stay
 #: in their groups); cells without a key stay last in their group, ties keep the board's order (the
-#: sort is stable). The sorted header shows ▲ or ▼ (and ``aria-sort``).
+#: sort is stable). The sorted header shows ▲ or ▼ (and ``aria-sort``). The same script shows the "scroll sideways"
+#: hint whenever the table is wider than its box (redrawn or resized), and hides it otherwise.
 SORT_ON_CLICK = """
+const overflowHint = () => {
+  const table = element.querySelector('table'), box = table && table.parentElement;
+  const wide = !!box && table.scrollWidth > box.clientWidth + 1;
+  for (const hint of document.querySelectorAll('.hugvis-overflow-hint')) hint.classList.toggle('hugvis-overflowing', wide);
+};
+new MutationObserver(overflowHint).observe(element, {childList: true, subtree: true});
+new ResizeObserver(overflowHint).observe(element);
+overflowHint();
 element.addEventListener('click', (event) => {
   const th = event.target.closest('th');
   if (!th || !element.contains(th)) return;
@@ -166,10 +183,11 @@ def _leaderboard_tab(gr, explorer: Explorer, demo, tab):
     gr.Markdown("Best **bold**, second <u>underlined</u>, within each comparable group (`docs/SCORING.md`). "
                 "Click a header to sort (▲ ascending, ▼ descending); rows stay within their group "
                 "(reference, paper, submitted, synthetic, subset, baseline).")
-    # Narrow screens: the score columns are a sideways scroll away, and the page says so (style.NARROW_CSS
-    # shows this hint below 900 px; the Model column stays pinned while the table scrolls).
+    # A board wider than its box (a phone; a MOS table at 1280 px): the score columns are a sideways scroll away,
+    # and the page says so (the board's script shows this hint while the table overflows; the Model column stays
+    # pinned while the table scrolls).
     gr.Markdown("Scroll the table sideways for every score column →", elem_id="board-scroll-hint",
-                elem_classes=["hugvis-narrow-only"])
+                elem_classes=["hugvis-overflow-hint"])
     board = gr.HTML(elem_id="leaderboard", js_on_load=SORT_ON_CLICK)
     notes = gr.Markdown(elem_id="leaderboard-notes")
     stored_runs = gr.State(0)
@@ -281,7 +299,9 @@ def _findings_tab(gr, explorer: Explorer):
 
 def _inspector_tab(gr, explorer: Explorer):
     choices = explorer.choices()
-    first = [choices[k][0] for k in ("actor", "emotion", "action", "script")]
+    # a choice is a value, or a (shown, value) pair (actors: "actor 1" shown, "actor_0001" passed)
+    first = [choices[k][0][1] if isinstance(choices[k][0], tuple) else choices[k][0]
+             for k in ("actor", "emotion", "action", "script")]
     with gr.Row():
         actor = gr.Dropdown(choices["actor"], value=first[0], label="Actor")
         emotion = gr.Dropdown(choices["emotion"], value=first[1], label="Emotion")
@@ -314,11 +334,14 @@ def _viewer_tab(gr, explorer: Explorer, tab):
     from .viewer import FRAME_PANELS, clip_display, curve_with_marker
 
     runs = explorer.viewer_runs()
+    # Two rows, each wide enough for its values whole ("Boundary-aware matting errors (finding iii) / matte_good",
+    # "actor 2 · Surprised · action 1 · script 1"): four fields in one row cut them even at 1280 px.
     with gr.Row():
-        run = gr.Dropdown(runs, value=None, label="Stored run", elem_id="viewer-run")
-        metric = gr.Dropdown([], value=None, label="Order by (worst first)", elem_id="viewer-metric")
-        clip = gr.Dropdown([], value=None, label="Clip", elem_id="viewer-clip")
-        frame = gr.Slider(0, 1, value=0, step=1, label="Frame", elem_id="viewer-frame")
+        run = gr.Dropdown(runs, value=None, label="Stored run", elem_id="viewer-run", scale=3, min_width=320)
+        metric = gr.Dropdown([], value=None, label="Order by (worst first)", elem_id="viewer-metric", scale=2)
+    with gr.Row():
+        clip = gr.Dropdown([], value=None, label="Clip", elem_id="viewer-clip", scale=2, min_width=300)
+        frame = gr.Slider(0, 1, value=0, step=1, label="Frame", elem_id="viewer-frame", scale=3)
     message = gr.Markdown(VIEWER_HINT, elem_id="viewer-message")
     clips = gr.Dataframe(interactive=False, label="Clips, worst first", visible=False, max_height=260,
                          elem_id="viewer-clips")

@@ -45,6 +45,7 @@ import numpy as np
 
 from .. import catalog
 from ..escaping import markdown_text
+from ..labels import clip_display  # noqa: F401 (the viewer's API: clips as read)
 from ..readers.json_files import read_json
 from ..results import REAL_AUDIO_MODEL, reserved_label
 
@@ -60,8 +61,12 @@ FRAME_PANELS = frozenset({"images", "reference"})
 #: Tasks whose rows describe the reference clip itself (no model output, no "worst").
 CLIP_PROPERTY_TASKS = frozenset({"motion"})
 #: What a run's output is called when it replays the reference recordings (Table 9's Real audio row).
-REPLAYS_REFERENCE = ("This row replays the release's own recordings (Table 9's Real audio row): the generated "
-                     "recording *is* the reference, so both players play the same file.")
+REPLAYS_REFERENCE = ("This row scores the release's own recordings (Table 9's Real audio row): its \"generated\" "
+                     "recording of this clip is another recording of the same actor, {partner}, so Speaker Sim. "
+                     "compares two recordings of one speaker saying different things; the two players play them.")
+#: The Real audio row's text for a clip whose actor has no other recording (it was not scored).
+NO_PARTNER = ("This row scores the release's own recordings (Table 9's Real audio row); this clip's actor has no "
+              "other recording, so it was not paired and has no score.")
 #: Separates a model from its input setting in stored emotion rows (``model | Audio``).
 SETTING_SEP = " | "
 
@@ -108,19 +113,17 @@ def find_run(runs: Sequence, label: str):
     raise KeyError(f"no stored run {label!r}")
 
 
-def clip_display(clip_id: str) -> str:
-    """A clip as a person reads it: actor, emotion (its name as the tables print it), action and script.
+def skipped_reasons(skipped) -> str:
+    """A run's skipped metrics in one Markdown phrase: each metric once by its label, its stored reason escaped
+    with its command kept as code (``CSIM: needs weights: run `hugvis weights download ...```).
 
-    >>> clip_display("actor_0001_fearful_action_01_script_001"), clip_display("free-form")
-    ('actor 1 · Afraid · action 1 · script 1', 'free-form')
+    >>> skipped_reasons({"cer": "skipped: needs weights: run `hugvis weights download w`", "cer_edits": "x"})
+    'CER: needs weights: run `hugvis weights download w`'
     """
-    from ..grid import ClipId, ClipIdError
+    from ..escaping import markdown_code_text
+    from ..labels import skipped_words
 
-    try:
-        c = ClipId.parse(clip_id)
-    except ClipIdError:
-        return clip_id
-    return f"actor {c.actor_id} · {c.emotion.value} · action {c.action_id} · script {c.script_id}"
+    return "; ".join(f"{label}: {markdown_code_text(why)}" for label, why in skipped_words(skipped).items())
 
 
 def order_words(task: str) -> str:
@@ -256,12 +259,36 @@ def predictions_root(run) -> "Path | None":
 
 
 def frame_curve(run, clip_id: str, metric: str):
-    """Per-frame values of one clip and metric (``frame``, ``value``), or None when not stored."""
-    frames = run.frames
-    if frames is None or not len(frames):
+    """Per-frame values of one clip and metric (``frame``, ``value``) from the run's ``frames.parquet`` (read
+    through its declared schema; a stored run keeps only their per-actor sums in memory), or None when not stored.
+
+    Example:
+        >>> import pandas as pd, tempfile
+        >>> from types import SimpleNamespace
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> pd.DataFrame({"model": "m", "clip_id": ["a", "a", "b"], "metric": "mad", "frame": [1, 0, 0],
+        ...               "value": [2.0, 1.0, 9.0]}).to_parquet(folder / "frames.parquet")
+        >>> frame_curve(SimpleNamespace(folder=folder), "a", "mad").values.tolist()
+        [[0.0, 1.0], [1.0, 2.0]]
+        >>> frame_curve(SimpleNamespace(folder=folder), "a", "mse") is None
+        True
+    """
+    import pyarrow.compute as pc
+
+    from ..readers.parquet_files import read_parquet
+    from ..scoring.store import FRAME_SCHEMA
+
+    path = Path(run.folder) / "frames.parquet"
+    if not path.is_file():
         return None
-    sel = frames[(frames["clip_id"] == clip_id) & (frames["metric"] == metric)]
-    return sel[["frame", "value"]].sort_values("frame").reset_index(drop=True) if len(sel) else None
+    try:
+        table = read_parquet(path, FRAME_SCHEMA, ["clip_id", "metric", "frame", "value"])
+    except ValueError:  # a damaged file shows no curve; the run's validation names it on the board
+        return None
+    table = table.filter(pc.and_(pc.equal(table["clip_id"], clip_id), pc.equal(table["metric"], metric)))
+    if not table.num_rows:
+        return None
+    return table.select(["frame", "value"]).to_pandas().sort_values("frame").reset_index(drop=True)
 
 
 def error_map(predicted: np.ndarray, reference: np.ndarray) -> np.ndarray:
@@ -295,8 +322,8 @@ def clip_view(release, run, clip_id: str, frame: Any = 0, metric: "str | None" =
                                                                             scores["model"])
                            if m in catalog.METRIC_NAMES))
     if not len(scores):
-        reasons = sorted({markdown_text(str(w).removeprefix("skipped: ")) for w in run.skipped.values()})
-        lines.append("Not scored" + (f": {'; '.join(reasons)}." if reasons else ": no metric gave a value."))
+        reasons = skipped_reasons(run.skipped)
+        lines.append("Not scored" + (f": {reasons}." if reasons else ": no metric gave a value."))
     try:
         if run.task in CLIP_PROPERTY_TASKS:
             view.reference = read_video_frame(record.video_path, index)
@@ -324,9 +351,10 @@ def clip_view(release, run, clip_id: str, frame: Any = 0, metric: "str | None" =
             view.reference_audio = str(record.audio_path)
             wav = root / f"{clip_id}.wav" if root is not None else None
             view.output_audio = str(wav) if wav is not None and wav.is_file() else None
-            if run.model == REAL_AUDIO_MODEL:
-                view.output_audio = view.reference_audio
-                view.notes.append(REPLAYS_REFERENCE)
+            if run.model == REAL_AUDIO_MODEL:  # its prediction is the partner recording the row paired the clip with
+                partner = real_audio_partner(release, clip_id)
+                view.output_audio = str(release.record(partner).audio_path) if partner else None
+                view.notes.append(REPLAYS_REFERENCE.format(partner=clip_display(partner)) if partner else NO_PARTNER)
             elif view.output_audio is None:
                 view.notes.append(NO_OUTPUTS)
         elif run.task == "emotion":
@@ -335,6 +363,15 @@ def clip_view(release, run, clip_id: str, frame: Any = 0, metric: "str | None" =
         view.notes.append(f"**Could not read a frame:** {err}")
     view.text = "\n\n".join([*lines, *view.notes])
     return view
+
+
+def real_audio_partner(release, clip_id: str) -> "str | None":
+    """The recording the Real audio row scored as ``clip_id``'s prediction: another recording of the same actor, by
+    the row's one pairing rule (:func:`hug_vis_dataset.metrics.voice.real_audio_pairs`); None when it has none."""
+    from ..metrics.voice import real_audio_pairs
+
+    pairs, _ = real_audio_pairs(list(release))
+    return next((p.partner_id for p in pairs if p.clip_id == clip_id), None)
 
 
 def _video_frames(path: Path) -> int:

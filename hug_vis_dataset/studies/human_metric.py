@@ -48,9 +48,12 @@ import numpy as np
 
 from .. import catalog
 from ..metrics import human_agreement as ha
+from ..results import reserved_label
 
 SOURCES = ("MOS", "pairwise")
 PEOPLE = "people"
+#: The note of a task with no per-clip metric row (a surface that knows its stored runs says why: weights, or none).
+NO_VALUES = "no per-clip values"
 SUMMARY_COLUMNS = ("task", "criterion", "source", "metric", "n_systems", "n_actors", "n_pairs", "exact", "spa",
                    "spa_low", "spa_high", "top_k", "spa_top_k", "spa_top_k_low", "spa_top_k_high", "kendall_tau_b",
                    "acc_eq", "acc_eq_epsilon", "n_discordant", "note")
@@ -296,7 +299,7 @@ def human_metric_tables(metric_rows: Any, ratings: Any = None, preferences: Any 
     for task in tasks or [t.name for t in catalog.TASKS if t.mos_table]:
         mine = rows[rows["task"] == task]
         if mine.empty:
-            notes.append(f"{catalog.task(task).label}: no stored per-clip rows")
+            notes.append(f"{catalog.task(task).label}: {NO_VALUES}")
             continue
         scored = sorted(set(mine["model"].unique()))
         by_metric = {str(m): part for m, part in mine.groupby("metric", sort=False)}
@@ -307,8 +310,8 @@ def human_metric_tables(metric_rows: Any, ratings: Any = None, preferences: Any 
                 if rated["model"].nunique() >= 2:
                     sources.append(("MOS", criterion, rated))
                 elif len(rated):
-                    notes.append(f"{catalog.task(task).label} / {criterion}: only {rated['model'].iloc[0]} of the "
-                                 "scored systems was rated")
+                    notes.append(f"{catalog.task(task).label} / {catalog.label_of(criterion)}: only "
+                                 f"{reserved_label(rated['model'].iloc[0])} of the scored systems was rated")
         if answers is not None and "task" in answers.columns:
             mine_answers = answers[answers["task"] == task]
             named = list(TASK_CRITERIA.get(task, ()))  # the paper's order, then any other criterion
@@ -318,7 +321,8 @@ def human_metric_tables(metric_rows: Any, ratings: Any = None, preferences: Any 
                 if len(set(group["system_a"].unique()) | set(group["system_b"].unique())) >= 2:
                     sources.append(("pairwise", criterion, group))
         if not sources:
-            notes.append(f"{catalog.task(task).label}: fewer than two of its scored systems ({', '.join(scored)}) were rated or compared")
+            notes.append(f"{catalog.task(task).label}: fewer than two of its scored systems "
+                         f"({', '.join(map(reserved_label, scored))}) were rated or compared")
             continue
         for source, criterion, human_rows in sources:
             if source == "MOS":
@@ -330,7 +334,8 @@ def human_metric_tables(metric_rows: Any, ratings: Any = None, preferences: Any 
             actor_pos = {a: k for k, a in enumerate(actor_ids)}
             metrics, signs = _metric_judges(by_metric, task, systems, actor_pos)
             if not metrics:
-                notes.append(f"{catalog.task(task).label} / {criterion}: no per-clip metric rows of the rated systems")
+                notes.append(f"{catalog.task(task).label} / {catalog.label_of(criterion)}: no per-clip metric rows of "
+                             "the rated systems")
                 continue
             if source == "MOS":
                 values, clips = _matrix(human_rows.rename(columns={"score": "value"}), systems, "value")

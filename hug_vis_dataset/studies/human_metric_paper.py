@@ -112,14 +112,16 @@ def _num(value: Any, digits: int = 2) -> str:
 
 def paper_markdown(path: Any = None) -> str:
     """The block of ``docs/FINDINGS.md``: per task the tau-b / acc_eq table, then the P.1401 table."""
-    from ..catalog import spec
+    from ..catalog import COLUMN_LABELS, spec, task
     from .mos import CRITERIA
 
+    accuracy, threshold = COLUMN_LABELS["acc_eq"], COLUMN_LABELS["acc_eq_epsilon"]
     frame = paper_joint_agreement(path)
     lines = []
-    for task, part in frame.groupby("task", sort=False):
-        lines += [f"#### {task} ({int(part['n_systems'].max())} systems)", "",
-                  "| metric | MOS criterion | Kendall tau-b | acc_eq | epsilon | SPA, intervals, discordant pairs |",
+    for name, part in frame.groupby("task", sort=False):
+        lines += [f"#### {task(name).label} ({int(part['n_systems'].max())} systems)", "",
+                  f"| Metric | MOS criterion | Kendall tau-b | {accuracy} | {threshold} | SPA, intervals, discordant "
+                  "pairs |",
                   "| --- | --- | ---: | ---: | ---: | --- |"]
         for r in part.itertuples():
             eps = spec(r.metric).printed(r.acc_eq_epsilon) if math.isfinite(r.acc_eq_epsilon) else "n/a"
@@ -128,12 +130,12 @@ def paper_markdown(path: Any = None) -> str:
         lines.append("")
     prediction = paper_mos_prediction(path)
     lines += ["#### Metrics that predict MOS (ITU-T P.1401, systems as items)", "",
-              "| task | metric | MOS criterion | N | mapping a + b x + c x^2 + d x^3 | monotonic constraint active | "
-              "RMSE (N - 4 df) | rmse* | outlier ratio |",
+              "| Task | Metric | MOS criterion | N | Mapping a + b x + c x^2 + d x^3 | Monotonic constraint active | "
+              "RMSE (N - 4 df) | RMSE* | Outlier ratio |",
               "| --- | --- | --- | ---: | --- | --- | ---: | --- | --- |"]
     for r in prediction.itertuples():
         mapping = ", ".join(f"{c} = {getattr(r, c):.3g}" for c in "abcd")
-        lines.append(f"| {r.task} | {spec(r.metric).label} | {CRITERIA.get(r.criterion, r.criterion)} | {r.n_items} | "
+        lines.append(f"| {task(r.task).label} | {spec(r.metric).label} | {CRITERIA.get(r.criterion, r.criterion)} | {r.n_items} | "
                      f"{mapping} | {'yes' if r.constrained else 'no'} | {_num(r.rmse, 3)} | {r.rmse_star} | "
                      f"{r.outlier_ratio} |")
     return "\n".join(lines).rstrip() + "\n"

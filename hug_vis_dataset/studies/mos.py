@@ -36,18 +36,15 @@ from typing import Sequence
 
 import numpy as np
 
+from ..catalog import MOS_CRITERIA
 from ..errors import HugvisError
 from ..escaping import one_line
 from ..readers.values import decimal_number
 from ..skipped_lines import SHOWN_LINES, listed
 from ..statistics.basics import format_interval
 
-CRITERIA: dict[str, str] = {
-    "id_similarity": "ID Similarity",
-    "emotion_naturalness": "Emotion Naturalness",
-    "lip_sync": "Lip Synchronization",
-    "motion_naturalness": "Motion Naturalness",
-}
+#: The criteria and their labels: the catalog's (one spelling).
+CRITERIA: dict[str, str] = MOS_CRITERIA
 # The paper's criteria per task, in its column order (Tables 6, 8, 10). The Space's rating
 # form and this module share this table, so stored ratings always aggregate here.
 TASK_CRITERIA: dict[str, tuple[str, ...]] = {
