@@ -35,7 +35,7 @@ from ..studies.study_desk import MosStudy, ratings_location
 from .findings_view import joint_finding
 from .crosstask_view import ANALYSES, ANALYSIS_FILTERS, crosstask_view, png_of  # noqa: F401 (ANALYSES*: the app's API)
 from .precheck import PARTIAL_HELP, ambiguous_refusal, layout_check, refusals_message
-from .uploads import UnsafeUploadError, UploadLimits, check_zip, extracted_upload
+from .uploads import UnsafeUploadError, UploadLimits, check_zip, extracted_upload, upload_request
 from .viewer import clip_scores
 
 SCORED_TASKS = catalog.task_names(with_paper_table=True)
@@ -471,7 +471,7 @@ class Explorer:
         """
         import pandas as pd
 
-        from ..scoring.runner import evaluate_submission
+        from ..scoring.runner import run
 
         empty = pd.DataFrame()
         if task not in SCORED_TASKS:
@@ -492,8 +492,7 @@ class Explorer:
                 refusal = self._queue_refusal(task, root, model)  # the queue's rules at this door
                 if refusal:
                     return refusal, empty, empty
-                result = evaluate_submission(task, root, model, self.release_dir, stage, progress=False,
-                                             on_scored=progress, command_line=["space", task])
+                result = run(upload_request(task, root, model, self.release_dir, stage, on_scored=progress))
                 cov = result.coverage
                 if cov.ok == 0:
                     if cov.failed:
