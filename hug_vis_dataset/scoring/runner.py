@@ -50,8 +50,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from .. import stopping
 from ..errors import HugvisError
 from .coverage import Coverage, run_coverage
-from ..references import ReferenceSource, open_reference_source
-from ..references.sources import VERIFY_CACHE_FILE
+from ..references import VERIFY_CACHE_FILE, ReferenceSource, open_reference_source
 from ..outputs import Output, claim, discard, write_text_file
 from .binding import INPUT_COLUMN
 from .rerun import RerunPlan, RunBusyError, RunConflictError, plan_rerun
@@ -173,13 +172,12 @@ def weights_used(task: str, metrics: Iterable[str]) -> dict[str, dict]:
     already hashed the pinned files (some are hundreds of MB).
     """
     from .. import catalog, weights
-    from ..weights.resolve import PINNED_HASHES
 
     out = {}
     for name in catalog.weights_of(metrics):
         status = weights.weight_status(name, check=False)
         if status.path is not None:
-            out[name] = {"path": str(status.path), "sha256": PINNED_HASHES.sha256(status.path),
+            out[name] = {"path": str(status.path), "sha256": weights.PINNED_HASHES.sha256(status.path),
                          "pinned_sha256": weights.get_spec(name).sha256}
     return out
 
