@@ -41,7 +41,6 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import json
-import sys
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -52,16 +51,14 @@ from ..errors import HugvisError
 from .coverage import Coverage, run_coverage
 from ..references import VERIFY_CACHE_FILE, ReferenceSource, open_reference_source
 from ..outputs import Output, claim, discard, write_text_file
-from .binding import INPUT_COLUMN
+# What a run was computed with lives beside what it is bound to (binding.py); named here as well.
+from .binding import INPUT_COLUMN, PROVENANCE_PACKAGES, package_versions, weights_used
 from .rerun import RerunPlan, RunBusyError, RunConflictError, plan_rerun
 from .engines import ClipWorker, _worker_init, default_gpus_per_worker, ray_worker_options, run_local, run_ray
 from .jobs import build_jobs, select_metrics
 from .request import EvaluationRequest, RunOptionError, check_gpus_per_worker, check_run_options
 from .store import SetFeatures
 from ..tasks import REAL_AUDIO, ClipJob, ClipOutcome, get_task, index_predictions, result_rows, score_job
-PROVENANCE_PACKAGES = ("hug-vis", "numpy", "scipy", "pandas", "pyarrow", "torch", "opencv-python-headless", "av",
-                       "soundfile", "librosa", "scikit-image", "lpips", "resemblyzer", "speechmos", "onnxruntime",
-                       "ray", "datasets")
 #: The stages :func:`run` chains, in order (each a function of this module).
 STAGES = ("resolve_inputs", "plan_the_rerun", "score_clips", "store_rows", "summarise")
 
@@ -149,37 +146,6 @@ def _progress(iterable: Iterable, total: int, desc: str, enabled: bool) -> Itera
     from tqdm.auto import tqdm
 
     return iter(tqdm(iterable, total=total, desc=desc, unit="clip", disable=not enabled, dynamic_ncols=True))
-
-
-# ----------------------------------------------------------------------------- provenance
-def package_versions(names: Iterable[str] = PROVENANCE_PACKAGES) -> dict[str, "str | None"]:
-    """Installed versions of the packages that can change a value (None when absent)."""
-    from importlib import metadata
-
-    out = {"python": sys.version.split()[0]}
-    for name in names:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
-
-
-def weights_used(task: str, metrics: Iterable[str]) -> dict[str, dict]:
-    """sha256 and path of every pretrained file behind the metrics that ran.
-
-    Digests come from the weights' process-wide cache: the availability check before scoring has
-    already hashed the pinned files (some are hundreds of MB).
-    """
-    from .. import catalog, weights
-
-    out = {}
-    for name in catalog.weights_of(metrics):
-        status = weights.weight_status(name, check=False)
-        if status.path is not None:
-            out[name] = {"path": str(status.path), "sha256": weights.PINNED_HASHES.sha256(status.path),
-                         "pinned_sha256": weights.get_spec(name).sha256}
-    return out
 
 
 def _now() -> str:
