@@ -37,6 +37,13 @@ the study object they wire taken from ``studies/``); the function each catalog r
 (an analysis's in ``analyses.py``) and only ``tasks/base.py`` maps metrics to methods, from the catalog; the
 Markdown table renderer is defined once, in ``tables.py``, and imported from there only.
 
+**A scoring request walks few modules** (:func:`request_walk`): from the runner (``scoring.runner.run``), the
+modules of ``scoring/`` it imports are walked and every other module it reaches is visited as the face the request
+is handed to; the walk stays at most :data:`MAX_SCORING_WALK` modules (27 before the request and its named stages,
+issue 55). The request (``scoring/request.py``) is the bottom floor: it imports no other part of ``scoring/`` and
+nothing that loads a scorer, so a door builds and checks one cheaply; and nothing imports back up to the runner
+but the doors (:data:`SCORING_DOORS`), which all build one request and run it.
+
 **One CLI convention.** Every sub-command is registered by ``register(subparsers)`` in a module named
 ``commands`` inside its feature's package; ``cli.COMMAND_MODULES`` lists exactly those modules, and no
 other module builds argparse sub-parsers (docs/CONVENTIONS.md).
@@ -530,6 +537,76 @@ def test_the_markdown_table_renderer_has_one_home():
     defined, imported = renderer_homes(PACKAGE_DIR, "hug_vis_dataset", name)
     assert defined == [f"hug_vis_dataset.{home}"]
     assert imported == [f"hug_vis_dataset.{home}"]
+
+
+# ----------------------------------------------------------------------------- a scoring request's walk
+SCORING = "hug_vis_dataset.scoring"
+SCORING_RUNNER = "hug_vis_dataset.scoring.runner"
+SCORING_REQUEST = "hug_vis_dataset.scoring.request"
+#: The doors: the only modules that import the runner; each builds an EvaluationRequest and runs it.
+SCORING_DOORS = frozenset({
+    "hug_vis_dataset.scoring.commands",  # hugvis evaluate (evaluate_request)
+    "hug_vis_dataset.space.explorer",  # the Space's upload scoring (space.uploads.upload_request)
+    "hug_vis_dataset.space.example_data",  # the Space's example rows
+    "hug_vis_dataset.leaderboard.worker",  # the queue worker (QueueWorker.evaluation_request)
+    "hug_vis_dataset.audit.robustness",  # hugvis audit robustness (audit_request)
+    "hug_vis_dataset.demo.pipeline",  # hugvis demo (demo_request)
+})
+#: Modules a scoring request visits (:func:`request_walk` from the runner): 27 when ``evaluate_submission`` did
+#: every step itself (issue 55); 26 with the request, its stages and the packages' faces; 27 again since the coverage
+#: report names skipped metrics by their labels (``labels``, issue 51), one module more to read, not a detour.
+MAX_SCORING_WALK = 27
+#: What the request module may import: the one error base, the catalog (tasks, metrics, protocols) and the output
+#: guard (the type of an output a door already claimed).
+REQUEST_IMPORTS = frozenset({"hug_vis_dataset.errors", "hug_vis_dataset.catalog", "hug_vis_dataset.outputs"})
+
+
+def request_walk(graph: dict[str, dict[str, int]], entry: str, package: str) -> list[str]:
+    """The modules a request visits from ``entry``, in the order first reached (depth first, imports sorted):
+    modules of ``package`` are walked into, a module of any other package is visited but not walked (it is the
+    face the request is handed to; what happens behind it is that package's business)."""
+    seen: list[str] = []
+
+    def visit(module: str) -> None:
+        seen.append(module)
+        if module == entry or module.startswith(package + "."):
+            for target in sorted(graph[module]):
+                if target not in seen:
+                    visit(target)
+
+    visit(entry)
+    return seen
+
+
+def importers(graph: dict[str, dict[str, int]], module: str) -> set[str]:
+    """The modules that import ``module``."""
+    return {name for name, targets in graph.items() if module in targets}
+
+
+def test_request_walk_on_a_known_package(tmp_path):
+    package = _write_package(tmp_path, {
+        "__init__.py": "", "faces/__init__.py": "from .inner import X\n", "faces/inner.py": "from ..deep import D\n",
+        "deep.py": "D = 1\n", "run/__init__.py": "", "run/runner.py": "from .stage import s\nfrom ..faces import X\n",
+        "run/stage.py": "from ..deep import D\n", "run/door.py": "from .runner import run\n",
+    })
+    graph = import_edges(module_files(package, "pkg"))
+    assert request_walk(graph, "pkg.run.runner", "pkg.run") == ["pkg.run.runner", "pkg.faces", "pkg.run.stage",
+                                                                 "pkg.deep"]
+    assert importers(graph, "pkg.run.runner") == {"pkg.run.door"}
+
+
+def test_a_scoring_request_walks_few_modules():
+    graph = import_edges(module_files(PACKAGE_DIR, "hug_vis_dataset"))
+    walk = request_walk(graph, SCORING_RUNNER, SCORING)
+    print(f"a scoring request's walk: {len(walk)} modules:", ", ".join(m.removeprefix("hug_vis_dataset.") for m in walk))
+    assert len(walk) <= MAX_SCORING_WALK, walk
+    assert SCORING_REQUEST in walk
+
+
+def test_the_request_is_the_bottom_floor_and_only_doors_import_the_runner():
+    graph = import_edges(module_files(PACKAGE_DIR, "hug_vis_dataset"))
+    assert set(graph[SCORING_REQUEST]) <= REQUEST_IMPORTS, graph[SCORING_REQUEST]
+    assert importers(graph, SCORING_RUNNER) == SCORING_DOORS  # no stage helper imports back up to the runner
 
 
 if __name__ == "__main__":  # pragma: no cover

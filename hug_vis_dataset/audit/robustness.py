@@ -3,7 +3,7 @@
 :func:`audit_robustness` writes, for every transform of :mod:`.transforms` that applies to the task's
 medium, a processed copy of every clip's reference media in the submission layout
 (``OUT/variants/<task>/<transform>/``), scores it through the normal scorer
-(:func:`hug_vis_dataset.scoring.runner.evaluate_submission`) into the audit's own results root
+(:func:`hug_vis_dataset.scoring.runner.run` of :func:`audit_request`) into the audit's own results root
 ``OUT/results/<task>/audit@<transform>/`` -- model names with the reserved prefix
 :data:`hug_vis_dataset.results.AUDIT_PREFIX`, so reports, analyses and the leaderboard's
 readers leave them out -- and tabulates per metric:
@@ -31,7 +31,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -39,6 +39,9 @@ from .. import catalog
 from ..readers.json_files import read_json
 from ..results import AUDIT_PREFIX
 from . import transforms as tr
+
+if TYPE_CHECKING:
+    from ..scoring.request import EvaluationRequest
 
 #: The medium each task's predictions are (what the transforms act on).
 TASK_MEDIUM = {"matting": "alpha", "vision_driven": "video", "audio_driven": "video", "voice_cloning": "audio"}
@@ -243,9 +246,8 @@ def audit_robustness(task: str, dataset: "str | Path", out: "str | Path" = "audi
     Raises:
         ValueError: a task without media predictions (emotion, motion).
     """
-    from ..scoring.runner import evaluate_submission
-
     from ..outputs import claim
+    from ..scoring.runner import run
 
     if task not in TASK_MEDIUM:
         raise ValueError(f"hugvis audit robustness takes a media task ({', '.join(TASK_MEDIUM)}), not {task!r}")
@@ -267,8 +269,8 @@ def audit_robustness(task: str, dataset: "str | Path", out: "str | Path" = "audi
     rows, tables, metrics_skipped = [], {}, {}
     for transform, folder in folders.items():
         model = model_name(transform, predictions is not None)
-        res = evaluate_submission(task, folder, model, dataset, results_root, num_proc=num_proc, progress=progress,
-                                  device=device, overwrite=True)
+        res = run(audit_request(task, folder, model, dataset, results_root, num_proc=num_proc, progress=progress,
+                                device=device))
         metrics_skipped.update(res.coverage.skipped_metrics)
         rows.append(read_stored(res.rows_path))  # the declared rows schema, checked
         tables[model] = res.table
@@ -282,6 +284,23 @@ def audit_robustness(task: str, dataset: "str | Path", out: "str | Path" = "audi
     output.write_text(f"robustness_{task}{suffix}.json", json.dumps(result.to_json(), indent=2))
     output.write_text(f"robustness_{task}{suffix}.md", robustness_markdown([result.to_json()]))
     return result
+
+
+def audit_request(task: str, predictions: "str | Path", model: str, dataset: "str | Path", results: "str | Path",
+                  num_proc: int = 1, progress: bool = True, device: str = "cpu") -> "EvaluationRequest":
+    """The request one variant of the audit is scored by: the normal scorer into the audit's own results root,
+    a stored variant replaced (each audit scores its variants afresh; they are the audit's, never a user's run).
+
+    Example:
+        >>> request = audit_request("matting", "audit/variants/h264_crf23", "audit@h264_crf23", "release",
+        ...                         "audit/results", num_proc=2)
+        >>> request.overwrite, request.num_proc, request.device
+        (True, 2, 'cpu')
+    """
+    from ..scoring.request import EvaluationRequest
+
+    return EvaluationRequest(task, predictions, model, dataset, results, num_proc=num_proc, progress=progress,
+                             device=device, overwrite=True)
 
 
 # ----------------------------------------------------------------------------- reading

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from ..labels import skipped_words
 from ..layout import SIMULATED_EMOTION_ANSWERS_FILE, SIMULATED_RATINGS_FILE, SIMULATED_SYSTEMS_DIR
@@ -18,11 +18,32 @@ from ..outputs import claim
 from ..statistics.rules import N_BOOT
 from ..tasks import TASKS
 
+if TYPE_CHECKING:
+    from ..scoring.request import EvaluationRequest
+
 
 # The demo grid: every emotion (the cross-task analyses normalise over all seven) and two
 # actors (the bootstrap resamples actors), kept small enough to finish in minutes on 2 cores.
 DEMO_GRID = dict(actors=2, emotions=None, actions=1, scripts=2, seconds=1.5)
 QUICK_GRID = dict(actors=1, emotions=["Happy", "Sad", "Angry"], actions=1, scripts=2, seconds=1.0)
+
+
+def demo_request(task: str, predictions: "str | Path", model: str, release: "str | Path", results: "str | Path",
+                 num_proc: int = 1, progress: bool = True,
+                 command_line: "Sequence[str] | None" = None) -> "EvaluationRequest":
+    """The request each of the demo's scorings runs (a simulated system, a built-in baseline, a reference row):
+    the demo's release and results root, its workers and progress bars, recorded under the demo's command line.
+
+    Example:
+        >>> request = demo_request("matting", "demo_out/baselines/matting", "baseline", "demo_out/release",
+        ...                        "demo_out/results", num_proc=2, command_line=["run_demo", "demo_out"])
+        >>> request.num_proc, request.command_line, request.overwrite
+        (2, ('run_demo', 'demo_out'), False)
+    """
+    from ..scoring.request import EvaluationRequest
+
+    return EvaluationRequest(task, predictions, model, release, results, num_proc=num_proc, progress=progress,
+                             command_line=command_line)
 
 
 def _outcome(res) -> str:
@@ -45,7 +66,7 @@ def score_baselines(release: "str | Path", submissions: "str | Path", results: "
     Args:
         release: the release tree (or built repo) to predict on and score against.
         submissions: one submission folder per task is written to ``submissions/<task>``.
-        results: the results root of :func:`~hug_vis_dataset.scoring.runner.evaluate_submission`.
+        results: the results root of :func:`~hug_vis_dataset.scoring.runner.run` (:func:`demo_request`).
         num_proc, progress, command_line: passed to the scoring.
         tasks: the tasks to run (default: all five, :data:`hug_vis_dataset.predict.api.TASKS`).
 
@@ -60,13 +81,13 @@ def score_baselines(release: "str | Path", submissions: "str | Path", results: "
     from ..predict import predict
     from ..predict.api import BASELINE
     from ..predict.api import TASKS as PREDICT_TASKS
-    from ..scoring.runner import evaluate_submission
+    from ..scoring.runner import run
 
     done = {}
     for task in (PREDICT_TASKS if tasks is None else tasks):
         predicted = predict(task, BASELINE, release, Path(submissions) / task, progress=progress)
-        res = evaluate_submission(task, predicted.out, BASELINE, release, results, num_proc=num_proc,
-                                  progress=progress, command_line=command_line)
+        res = run(demo_request(task, predicted.out, BASELINE, release, results, num_proc=num_proc,
+                               progress=progress, command_line=command_line))
         print(f"    {predicted.to_text()}\n    {task}/{BASELINE}: {_outcome(res)}", flush=True)
         for unit, error in predicted.failures[:10]:
             print(f"      {unit}: {error}", flush=True)
@@ -82,7 +103,7 @@ def score_selfie_segmentation(release: "str | Path", submissions: "str | Path", 
     from .. import weights
     from ..predict import predict
     from ..predict.api import SELFIE_SEGMENTATION
-    from ..scoring.runner import evaluate_submission
+    from ..scoring.runner import run
 
     note = weights.missing_note(n for n, s in weights.REGISTRY.items() if s.serves.endswith(SELFIE_SEGMENTATION))
     if note:
@@ -90,8 +111,8 @@ def score_selfie_segmentation(release: "str | Path", submissions: "str | Path", 
         return None
     predicted = predict("matting", SELFIE_SEGMENTATION, release, Path(submissions) / "matting-selfie",
                         progress=progress)
-    res = evaluate_submission("matting", predicted.out, SELFIE_SEGMENTATION, release, results, num_proc=num_proc,
-                              progress=progress, command_line=command_line)
+    res = run(demo_request("matting", predicted.out, SELFIE_SEGMENTATION, release, results, num_proc=num_proc,
+                           progress=progress, command_line=command_line))
     print(f"    {predicted.to_text()}\n    matting/{SELFIE_SEGMENTATION}: {_outcome(res)}", flush=True)
     return res
 
@@ -182,7 +203,7 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
     """
     from ..reporting.report import build_report
     from ..reporting.commands import report_summary
-    from ..scoring.runner import evaluate_submission
+    from ..scoring.runner import run
 
     out = Path(out_dir)
     claim("hugvis demo", out, "demo", into_existing=into_existing).ensure()
@@ -201,8 +222,8 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
         if not task_dir.is_dir():
             continue
         for system in sorted(p for p in task_dir.iterdir() if p.is_dir()):
-            res = evaluate_submission(task, system, system.name, release, results, num_proc=num_proc,
-                                      progress=progress, command_line=command_line)
+            res = run(demo_request(task, system, system.name, release, results, num_proc=num_proc,
+                                   progress=progress, command_line=command_line))
             print(f"    {task}/{system.name}: {_outcome(res)}", flush=True)
     print(f"[3b] predicting and scoring each task's built-in baseline (real, not simulated) into {out / 'baselines'} ...",
           flush=True)
@@ -217,8 +238,8 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
     # statistics behind Fig. 11.
     for task, predictions, model in (("voice_cloning", REAL_AUDIO, REAL_AUDIO_MODEL),
                                      ("motion", "reference", REFERENCE_MODEL)):
-        res = evaluate_submission(task, predictions, model, release, results, num_proc=num_proc,
-                                  progress=progress, command_line=command_line)
+        res = run(demo_request(task, predictions, model, release, results, num_proc=num_proc,
+                               progress=progress, command_line=command_line))
         print(f"    {task}/{model}: {_outcome(res)}", flush=True)
     if audit:
         from ..audit.robustness import audit_robustness

@@ -14,8 +14,8 @@ One request's life in a worker (:meth:`QueueWorker.process`):
    with the listing (files and bytes);
 4. the **check-only pass** (:func:`hug_vis_dataset.scoring.check.check_submission`): any problem
    fails the request with the coverage in one line, before a metric is computed;
-5. **scoring** by the runner (:func:`hug_vis_dataset.scoring.runner.evaluate_submission`, Ray
-   actors with GPUs where present, every metric required). The run folder is
+5. **scoring** by the runner (:func:`hug_vis_dataset.scoring.runner.run` of
+   :meth:`QueueWorker.evaluation_request`, Ray actors with GPUs where present, every metric required). The run folder is
    ``work_dir/<request id>/results``: a worker that resumes a dead worker's request on the same
    ``work_dir`` (one machine, or a shared file system) keeps every clip already scored, through the
    runner's resume, bound to the same predictions;
@@ -32,12 +32,15 @@ import socket
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .. import stopping
 from ..errors import HugvisError, one_line
 from .requests import (FAILED, FINISHED, PENDING, RUNNING, QueueLimits, QueueState, RequestsRepo, ScoringRequest,
                        claimable, utc_now)
+
+if TYPE_CHECKING:  # built in evaluation_request only: the queue's own commands load no scorer
+    from ..scoring.request import EvaluationRequest
 
 
 class LeaseLostError(HugvisError, RuntimeError):
@@ -263,7 +266,7 @@ class QueueWorker:
 
     def _score(self, request: ScoringRequest, lease: Lease) -> str:
         from ..scoring.check import check_submission
-        from ..scoring.runner import evaluate_submission
+        from ..scoring.runner import run
         from .submit import predictions_listing
 
         listing = predictions_listing(self.queue.api, request.task, request.predictions_repo, request.revision,
@@ -282,13 +285,32 @@ class QueueWorker:
             lease.progress(coverage.grid_size - todo + done, coverage.grid_size)
 
         out = folder / "results"
-        evaluate_submission(request.task, predictions, request.model, self.dataset, out, progress=False,
-                            revision=self.dataset_revision, require_all_metrics=True, on_scored=on_scored,
-                            command_line=["hugvis", "leaderboard", "worker", "--request", request.request_id,
-                                          "--predictions-repo", f"{request.predictions_repo}@{request.revision}"],
-                            **self.evaluate_options)
+        run(self.evaluation_request(request, predictions, out, on_scored))
         lease.check()
         return self._store(request, out)
+
+    def evaluation_request(self, request: ScoringRequest, predictions: "str | Path", out: "str | Path",
+                           on_scored: "Callable[[int, int], None] | None" = None) -> "EvaluationRequest":
+        """What the runner is asked for a queued request: its downloaded predictions against this worker's
+        dataset (at its revision) into ``out``, every metric required (a board row is never partial in its
+        metrics), the worker's ``evaluate_options``, recorded as the worker's command line.
+
+        Example:
+            >>> from hug_vis_dataset.leaderboard.requests import ScoringRequest
+            >>> queued = ScoringRequest("matting", "MyNet", "me/mynet", "0" * 40, "me", "2026-12-01T00:00:00+00:00")
+            >>> worker = QueueWorker(None, None, "hugvis/hug-vis", "work", worker_id="w", evaluate_options={"num_proc": 2})
+            >>> request = worker.evaluation_request(queued, "work/r1/predictions", "work/r1/results")
+            >>> request.require_all_metrics, request.num_proc, request.command_line[:3]
+            (True, 2, ('hugvis', 'leaderboard', 'worker'))
+        """
+        from ..scoring.request import EvaluationRequest
+
+        return EvaluationRequest(
+            request.task, predictions, request.model, self.dataset, out, progress=False,
+            revision=self.dataset_revision, require_all_metrics=True, on_scored=on_scored,
+            command_line=["hugvis", "leaderboard", "worker", "--request", request.request_id,
+                          "--predictions-repo", f"{request.predictions_repo}@{request.revision}"],
+            **self.evaluate_options)
 
     def _download(self, request: ScoringRequest, target: Path, listing: Any) -> Path:
         """The predictions at the pinned commit, checked against the listing (files and bytes)."""

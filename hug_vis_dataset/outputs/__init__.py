@@ -17,9 +17,10 @@ from .ledger import (GUARD_FILES, KINDS, LEDGER, MARKER, NotOursError, OutputErr
 from .scratch import discard, put_scratch, write_file, write_text_file
 from .transient import (CLEANED_KINDS, FolderBusyError, clean_transients, hold, is_run_folder_name, is_transient,
                         mark_cache, mark_scratch, mark_work, scratch, scratch_folder, transient_folder)
+from .transient import MARKER as TRANSIENT_MARKER  # a held work folder's marker (MARKER above: an output's)
 
 __all__ = ["CLEANED_KINDS", "FolderBusyError", "GUARD_FILES", "KINDS", "LEDGER", "MARKER", "NotOursError", "Output",
-           "OutputError", "OverlapError", "check_overlaps", "claim", "claimed", "clean_transients", "current_umask",
+           "OutputError", "OverlapError", "TRANSIENT_MARKER", "check_overlaps", "claim", "claimed", "clean_transients", "current_umask",
            "discard", "file_mode", "folder_mode", "hold", "is_run_folder_name", "is_transient", "mark_cache",
            "mark_scratch", "mark_work", "output_option", "put_scratch", "read_marker", "resolve", "scratch", "scratch_folder",
            "seal_unit", "transient_folder", "unit_problem", "write_file", "write_text_file"]

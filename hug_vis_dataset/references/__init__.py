@@ -23,13 +23,13 @@ from .locators import LOCATOR_PREFIX, DatasetSourceError, RowLocator, is_row_loc
 from .readers import (IMAGE_SUFFIXES, iter_reference_alpha, iter_reference_files, read_reference_audio,
                       read_reference_portrait, reference_alpha_info, reference_file, reference_files)
 from .sources import (METADATA_COLUMNS, TASK_COLUMNS, TASK_CONFIG, TASK_TEXTS, ReferenceClip, ReferenceSource, ReleaseSource,
-                      RepoSource, git_revision, is_dataset_repo, is_release_tree, iter_columns, open_reference_source,
-                      verify_manifest_shards)
+                      RepoSource, VERIFY_CACHE_FILE, git_revision, is_dataset_repo, is_release_tree, iter_columns,
+                      open_reference_source, verify_manifest_shards)
 
 __all__ = [
     "DatasetSourceError", "HUB_CARD", "HUB_MANIFEST", "IMAGE_SUFFIXES", "LOCATOR_PREFIX", "METADATA_COLUMNS",
     "ReferenceClip", "ReferenceSource", "ReleaseSource", "RepoSource", "RowLocator", "TASK_COLUMNS", "TASK_CONFIG", "TASK_TEXTS",
-    "download_repo", "git_revision", "is_dataset_repo", "is_release_tree", "is_row_locator", "iter_columns",
+    "VERIFY_CACHE_FILE", "download_repo", "git_revision", "is_dataset_repo", "is_release_tree", "is_row_locator", "iter_columns",
     "iter_reference_alpha", "iter_reference_files", "looks_like_hub_id", "open_parquet", "open_reference_source",
     "read_cell_bytes", "read_reference_audio", "read_reference_portrait", "reference_alpha_info", "reference_file",
     "reference_files", "verify_manifest_shards",

@@ -15,7 +15,8 @@ fingerprints decide it:
 
 The run's :class:`RunBinding` (``run.json``) records the predictions root, the dataset key, the
 definitions and the library version. The re-run rule is :func:`reusable_metrics` (per clip and
-metric) and :func:`reusable_clips` (clips kept whole).
+metric) and :func:`reusable_clips` (clips kept whole). What a run was computed with, recorded in its summary's
+provenance beside the binding: :func:`package_versions` and :func:`weights_used`.
 
 Example:
     >>> import tempfile, os
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -136,6 +138,53 @@ def metric_definitions(metrics: Iterable[str]) -> dict[str, str]:
     return out
 
 
+# ----------------------------------------------------------------------------- provenance
+#: The packages whose versions a summary records (they can change a value).
+PROVENANCE_PACKAGES = ("hug-vis", "numpy", "scipy", "pandas", "pyarrow", "torch", "opencv-python-headless", "av",
+                       "soundfile", "librosa", "scikit-image", "lpips", "resemblyzer", "speechmos", "onnxruntime",
+                       "ray", "datasets")
+
+
+def package_versions(names: Iterable[str] = PROVENANCE_PACKAGES) -> dict[str, "str | None"]:
+    """Installed versions of the packages that can change a value (None when absent).
+
+    Example:
+        >>> versions = package_versions(["numpy", "no-such-package"])
+        >>> sorted(versions), versions["no-such-package"]
+        (['no-such-package', 'numpy', 'python'], None)
+    """
+    from importlib import metadata
+
+    out = {"python": sys.version.split()[0]}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def weights_used(task: str, metrics: Iterable[str]) -> dict[str, dict]:
+    """sha256 and path of every pretrained file behind the metrics that ran.
+
+    Digests come from the weights' process-wide cache: the availability check before scoring has
+    already hashed the pinned files (some are hundreds of MB). ``task`` names the run the metrics are of.
+
+    Example:
+        >>> weights_used("matting", ["mad", "mse"])  # no network behind them
+        {}
+    """
+    from .. import catalog, weights
+
+    out = {}
+    for name in catalog.weights_of(metrics):
+        status = weights.weight_status(name, check=False)
+        if status.path is not None:
+            out[name] = {"path": str(status.path), "sha256": weights.PINNED_HASHES.sha256(status.path),
+                         "pinned_sha256": weights.get_spec(name).sha256}
+    return out
+
+
 @dataclass(frozen=True)
 class RunBinding:
     """What one stored run was computed from (``run.json``)."""
@@ -224,5 +273,6 @@ def reusable_clips(rows, stored: "RunBinding | None", current: RunBinding, finge
     return {clip for clip, metrics in kept.items() if metrics == wanted and stored_metrics[clip] == wanted}
 
 
-__all__ = ["DIGESTS_FILE", "INPUT_COLUMN", "RUN_BINDING_FILE", "RunBinding", "clip_fingerprint", "dataset_key",
-           "library_version", "metric_definitions", "reusable_clips", "reusable_metrics"]
+__all__ = ["DIGESTS_FILE", "INPUT_COLUMN", "PROVENANCE_PACKAGES", "RUN_BINDING_FILE", "RunBinding", "clip_fingerprint",
+           "dataset_key", "library_version", "metric_definitions", "package_versions", "reusable_clips",
+           "reusable_metrics", "weights_used"]

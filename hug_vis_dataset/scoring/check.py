@@ -48,7 +48,7 @@ def check_submission(task: str, predictions: "str | Path", dataset: "str | Path"
     """
     from ..references import open_reference_source
     from ..tasks import get_task, index_predictions
-    from .runner import build_jobs
+    from .jobs import build_jobs
 
     scorer = get_task(task)
     refs = open_reference_source(dataset, task, revision, verify=verify_dataset)

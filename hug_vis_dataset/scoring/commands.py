@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    from .request import EvaluationRequest
 
 
 def _evaluate(args) -> int:
-    from .runner import IncompleteMetricsError, evaluate_submission
+    from .runner import IncompleteMetricsError, run
     from ..results import REAL_AUDIO_MODEL, REFERENCE_MODEL
     from ..tasks import REAL_AUDIO, get_task
 
@@ -60,17 +64,7 @@ def _evaluate(args) -> int:
         print(f"error: --model: {problem}", file=sys.stderr)
         return 2
     try:
-        result = evaluate_submission(
-            args.task, predictions, model, args.dataset, args.out, num_proc=args.num_proc,
-            backend=args.backend, ray_address=args.ray_address, chunk_frames=args.chunk_frames,
-            flush_every=args.flush_every, retry_failed=not args.keep_failed,
-            require_all_metrics=args.require_all_metrics, protocol=args.protocol, progress=not args.no_progress,
-            command_line=["hugvis", *sys.argv[1:]], revision=args.revision, device=args.device,
-            batch_size=args.batch_size,
-            gpus_per_worker=args.gpus_per_worker,
-            verify_dataset=not args.no_verify_dataset, overwrite=args.overwrite,
-            metrics=_metric_list(args.metrics), into_existing=args.into_existing,
-        )
+        result = run(evaluate_request(args, predictions, model))
     except (IncompleteMetricsError, FileNotFoundError, ValueError) as err:
         from ..errors import one_line
 
@@ -89,6 +83,37 @@ def _evaluate(args) -> int:
         print(f"--strict: {result.coverage.problems()} coverage problem(s)", file=sys.stderr)
         return 1
     return 0
+
+
+def evaluate_request(args, predictions: "str | Path", model: str,
+                     command_line: "Sequence[str] | None" = None) -> "EvaluationRequest":
+    """The request ``hugvis evaluate`` scores: its options as :class:`~hug_vis_dataset.scoring.request.EvaluationRequest`
+    fields (``predictions`` and ``model`` as the handler settled them: ``--real-audio`` and motion name their own).
+
+    ``command_line`` is what the summary records (default: this process's, as ``hugvis ...``).
+
+    Example:
+        >>> import argparse
+        >>> parser = argparse.ArgumentParser(); sub = parser.add_subparsers()
+        >>> register(sub)
+        >>> args = parser.parse_args(["evaluate", "matting", "--predictions", "p", "--model", "m", "--dataset", "d",
+        ...                           "--keep-failed", "--metrics", "mad,mse", "--no-progress"])
+        >>> request = evaluate_request(args, args.predictions, args.model, command_line=["hugvis", "evaluate"])
+        >>> request.retry_failed, request.metrics, request.progress, str(request.out)
+        (False, ('mad', 'mse'), False, 'results')
+    """
+    from .request import EvaluationRequest
+
+    return EvaluationRequest(
+        args.task, predictions, model, args.dataset, args.out, num_proc=args.num_proc,
+        backend=args.backend, ray_address=args.ray_address, chunk_frames=args.chunk_frames,
+        flush_every=args.flush_every, retry_failed=not args.keep_failed,
+        require_all_metrics=args.require_all_metrics, protocol=args.protocol, progress=not args.no_progress,
+        command_line=command_line if command_line is not None else ["hugvis", *sys.argv[1:]],
+        revision=args.revision, device=args.device, batch_size=args.batch_size,
+        gpus_per_worker=args.gpus_per_worker, verify_dataset=not args.no_verify_dataset, overwrite=args.overwrite,
+        metrics=_metric_list(args.metrics), into_existing=args.into_existing,
+    )
 
 
 def _metric_list(text: "str | None") -> "tuple[str, ...] | None":

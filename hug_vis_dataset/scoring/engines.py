@@ -8,18 +8,15 @@ the parent when the generator is closed; Ray's actors are killed.
 
 from __future__ import annotations
 
-import numbers
 import os
 import sys
 from typing import Iterator, Sequence
 
 from .. import stopping
-from ..errors import ToolUsageError
 from ..tasks import ClipJob, ClipOutcome, score_job
-
-
-class RunOptionError(ToolUsageError):
-    """An option of :func:`evaluate_submission` is out of range."""
+# Refused when a request is built (request.py, the one place options are checked); named here too for the callers
+# that imported them from the engines.
+from .request import RunOptionError, check_gpus_per_worker
 
 
 def _worker_init() -> None:
@@ -99,26 +96,6 @@ def default_gpus_per_worker(backend: str, device: str) -> float:
 
         name = resolve_device("auto")
     return 1.0 if name.startswith("cuda") else 0.0
-
-
-def check_gpus_per_worker(backend: str, gpus_per_worker: "float | None") -> None:
-    """Refuse ``gpus_per_worker`` outside Ray and values below 0 (one line each).
-
-    Example:
-        >>> try:
-        ...     check_gpus_per_worker("local", 1)
-        ... except RunOptionError as err:
-        ...     print(err)
-        gpus_per_worker (--gpus-per-worker) applies to the Ray backend only; add --backend ray or drop it
-    """
-    if gpus_per_worker is None:
-        return
-    if backend != "ray":
-        raise RunOptionError("gpus_per_worker (--gpus-per-worker) applies to the Ray backend only; "
-                             "add --backend ray or drop it")
-    if isinstance(gpus_per_worker, bool) or not isinstance(gpus_per_worker, numbers.Real) or not (
-            0 <= float(gpus_per_worker) < float("inf")):
-        raise RunOptionError(f"gpus_per_worker must be a number >= 0 (fractions share a GPU), got {gpus_per_worker!r}")
 
 
 def ray_worker_options(gpus_per_worker: float) -> dict[str, float]:

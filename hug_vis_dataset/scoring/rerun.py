@@ -236,10 +236,10 @@ def _kept_records(table, kept: "dict[str, frozenset]") -> list[dict]:
 def _reset_work_folder(folder: Path, seed: "ResultStore | None") -> None:
     """Empty the work folder (keeping its held marker), then copy the published run's stored files
     into it when the re-run may keep some of them."""
-    from ..outputs.transient import MARKER
+    from ..outputs import TRANSIENT_MARKER
 
     for entry in folder.iterdir():
-        if entry.name == MARKER:
+        if entry.name == TRANSIENT_MARKER:
             continue
         discard(entry)
     if seed is not None:

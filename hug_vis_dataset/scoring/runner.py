@@ -1,19 +1,22 @@
-"""Score one submission on one task: join predictions to references, score every clip, store rows.
+"""Score one submission on one task: an :class:`~hug_vis_dataset.scoring.request.EvaluationRequest` through named stages.
 
-The flow of :func:`evaluate_submission`:
+:func:`run` chains five stages, each a function of this module named after what it does:
 
-1. open the reference dataset (a release tree, a built dataset repo or a Hub id: hug_vis_dataset.references)
-   and index the submission by clip id;
-2. read the rows already stored for (task, model) and keep only clips still to do (failed clips
-   are retried unless ``retry_failed=False``), so an interrupted run resumes;
-3. score the remaining clips one job per clip, in-process, in a spawn process pool
-   (``num_proc``) or on Ray (``backend="ray"``); each clip is a pure function of its files, so
-   the values do not depend on the engine;
-4. persist finished clips in small atomic Parquet parts as they complete, then compact them into
-   ``rows.parquet`` sorted in grid order;
-5. compute set-level metrics (FID), the task aggregate from the stored rows, the coverage report
-   and ``summary.json`` (with provenance).
+1. :func:`resolve_inputs`: open the reference dataset (a release tree, a built dataset repo or a Hub id:
+   :mod:`hug_vis_dataset.references`), index the submission by clip id, choose the metrics that can run here,
+   and build one job per grid clip (``--out`` is claimed first, :func:`claim_output`);
+2. :func:`plan_the_rerun`: read the rows already stored for (task, model) and decide what this run starts
+   from (failed clips are retried unless ``retry_failed=False``), so an interrupted run resumes; when nothing
+   is to rescore, :func:`stored_result` returns the stored run as it is;
+3. :func:`score_clips`: score the clips still to do, one job per clip, in-process, in a spawn process pool
+   (``num_proc``) or on Ray (``backend="ray"``); each clip is a pure function of its files, so the values do
+   not depend on the engine; finished clips are persisted in small atomic Parquet parts as they complete;
+4. :func:`store_rows`: compact the parts into ``rows.parquet`` sorted in grid order, and compute the
+   set-level metrics (FID) once the clips are in;
+5. :func:`summarise`: the task aggregate from the stored rows, the coverage report and ``summary.json`` (with
+   provenance); then the finished run replaces the stored one in one rename.
 
+:func:`evaluate_submission` is the same run with the request's fields as keyword arguments.
 ``on_persisted`` is called with the number of clips persisted after every flush (tests use it
 to kill the process mid-run and check the resume).
 
@@ -38,28 +41,26 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import json
-import numbers
-import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .. import stopping
 from ..errors import HugvisError
 from .coverage import Coverage, run_coverage
-from ..references import ReferenceSource, open_reference_source
-from ..references.sources import VERIFY_CACHE_FILE
+from ..references import VERIFY_CACHE_FILE, ReferenceSource, open_reference_source
 from ..outputs import Output, claim, discard, write_text_file
-from .binding import INPUT_COLUMN
-from .rerun import RunBusyError, RunConflictError, plan_rerun
-from .engines import (ClipWorker, RunOptionError, _worker_init, check_gpus_per_worker, default_gpus_per_worker,
-                      ray_worker_options, run_local, run_ray)
+# What a run was computed with lives beside what it is bound to (binding.py); named here as well.
+from .binding import INPUT_COLUMN, PROVENANCE_PACKAGES, package_versions, weights_used
+from .rerun import RerunPlan, RunBusyError, RunConflictError, plan_rerun
+from .engines import ClipWorker, _worker_init, default_gpus_per_worker, ray_worker_options, run_local, run_ray
+from .jobs import build_jobs, select_metrics
+from .request import EvaluationRequest, RunOptionError, check_gpus_per_worker, check_run_options
 from .store import SetFeatures
 from ..tasks import REAL_AUDIO, ClipJob, ClipOutcome, get_task, index_predictions, result_rows, score_job
-PROVENANCE_PACKAGES = ("hug-vis", "numpy", "scipy", "pandas", "pyarrow", "torch", "opencv-python-headless", "av",
-                       "soundfile", "librosa", "scikit-image", "lpips", "resemblyzer", "speechmos", "onnxruntime",
-                       "ray", "datasets")
+#: The stages :func:`run` chains, in order (each a function of this module).
+STAGES = ("resolve_inputs", "plan_the_rerun", "score_clips", "store_rows", "summarise")
 
 
 class IncompleteMetricsError(HugvisError, RuntimeError):
@@ -68,7 +69,7 @@ class IncompleteMetricsError(HugvisError, RuntimeError):
 
 @dataclass
 class EvaluationResult:
-    """What :func:`evaluate_submission` produced."""
+    """What :func:`run` (and :func:`evaluate_submission`) produced."""
 
     task: str
     model: str
@@ -80,21 +81,62 @@ class EvaluationResult:
     computed: int  # clips scored in this run (the rest were resumed from disk)
 
 
-def check_run_options(num_proc: int, chunk_frames: int, flush_every: int, backend: str) -> None:
-    """Refuse bad run options before any clip is scored (they are never clip failures).
+# ----------------------------------------------------------------------------- what the stages hand on
+@dataclass
+class ResolvedInputs:
+    """What :func:`resolve_inputs` found, read by every later stage (the request stays as it was asked)."""
 
-    Example:
-        >>> try:
-        ...     check_run_options(1, 0, 8, "local")
-        ... except RunOptionError as err:
-        ...     print(err)
-        chunk_frames must be an integer >= 1, got 0
-    """
-    for name, value in (("num_proc", num_proc), ("chunk_frames", chunk_frames), ("flush_every", flush_every)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-            raise RunOptionError(f"{name} must be an integer >= 1, got {value!r}")
-    if backend not in ("local", "ray"):
-        raise RunOptionError(f"unknown backend {backend!r}; choose local or ray")
+    scorer: Any  # the task's TaskScorer
+    refs: ReferenceSource
+    grid: list[str]  # the dataset's clip ids, in grid order
+    index: Any  # the submission by clip id (tasks.PredictionIndex)
+    metrics: tuple[str, ...]  # per-clip metrics that run here
+    set_metrics: tuple[str, ...]  # set-level metrics (FID) that run here
+    skipped: dict[str, str]  # metric -> why it cannot run here
+    options: dict[str, Any]  # what every clip job carries (chunk size, device, batch, emotion settings)
+    protocol: str  # aggregation of the summary
+    recorded_protocol: dict  # what the summary stores and the re-run rule compares
+    reference_derived: bool  # predictions drawn from the references (motion, real audio), not a folder
+    gpus_per_worker: float
+    jobs: list[ClipJob]  # one per grid clip, every metric of the run, in grid order
+
+
+@dataclass
+class RunCounts:
+    """What a stop keeps: the clips whose rows are in the work folder (None: scoring has not started)."""
+
+    kept: "int | None" = None
+    persisted: int = 0
+
+
+@dataclass
+class ScoredClips:
+    """What :func:`score_clips` did: the clips it scored and what the later stages need from them."""
+
+    computed: int  # clips scored in this run
+    check_failures: dict[str, str]  # clip id -> why its submission check failed
+    features: SetFeatures  # the per-clip features of the set metrics
+    set_reusable: bool  # the stored set-level rows still describe every clip
+
+
+@dataclass
+class StoredRows:
+    """The run's stored tables, as :func:`store_rows` left them in the work folder."""
+
+    rows: Any  # per-clip rows (pandas)
+    frames: Any  # per-frame rows
+    set_rows: Any  # set-level rows (FID)
+
+
+@dataclass
+class RunClock:
+    """When the run started (the summary's provenance)."""
+
+    started: str = field(default_factory=lambda: _now())
+    t0: float = field(default_factory=time.perf_counter)
+
+    def seconds(self) -> float:
+        return round(time.perf_counter() - self.t0, 3)
 
 
 # ----------------------------------------------------------------------------- engines (engines.py)
@@ -106,95 +148,282 @@ def _progress(iterable: Iterable, total: int, desc: str, enabled: bool) -> Itera
     return iter(tqdm(iterable, total=total, desc=desc, unit="clip", disable=not enabled, dynamic_ncols=True))
 
 
-# ----------------------------------------------------------------------------- provenance
-def package_versions(names: Iterable[str] = PROVENANCE_PACKAGES) -> dict[str, "str | None"]:
-    """Installed versions of the packages that can change a value (None when absent)."""
-    from importlib import metadata
-
-    out = {"python": sys.version.split()[0]}
-    for name in names:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
-
-
-def weights_used(task: str, metrics: Iterable[str]) -> dict[str, dict]:
-    """sha256 and path of every pretrained file behind the metrics that ran.
-
-    Digests come from the weights' process-wide cache: the availability check before scoring has
-    already hashed the pinned files (some are hundreds of MB).
-    """
-    from .. import catalog, weights
-    from ..weights.resolve import PINNED_HASHES
-
-    out = {}
-    for name in catalog.weights_of(metrics):
-        status = weights.weight_status(name, check=False)
-        if status.path is not None:
-            out[name] = {"path": str(status.path), "sha256": PINNED_HASHES.sha256(status.path),
-                         "pinned_sha256": weights.get_spec(name).sha256}
-    return out
-
-
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-# ----------------------------------------------------------------------------- the command
-def select_metrics(scorer, metrics: "Sequence[str] | None") -> tuple[str, ...]:
-    """The task's metrics a run computes: all of them, or the subset ``metrics`` names (with the rows a
-    corpus ratio is aggregated from: ``cer`` brings ``cer_edits`` and ``cer_ref_chars``).
+# ----------------------------------------------------------------------------- stage 1: resolve inputs
+def _reference_derived(request: EvaluationRequest) -> bool:
+    """Whether the predictions are drawn from the references (motion, ``--real-audio``), not read from a folder."""
+    return get_task(request.task).reference_only or str(request.predictions) == REAL_AUDIO
 
-    Example:
-        >>> from hug_vis_dataset.tasks import get_task
-        >>> select_metrics(get_task("vision_driven"), ["ssim", "psnr"])
-        ('psnr', 'ssim')
-        >>> select_metrics(get_task("voice_cloning"), ["cer"])
-        ('cer', 'cer_edits', 'cer_ref_chars')
-        >>> try:
-        ...     select_metrics(get_task("matting"), ["psnr"])
-        ... except RunOptionError as err:
-        ...     print(err)
-        matting does not compute psnr; its metrics: mad, mse, dtssd, grad, conn
-        >>> try:  # FID pools the clips that score: it needs a per-clip metric to say which do
-        ...     select_metrics(get_task("vision_driven"), ["fid"])
-        ... except RunOptionError as err:
-        ...     print(err)
-        fid is computed over the clips that score, so it needs a per-clip metric of vision_driven beside it: e.g. --metrics psnr,fid
+
+def claim_output(request: EvaluationRequest) -> Output:
+    """``request.output`` when the caller claimed it (the Space's staging, the queue worker), else ``--out``
+    claimed here, with the dataset and the predictions as inputs it may not overlap
+    (:func:`hug_vis_dataset.outputs.claim`)."""
+    if request.output is not None:
+        return request.output
+    inputs = [("--dataset", request.dataset)] + ([] if _reference_derived(request)
+                                                 else [("--predictions", request.predictions)])
+    return claim("hugvis evaluate", request.out, "results", into_existing=request.into_existing, inputs=inputs)
+
+
+def resolve_inputs(request: EvaluationRequest) -> ResolvedInputs:
+    """Stage 1: the references, the submission's index, the metrics that can run here and one job per clip.
+
+    Raises:
+        ValueError: the dataset has no clips.
+        IncompleteMetricsError: ``require_all_metrics`` and some chosen metric cannot run here.
+        RunOptionError: ``metrics`` names a metric the task does not compute.
     """
-    known = scorer.metrics + scorer.set_metrics
-    if metrics is None:
-        return known
-    unknown = [m for m in metrics if m not in known]
-    if unknown or not metrics:
-        raise RunOptionError(f"{scorer.name} does not compute {', '.join(unknown) or 'an empty list'}; "
-                             f"its metrics: {', '.join(known)}")
-    if not set(metrics) & set(scorer.metrics):
-        runnable = next((m for m, why in scorer.availability().items() if not why and m in scorer.metrics),
-                        scorer.metrics[0])
-        raise RunOptionError(f"{', '.join(metrics)} is computed over the clips that score, so it needs a per-clip "
-                             f"metric of {scorer.name} beside it: e.g. --metrics {runnable},{metrics[0]}")
     from .. import catalog
 
-    wanted = set(metrics) | {part for m in metrics for part in catalog.spec(m).ratio_of}
-    return tuple(m for m in known if m in wanted)
+    task = request.task
+    scorer = get_task(task)
+    reference_derived = _reference_derived(request)
+    gpus_per_worker = (request.gpus_per_worker if request.gpus_per_worker is not None
+                       else default_gpus_per_worker(request.backend, request.device))
+    # The shards' digests are remembered under --out (what the user named), never next to the dataset.
+    refs = open_reference_source(request.dataset, task, request.revision, verify=request.verify_dataset,
+                                 digests_file=Path(request.out) / VERIFY_CACHE_FILE)
+    grid = refs.clip_ids()
+    if not grid:
+        raise ValueError(f"the dataset at {request.dataset} has no clips")
+    chosen = select_metrics(scorer, request.metrics)
+    availability = {m: why for m, why in scorer.availability().items() if m in chosen}
+    skipped = {m: why for m, why in availability.items() if why}
+    if skipped and request.require_all_metrics:
+        raise IncompleteMetricsError("cannot compute every metric of " + task + ": "
+                                     + "; ".join(f"{m}: {why}" for m, why in skipped.items()))
+    metrics = tuple(m for m in scorer.metrics if m in chosen and not availability.get(m))
+    set_metrics = tuple(m for m in scorer.set_metrics if m in chosen and not availability.get(m))
+    if reference_derived:
+        index = scorer.index_from_references(refs, request.predictions)
+    else:
+        index = index_predictions(task, request.predictions)
+    options: dict[str, Any] = {"chunk_frames": int(request.chunk_frames), "device": request.device,
+                               "batch_size": request.batch_size}
+    if task == "emotion":
+        options["settings"] = tuple(scorer.settings(index))
+    metrics = scorer.metrics_for(index, metrics)  # emotion: circular rows only for reordered questions
+    if set_metrics:  # each clip returns its features for them (FID: from its one decode), kept with its rows
+        options["set_features"] = set_metrics
+    protocol = request.protocol or catalog.task_protocol(task)
+    recorded_protocol = {"aggregation": protocol, "chunk_frames": request.chunk_frames,
+                         "emotion_settings": list(options.get("settings", ())) or None}
+    # Built once: the re-run rule, the scoring and the set metrics read the same jobs.
+    jobs = build_jobs(task, request.model, refs, index, metrics, options)
+    return ResolvedInputs(scorer, refs, grid, index, metrics, set_metrics, skipped, options, protocol,
+                          recorded_protocol, reference_derived, gpus_per_worker, jobs)
 
 
-def build_jobs(task_name: str, model: str, refs: ReferenceSource, index, metrics: tuple[str, ...],
-               options: dict) -> list[ClipJob]:
-    """One job per grid clip, in grid order (missing clips get a job that fails as 'missing')."""
-    task = get_task(task_name)
+# ----------------------------------------------------------------------------- stage 2: plan the re-run
+def plan_the_rerun(request: EvaluationRequest, inputs: ResolvedInputs) -> RerunPlan:
+    """Stage 2: what is stored for (task, model) and what this run starts from (:func:`~.rerun.plan_rerun`).
+
+    Raises:
+        RunConflictError: a run of other predictions is stored under (task, model) and ``overwrite`` is off.
+    """
+    predictions = (str(request.predictions) if inputs.reference_derived
+                   else str(Path(request.predictions).resolve()))
+    return plan_rerun(request.out, request.task, request.model, predictions, inputs.refs, inputs.index,
+                      inputs.metrics + inputs.set_metrics, request.overwrite, inputs.reference_derived)
+
+
+def stored_result(request: EvaluationRequest, inputs: ResolvedInputs, plan: RerunPlan) -> "EvaluationResult | None":
+    """The stored run, read and not rewritten, when this run would store exactly what is stored (so a store
+    the user cannot write is read); None when there is something to score."""
+    computed = inputs.metrics + inputs.set_metrics
+    if not plan.unchanged([j.clip_id for j in inputs.jobs], inputs.metrics, inputs.set_metrics, request.retry_failed,
+                          inputs.recorded_protocol, {"computed": list(computed), "skipped": inputs.skipped}):
+        return None
+    stored = plan.stored_result(inputs.refs, inputs.index, inputs.skipped, inputs.protocol, computed)
+    if stored is None:
+        return None
+    return EvaluationResult(request.task, request.model, plan.published.rows_path,
+                            plan.published.dir / "summary.json", *stored, 0)
+
+
+# ----------------------------------------------------------------------------- stage 3: score clips
+def score_clips(request: EvaluationRequest, inputs: ResolvedInputs, plan: RerunPlan, kept: dict,
+                counts: RunCounts) -> ScoredClips:
+    """Stage 3: every clip not kept from the stored run, scored by the request's engine and persisted in parts
+    of ``flush_every`` clips as they finish (``kept``: clip id -> the metrics kept, from ``plan.start``)."""
+    store = plan.work
+    metrics, set_metrics = inputs.metrics, inputs.set_metrics
+    features = SetFeatures.for_run(store, plan.fingerprints, plan.current.definitions, inputs.options, set_metrics)
     jobs = []
-    for cid in refs.clip_ids():
-        record = refs.record(cid)
-        jobs.append(ClipJob(
-            task=task_name, model=model, clip_id=record.clip_id, reference=refs.reference(cid),
-            expected=task.expected(record), prediction=tuple(index.found.get(cid, ())),
-            payload=index.payload.get(cid), metrics=metrics, options=options,
-        ))
-    return jobs
+    for job in inputs.jobs:
+        todo = tuple(m for m in metrics if m not in kept.get(job.clip_id, ()))
+        if todo or not metrics:  # with no metric to compute the clip is still checked
+            jobs.append(replace(job, metrics=todo))
+    if not set_metrics:
+        discard(store.set_rows_path)  # set values of a metric not requested now
+    set_reusable = plan.set_rows_reusable(bool(jobs), set_metrics)
+    counts.kept = len(inputs.grid) - len(jobs)
+    buffer: list[ClipOutcome] = []
+    check_failures: dict[str, str] = {}
+
+    def flush() -> None:
+        nonlocal buffer
+        if not buffer:
+            return
+        for o in buffer:  # before the rows that mark the clips done
+            features.write(o.clip_id, o.set_features, set_metrics)
+        store.write_part([{**r, INPUT_COLUMN: plan.fingerprints.get(o.clip_id, "")} for o in buffer for r in o.rows],
+                         [f for o in buffer for f in o.frames])
+        counts.persisted += len(buffer)
+        buffer = []
+        if request.on_persisted is not None:
+            request.on_persisted(counts.persisted)
+
+    if jobs:
+        engine = (run_ray(jobs, request.num_proc, request.ray_address, gpus_per_worker=inputs.gpus_per_worker)
+                  if request.backend == "ray" else run_local(jobs, request.num_proc))
+        # A stop ends the engine's workers (the generator's finally) before the note is read.
+        with contextlib.closing(engine):
+            label = f"{request.task}/{request.model}"
+            for done, outcome in enumerate(_progress(engine, len(jobs), label, request.progress), start=1):
+                stopping.check()  # scoring outside the main thread (the Space) stops here
+                buffer.append(outcome)
+                if outcome.check_error:
+                    check_failures[outcome.clip_id] = outcome.check_error
+                if request.on_scored is not None:
+                    request.on_scored(done, len(jobs))
+                if len(buffer) >= max(1, request.flush_every):
+                    flush()
+            flush()
+    return ScoredClips(len(jobs), check_failures, features, set_reusable)
+
+
+# ----------------------------------------------------------------------------- stage 4: store rows
+def store_rows(request: EvaluationRequest, inputs: ResolvedInputs, plan: RerunPlan, scored: ScoredClips) -> StoredRows:
+    """Stage 4: the parts compacted into the run's tables in grid order, and the set-level rows (FID) computed
+    over the clips that scored, unless the stored ones still describe every clip."""
+    store = plan.work
+    rows = store.compact()
+    set_metrics = inputs.set_metrics
+    if set_metrics and not (scored.set_reusable and store.set_rows_path.is_file()):
+        store.write_set_rows(_set_rows(request, inputs, scored, rows))
+    return StoredRows(rows, store.read_frames(), store.read_set_rows())
+
+
+def _set_rows(request: EvaluationRequest, inputs: ResolvedInputs, scored: ScoredClips, rows) -> list[dict]:
+    """The set-level rows (FID) over the clips whose rows are ok; a failure is a failed row, never a lost run."""
+    from ..tasks import process_models
+
+    ok_clips = set(rows.loc[rows["status"] == "ok", "clip_id"].unique()) if len(rows) else set()
+    valid = [j for j in inputs.jobs if j.clip_id in ok_clips]
+    why = "no valid clips or no set-level implementation"
+    try:
+        values = inputs.scorer.score_set([j.prediction[0] for j in valid], [j.reference for j in valid],
+                                         inputs.set_metrics, process_models(request.device), inputs.options,
+                                         scored.features.reader({j.prediction[0]: j.clip_id for j in valid})
+                                         ) if valid else {}
+    except Exception as err:  # noqa: BLE001 - a set metric's failure is a failed row, not a lost run
+        values, why = {}, f"{type(err).__name__}: {err}"
+    set_rows = []
+    for metric in inputs.set_metrics:
+        if metric in values:
+            set_rows += result_rows(request.model, request.task, "", {metric: values[metric]})
+        else:
+            set_rows += result_rows(request.model, request.task, "", {metric: float("nan")}, error=why,
+                                    status="failed")
+    return set_rows
+
+
+# ----------------------------------------------------------------------------- stage 5: summarise
+def summarise(request: EvaluationRequest, inputs: ResolvedInputs, plan: RerunPlan, scored: ScoredClips,
+              stored: StoredRows, clock: RunClock) -> tuple[Coverage, dict, Any]:
+    """Stage 5: the task table from the stored rows, the coverage report and the summary (with provenance),
+    written into the work folder as ``coverage.json`` and ``summary.json``; returns (coverage, summary, table)."""
+    from .aggregate import aggregate_record, task_table
+
+    rows, frames, computed = stored.rows, stored.frames, inputs.metrics + inputs.set_metrics
+    protocol = inputs.protocol if len(frames) or inputs.protocol != "rvm" else "clip"
+    table = task_table(rows, frames, stored.set_rows, protocol=protocol, metrics=computed) if len(rows) else None
+    coverage = run_coverage(request.task, request.model, inputs.refs, inputs.index, inputs.skipped, rows,
+                            scored.check_failures)
+    unparsed = int((rows["error"] == "unparsed answer").sum()) if len(rows) else 0
+    summary = {
+        "task": request.task,
+        "model": request.model,
+        "protocol": inputs.recorded_protocol,  # what RerunPlan.unchanged compares
+        "metrics": {"computed": list(computed), "skipped": inputs.skipped},
+        "aggregate": aggregate_record(table),
+        "coverage": coverage.to_dict(),
+        "unparsed_answers": unparsed,
+        "provenance": {
+            "packages": package_versions(),
+            "weights": weights_used(request.task, computed),
+            "dataset": inputs.refs.fingerprint(),
+            "predictions": plan.current.predictions,
+            "library": plan.current.library,
+            "command_line": request.recorded_command_line,
+            "backend": request.backend, "num_proc": request.num_proc, "ray_address": request.ray_address,
+            "device": request.device, "gpus_per_worker": inputs.gpus_per_worker,
+            "started": clock.started, "finished": _now(), "seconds": clock.seconds(),
+            "clips_computed_this_run": scored.computed,
+        },
+    }
+    write_text_file(plan.work.dir / "coverage.json", json.dumps(coverage.to_dict(), indent=2, ensure_ascii=False))
+    write_text_file(plan.work.dir / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False))
+    return coverage, summary, table
+
+
+# ----------------------------------------------------------------------------- the run
+def _stop_note(request: EvaluationRequest, inputs: ResolvedInputs, plan: RerunPlan, counts: RunCounts) -> str:
+    """The one line a stop prints: what the work folder keeps and how to resume."""
+    if counts.kept is None:
+        return f"nothing was scored; the stored run under {request.out} is unchanged; run the same command again"
+    return (f"{counts.kept + counts.persisted} of {len(inputs.grid)} clips kept in {plan.work.dir}; "
+            "run the same command again to resume")
+
+
+def run(request: EvaluationRequest) -> EvaluationResult:
+    """Score a request's submission and store per-clip rows, coverage and a summary: the stages of :data:`STAGES`.
+
+    What each field does, the re-run rule and what is raised: :func:`evaluate_submission`.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from hug_vis_dataset.synth import synthesize
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = synthesize(root / "rel", actors=1, emotions=["Happy"], actions=1, scripts=1,
+        ...                seconds=0.2, size=(64, 36), systems=False)
+        >>> sub = root / "sub"; sub.mkdir()
+        >>> _ = (sub / "predictions.jsonl").write_text(
+        ...     '{"clip_id": "actor_0001_happy_action_01_script_001", "input_setting": "text", "answer": "sad"}\\n')
+        >>> request = EvaluationRequest("emotion", sub, "toy", root / "rel", root / "res", progress=False)
+        >>> result = run(request)
+        >>> result.coverage.ok, result.computed
+        (1, 1)
+        >>> run(request).computed  # the stored run is unchanged: read back, nothing scored
+        0
+    """
+    clock = RunClock()
+    output = claim_output(request)
+    # --out is made (with its marker) before the dataset is opened, so the shards' digests can be kept there;
+    # a refusal before anything is scored removes it again (opened()).
+    with output.opened():
+        inputs = resolve_inputs(request)
+        plan = plan_the_rerun(request, inputs)
+    stored = stored_result(request, inputs, plan)
+    if stored is not None:
+        return stored
+    counts = RunCounts()
+    with stopping.resume_note(lambda: _stop_note(request, inputs, plan, counts)), \
+            plan.start(inputs.metrics, request.retry_failed) as kept:
+        scored = score_clips(request, inputs, plan, kept, counts)
+        stored_rows = store_rows(request, inputs, plan, scored)
+        coverage, summary, table = summarise(request, inputs, plan, scored, stored_rows, clock)
+        # The finished run replaces the published one in one rename; until here a failure or a
+        # kill left the published run as it was.
+        plan.publish(output)
+    published = plan.published
+    return EvaluationResult(request.task, request.model, published.rows_path, published.dir / "summary.json",
+                            coverage, summary, table, scored.computed)
 
 
 def evaluate_submission(
@@ -281,172 +510,21 @@ def evaluate_submission(
 
     Returns:
         An :class:`EvaluationResult`.
+
+    The arguments are the fields of one :class:`~hug_vis_dataset.scoring.request.EvaluationRequest`, which this
+    builds (and validates) and hands to :func:`run`; a door that has a request calls :func:`run` itself.
     """
-    from .aggregate import aggregate_record, task_table
+    return run(EvaluationRequest(
+        task, predictions, model, dataset, out=out, num_proc=num_proc, backend=backend, ray_address=ray_address,
+        chunk_frames=chunk_frames, flush_every=flush_every, retry_failed=retry_failed,
+        require_all_metrics=require_all_metrics, protocol=protocol, progress=progress, command_line=command_line,
+        revision=revision, device=device, batch_size=batch_size, gpus_per_worker=gpus_per_worker,
+        on_persisted=on_persisted, verify_dataset=verify_dataset, on_scored=on_scored, overwrite=overwrite,
+        metrics=metrics, into_existing=into_existing, output=output))
 
-    started = _now()
-    t0 = time.perf_counter()
-    check_run_options(num_proc, chunk_frames, flush_every, backend)
-    check_gpus_per_worker(backend, gpus_per_worker)
-    if gpus_per_worker is None:
-        gpus_per_worker = default_gpus_per_worker(backend, device)
-    scorer = get_task(task)
-    reference_derived = scorer.reference_only or str(predictions) == REAL_AUDIO
-    if output is None:
-        output = claim("hugvis evaluate", out, "results", into_existing=into_existing,
-                       inputs=[("--dataset", dataset)] + ([] if reference_derived else [("--predictions", predictions)]))
-    # --out is made (with its marker) before the dataset is opened, so the shards' digests can be kept there;
-    # a refusal before anything is scored removes it again (opened()).
-    with output.opened():
-        # The shards' digests are remembered under --out (what the user named), never next to the dataset.
-        refs = open_reference_source(dataset, task, revision, verify=verify_dataset,
-                                     digests_file=Path(out) / VERIFY_CACHE_FILE)
-        grid = refs.clip_ids()
-        if not grid:
-            raise ValueError(f"the dataset at {dataset} has no clips")
-        chosen = select_metrics(scorer, metrics)
-        availability = {m: why for m, why in scorer.availability().items() if m in chosen}
-        skipped = {m: why for m, why in availability.items() if why}
-        if skipped and require_all_metrics:
-            raise IncompleteMetricsError("cannot compute every metric of " + task + ": "
-                                         + "; ".join(f"{m}: {why}" for m, why in skipped.items()))
-        metrics = tuple(m for m in scorer.metrics if m in chosen and not availability.get(m))
-        set_metrics = tuple(m for m in scorer.set_metrics if m in chosen and not availability.get(m))
-        if scorer.reference_only or str(predictions) == REAL_AUDIO:
-            index = scorer.index_from_references(refs, predictions)
-        else:
-            index = index_predictions(task, predictions)
-        options: dict[str, Any] = {"chunk_frames": int(chunk_frames), "device": device, "batch_size": batch_size}
-        if task == "emotion":
-            options["settings"] = tuple(scorer.settings(index))
-        metrics = scorer.metrics_for(index, metrics)  # emotion: circular rows only for reordered questions
-        if set_metrics:  # each clip returns its features for them (FID: from its one decode), kept with its rows
-            options["set_features"] = set_metrics
-        from .. import catalog
 
-        protocol = protocol or catalog.task_protocol(task)
-
-        plan = plan_rerun(out, task, model, str(predictions) if reference_derived else str(Path(predictions).resolve()),
-                          refs, index, metrics + set_metrics, overwrite, reference_derived)
-    fingerprints = plan.fingerprints
-    # Nothing to rescore: the stored run is read, not rewritten, so a store the user cannot write is read.
-    stored_protocol = {"aggregation": protocol, "chunk_frames": chunk_frames,
-                       "emotion_settings": list(options.get("settings", ())) or None}
-    if plan.unchanged([j.clip_id for j in build_jobs(task, model, refs, index, metrics, options)], metrics, set_metrics,
-                      retry_failed, stored_protocol, {"computed": list(metrics + set_metrics), "skipped": skipped}):
-        stored = plan.stored_result(refs, index, skipped, protocol, metrics + set_metrics)
-        if stored is not None:
-            return EvaluationResult(task, model, plan.published.rows_path, plan.published.dir / "summary.json",
-                                    *stored, 0)
-    counts = {"kept": None, "persisted": 0}  # what a stop keeps: the clips whose rows are in the work folder
-
-    def stop_note() -> str:
-        if counts["kept"] is None:
-            return f"nothing was scored; the stored run under {out} is unchanged; run the same command again"
-        return (f"{counts['kept'] + counts['persisted']} of {len(grid)} clips kept in {plan.work.dir}; "
-                "run the same command again to resume")
-
-    with stopping.resume_note(stop_note), contextlib.ExitStack() as stack, plan.start(metrics, retry_failed) as kept:
-        store = plan.work
-        features = SetFeatures.for_run(store, fingerprints, plan.current.definitions, options, set_metrics)
-        jobs = []
-        for job in build_jobs(task, model, refs, index, metrics, options):
-            todo = tuple(m for m in metrics if m not in kept.get(job.clip_id, ()))
-            if todo or not metrics:  # with no metric to compute the clip is still checked
-                jobs.append(replace(job, metrics=todo))
-        if not set_metrics:
-            discard(store.set_rows_path)  # set values of a metric not requested now
-        set_reusable = plan.set_rows_reusable(bool(jobs), set_metrics)
-        counts["kept"] = len(grid) - len(jobs)
-        persisted = 0
-        buffer: list[ClipOutcome] = []
-        check_failures: dict[str, str] = {}
-
-        def flush() -> None:
-            nonlocal persisted, buffer
-            if not buffer:
-                return
-            for o in buffer:  # before the rows that mark the clips done
-                features.write(o.clip_id, o.set_features, set_metrics)
-            store.write_part([{**r, INPUT_COLUMN: fingerprints.get(o.clip_id, "")} for o in buffer for r in o.rows],
-                             [f for o in buffer for f in o.frames])
-            persisted += len(buffer)
-            counts["persisted"] = persisted
-            buffer = []
-            if on_persisted is not None:
-                on_persisted(persisted)
-
-        if jobs:
-            engine = (run_ray(jobs, num_proc, ray_address, gpus_per_worker=gpus_per_worker) if backend == "ray"
-                      else run_local(jobs, num_proc))
-            # A stop ends the engine's workers (the generator's finally) before the note is read.
-            stack.enter_context(contextlib.closing(engine))
-            for done, outcome in enumerate(_progress(engine, len(jobs), f"{task}/{model}", progress), start=1):
-                stopping.check()  # scoring outside the main thread (the Space) stops here
-                buffer.append(outcome)
-                if outcome.check_error:
-                    check_failures[outcome.clip_id] = outcome.check_error
-                if on_scored is not None:
-                    on_scored(done, len(jobs))
-                if len(buffer) >= max(1, flush_every):
-                    flush()
-            flush()
-        rows = store.compact()
-
-        if set_metrics and not (set_reusable and store.set_rows_path.is_file()):
-            ok_clips = set(rows.loc[rows["status"] == "ok", "clip_id"].unique()) if len(rows) else set()
-            valid = [j for j in build_jobs(task, model, refs, index, metrics, options) if j.clip_id in ok_clips]
-            from ..tasks import process_models
-
-            why = "no valid clips or no set-level implementation"
-            try:
-                values = scorer.score_set([j.prediction[0] for j in valid], [j.reference for j in valid], set_metrics,
-                                          process_models(device), options,
-                                          features.reader({j.prediction[0]: j.clip_id for j in valid})) if valid else {}
-            except Exception as err:  # noqa: BLE001 - a set metric's failure is a failed row, not a lost run
-                values, why = {}, f"{type(err).__name__}: {err}"
-            set_rows = []
-            for metric in set_metrics:
-                if metric in values:
-                    set_rows += result_rows(model, task, "", {metric: values[metric]})
-                else:
-                    set_rows += result_rows(model, task, "", {metric: float("nan")}, error=why, status="failed")
-            store.write_set_rows(set_rows)
-
-        frames = store.read_frames()
-        set_rows = store.read_set_rows()
-        table = task_table(rows, frames, set_rows, protocol=protocol if len(frames) or protocol != "rvm" else "clip",
-                           metrics=metrics + set_metrics) if len(rows) else None
-
-        coverage = run_coverage(task, model, refs, index, skipped, rows, check_failures)
-        unparsed = int((rows["error"] == "unparsed answer").sum()) if len(rows) else 0
-
-        summary = {
-            "task": task,
-            "model": model,
-            "protocol": stored_protocol,  # what RerunPlan.unchanged compares
-            "metrics": {"computed": list(metrics + set_metrics), "skipped": skipped},
-            "aggregate": aggregate_record(table),
-            "coverage": coverage.to_dict(),
-            "unparsed_answers": unparsed,
-            "provenance": {
-                "packages": package_versions(),
-                "weights": weights_used(task, metrics + set_metrics),
-                "dataset": refs.fingerprint(),
-                "predictions": plan.current.predictions,
-                "library": plan.current.library,
-                "command_line": list(command_line if command_line is not None else sys.argv),
-                "backend": backend, "num_proc": num_proc, "ray_address": ray_address,
-                "device": device, "gpus_per_worker": gpus_per_worker,
-                "started": started, "finished": _now(), "seconds": round(time.perf_counter() - t0, 3),
-                "clips_computed_this_run": len(jobs),
-            },
-        }
-        write_text_file(store.dir / "coverage.json", json.dumps(coverage.to_dict(), indent=2, ensure_ascii=False))
-        write_text_file(store.dir / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False))
-        # The finished run replaces the published one in one rename; until here a failure or a
-        # kill left the published run as it was.
-        plan.publish(output)
-    published = plan.published
-    return EvaluationResult(task, model, published.rows_path, published.dir / "summary.json", coverage, summary, table,
-                            len(jobs))
+__all__ = ["STAGES", "ClipWorker", "EvaluationRequest", "EvaluationResult", "IncompleteMetricsError", "RunBusyError",
+           "RunConflictError", "RunOptionError", "build_jobs", "check_gpus_per_worker", "check_run_options",
+           "claim_output", "default_gpus_per_worker", "evaluate_submission", "package_versions", "plan_the_rerun",
+           "ray_worker_options", "resolve_inputs", "run", "run_local", "run_ray", "score_clips", "select_metrics",
+           "store_rows", "stored_result", "summarise", "weights_used"]

@@ -65,16 +65,17 @@ def _stored_rows(release: Path, work: Path) -> "Any":
     back through the validated store, as ``hugvis evaluate`` writes them."""
     import pandas as pd
 
-    from ..scoring.runner import evaluate_submission
+    from ..scoring.request import EvaluationRequest
+    from ..scoring.runner import run
 
     results = work / "results"
     for task in _ROW_TASKS:
         for system in sorted(p for p in (release / "simulated_systems" / task).iterdir() if p.is_dir()):
-            evaluate_submission(task, system, system.name, release, results, progress=False)
+            run(EvaluationRequest(task, system, system.name, release, results, progress=False))
     from ..results import REFERENCE_MODEL
 
     # The reference motion statistics behind Fig. 11 (motion_difficulty), as the demo scores them.
-    evaluate_submission("motion", "reference", REFERENCE_MODEL, release, results, progress=False)
+    run(EvaluationRequest("motion", "reference", REFERENCE_MODEL, release, results, progress=False))
     from ..scoring.store import read_stored
 
     frames = [read_stored(p) for p in sorted(results.glob("*/*/rows.parquet"))]  # declared rows schema checked

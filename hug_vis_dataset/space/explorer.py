@@ -35,7 +35,7 @@ from .people_view import people_board_rows, table4_notes
 from .findings_view import joint_finding
 from .crosstask_view import ANALYSES, ANALYSIS_FILTERS, crosstask_view, png_of  # noqa: F401 (ANALYSES*: the app's API)
 from .precheck import PARTIAL_HELP, ambiguous_refusal, layout_check, refusals_message
-from .uploads import UnsafeUploadError, UploadLimits, check_zip, extracted_upload
+from .uploads import UnsafeUploadError, UploadLimits, check_zip, extracted_upload, upload_request
 from .upload_results import same_predictions, score_table, shown_link, stored_rows_of, upload_inputs
 from .viewer import clip_scores
 
@@ -470,7 +470,7 @@ class Explorer:
         """
         import pandas as pd
 
-        from ..scoring.runner import evaluate_submission
+        from ..scoring.runner import run
 
         empty = pd.DataFrame()
         if task not in SCORED_TASKS:
@@ -498,8 +498,7 @@ class Explorer:
                     return (f"**Not added:** these predictions are already on the {catalog.paper_table_of(task)} "
                             f"leaderboard as `{markdown_text(twin)}` (the scoring queue refuses the same predictions "
                             "under a second name); nothing was scored or added."), empty, empty
-                result = evaluate_submission(task, root, model, self.release_dir, stage, progress=False,
-                                             on_scored=progress, command_line=["space", task])
+                result = run(upload_request(task, root, model, self.release_dir, stage, on_scored=progress))
                 cov = result.coverage
                 if cov.ok == 0:
                     if cov.failed:

@@ -18,7 +18,8 @@ Rejected, with a message naming the member and the rule:
     - an upload that would take the Space's work folder over ``max_work_bytes``.
 
 A refused or failed extraction leaves nothing behind, and :func:`extracted_upload` deletes the
-extracted files once the caller is done with them (uploads are temporary).
+extracted files once the caller is done with them (uploads are temporary). What an extracted upload is
+scored by: :func:`upload_request`, the same request every door builds.
 
 Example:
     >>> import io, tempfile, zipfile
@@ -42,9 +43,12 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from ..errors import HugvisError
+
+if TYPE_CHECKING:  # the request is built where it is used: importing the Space's uploads loads no scorer
+    from ..scoring.request import EvaluationRequest
 
 # What a prediction folder of any task holds (docs/CONVENTIONS.md), plus small text files.
 DEFAULT_SUFFIXES: frozenset[str] = frozenset({
@@ -290,3 +294,19 @@ def submission_root(folder: "str | Path") -> Path:
     if len(children) == 1 and children[0].is_dir() and is_wrapper_folder(children[0].name):
         return children[0]
     return folder
+
+
+def upload_request(task: str, predictions: "str | Path", model: str, release_dir: "str | Path",
+                   stage: "str | Path", on_scored: "Callable[[int, int], None] | None" = None) -> "EvaluationRequest":
+    """The request the Space's upload scoring runs: the extracted upload scored against the Space's release into
+    a staging folder of its store, no progress bar (``on_scored`` moves the page's), recorded as ``space <task>``.
+
+    Example:
+        >>> request = upload_request("matting", "upload", "MyNet", "release", "stage")
+        >>> request.progress, request.command_line, request.require_all_metrics
+        (False, ('space', 'matting'), False)
+    """
+    from ..scoring.request import EvaluationRequest
+
+    return EvaluationRequest(task, predictions, model, release_dir, stage, progress=False, on_scored=on_scored,
+                             command_line=["space", task])

@@ -38,11 +38,11 @@ from ..hashing import sha256_file
 from .registry import (ENV_CACHE, ENV_DIR, ENV_PREFIX, REGISTRY, UnknownWeightsError, WeightSpec, WeightsDirError,
                        WeightsFormatError, WeightsHashError, WeightsMissingError, cache_dir, download_command, env_var,
                        get_spec, missing_message, register, weights_dir)
-from .resolve import check_hash, download, find_weight, resolve
+from .resolve import PINNED_HASHES, check_hash, download, find_weight, resolve
 from .verify import WeightStatus, check_loadable, format_problem, is_available, missing_note, weight_status
 
 __all__ = [
-    "ENV_CACHE", "ENV_DIR", "ENV_PREFIX", "REGISTRY", "UnknownWeightsError", "WeightSpec", "WeightStatus",
+    "ENV_CACHE", "ENV_DIR", "ENV_PREFIX", "PINNED_HASHES", "REGISTRY", "UnknownWeightsError", "WeightSpec", "WeightStatus",
     "WeightsDirError", "WeightsFormatError", "WeightsHashError", "WeightsMissingError", "cache_dir", "check_hash", "check_loadable",
     "download", "download_command",
     "env_var", "find_weight", "format_problem", "get_spec", "is_available", "missing_message",
