@@ -6,19 +6,8 @@ module ranks one leaderboard's systems and tests each against the next one down 
 The difference of two systems, the sign-flip test over actors and the paired actor bootstrap are described
 once, in :mod:`hug_vis_dataset.statistics.paired`.
 
-Two neighbours are **not distinguishable at 95%** when the permutation p-value is at least 0.05.
-With one actor there is no between-actor variation to resample: the test says n/a (NaN interval
-and p-value), never a zero-width interval. With A actors the smallest attainable two-sided p-value
-is ``2 / 2^A``; below 6 actors that is at least 0.0625, so no gap could ever be called real at 95%:
-the verdict is n/a then too (the interval and p-value are still reported).
-
-Example:
-    >>> d = [0.5, 0.7, 0.4, 0.6, -0.1, 0.2]; actors = [1, 1, 2, 2, 3, 3]
-    >>> r = paired_test(d, actors, n_resamples=1000, seed=0)
-    >>> round(r.mean_difference, 4), r.p_value, r.n_actors   # 3 actors: all 8 sign patterns
-    (0.3833, 0.25, 3)
-    >>> r.distinguishable, r.note   # 3 actors can never give p < 0.05
-    (None, 'n/a: 3 actors cannot reach p < 0.05 (smallest p = 0.25)')
+The verdict of a pair (distinguishable, not distinguishable at 95%, or n/a below the actors that can reach
+p < 0.05) is the one :mod:`hug_vis_dataset.statistics.paired` defines, with its example.
 """
 
 from __future__ import annotations

@@ -37,11 +37,10 @@ from typing import Callable, Mapping
 from ..errors import HugvisError
 from ..grid import EMOTION_NAMES, ClipId, ClipIdError
 from ..readers import InputFileError
-from ..readers.json_files import loads_strict
 from ..results import name_problem
-from .preferences import _last_seq
+from .preferences import _last_seq, read_kind_lines
 from .rater_qc import GOLD_CLEAR
-from .ratings import EMOTION_KIND, EXTRA_COLUMNS, LINE_FIX, RatingError, _ends_without_newline, validate_extra
+from .ratings import EMOTION_KIND, EXTRA_COLUMNS, RatingError, _ends_without_newline, validate_extra
 
 EMOTION_TASK = "emotion"
 #: The answer that names no emotion: counted wrong (as a model's unparsed answer is), and counted apart.
@@ -159,23 +158,7 @@ class EmotionAnswerStore:
         ``"<path>:<line>: <what>; <fix>"``). Other kinds of lines are not read here."""
         import pandas as pd
 
-        records, problems = [], []
-        if self.path.is_file():
-            with open(self.path, "rb") as handle:
-                for number, raw in enumerate(handle, start=1):
-                    if b'"kind"' not in raw:
-                        continue  # a MOS rating (or a line the ratings store reports)
-                    try:
-                        record = loads_strict(raw.decode("utf-8"), self.path)
-                    except (UnicodeDecodeError, ValueError):
-                        continue  # not readable at all: the ratings store names it
-                    if not isinstance(record, dict) or record.get("kind") != EMOTION_KIND:
-                        continue
-                    try:
-                        records.append(self._clean(record))
-                    except (RatingError, KeyError, TypeError, ValueError) as err:
-                        what = f"missing field {err}" if isinstance(err, KeyError) else str(err)
-                        problems.append(f"{self.path}:{number}: {what}; {LINE_FIX}")
+        records, problems = read_kind_lines(self.path, EMOTION_KIND, self._clean)
         return pd.DataFrame(records, columns=list(FRAME_COLUMNS)), problems
 
     def history(self):

@@ -91,6 +91,31 @@ def validate_preference(rater: object, task: object, clip_id: object, pair: Sequ
         raise RatingError(str(err)) from None
 
 
+def read_kind_lines(path: Path, kind: str, clean: Callable[[dict], dict]) -> "tuple[list[dict], list[str]]":
+    """The lines of one ``kind`` of a ratings log (pairwise answers, emotion answers), each through ``clean``:
+    (the records, ``"<path>:<line>: <what>; <fix>"`` per line of that kind ``clean`` refuses). MOS ratings and lines
+    not readable at all are the ratings store's to read and report, not listed here."""
+    records, problems = [], []
+    if not path.is_file():
+        return records, problems
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if b'"kind"' not in raw:
+                continue  # a MOS rating (or a line the ratings store reports)
+            try:  # strict, as the ratings store reads it: a duplicated key is a bad line
+                record = loads_strict(raw.decode("utf-8"), path)
+            except (UnicodeDecodeError, ValueError):
+                continue  # not readable at all: the ratings store lists it
+            if not isinstance(record, dict) or record.get("kind") != kind:
+                continue
+            try:
+                records.append(clean(record))
+            except (RatingError, KeyError, TypeError, ValueError) as err:
+                what = f"missing field {err}" if isinstance(err, KeyError) else str(err)
+                problems.append(f"{path}:{number}: {what}; {LINE_FIX}")
+    return records, problems
+
+
 class PreferenceStore:
     """The pairwise answers in a ratings log; appends under the log's lock, latest answer wins.
 
@@ -163,23 +188,7 @@ class PreferenceStore:
         pairwise lines as ``"<path>:<line>: <what>; <fix>"``). MOS lines are not read here."""
         import pandas as pd
 
-        records, problems = [], []
-        if self.path.is_file():
-            with open(self.path, "rb") as handle:
-                for number, raw in enumerate(handle, start=1):
-                    if b'"kind"' not in raw:
-                        continue  # a MOS rating (or a line the ratings store reports)
-                    try:  # strict, as the ratings store reads it: a duplicated key is a bad line
-                        record = loads_strict(raw.decode("utf-8"), self.path)
-                    except (UnicodeDecodeError, ValueError):
-                        continue  # not readable at all: the ratings store lists it
-                    if not isinstance(record, dict) or record.get("kind") != PREFERENCE_KIND:
-                        continue
-                    try:
-                        records.append(self._clean(record))
-                    except (RatingError, KeyError, TypeError, ValueError) as err:
-                        what = f"missing field {err}" if isinstance(err, KeyError) else str(err)
-                        problems.append(f"{self.path}:{number}: {what}; {LINE_FIX}")
+        records, problems = read_kind_lines(self.path, PREFERENCE_KIND, self._clean)
         return pd.DataFrame(records, columns=list(FRAME_COLUMNS)), problems
 
     def history(self):
