@@ -156,19 +156,22 @@ def markdown_text(text: object) -> str:
     return _MARKDOWN_SPECIAL.sub(lambda m: "\\" + m.group(0), one_line(text))
 
 
-#: A code span a stored reason may keep: a command of plain characters (``hugvis weights download x``), nothing a
-#: renderer could read as markup even outside the span.
-_PLAIN_CODE = re.compile(r"`[A-Za-z0-9_ .,:=@+/-]+`")
+#: A code span a stored reason may keep: one of the toolkit's own commands in plain characters (``hugvis weights
+#: download x``), nothing a renderer could read as markup even outside the span. Any other backticked text of a
+#: stored reason (hostile or not) is escaped: stored text never makes a code span of its own.
+_PLAIN_CODE = re.compile(r"`hugvis [A-Za-z0-9_ .,:=@+/-]+`", re.ASCII)
 
 
 def markdown_code_text(text: object) -> str:
-    """As :func:`markdown_text`, but a backticked command of plain characters stays a code span: a stored reason
-    (``needs weights: run `hugvis weights download alexnet```) reads as the toolkit wrote it, not with escaped
+    """As :func:`markdown_text`, but a backticked ``hugvis`` command of plain characters stays a code span: a stored
+    reason (``needs weights: run `hugvis weights download alexnet```) reads as the toolkit wrote it, not with escaped
     backticks; any other backtick is escaped.
 
     Example:
         >>> markdown_code_text("needs weights: run `hugvis weights download alexnet` <b>")
         'needs weights: run `hugvis weights download alexnet` \\\\<b\\\\>'
+        >>> markdown_code_text("`code`")
+        '\\\\`code\\\\`'
         >>> markdown_code_text("`<img src=x>`")
         '\\\\`\\\\<img src=x\\\\>\\\\`'
     """
@@ -176,20 +179,26 @@ def markdown_code_text(text: object) -> str:
     return "".join(part if _PLAIN_CODE.fullmatch(part) else markdown_text(part) for part in parts)
 
 
-#: A backslash escape of :func:`markdown_text` but the table's column bar.
-_ESCAPE = re.compile(r"\\([\\`*\[\]<>#!&~_])")
+#: The backslash escapes :func:`terminal_markdown` drops: those of characters that make no tag, link or code span
+#: when the printed text is rendered as Markdown after all (piped into a .md file); a bracket only where no ``(``
+#: follows it, so ``[x](url)`` from stored text never becomes a link. ``<``, ``>``, ``&``, the backtick and the
+#: backslash itself keep theirs (a dropped ``\\`` would unescape what follows it), and so does the table's bar.
+_ESCAPE = re.compile(r"\\([*#!~_])|\\([\[\]])(?!\()")
 
 
 def terminal_markdown(text: object) -> str:
     """Markdown printed on a terminal, where a person reads it as text: the backslash escapes of
-    :func:`markdown_text` dropped (``*``, ``[``, a backtick are characters there), but the one that keeps a table
-    cell's ``|`` in its cell; control characters are already gone (:func:`one_line`).
+    :func:`markdown_text` dropped where the character is harmless (an interval's brackets, ``*``, ``_``), kept where
+    the text rendered as Markdown would make a tag, a link or a code span of stored text (``<``, ``&``, a backtick,
+    a bracket before ``(``) and for a table cell's ``|``; control characters are already gone (:func:`one_line`).
 
     Example:
-        >>> print(terminal_markdown("| 4.49 \\\\[4.36, 4.62\\\\] | run \\\\`hugvis weights\\\\` | a\\\\|b |"))
-        | 4.49 [4.36, 4.62] | run `hugvis weights` | a\\|b |
+        >>> print(terminal_markdown("| 4.49 \\\\[4.36, 4.62\\\\] | a\\\\_b | a\\\\|b |"))
+        | 4.49 [4.36, 4.62] | a_b | a\\|b |
+        >>> print(terminal_markdown("\\\\<script\\\\> \\\\[x\\\\](javascript:1) \\\\`code\\\\`"))
+        \\<script\\> [x\\](javascript:1) \\`code\\`
     """
-    return _ESCAPE.sub(r"\1", "" if text is None else str(text))
+    return _ESCAPE.sub(lambda m: m.group(1) or m.group(2), "" if text is None else str(text))
 
 
 __all__ = ["SafeStream", "html_text", "markdown_code_text", "markdown_text", "one_line", "safe_output", "terminal_markdown",

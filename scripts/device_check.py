@@ -199,6 +199,9 @@ def main(argv: "list[str] | None" = None) -> int:
     """``--prepare-wheels``: the carried wheels into ``--wheels``; else the check into ``--out``."""
     args = parse_args(argv)
     if args.prepare_wheels:
+        # --wheels is this command's own folder of carried wheels: the old versions go, so one version each stays.
+        for old in Path(args.wheels).glob("*.whl"):
+            old.unlink()
         return prepare_wheels(args.wheels, ROOT / "constraints.txt")
     return run_device_check(options(args), make_clips, write_model_files)
 

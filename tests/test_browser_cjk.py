@@ -55,7 +55,7 @@ def test_inspector_prompt_is_drawn_with_a_cjk_font(tmp_path):
             page.get_by_role("tab", name="Clip inspector").click()
             page.locator("#inspector-show").click()
             text = page.locator("#inspector-text")
-            expect(text).to_contain_text("actor_0001_happy_action_01_script_001")
+            expect(text).to_contain_text("actor 1 · Happy · action 1 · script 1")  # the clip as read
             shown = text.inner_text()
             cjk = [ch for ch in dict.fromkeys(shown) if "\u4e00" <= ch <= "\u9fff"]
             assert len(cjk) >= 2, f"no Chinese prompt in the inspector: {shown[:300]!r}"

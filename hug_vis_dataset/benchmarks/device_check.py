@@ -26,15 +26,14 @@ Example:
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ..outputs import discard, scratch_folder
 from .device_doors import CHECKS, INJECT_ENV, Check, Clip, build_models, install_injected_models
 from .device_measure import (BATCH_TOLERANCE, GRID, NO_GPU, NOT_STARTED, VALUE_TOLERANCE, Context, difference,
                              grid_hours, run_check)
@@ -102,7 +101,7 @@ def run_device_check(options: DeviceCheckOptions, make_clips: MakeClips, write_m
     import torch
 
     gpu = "cuda" if torch.cuda.is_available() and not options.cpu_only else None
-    work = options.work or Path(tempfile.mkdtemp(prefix="device_check_"))
+    work = options.work or scratch_folder(prefix="device_check_")  # the guard's scratch: removed through it
     work.mkdir(parents=True, exist_ok=True)
     os.environ["HUGVIS_CACHE_DIR"] = str(work / "cache")  # nothing written outside the work folder and --out
     summary: dict[str, Any] = {"_t0": t0, "settings": options.settings(), "environment": environment(gpu, install),
@@ -156,7 +155,7 @@ def run_device_check(options: DeviceCheckOptions, make_clips: MakeClips, write_m
         summary.setdefault("frames", 0), summary.setdefault("audio_seconds", 0.0)
     finally:
         if options.work is None:
-            shutil.rmtree(work, ignore_errors=True)
+            discard(work)
     text = write_summary(summary, options.out)
     print(text)
     if "error" in summary:

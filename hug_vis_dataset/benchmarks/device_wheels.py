@@ -85,12 +85,10 @@ def pip_download(requirement: str, dest: Path) -> None:
 
 def prepare_wheels(folder: Path, constraints: Path) -> int:
     """Download the carried wheels at their pins in ``constraints`` (the checkout's ``constraints.txt``) into
-    ``folder`` (emptied of wheels first: one version each), extract the DNSMOS files, print each size and the
-    total; 1 when over :data:`WHEEL_BUDGET_MIB`."""
+    ``folder`` (its caller, ``scripts/device_check.py --prepare-wheels``, empties it of wheels first: one version
+    each), extract the DNSMOS files, print each size and the total; 1 when over :data:`WHEEL_BUDGET_MIB`."""
     pins = read_pins(constraints)
     folder.mkdir(parents=True, exist_ok=True)
-    for old in folder.glob("*.whl"):
-        old.unlink()
     unpinned = [d for d in [*CARRIED, "speechmos"] if canonical(d) not in pins]
     if unpinned:
         print(f"error: constraints.txt pins none of {unpinned}", file=sys.stderr)

@@ -32,7 +32,7 @@ def build_app(explorer: Explorer):
 
 
 #: An absolute path inside a stored text (a folder, a file, an argument): the server's layout, never served.
-_SERVER_PATH = re.compile(r"(?<![\w.:/~-])(?:/[^\s/'\"]+)+/?")
+_SERVER_PATH = re.compile(r"(?<![\w.:/~-])(?:/[^\s/'\"]+)+/?", re.ASCII)
 
 
 def public_summary(value):

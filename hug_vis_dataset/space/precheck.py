@@ -60,7 +60,7 @@ class LayoutCheck:
 
 #: What a person types in a layout's words: a file name pattern (``<clip_id>.mp4``, ``<clip_id>/000000.png``,
 #: ``.flac``) or a JSON line's fields.
-_CODE = re.compile(r'\{[^}]*\}|[\w.]*<clip_id>[\w./|]*|(?<![\w.])\.[a-z0-9]+\b')
+_CODE = re.compile(r'\{[^}]*\}|[\w.]*<clip_id>[\w./|]*|(?<![\w.])\.[a-z0-9]+\b', re.ASCII)
 
 
 def _escape(text: str) -> str:
