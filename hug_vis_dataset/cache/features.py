@@ -43,10 +43,10 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .errors import ToolUsageError
-from .hashing import DigestCache, sha256_file
-from .outputs import discard, mark_cache, write_file, write_text_file
-from .readers.json_files import read_json
+from ..errors import ToolUsageError
+from ..outputs.hashing import DigestCache, sha256_file
+from ..outputs import discard, mark_cache, write_file, write_text_file
+from ..readers.json_files import read_json
 
 #: Preprocessing version per feature kind: part of every key, bumped when the computation changes.
 FEATURE_VERSIONS = {"fid_reference": 1, "portrait_embedding": 1, "human_landmarks": 1}
@@ -57,15 +57,15 @@ _DIGESTS = DigestCache()  # reference file digests by path, size and mtime, per 
 
 def cache_folder() -> Path:
     """``$HUGVIS_CACHE_DIR/features`` (or ``~/.cache/hugvis/features``)."""
-    from .weights.registry import cache_root
+    from ..weights.registry import cache_root
 
     return cache_root() / "features"
 
 
 def reference_digest(ref: "str | Path") -> str:
     """sha256 of a reference's bytes: a file (remembered by path, size and mtime) or a repo cell."""
-    from .references import is_row_locator
-    from .references.locators import RowLocator, read_cell_bytes
+    from ..references import is_row_locator
+    from ..references.locators import RowLocator, read_cell_bytes
 
     if is_row_locator(ref):
         return hashlib.sha256(read_cell_bytes(RowLocator.parse(str(ref)))).hexdigest()

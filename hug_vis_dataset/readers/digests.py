@@ -1,4 +1,4 @@
-"""Streaming file digests: the one way a file's bytes are hashed (:mod:`hug_vis_dataset.hashing` re-exports
+"""Streaming file digests: the one way a file's bytes are hashed (:mod:`hug_vis_dataset.outputs.hashing` re-exports
 them with its cache; they live here, importing nothing of the toolkit's but the file-kind rule, so the output
 guard can hash what it writes without an import cycle).
 
@@ -27,7 +27,7 @@ def digest_file(path: "str | Path", *digests: Any, block: int = BLOCK_BYTES, kin
         path: the file.
         *digests: objects with an ``update(bytes)`` method, e.g. ``hashlib.sha256()``.
         block: bytes read at a time (bounds memory).
-        kind: the file's kind in :data:`hug_vis_dataset.regular_files.LIMITS` (its size limit; any size by default).
+        kind: the file's kind in :data:`hug_vis_dataset.readers.regular_files.LIMITS` (its size limit; any size by default).
 
     Example:
         >>> import hashlib, tempfile

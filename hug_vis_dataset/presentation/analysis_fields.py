@@ -1,5 +1,5 @@
 """What each analysis module returns, field by field: one text for the module docstrings
-(:func:`hug_vis_dataset.modules.inputs_description`) and the cards (:mod:`hug_vis_dataset.module_cards`).
+(:func:`hug_vis_dataset.modules.inputs_description`) and the cards (:mod:`hug_vis_dataset.publish.module_cards`).
 
 Example:
     >>> [key for key, _ in ANALYSIS_FIELDS["variance_decomposition"]][:3]

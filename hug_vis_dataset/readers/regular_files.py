@@ -29,7 +29,7 @@ import os
 import stat
 from typing import BinaryIO
 
-from .errors import InputFileError
+from ..errors import InputFileError
 
 GIB = 1024**3
 #: The largest file of each kind the toolkit reads (a larger one is no file of that kind: refused).

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import json
 
-from . import catalog
-from .analysis_fields import ANALYSIS_FIELDS
-from .citation import CITATION, links_markdown
-from .space.metric_examples import ANALYSIS_OPTIONS, example_names, input_kind, needs_reference
+from .. import catalog
+from ..presentation.analysis_fields import ANALYSIS_FIELDS
+from ..presentation.citation import CITATION, links_markdown
+from ..space.metric_examples import ANALYSIS_OPTIONS, example_names, input_kind, needs_reference
 
 _LIMITATIONS = {
     "alpha": "Values depend on the matte being compared at the reference's resolution and frame count; a matte "
@@ -42,7 +42,7 @@ _LIMITATIONS = {
 
 def _weights_line(name: str) -> str:
     weights = catalog.weights_of(catalog.suite_or_metric(name))
-    from .weights import download_command, get_spec
+    from ..weights import download_command, get_spec
 
     downloadable = [w for w in weights if get_spec(w).source != "package"]
     return (f"Needs pretrained files: `{download_command(downloadable)}` (or point "
@@ -53,8 +53,8 @@ def _weights_line(name: str) -> str:
 def _notes(name: str) -> str:
     """Implementation notes that belong in a module's card, kept as constants next to the code they
     describe; each concerns the metrics computed through one model (from the catalog)."""
-    from .metrics.sync_timeline import SYNC_FRONT_END_NOTE
-    from .metrics.voice import DNSMOS_RESAMPLER_NOTE
+    from ..metrics.sync_timeline import SYNC_FRONT_END_NOTE
+    from ..metrics.voice import DNSMOS_RESAMPLER_NOTE
 
     card_notes = ((catalog.metrics_needing("dnsmos_sig_bak_ovr"), DNSMOS_RESAMPLER_NOTE),
                   (catalog.metrics_needing("syncnet_v2"), SYNC_FRONT_END_NOTE))
@@ -99,7 +99,7 @@ def _range(spec: catalog.MetricSpec) -> str:
 
 
 def _inputs(name: str) -> str:
-    from .space.metric_app import _UPLOAD_HELP
+    from ..space.metric_app import _UPLOAD_HELP
 
     kind, names = input_kind(name), catalog.suite_or_metric(name)
     spec = catalog.spec(names[0])
@@ -131,7 +131,7 @@ def _inputs(name: str) -> str:
 
 
 def _outputs(name: str) -> str:
-    from .space.metric_app import direction_text, paper_unit
+    from ..space.metric_app import direction_text, paper_unit
 
     names = catalog.suite_or_metric(name)
     if catalog.spec(names[0]).mode == catalog.ANALYSIS:
@@ -145,7 +145,7 @@ def _outputs(name: str) -> str:
 
 def paper_values(name: str) -> str:
     """Markdown tables of the paper's numbers for a module's metrics (from ``data/paper_tables.json``)."""
-    from .paper_tables import paper_frame
+    from ..datamodel.paper_tables import paper_frame
 
     frame = paper_frame()
     parts = []
@@ -205,7 +205,7 @@ def example_code(name: str) -> str:
 
 
 def _example_section(name: str, output: "dict | None") -> str:
-    from .space.example_data import NOT_RUN
+    from ..space.example_data import NOT_RUN
 
     code = f"```python\n{example_code(name)}\n```"
     if output is None:
@@ -217,7 +217,7 @@ def _example_section(name: str, output: "dict | None") -> str:
 
 def card_body(name: str, output: "dict | None") -> str:
     """The card below the front matter (see the module docstring for its sections)."""
-    from .modules import description, reference_urls
+    from ..modules import description, reference_urls
     from .release_info import install_command, space_extras
 
     names = catalog.suite_or_metric(name)

@@ -14,7 +14,7 @@ hard-codes folder names. When the final release differs, change :data:`DEFAULT_L
 pass a layout loaded with :meth:`ReleaseLayout.from_json`.
 
 Example:
-    >>> from hug_vis_dataset.grid import ClipId
+    >>> from hug_vis_dataset.datamodel.grid import ClipId
     >>> cid = ClipId.parse("actor_0001_happy_action_01_script_001")
     >>> DEFAULT_LAYOUT.audio_path(cid)
     'audio/actor_0001/happy/action_01/script_001.wav'
@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .grid import DEFAULT_EMOTION_TOKENS, ClipId, Emotion, parse_emotion
-from .readers import InputFileError
-from .readers.json_files import read_json, require_fields
+from ..readers import InputFileError
+from ..readers.json_files import read_json, require_fields
 
 CSV_COLUMNS: tuple[str, ...] = (
     "clip_id",

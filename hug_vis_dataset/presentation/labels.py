@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from . import catalog
+from .. import catalog
 from .escaping import markdown_code_text
-from .results import reserved_label
+from ..datamodel.results import reserved_label
 
 #: Columns whose values are metric keys, MOS criteria, task keys or model names (each shown by its label).
 METRIC_COLUMNS = frozenset({"metric", "metric_a", "metric_b", "judge", "against"})
@@ -160,7 +160,7 @@ def clip_display(clip_id: str) -> str:
     >>> clip_display("actor_0001_fearful_action_01_script_001"), clip_display("free-form")
     ('actor 1 · Afraid · action 1 · script 1', 'free-form')
     """
-    from .grid import ClipId, ClipIdError
+    from ..datamodel.grid import ClipId, ClipIdError
 
     try:
         c = ClipId.parse(clip_id)

@@ -20,12 +20,12 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from . import figure_style as style
-from .catalog import label_of, task_names
-from .grid import EMOTION_NAMES
-from .labels import task_label, variance_term
+from ..catalog import label_of, task_names
+from ..datamodel.grid import EMOTION_NAMES
+from ..presentation.labels import task_label, variance_term
 
 _TASK_NAMES = frozenset(task_names())
-from .statistics.basics import ols_fit, spearman
+from ..statistics.basics import ols_fit, spearman
 
 # One colour per emotion (Table 1 order), colour-blind friendly (Okabe-Ito plus grey).
 EMOTION_COLORS: dict[str, str] = {
@@ -233,7 +233,7 @@ def crosstask_figures(
     :func:`~hug_vis_dataset.metrics.crosstask.emotion_difficulty` when the caller has it (not computed twice).
     Returns name -> paths.
     """
-    from .metrics.crosstask import difficulty_agreement, emotion_difficulty, source_difficulty
+    from ..metrics.crosstask import difficulty_agreement, emotion_difficulty, source_difficulty
 
     out_dir = Path(out_dir)
     written: dict[str, list[Path]] = {}
@@ -277,7 +277,7 @@ def variance_figure(decompositions: Mapping[str, Any], title: str = ""):
         >>> [round(float(c.patches[0].get_height()), 2) for c in fig.axes[0].containers][:5]
         [0.2, 0.0, 0.0, 0.0, 0.8]
     """
-    from .metrics.variance import RESIDUAL, TERMS, VarianceInputError
+    from ..metrics.variance import RESIDUAL, TERMS, VarianceInputError
 
     if not decompositions:
         raise VarianceInputError("no decompositions to draw")

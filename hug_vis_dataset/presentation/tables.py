@@ -58,7 +58,7 @@ def mark_ranks(values: Sequence[float], higher_is_better: bool, decimals: "int |
 
 
 def _lookup_info(name: str):
-    from . import catalog
+    from .. import catalog
 
     return catalog.spec(name) if name in catalog.METRIC_NAMES else None
 
@@ -235,7 +235,7 @@ def render_table(
                     marks[m][i] = mark
 
     label_cols = [row_label] + [c for c in extra_columns if c != row_label]
-    from .catalog import COLUMN_LABELS  # a key column under its label (n_ok: Clips scored), else capitalised
+    from ..catalog import COLUMN_LABELS  # a key column under its label (n_ok: Clips scored), else capitalised
 
     label_headers = [COLUMN_LABELS.get(c) or c[:1].upper() + c[1:] for c in label_cols]
 

@@ -27,7 +27,7 @@ import unicodedata
 from pathlib import Path
 from typing import Iterator
 
-from .errors import HugvisError, InputFileError
+from ..errors import HugvisError, InputFileError
 from .regular_files import MAX_LINE_BYTES, open_regular
 
 BOM = codecs.BOM_UTF8
@@ -55,7 +55,7 @@ def iter_text_lines(path: "str | Path") -> Iterator[tuple[int, str]]:
     Raises:
         TextEncodingError: a line is not valid UTF-8.
         InputFileError: not a regular file (a FIFO, a device), larger than a text file can be, or a line
-            longer than :data:`~hug_vis_dataset.regular_files.MAX_LINE_BYTES`.
+            longer than :data:`~hug_vis_dataset.readers.regular_files.MAX_LINE_BYTES`.
         FileNotFoundError: the file does not exist.
     """
     path = Path(path)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from . import __version__
+from .. import __version__
 
 DISTRIBUTION = "hug-vis"
 IMPORT_PACKAGE = "hug_vis_dataset"

@@ -26,9 +26,9 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from .errors import HugvisError
-from .readers import InputFileError
-from .readers.media_files import MEDIA_FIX, frames_problem, video_stream_problem, wav_layout
+from ..errors import HugvisError
+from . import InputFileError
+from .media_files import MEDIA_FIX, frames_problem, video_stream_problem, wav_layout
 from .regular_files import check_regular
 
 DEFAULT_CHUNK_FRAMES = 32

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from .errors import HugvisError
+from ..errors import HugvisError
 from .grid import ClipId, ClipIdError
 from .layout import CSV_COLUMNS, ReleaseLayout, layout_for
-from .readers import InputFileError
-from .readers.csv_files import CsvTable, read_csv_table
+from ..readers import InputFileError
+from ..readers.csv_files import CsvTable, read_csv_table
 
 
 @dataclass(frozen=True)

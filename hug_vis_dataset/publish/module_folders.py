@@ -3,7 +3,7 @@
 Every evaluate module, suite and analysis of :mod:`hug_vis_dataset.catalog` gets a folder in the
 Hugging Face Space layout whose module calls :func:`hug_vis_dataset.modules.compute` and whose card
 states the catalog's definition, direction, units and the install command. Regenerate with
-``python -m hug_vis_dataset.module_folders metrics``; ``tests/test_catalog.py`` fails when a committed
+``python -m hug_vis_dataset.publish.module_folders metrics``; ``tests/test_catalog.py`` fails when a committed
 folder differs from what the catalog generates.
 
 Example:
@@ -20,14 +20,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import catalog
-from .modules import description
+from .. import catalog
+from ..modules import description
 
 if TYPE_CHECKING:
-    from .outputs import Output
+    from ..outputs import Output
 
 #: This repository's module folders (where the bundled examples and their outputs are committed).
-REPO_METRICS = Path(__file__).resolve().parents[1] / "metrics"
+REPO_METRICS = Path(__file__).resolve().parents[2] / "metrics"
 
 
 def _class_name(name: str) -> str:
@@ -36,7 +36,7 @@ def _class_name(name: str) -> str:
 
 def module_source(name: str) -> str:
     """The text of ``metrics/<name>/<name>.py`` (the library import guarded: a missing library names
-    the exact install command, :func:`hug_vis_dataset.release_info.import_guard`)."""
+    the exact install command, :func:`hug_vis_dataset.publish.release_info.import_guard`)."""
     from .release_info import import_guard
 
     guard = import_guard(name, ["from hug_vis_dataset.modules import compute",
@@ -62,7 +62,7 @@ class {_class_name(name)}(evaluate.Metric):
 
 def card(name: str, output: "dict | None" = None) -> str:
     """The text of ``metrics/<name>/README.md``: the Space's front matter (what the Hub builds: sdk,
-    sdk_version, python_version, app_file) and the metric card (:mod:`hug_vis_dataset.module_cards`);
+    sdk_version, python_version, app_file) and the metric card (:mod:`hug_vis_dataset.publish.module_cards`);
     ``output`` is what the card's example printed (``examples/output.json``)."""
     from .module_cards import card_body, title
 
@@ -102,7 +102,7 @@ def module_files(name: str, examples_root: "str | Path | None" = REPO_METRICS) -
     """File name -> text of one generated module folder (the card's example output is read from
     ``<examples_root>/<name>/examples/output.json``, written by :func:`write_examples`)."""
     from .release_info import requirements_lines
-    from .space.example_data import recorded_output
+    from ..space.example_data import recorded_output
 
     output = recorded_output(Path(examples_root) / name) if examples_root is not None else None
     return {f"{name}.py": module_source(name), "README.md": card(name, output), "app.py": APP_SOURCE,
@@ -117,7 +117,7 @@ def write_module_folders(root: "str | Path", examples_root: "str | Path | None" 
     ``output``: ``root`` claimed as a user's output (the demo's ``hugvis/``): the folders are written in a
     staging folder and merged in (:meth:`hug_vis_dataset.outputs.Output.staged`). Without it ``root`` is
     the repository's own generated ``metrics/`` tree, written in place by the maintainer's
-    ``python -m hug_vis_dataset.module_folders metrics`` (``tests/test_catalog.py`` checks it).
+    ``python -m hug_vis_dataset.publish.module_folders metrics`` (``tests/test_catalog.py`` checks it).
     """
     import shutil
 
@@ -140,9 +140,9 @@ def write_module_folders(root: "str | Path", examples_root: "str | Path | None" 
 
 
 def regenerate(root: "str | Path") -> list[Path]:
-    """What ``python -m hug_vis_dataset.module_folders ROOT`` does: write the module files, the
+    """What ``python -m hug_vis_dataset.publish.module_folders ROOT`` does: write the module files, the
     bundled examples and their recorded outputs (each module run on them), then the cards with them."""
-    from .space.example_data import write_examples
+    from ..space.example_data import write_examples
 
     write_module_folders(root, examples_root=None)
     written = write_examples(root)

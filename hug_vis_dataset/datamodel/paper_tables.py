@@ -21,10 +21,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from . import catalog
-from .readers.json_files import read_json
+from .. import catalog
+from ..readers.json_files import read_json
 
-DATA_PATH = Path(__file__).resolve().parent / "data" / "paper_tables.json"
+DATA_PATH = Path(__file__).resolve().parents[1] / "data" / "paper_tables.json"
 PAPER_COLUMNS: tuple[str, ...] = (
     "table", "task", "model", "input_setting", "source", "paradigm", "metric", "metric_display", "value", "text",
     "higher_is_better",

@@ -5,7 +5,7 @@ Every other module names a clip through :class:`ClipId` and an emotion through
 :class:`Emotion`, so that results from every task join on the same keys.
 
 Example:
-    >>> from hug_vis_dataset.grid import ClipId, parse_emotion
+    >>> from hug_vis_dataset.datamodel.grid import ClipId, parse_emotion
     >>> cid = ClipId.parse("actor_0001_happy_action_01_script_001")
     >>> cid.actor_id, cid.emotion.value, cid.action_id, cid.script_id
     (1, 'Happy', 1, 1)

@@ -24,7 +24,7 @@ from typing import Any
 
 # The streaming digests live in digests.py, below the output guard (which hashes every file it writes); this
 # module is where the toolkit takes them from, with the cache.
-from .digests import BLOCK_BYTES, digest_file, sha256_file
+from ..readers.digests import BLOCK_BYTES, digest_file, sha256_file
 
 
 def _valid_entry(entry: Any) -> bool:
@@ -71,8 +71,8 @@ class DigestCache:
         # A cache is never trusted beyond its shape: a file that is not strict JSON (cut, a key twice)
         # is treated as empty, and an entry whose fields are not an int size, an int mtime and a
         # 64-digit hex sha256 is dropped, so a damaged cache only costs rehashing, never a digest.
-        from .readers import InputFileError
-        from .readers.json_files import read_json
+        from ..readers import InputFileError
+        from ..readers.json_files import read_json
 
         try:
             data = read_json(self.cache_file, expect=dict)
@@ -82,7 +82,7 @@ class DigestCache:
 
     def sha256(self, path: "str | Path", kind: str = "file") -> str:
         """The file's sha256, hashed now only if its size or mtime differs from what is remembered (``kind``:
-        its kind's size limit, :data:`hug_vis_dataset.regular_files.LIMITS`)."""
+        its kind's size limit, :data:`hug_vis_dataset.readers.regular_files.LIMITS`)."""
         path = Path(path)
         st = path.stat()
         key = str(path.resolve())
@@ -99,7 +99,7 @@ class DigestCache:
         (a first run's ``--out`` before its first write), only costs rehashing."""
         if self.cache_file is None:
             return
-        from .outputs import OutputError, write_text_file
+        from . import OutputError, write_text_file
 
         try:
             write_text_file(self.cache_file, json.dumps(self.entries, indent=0, sort_keys=True))

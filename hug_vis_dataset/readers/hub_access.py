@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Callable, TypeVar
 from urllib.parse import urlsplit
 
-from .errors import HugvisError
+from ..errors import HugvisError
 
 #: The dataset's id on the Hub; the evaluate modules are ``hugvis/<name>``.
 HUB_DATASET_ID = "hugvis/hug-vis"
@@ -193,7 +193,7 @@ def fetch_or_explain(hub_id: str, alternative: str, fetch: "Callable[[bool], T]"
         ...     fetch_or_explain("hugvis/x", "use a copy", nothing_cached)
         Traceback (most recent call last):
         ...
-        hug_vis_dataset.hub_access.HubUnreachableError: hugvis/x is not reachable (offline: HF_HUB_OFFLINE is set); use a copy
+        hug_vis_dataset.readers.hub_access.HubUnreachableError: hugvis/x is not reachable (offline: HF_HUB_OFFLINE is set); use a copy
     """
     reason = unreachable_reason(url, honour_offline_flags=url is None)
     try:
