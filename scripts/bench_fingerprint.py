@@ -33,7 +33,7 @@ TARGET = 0.05
 
 def fingerprint_all(task: str, predictions: Path, dataset: Path, cache_file: "Path | None") -> float:
     """Seconds to fingerprint every clip of a submission as the runner does."""
-    from hug_vis_dataset.outputs.hashing import DigestCache
+    from hug_vis_dataset.hashing import DigestCache
     from hug_vis_dataset.references import open_reference_source
     from hug_vis_dataset.scoring.binding import clip_fingerprint
     from hug_vis_dataset.tasks import index_predictions

@@ -212,7 +212,7 @@ def _pin_tiny_files(monkeypatch, folder: Path) -> None:
     in the registry's source; the loading code is the real one)."""
     from dataclasses import replace
 
-    from hug_vis_dataset.outputs.hashing import sha256_file
+    from hug_vis_dataset.hashing import sha256_file
 
     for filename, name in WEIGHT_FILES.items():
         monkeypatch.setitem(weights.REGISTRY, name, replace(weights.get_spec(name), sha256=sha256_file(folder / filename)))

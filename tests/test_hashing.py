@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from hug_vis_dataset.outputs.hashing import DigestCache, digest_file, sha256_file
+from hug_vis_dataset.hashing import DigestCache, digest_file, sha256_file
 
 
 @pytest.mark.parametrize("size", [0, 1, 999, 1000, 1001, 4096])

@@ -22,7 +22,7 @@ MOVED = {
     "results": "datamodel.results", "paper_tables": "datamodel.paper_tables",
     "regular_files": "readers.regular_files", "digests": "readers.digests", "textio": "readers.textio",
     "media": "readers.media", "hub_access": "readers.hub_access",
-    "hashing": "outputs.hashing", "features_cache": "cache.features",
+    "features_cache": "cache.features",
     "release_info": "publish.release_info", "module_cards": "publish.module_cards",
     "module_folders": "publish.module_folders",
     "escaping": "presentation.escaping", "labels": "presentation.labels", "tables": "presentation.tables",

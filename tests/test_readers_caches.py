@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hug_vis_dataset.cache.features import FeatureCache
-from hug_vis_dataset.outputs.hashing import DigestCache
+from hug_vis_dataset.hashing import DigestCache
 
 FUZZ = settings(max_examples=40, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

@@ -44,7 +44,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ..errors import ToolUsageError
-from ..outputs.hashing import DigestCache, sha256_file
+from ..hashing import DigestCache, sha256_file
 from ..outputs import discard, mark_cache, write_file, write_text_file
 from ..readers.json_files import read_json
 

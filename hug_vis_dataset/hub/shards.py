@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from ..outputs.hashing import sha256_file
+from ..hashing import sha256_file
 from ..outputs import discard
 from .build_info import MiB, VIEWER_ROW_GROUP_BYTES, BuildError, BuildOptions, ShardEntry
 from .rows import row_bytes

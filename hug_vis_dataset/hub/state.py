@@ -15,7 +15,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Sequence
 
-from ..outputs.hashing import sha256_file
+from ..hashing import sha256_file
 from ..readers.json_files import read_json, require_fields
 from ..datamodel.release import ClipRecord
 from ..outputs import mark_work, write_text_file

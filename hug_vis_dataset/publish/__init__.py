@@ -32,7 +32,7 @@ from typing import Any, Iterable
 
 from ..outputs import GUARD_FILES, claim, scratch
 from . import release_info
-from ..outputs.hashing import digest_file
+from ..hashing import digest_file
 from ..readers.hub_access import HUB_DATASET_ID, require_reachable
 from .checks import (GATED_FIELDS, PYPI_JSON_URL, SPACE_SDKS, IndexLookup, IndexLookupError, PublishError,
                      PublishProblems, RepoTarget, check_installable, check_requirements, check_source_requirements, check_wheel, ensure_gated,

@@ -1,4 +1,4 @@
-"""Streaming file digests: the one way a file's bytes are hashed (:mod:`hug_vis_dataset.outputs.hashing` re-exports
+"""Streaming file digests: the one way a file's bytes are hashed (:mod:`hug_vis_dataset.hashing` re-exports
 them with its cache; they live here, importing nothing of the toolkit's but the file-kind rule, so the output
 guard can hash what it writes without an import cycle).
 

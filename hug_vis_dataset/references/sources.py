@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from ..datamodel.grid import ClipId, ClipIdError
-from ..outputs.hashing import DigestCache, sha256_file
+from ..hashing import DigestCache, sha256_file
 from .hub_download import HUB_CARD, HUB_MANIFEST, download_repo, looks_like_hub_id
 from .locators import DatasetSourceError, RowLocator, open_parquet
 

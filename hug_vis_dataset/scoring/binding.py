@@ -5,7 +5,7 @@ fingerprints decide it:
 
 * **the clip's input** (:func:`clip_fingerprint`, stored in every row as ``input_sha256``): the
   sha256 of the prediction file(s) of that clip, or of the answers for emotion. Files are hashed
-  through a :class:`~hug_vis_dataset.outputs.hashing.DigestCache` kept with the run, so a file whose size
+  through a :class:`~hug_vis_dataset.hashing.DigestCache` kept with the run, so a file whose size
   and mtime are unchanged is not read again (the fast pre-check), and a changed file always is.
 * **the dataset** (:func:`dataset_key`): the reference source's content fingerprint (checksums,
   clip count, Hub id and revision), without where it lies on disk.
@@ -22,7 +22,7 @@ Example:
     >>> import tempfile, os
     >>> folder = tempfile.mkdtemp(); path = os.path.join(folder, "a.wav")
     >>> _ = open(path, "wb").write(b"RIFF")
-    >>> from hug_vis_dataset.outputs.hashing import DigestCache
+    >>> from hug_vis_dataset.hashing import DigestCache
     >>> first = clip_fingerprint((path,), None, DigestCache())
     >>> first == clip_fingerprint((path,), None, DigestCache()), len(first)
     (True, 64)
@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..errors import InputFileError
-from ..outputs.hashing import DigestCache
+from ..hashing import DigestCache
 from ..readers.json_files import read_json
 
 RUN_BINDING_FILE = "run.json"

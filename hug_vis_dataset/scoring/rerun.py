@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from ..errors import HugvisError, ToolUsageError
-from ..outputs.hashing import DigestCache
+from ..hashing import DigestCache
 from ..readers.json_files import read_json
 from .binding import (DIGESTS_FILE, RUN_BINDING_FILE, RunBinding, clip_fingerprint, dataset_key, library_version,
                       metric_definitions, reusable_clips, reusable_metrics)

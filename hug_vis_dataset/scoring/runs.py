@@ -127,7 +127,7 @@ class DamagedRun:
 
 # ----------------------------------------------------------------------------- verification
 def _file_digests(folder: Path) -> dict[str, str]:
-    from ..outputs.hashing import sha256_file
+    from ..hashing import sha256_file
 
     return {name: sha256_file(folder / name) for name in RUN_FILES if (folder / name).is_file()}
 

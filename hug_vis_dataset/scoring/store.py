@@ -384,7 +384,7 @@ class SetFeatures:
         """Store the clip's features of each of ``metrics``; one it has none of (a failed clip) is removed."""
         import numpy as np
 
-        from ..outputs.hashing import sha256_file
+        from ..hashing import sha256_file
         from ..outputs import write_file, write_text_file
 
         for metric in metrics:
@@ -404,7 +404,7 @@ class SetFeatures:
         """The stored features, or None (absent, of other inputs or options, or damaged: named on stderr)."""
         import numpy as np
 
-        from ..outputs.hashing import sha256_file
+        from ..hashing import sha256_file
 
         data, meta = self._paths(clip_id, metric)
         if not meta.is_file():

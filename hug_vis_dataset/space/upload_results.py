@@ -36,7 +36,7 @@ def input_pairs(frame) -> "frozenset | None":
 def upload_inputs(task: str, root: "str | Path", clip_ids: Iterable[Any]) -> "frozenset | None":
     """``(clip id, input sha256)`` of an extracted upload's clips, as its run's rows would store them (the runner's
     own fingerprint of each clip's prediction), before anything is scored; None when it predicts no clip."""
-    from ..outputs.hashing import DigestCache
+    from ..hashing import DigestCache
     from ..scoring.binding import clip_fingerprint
     from ..tasks import index_predictions
 

@@ -34,7 +34,7 @@ Example:
 
 from __future__ import annotations
 
-from ..outputs.hashing import sha256_file
+from ..hashing import sha256_file
 from .registry import (ENV_CACHE, ENV_DIR, ENV_PREFIX, REGISTRY, UnknownWeightsError, WeightSpec, WeightsDirError,
                        WeightsFormatError, WeightsHashError, WeightsMissingError, cache_dir, download_command, env_var,
                        get_spec, missing_message, register, weights_dir)

@@ -18,7 +18,7 @@ import zipfile
 from pathlib import Path
 from typing import Iterable
 
-from ..outputs.hashing import DigestCache, sha256_file
+from ..hashing import DigestCache, sha256_file
 from ..readers.hub_access import HubUnreachableError, fetch_or_explain, unreachable_reason
 from ..outputs import discard, mark_cache, put_scratch
 from .registry import (ENV_DIR, REGISTRY, WeightSpec, WeightsHashError, WeightsMissingError, cache_dir,
