@@ -7,7 +7,7 @@ Example:
     8400
 """
 
-from .grid import (
+from .datamodel.grid import (
     EMOTION_NAMES,
     EMOTIONS,
     TABLE1,
@@ -18,7 +18,7 @@ from .grid import (
     iter_grid,
     parse_emotion,
 )
-from .layout import DEFAULT_LAYOUT, ReleaseLayout
+from .datamodel.layout import DEFAULT_LAYOUT, ReleaseLayout
 
 __version__ = "0.1.0"
 

@@ -104,7 +104,7 @@ def one_metric_rows(frame, metric: str, task: "str | None"):
     if sel.empty:
         raise ModuleInputError(f"no rows of {metric} ({', '.join(tasks)}); the rows hold "
                                f"{sorted(set(zip(frame['task'], frame['metric'])))[:8]}")
-    from .results import reference_rows
+    from .datamodel.results import reference_rows
 
     return sel[~reference_rows(sel["model"])]
 

@@ -83,7 +83,7 @@ class MetricSpec:
         definition: the exact definition, written into the module card.
         reference_urls: the reference implementation(s) it was checked against.
         extras: ``hug-vis`` extras its computation imports beyond the base package (a published
-            module Space installs them, :mod:`hug_vis_dataset.release_info`).
+            module Space installs them, :mod:`hug_vis_dataset.publish.release_info`).
         unit_short: the unit as a column header shows it (``×1e3``, ``dB``); empty when the label
             says it all.
         decimals: the paper's printed decimals for the metric's values of 1 or more; a value below 1

@@ -202,7 +202,7 @@ def main(argv: "Sequence[str] | None" = None) -> int:
     """Entry point of the ``hugvis`` console script; returns the exit status.
 
     Everything the command writes to stdout and stderr goes through the one output rule
-    (:func:`hug_vis_dataset.escaping.safe_output`): control and bidirectional characters shown as escapes,
+    (:func:`hug_vis_dataset.presentation.escaping.safe_output`): control and bidirectional characters shown as escapes,
     and a stream that cannot encode a character (``PYTHONIOENCODING=ascii``) given its escape, never a crash.
     """
     from . import stopping
@@ -210,7 +210,7 @@ def main(argv: "Sequence[str] | None" = None) -> int:
     # SIGTERM becomes an exception like SIGINT's, so every finally and context manager cleans up
     # (docs/ARCHITECTURE.md, "Stop signals"); installed first, before anything else is imported.
     stopping.install()
-    from .escaping import safe_output
+    from .presentation.escaping import safe_output
 
     with safe_output():
         return _main(argv)

@@ -24,7 +24,7 @@ from typing import Any
 
 # The streaming digests live in digests.py, below the output guard (which hashes every file it writes); this
 # module is where the toolkit takes them from, with the cache.
-from .digests import BLOCK_BYTES, digest_file, sha256_file
+from .readers.digests import BLOCK_BYTES, digest_file, sha256_file
 
 
 def _valid_entry(entry: Any) -> bool:
@@ -82,7 +82,7 @@ class DigestCache:
 
     def sha256(self, path: "str | Path", kind: str = "file") -> str:
         """The file's sha256, hashed now only if its size or mtime differs from what is remembered (``kind``:
-        its kind's size limit, :data:`hug_vis_dataset.regular_files.LIMITS`)."""
+        its kind's size limit, :data:`hug_vis_dataset.readers.regular_files.LIMITS`)."""
         path = Path(path)
         st = path.stat()
         key = str(path.resolve())

@@ -10,11 +10,11 @@ takes stored result rows as they are (``rows.parquet`` columns) and runs the sam
 report runs.
 
 The folders ``metrics/<name>/`` themselves are generated from the catalog by
-:mod:`hug_vis_dataset.module_folders`.
+:mod:`hug_vis_dataset.publish.module_folders`.
 
 Example:
     >>> import numpy as np, tempfile, os
-    >>> from hug_vis_dataset.media import write_alpha_pngs
+    >>> from hug_vis_dataset.readers.media import write_alpha_pngs
     >>> d = tempfile.mkdtemp()
     >>> _ = write_alpha_pngs(os.path.join(d, "p"), [np.zeros((2, 4, 4), np.uint8)])
     >>> _ = write_alpha_pngs(os.path.join(d, "t"), [np.full((2, 4, 4), 51, np.uint8)])
@@ -31,8 +31,8 @@ from typing import Any, Mapping, Sequence
 
 from . import analyses, catalog
 from .analyses import ModuleInputError, mos_agreement_by_task  # noqa: F401 - the modules' error, and the report's entry
-from .analysis_fields import ANALYSIS_FIELDS
-from .citation import CITATION, CODEBASE, HOMEPAGE
+from .presentation.analysis_fields import ANALYSIS_FIELDS
+from .presentation.citation import CITATION, CODEBASE, HOMEPAGE
 from .scoring.store import STORED_COLUMNS
 
 #: The model name of rows built by a module (one submission per call).
@@ -65,7 +65,7 @@ def clip_key(path: str) -> "str | None":
         >>> clip_key("gen/a.mp4") is None
         True
     """
-    from .grid import ClipId, ClipIdError
+    from .datamodel.grid import ClipId, ClipIdError
 
     matches = list(_CLIP_IN_PATH.finditer(str(path)))
     if not matches:

@@ -66,7 +66,7 @@ def synth(out: Path, args, seconds: float) -> dict:
     synthesize(out, actors=args.actors, emotions=emotions, actions=args.actions, scripts=args.scripts,
                seconds=seconds, size=(w, h), seed=0, systems=False)
     print(f"synthesized {out} ({seconds:g} s clips) in {time.perf_counter() - t0:.1f} s")
-    from hug_vis_dataset.grid import EMOTION_NAMES
+    from hug_vis_dataset.datamodel.grid import EMOTION_NAMES
 
     return {"actors": args.actors, "emotions": emotions or list(EMOTION_NAMES), "actions": args.actions,
             "scripts": args.scripts}
@@ -98,8 +98,8 @@ def iterate_datasets(repo: Path, cache_dir: str) -> tuple[float, int]:
 def iterate_raw(release: Path) -> tuple[float, int]:
     import cv2
 
-    from hug_vis_dataset.media import alpha_frame_files, iter_video_frames
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.readers.media import alpha_frame_files, iter_video_frames
+    from hug_vis_dataset.datamodel.release import Release
 
     records = list(Release(release))
     t0 = time.perf_counter()
@@ -156,8 +156,8 @@ def main(argv=None) -> int:
 
     if args.alpha_codecs:
         from hug_vis_dataset.hub.alpha import measure_alpha_codecs
-        from hug_vis_dataset.media import iter_alpha_frames
-        from hug_vis_dataset.release import Release
+        from hug_vis_dataset.readers.media import iter_alpha_frames
+        from hug_vis_dataset.datamodel.release import Release
 
         first = next(iter(Release(release)))
         frames_a = np.concatenate(list(iter_alpha_frames(first.alpha_matte_path)))

@@ -64,8 +64,8 @@ def make_release(root: Path, size: tuple[int, int], seconds: float, clips: int, 
                  mattes: bool = True) -> None:
     """A synthetic release at full resolution, and one degraded prediction per clip and task
     (``mattes=False``: no matting predictions, for callers that score no matting)."""
-    from hug_vis_dataset import media
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.readers import media
+    from hug_vis_dataset.datamodel.release import Release
     from hug_vis_dataset.synth import synthesize
 
     synthesize(root, actors=1, emotions=["Happy"], actions=1, scripts=clips, seconds=seconds, size=size,
@@ -96,7 +96,7 @@ def child_cpu() -> float:
 
 
 def pairs(root: Path, task: str) -> list[tuple[str, str]]:
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
 
     out = []
     for record in sorted(Release(root).records.values(), key=lambda r: r.clip_id):
@@ -111,7 +111,7 @@ def pairs(root: Path, task: str) -> list[tuple[str, str]]:
 
 def ideal(task: str, clips) -> float:
     """Each video decoded once + the kernels (voice: the library's DNSMOS and Resemblyzer calls), nothing else."""
-    from hug_vis_dataset.media import iter_alpha_frames, paired_video_chunks
+    from hug_vis_dataset.readers.media import iter_alpha_frames, paired_video_chunks
     from hug_vis_dataset.metrics._frame_kernels import psnr_batch, ssim_batch
     from hug_vis_dataset.metrics.matting import score_matting_clip
     from hug_vis_dataset.metrics.voice import dnsmos, speaker_similarity
@@ -131,7 +131,7 @@ def reference_impl(clips, frames_per_clip: int) -> tuple[float, int]:
     """Decode + scikit-image PSNR and SSIM on the first frames of each clip: CPU seconds, frames."""
     from skimage.metrics import peak_signal_noise_ratio, structural_similarity
 
-    from hug_vis_dataset.media import paired_video_chunks
+    from hug_vis_dataset.readers.media import paired_video_chunks
     from hug_vis_dataset.metrics.frames import SSIM_PARAMS
 
     n, t0 = 0, cpu()
@@ -195,7 +195,8 @@ def space_callback(task: str, preds: Path, root: Path, work: Path):
 def door_rows(task: str, root: Path, work: Path, ref_frames: int, repeat: int) -> list[dict]:
     """CPU per unit and door/ideal of every door of ``task``: the median of ``repeat`` runs of each,
     interleaved (ideal, runner, Space, module, process; then again), so a change of load reaches every door."""
-    from hug_vis_dataset import media, modules
+    from hug_vis_dataset.readers import media
+    from hug_vis_dataset import modules
     from hug_vis_dataset.scoring.runner import evaluate_submission
 
     clips = pairs(root, task)
@@ -296,7 +297,7 @@ def module_door_rows(work: Path, size, frame_counts, repeat: int) -> list[dict]:
     (as the library decodes) + its kernel. Interleaved ``repeat`` times; paired ratios."""
     import evaluate
 
-    from hug_vis_dataset.media import paired_video_chunks
+    from hug_vis_dataset.readers.media import paired_video_chunks
     from hug_vis_dataset.metrics._frame_kernels import psnr_batch, ssim_batch
 
     out = []

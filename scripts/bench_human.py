@@ -71,7 +71,7 @@ class ModelClock:
 def make_clips(folder: Path, size: tuple[int, int], frames: int) -> dict[str, Path]:
     import human_photos as P
 
-    from hug_vis_dataset.media import write_wav
+    from hug_vis_dataset.readers.media import write_wav
     from hug_vis_dataset.metrics.human_tracks import speech_envelope
 
     image = P.photo("astronaut")
@@ -90,7 +90,7 @@ def make_clips(folder: Path, size: tuple[int, int], frames: int) -> dict[str, Pa
 
 def decode_seconds(path: Path) -> float:
     """CPU seconds of one decode of a video to RGB chunks (the library's decoder)."""
-    from hug_vis_dataset.media import iter_video_frames
+    from hug_vis_dataset.readers.media import iter_video_frames
 
     start = time.process_time()
     for _ in iter_video_frames(path, 32):

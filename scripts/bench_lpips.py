@@ -127,7 +127,7 @@ def door(model, width: int, height: int, seconds: float, repeat: int) -> bool:
     """The vision-driven one-decode pass with PSNR, SSIM and LPIPS, ours against the package's forward."""
     from bench_scale import photo_frames
 
-    from hug_vis_dataset import media
+    from hug_vis_dataset.readers import media
     from hug_vis_dataset.tasks.generation import video_pass
     from hug_vis_dataset.tasks.models import ModelCache
 

@@ -79,7 +79,7 @@ def realistic_mattes(frames: int, height: int, width: int, seed: int = 0) -> tup
     motion blur, 30 fps, during the expression of a Happy clip); frame k of the prediction is
     ``degrade_alpha`` of that frame at the strength of simulated system k % 3.
     """
-    from hug_vis_dataset.grid import Emotion
+    from hug_vis_dataset.datamodel.grid import Emotion
     from hug_vis_dataset.synth.figure import appearance_for_actor, build_parts, render_parts
     from hug_vis_dataset.synth.motion import clip_motion
     from hug_vis_dataset.synth.systems import SYSTEMS, degrade_alpha

@@ -114,7 +114,7 @@ def _in_process(results: Path, ratings: Path, rows_out: list) -> None:
     """The store read once (the Space's start), then what the Space computes per view."""
     from hug_vis_dataset import catalog
     from hug_vis_dataset.leaderboard.board import board, board_rows, clip_rows_of
-    from hug_vis_dataset.paper_tables import paper_data
+    from hug_vis_dataset.datamodel.paper_tables import paper_data
     from hug_vis_dataset.reporting.findings import pooled_rows
     from hug_vis_dataset.scoring.runs import scan_runs
     from hug_vis_dataset.space.findings_view import joint_finding

@@ -651,7 +651,7 @@ def main() -> None:
     import numba
     import torch
 
-    from hug_vis_dataset.grid import full_grid
+    from hug_vis_dataset.datamodel.grid import full_grid
 
     clips = len(full_grid())
     units = grid_units(clips, args.clip_seconds, args.fps)

@@ -126,8 +126,8 @@ def make_clips(root: Path, size: tuple[int, int], seconds: float, clips: int, fp
     """The synthetic release (``bench_door.make_release``, no mattes) and an audio-driven prediction per clip."""
     from bench_door import make_release
 
-    from hug_vis_dataset import media
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.readers import media
+    from hug_vis_dataset.datamodel.release import Release
 
     make_release(root, size, seconds, clips, fps=fps, mattes=False)
     out = []

@@ -86,7 +86,7 @@ def open_mouth(image: np.ndarray, name: str, opening: float) -> np.ndarray:
 
 def write_clip(path: Path, frames, fps: float = 30.0, audio: "np.ndarray | None" = None) -> Path:
     """An H.264 MP4 of the frames (the toolkit's own writer)."""
-    from hug_vis_dataset.media import write_video
+    from hug_vis_dataset.readers.media import write_video
 
     frames = np.stack(list(frames))
     write_video(path, [frames], fps=fps, audio=audio, sample_rate=16000, preset="ultrafast")

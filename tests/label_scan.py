@@ -63,7 +63,8 @@ def column_keys() -> dict[str, str]:
 @lru_cache(maxsize=1)
 def toolkit_keys() -> dict[str, str]:
     """key -> what defines it, collected from the package."""
-    from hug_vis_dataset import catalog, results
+    from hug_vis_dataset import catalog
+    from hug_vis_dataset.datamodel import results
     from hug_vis_dataset.scoring.store import FRAME_SCHEMA, ROW_SCHEMA
 
     keys: dict[str, str] = {}

@@ -49,7 +49,7 @@ def _folder_task(task: str) -> str:
 def door_inputs(release: Path, task: str, system: str) -> tuple[list[str], list[str], list]:
     """Module inputs of a system: prediction paths named by clip id, reference paths of the release."""
     from hug_vis_dataset.metrics.emotion import normalize_input_setting
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
 
     records = list(Release(release))
     folder = release / "simulated_systems" / _folder_task(task) / system
@@ -98,7 +98,7 @@ def door_per_clip(out: dict, metric: str) -> list:
 
 def door_library(task: str, metric: str, prediction: str, reference: str) -> float:
     """The metric computed by calling the library's math directly on the files (no scorer, no door)."""
-    from hug_vis_dataset.media import iter_video_frames
+    from hug_vis_dataset.readers.media import iter_video_frames
     from hug_vis_dataset.metrics import emotion, matting, voice
 
     if task == "matting":
@@ -119,7 +119,7 @@ def door_library(task: str, metric: str, prediction: str, reference: str) -> flo
         if metric == "speaker_similarity":
             return voice.speaker_similarity(prediction, reference)
         if metric == "distill_mos":
-            from hug_vis_dataset.media import read_audio
+            from hug_vis_dataset.readers.media import read_audio
             from hug_vis_dataset.metrics.distill_mos import distill_mos_clip
             from hug_vis_dataset.models.distill_mos import load_distill_mos
 

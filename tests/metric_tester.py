@@ -154,7 +154,7 @@ def _matting_reference(pred, ref):
 
 
 def _matting_variants(pred, ref):
-    from hug_vis_dataset.media import write_alpha_pngs
+    from hug_vis_dataset.readers.media import write_alpha_pngs
     from hug_vis_dataset.metrics.matting import score_matting_clip
 
     for chunk in (1, 2, 3, 7):
@@ -279,7 +279,7 @@ def _distill_library(pred, ref):
 def _distill_variants(pred, ref):
     import soundfile as sf
 
-    from hug_vis_dataset.media import read_audio
+    from hug_vis_dataset.readers.media import read_audio
 
     for batch in (1, 2):  # segments per forward pass: float rounding only
         yield f"batch={batch}", _distill.ours(pred, 16000, batch)
@@ -298,7 +298,7 @@ DISTILL_MOS = Family("distill_mos", "voice_cloning", ("distill_mos",), _distill_
 
 # -- emotion accuracy (Table 4): the hand-labelled answers of tests/test_emotion.py
 def _emotion_cases() -> dict[str, tuple[Any, Any]]:
-    from hug_vis_dataset.grid import EMOTION_NAMES
+    from hug_vis_dataset.datamodel.grid import EMOTION_NAMES
 
     answers = [a for a, _ in _emotion.ANSWERS]
     expected = [e for _, e in _emotion.ANSWERS]

@@ -313,8 +313,8 @@ def test_arcface_embedder_rejects_bad_faces(arc_model):
 # ----------------------------------------------------------------------------- CSIM end to end
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory):
-    from hug_vis_dataset.media import iter_video_frames
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.readers.media import iter_video_frames
+    from hug_vis_dataset.datamodel.release import Release
     from hug_vis_dataset.synth import synthesize
 
     root = tmp_path_factory.mktemp("onnxsynth")
@@ -338,7 +338,7 @@ def synthetic(tmp_path_factory):
 
 def _csim_by_hand(pred, ref, marks):
     """Every generated frame against the source portrait (the reference video's first frame)."""
-    from hug_vis_dataset.media import iter_video_frames
+    from hug_vis_dataset.readers.media import iter_video_frames
 
     p = np.concatenate(list(iter_video_frames(pred, 100)))
     source = next(iter_video_frames(ref, 1))[:1]

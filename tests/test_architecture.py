@@ -35,7 +35,7 @@ a study part outside them is a second home, unless :data:`CONCEPT_EXCEPTIONS` sa
 the Space's study forms keep layout and wiring only (:func:`form_logic`: no class, nothing but constants and
 the study object they wire taken from ``studies/``); the function each catalog row names lives in ``metrics/``
 (an analysis's in ``analyses.py``) and only ``tasks/base.py`` maps metrics to methods, from the catalog; the
-Markdown table renderer is defined once, in ``tables.py``, and imported from there only.
+Markdown table renderer is defined once, in ``presentation/tables.py``, and imported from there only.
 
 **A scoring request walks few modules** (:func:`request_walk`): from the runner (``scoring.runner.run``), the
 modules of ``scoring/`` it imports are walked and every other module it reaches is visited as the face the request
@@ -412,7 +412,7 @@ CONCEPT_EXCEPTIONS: dict[str, str] = {
     "synth/ratings.py": "the synthetic release's simulated ratings (a generator, like the rest of synth/)",
 }
 #: The one Markdown table renderer: where it is defined, the one module it is imported from.
-MARKDOWN_RENDERER = ("markdown_table", "tables")
+MARKDOWN_RENDERER = ("markdown_table", "presentation.tables")
 #: The Space's study forms: layout and wiring only. From studies/ they take constants (upper-case names)
 #: and the study object they wire, as a type (FORM_TYPES); the study's logic (what may be rated, storing,
 #: validating and aggregating ratings) is studies/'s.

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from hug_vis_dataset.audit import transforms as tr
-from hug_vis_dataset.media import iter_alpha_frames, video_info, write_video
+from hug_vis_dataset.readers.media import iter_alpha_frames, video_info, write_video
 
 RNG = np.random.default_rng(0)
 
@@ -125,7 +125,7 @@ def test_shift_equals_the_metric_computed_by_hand(release, tmp_path):
 def test_pseudo_systems_never_enter_rankings_or_analyses():
     from hug_vis_dataset import modules
     from hug_vis_dataset.reporting import findings as report_findings
-    from hug_vis_dataset.results import reference_rows
+    from hug_vis_dataset.datamodel.results import reference_rows
 
     rows = []
     for model, base in (("sys_a", 1.0), ("sys_b", 3.0), ("audit@h264_crf23", 0.5), ("audit@identity", 0.0)):
@@ -168,7 +168,7 @@ def test_cli_audit_of_a_submission_equals_the_shift_computed_by_hand(release, tm
     import json
 
     from hug_vis_dataset.cli import main
-    from hug_vis_dataset.media import write_alpha_pngs
+    from hug_vis_dataset.readers.media import write_alpha_pngs
     from hug_vis_dataset.references import open_reference_source
     from hug_vis_dataset.references.readers import iter_reference_alpha
 
@@ -220,7 +220,7 @@ def test_voice_cloning_variants_are_the_submission_layout_with_only_the_named_ch
     reference's rate and length; the 40 ms shift exact, the codecs close to but not equal to the
     reference, and a second run byte-identical."""
     from hug_vis_dataset.audit.robustness import write_variants
-    from hug_vis_dataset.media import read_audio
+    from hug_vis_dataset.readers.media import read_audio
     from hug_vis_dataset.references import open_reference_source
     from hug_vis_dataset.references.readers import read_reference_audio
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from scipy import ndimage
 
-from hug_vis_dataset import media
+from hug_vis_dataset.readers import media
 from hug_vis_dataset.metrics import matting
 from hug_vis_dataset.metrics.boundary import (
     RegionSpec, boundary_band, region_errors, region_masks, score_boundary_clip, thin_structure_region,

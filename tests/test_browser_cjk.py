@@ -37,7 +37,7 @@ def test_inspector_prompt_is_drawn_with_a_cjk_font(tmp_path):
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
     from playwright.sync_api import expect, sync_playwright
 
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
     from hug_vis_dataset.space.app import launch
     from hug_vis_dataset.synth import synthesize
 

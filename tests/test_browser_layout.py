@@ -40,7 +40,7 @@ WIDTHS = (1280, 390)
 def world(tmp_path_factory):
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
     from hug_vis_dataset.demo.pipeline import score_baselines
-    from hug_vis_dataset.results import REAL_AUDIO_MODEL
+    from hug_vis_dataset.datamodel.results import REAL_AUDIO_MODEL
     from hug_vis_dataset.scoring.runner import evaluate_submission
     from hug_vis_dataset.synth import synthesize
     from hug_vis_dataset.tasks import REAL_AUDIO
@@ -217,7 +217,7 @@ def _pinned_column_is_opaque(page) -> bool:
 def _dropdown_choices(site) -> dict:
     """Every dropdown's shown choices by elem_id, the lists filled by events too (runs, clips, metrics)."""
     from hug_vis_dataset import catalog
-    from hug_vis_dataset.labels import clip_display
+    from hug_vis_dataset.presentation.labels import clip_display
     from hug_vis_dataset.space.app import Explorer, build_app
 
     explorer = Explorer(site["release"], site["results"], work_dir=site["root"] / "work-choices")

@@ -124,7 +124,7 @@ def _rate_session(page, expect, rater: str, names, seen_media: list, stop_after:
 def test_blind_scheduled_study_in_chromium(setup):
     from playwright.sync_api import expect
 
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
     from hug_vis_dataset.studies.study_desk import MosStudy
     from hug_vis_dataset.studies.sessions import SessionLog
 
@@ -172,7 +172,7 @@ def test_blind_pairwise_session_in_chromium(setup):
     criterion required, the side recorded with the answer."""
     from playwright.sync_api import expect
 
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
     from hug_vis_dataset.studies.study_desk import MosStudy
     from hug_vis_dataset.studies.schedule import pair_sides
 

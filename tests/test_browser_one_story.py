@@ -31,7 +31,7 @@ AUDIO = "audio_driven"
 def world(tmp_path_factory):
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
     from hug_vis_dataset.demo.pipeline import score_baselines
-    from hug_vis_dataset.results import REAL_AUDIO_MODEL, REFERENCE_MODEL
+    from hug_vis_dataset.datamodel.results import REAL_AUDIO_MODEL, REFERENCE_MODEL
     from hug_vis_dataset.scoring.runner import evaluate_submission
     from hug_vis_dataset.synth import synthesize
     from hug_vis_dataset.tasks import REAL_AUDIO
@@ -351,7 +351,7 @@ def test_no_machine_name_on_any_tab_after_using_it(site, browser):
 def test_table_9_says_the_baseline_replays_the_reference_and_prints_three_decimals(site, browser):
     from playwright.sync_api import expect
 
-    from hug_vis_dataset.results import BASELINE_DOES, BASELINE_LABEL, REAL_AUDIO_LABEL
+    from hug_vis_dataset.datamodel.results import BASELINE_DOES, BASELINE_LABEL, REAL_AUDIO_LABEL
 
     page = _site_page(browser, site["url"])
     _board_table(page, site, 9)

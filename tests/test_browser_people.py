@@ -72,7 +72,7 @@ def rater_page(study, release: Path, root: Path, requested: list):
 def test_the_blind_emotion_page_shows_one_setting_and_never_the_label(world):
     from playwright.sync_api import expect
 
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
     from hug_vis_dataset.studies.study_desk import MosStudy
 
     root, release, _ = world

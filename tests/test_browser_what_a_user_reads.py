@@ -52,7 +52,7 @@ def _page(browser, url: str):
 @pytest.fixture(scope="module")
 def rater_site(release):
     """``hugvis space --rater --study pairwise.json``: the rater page of a pairwise study."""
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
     from hug_vis_dataset.space.mos_study import build_rater_app
     from hug_vis_dataset.studies.study_desk import MosStudy
 
@@ -292,7 +292,7 @@ def test_dnsmos_column_does_not_claim_a_1_to_5_range_its_values_leave(site, brow
     row = board.locator("tr").filter(has=page.locator("td", has_text=re.compile(r"^\s*clone_poor\s*$")))
     expect(row.locator("td").nth(at)).to_have_text(re.compile(rf"^\s*{value:.3f}"))  # 3 decimals below 1
     # The metric's own page (Metric Card) names the scale honestly too.
-    from hug_vis_dataset.module_cards import card_body
+    from hug_vis_dataset.publish.module_cards import card_body
 
     card = card_body("dnsmos", None)
     assert "P.835 OVRL (1-5)" not in card and "unclipped" in card

@@ -17,13 +17,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hug_vis_dataset.grid import EMOTION_NAMES, ClipId, Emotion
+from hug_vis_dataset.datamodel.grid import EMOTION_NAMES, ClipId, Emotion
 from hug_vis_dataset.hub import BuildError, BuildOptions, CONFIG_COLUMNS, CONFIG_NAMES, build_repo, features
 from hug_vis_dataset.hub import load_config, verify_repo
 from hug_vis_dataset.hub.alpha import ALPHA_CODECS, decode_alpha, encode_alpha
 from hug_vis_dataset.hub.builder import MANIFEST, STATE_DIR, iter_rows
-from hug_vis_dataset.layout import CSV_COLUMNS, DEFAULT_LAYOUT
-from hug_vis_dataset.media import write_alpha_pngs, write_video, write_wav
+from hug_vis_dataset.datamodel.layout import CSV_COLUMNS, DEFAULT_LAYOUT
+from hug_vis_dataset.readers.media import write_alpha_pngs, write_video, write_wav
 from hug_vis_dataset.validate import GridSpec, write_grid_declaration
 
 

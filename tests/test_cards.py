@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from hug_vis_dataset import catalog
-from hug_vis_dataset.citation import ARXIV_ID, CITATION, HOMEPAGE, PAPER_URL
-from hug_vis_dataset.module_cards import ANALYSIS_FIELDS, example_code
+from hug_vis_dataset.presentation.citation import ARXIV_ID, CITATION, HOMEPAGE, PAPER_URL
+from hug_vis_dataset.publish.module_cards import ANALYSIS_FIELDS, example_code
 from hug_vis_dataset.space.example_data import NOT_RUN, recorded_output
 
 REPO = Path(__file__).resolve().parents[1]
@@ -45,7 +45,7 @@ def _paragraphs(tokens) -> list[str]:
 def _source_paragraph_bound(name: str) -> int:
     """The longest paragraph the card is written from: a catalog definition with its bold lead, or
     the longest fixed paragraph of the card template (measured on a card with short catalog text)."""
-    from hug_vis_dataset.module_cards import _label, _notes
+    from hug_vis_dataset.publish.module_cards import _label, _notes
 
     specs = [catalog.spec(m) for m in catalog.suite_or_metric(name)]
     sources = [f"**{_label(s.label)}** (`{s.name}`). {s.definition or s.description}" for s in specs]
@@ -85,7 +85,7 @@ def test_metric_card_renders_with_the_metric_card_sections(name):
 
 
 def test_paper_values_on_the_cards_are_the_paper_tables():
-    from hug_vis_dataset.paper_tables import paper_frame
+    from hug_vis_dataset.datamodel.paper_tables import paper_frame
 
     frame = paper_frame()
     body = (REPO / "metrics" / "dtssd" / "README.md").read_text(encoding="utf-8")

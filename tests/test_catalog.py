@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from hug_vis_dataset import catalog, weights
-from hug_vis_dataset.module_folders import module_files
-from hug_vis_dataset.paper_tables import paper_data
+from hug_vis_dataset.publish.module_folders import module_files
+from hug_vis_dataset.datamodel.paper_tables import paper_data
 from hug_vis_dataset.tasks import TASKS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_every_module_folder_is_exactly_what_the_catalog_generates():
     folders = {p.name for p in (ROOT / "metrics").iterdir() if p.is_dir() and not p.name.startswith((".", "_"))}
-    assert folders == set(catalog.module_names()), "run: python -m hug_vis_dataset.module_folders metrics"
+    assert folders == set(catalog.module_names()), "run: python -m hug_vis_dataset.publish.module_folders metrics"
     for name in catalog.module_names():
         for filename, text in module_files(name).items():
             assert (ROOT / "metrics" / name / filename).read_text(encoding="utf-8") == text, (name, filename)

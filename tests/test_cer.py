@@ -316,7 +316,7 @@ def test_every_door_gives_the_same_cer(voice_world, injected, tmp_path):
     from hug_vis_dataset.cli import main
     from hug_vis_dataset.metrics.voice import prepare_audio
     from hug_vis_dataset.modules import compute
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
     from hug_vis_dataset.reporting.report import build_report
     from hug_vis_dataset.space.app import Explorer
 
@@ -355,7 +355,7 @@ def test_every_door_gives_the_same_cer(voice_world, injected, tmp_path):
         catalog.to_paper_units("cer", library[r.clip_id]["cer"])) for r in records}  # a fraction printed in %
     # the Space computed Distill-MOS on the same upload: the library's value on each file
     from test_distill_mos import ours
-    from hug_vis_dataset.media import read_audio
+    from hug_vis_dataset.readers.media import read_audio
 
     distill = stored[stored["metric"] == "distill_mos"].set_index("clip_id")["value"]
     for r in records:
@@ -373,8 +373,8 @@ def test_real_audio_cer_is_each_recording_against_what_it_says(voice_world, inje
     """Table 9's Real-audio row: the recogniser's floor. The row's prediction for a clip is another recording
     of the actor; its CER compares that recording with its own target text."""
     from hug_vis_dataset.metrics.voice import prepare_audio, real_audio_pairs
-    from hug_vis_dataset.release import Release
-    from hug_vis_dataset.results import REAL_AUDIO_MODEL
+    from hug_vis_dataset.datamodel.release import Release
+    from hug_vis_dataset.datamodel.results import REAL_AUDIO_MODEL
     from hug_vis_dataset.scoring.runner import evaluate_submission
     from hug_vis_dataset.tasks import REAL_AUDIO
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hug_vis_dataset import media
+from hug_vis_dataset.readers import media
 from hug_vis_dataset.cli import main
 from hug_vis_dataset.scoring.check import check_submission
 from hug_vis_dataset.scoring.runner import evaluate_submission

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hug_vis_dataset.grid import EMOTION_NAMES, ClipId
+from hug_vis_dataset.datamodel.grid import EMOTION_NAMES, ClipId
 from hug_vis_dataset.metrics.emotion import circular_scores, option_shifts, parse_answer, rotated_options
 
 ACCURACY, BIAS, K = 0.7, 0.3, 3
@@ -187,7 +187,7 @@ def test_a_bad_order_field_is_a_bad_line_named_by_its_number(tmp_path, line, wor
 
 
 def _clip_ids(release) -> list[str]:
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
 
     return [r.clip_id for r in Release(release)]
 
@@ -233,7 +233,7 @@ def test_the_cli_asks_both_languages_and_the_keyword_baseline_never_flips(world,
 
 
 def test_the_space_notes_under_table4_give_the_circular_numbers_with_intervals(world, tmp_path):
-    from hug_vis_dataset.escaping import markdown_text
+    from hug_vis_dataset.presentation.escaping import markdown_text
     from hug_vis_dataset.space.explorer import Explorer
     from hug_vis_dataset.statistics.intervals import table_intervals
 

@@ -11,7 +11,7 @@ import pytest
 from hug_vis_dataset import catalog
 from scipy import stats as sps
 
-from hug_vis_dataset.grid import EMOTION_NAMES, DEFAULT_EMOTION_TOKENS, Emotion
+from hug_vis_dataset.datamodel.grid import EMOTION_NAMES, DEFAULT_EMOTION_TOKENS, Emotion
 from hug_vis_dataset.metrics.crosstask import (
     DEFAULT_PAPER_METRICS,
     DifficultyMetric,

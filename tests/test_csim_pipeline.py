@@ -45,7 +45,7 @@ class ProjectionEmbedder:
 
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory):
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
     from hug_vis_dataset.synth import synthesize
 
     root = tmp_path_factory.mktemp("csimsynth")
@@ -74,7 +74,7 @@ def _cos(a, b):
 @pytest.mark.parametrize("blind", [(), (0, 5, 17)])
 def test_csim_scorer_vs_source_portrait(pair, blind):
     """The one CSIM: every generated frame against the source portrait (the reference's first frame)."""
-    from hug_vis_dataset.media import iter_video_frames
+    from hug_vis_dataset.readers.media import iter_video_frames
     from hug_vis_dataset.tasks import ModelCache
     from hug_vis_dataset.tasks.generation import csim_to_portrait
 
@@ -104,7 +104,7 @@ def test_csim_module_portrait_image_equals_reference_video(pair, tmp_path):
     """The module with a portrait image, with the reference video and the scorer give one value."""
     import cv2
 
-    from hug_vis_dataset.media import iter_video_frames
+    from hug_vis_dataset.readers.media import iter_video_frames
     from hug_vis_dataset.modules import compute
 
     ref, preds = pair

@@ -140,7 +140,8 @@ def _rgb_frames(path: str) -> np.ndarray:
 
 
 def test_a_new_frame_metric_of_video_frames_is_one_row_plus_one_function(world, monkeypatch, tmp_path):
-    from hug_vis_dataset import media, modules
+    from hug_vis_dataset.readers import media
+    from hug_vis_dataset import modules
 
     release, results, _ = world
     predictions, references, records = _added(world, monkeypatch, FRAME_MAE, "vision_driven")

@@ -9,7 +9,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from hug_vis_dataset import media
+from hug_vis_dataset.readers import media
 from hug_vis_dataset.tasks import ModelCache, get_task
 
 SIZE = (160, 96)  # one RGB frame: 46 KB; 8 s at 30 fps held at once would be 11 MB per video

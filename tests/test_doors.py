@@ -22,7 +22,7 @@ from synth_faces import head_box
 
 from hug_vis_dataset import catalog
 from hug_vis_dataset.modules import ModuleInputError, compute
-from hug_vis_dataset.release import Release
+from hug_vis_dataset.datamodel.release import Release
 from hug_vis_dataset.scoring.runner import evaluate_submission
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -223,7 +223,7 @@ def test_space_findings_tab_shows_the_reports_numbers(world, tmp_path):
     assert png and png.endswith(".png") and "balanced" in message
     shown = table.set_index("Condition factor")[catalog.spec("mad").label].dropna()  # terms not estimable here are left out
     expected = frame[frame.metric == "mad"].set_index("term")["share"].dropna().round(4)
-    from hug_vis_dataset.labels import variance_term
+    from hug_vis_dataset.presentation.labels import variance_term
 
     assert shown.to_dict() == pytest.approx({variance_term(t): v for t, v in expected.items()})  # terms by label
     table, png, message = explorer.findings(FINDINGS[1], "matting")

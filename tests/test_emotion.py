@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import confusion_matrix, f1_score
 
-from hug_vis_dataset.grid import EMOTION_NAMES
+from hug_vis_dataset.datamodel.grid import EMOTION_NAMES
 from hug_vis_dataset.metrics.emotion import (
     emotion_accuracy,
     find_mentions,

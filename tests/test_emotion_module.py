@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hug_vis_dataset.catalog import extras_of
-from hug_vis_dataset.release_info import requirements_lines
+from hug_vis_dataset.publish.release_info import requirements_lines
 
 from hug_vis_dataset.metrics.emotion import emotion_accuracy
 

@@ -10,7 +10,7 @@ import torch
 from test_csim_pipeline import HeadDetector, ProjectionEmbedder
 
 from hug_vis_dataset.cli import main
-from hug_vis_dataset.features_cache import FeatureCache
+from hug_vis_dataset.cache.features import FeatureCache
 from hug_vis_dataset.tasks import ModelCache, get_task
 from hug_vis_dataset.tasks.generation import video_features
 
@@ -73,7 +73,7 @@ def cache_dir(tmp_path, monkeypatch):
 
 
 def inputs(grid, system):
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
 
     records = sorted(Release(grid).records.values(), key=lambda r: r.clip_id)
     preds = [str(grid / "simulated_systems" / "vision_driven" / system / f"{r.clip_id}.mp4") for r in records]

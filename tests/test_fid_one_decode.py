@@ -20,8 +20,8 @@ import pytest
 from test_csim_pipeline import HeadDetector, ProjectionEmbedder
 from test_feature_cache import CountingInception
 
-from hug_vis_dataset import media
-from hug_vis_dataset.release import Release
+from hug_vis_dataset.readers import media
+from hug_vis_dataset.datamodel.release import Release
 from hug_vis_dataset.scoring import engines
 from hug_vis_dataset.scoring.runner import evaluate_submission
 from hug_vis_dataset.tasks import ModelCache, get_task

@@ -6,14 +6,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hug_vis_dataset.figures import (
+from hug_vis_dataset.reporting.figures import (
     column_maxima,
     plot_agreement,
     plot_emotion_difficulty,
     plot_motion_difficulty,
     plot_source_difficulty,
 )
-from hug_vis_dataset.grid import EMOTION_NAMES
+from hug_vis_dataset.datamodel.grid import EMOTION_NAMES
 
 
 def _check(paths):
@@ -50,7 +50,7 @@ def test_fig9_fig10_fig11(tmp_path):
 
 
 def test_crosstask_figures_from_rows(tmp_path):
-    from hug_vis_dataset.figures import crosstask_figures
+    from hug_vis_dataset.reporting.figures import crosstask_figures
 
     rng = np.random.default_rng(1)
     tokens = ["happy", "angry", "sad", "fearful", "disgusted", "surprised", "neutral"]
@@ -77,7 +77,7 @@ def test_crosstask_figures_from_rows(tmp_path):
 @pytest.fixture
 def drawn(monkeypatch):
     """The Figures the plot functions would save (their artists, not their pixels)."""
-    from hug_vis_dataset import figures
+    from hug_vis_dataset.reporting import figures
 
     captured = []
     monkeypatch.setattr(figures, "_save", lambda fig, stem: captured.append(fig) or [])
@@ -92,7 +92,7 @@ def _missing(ax):
 
 
 def test_fig8_and_fig9_draw_missing_cells_hatched_and_labelled_with_a_caption(drawn, tmp_path):
-    from hug_vis_dataset.figure_style import MISSING_CAPTION, MISSING_HATCH
+    from hug_vis_dataset.reporting.figure_style import MISSING_CAPTION, MISSING_HATCH
 
     D = pd.DataFrame({"A": [0.0, 1.0, np.nan], "B": [np.nan, 0.0, 1.0]}, index=["Happy", "Sad", "Angry"])
     plot_emotion_difficulty(D, tmp_path / "fig8")

@@ -136,7 +136,7 @@ def test_model_metrics_raise_clear_error_without_weights(monkeypatch, tmp_path):
 
 
 def _write(path, frames, fps=25.0):
-    from hug_vis_dataset.media import write_video
+    from hug_vis_dataset.readers.media import write_video
 
     write_video(path, [frames], fps=fps, crf=0)
 
@@ -147,7 +147,7 @@ def test_score_video_pair_streaming(tmp_path):
     pred = np.clip(ref + rng.normal(0, 10, ref.shape), 0, 255).astype(np.uint8)
     _write(tmp_path / "ref.mp4", ref)
     _write(tmp_path / "pred.mp4", pred[:7])  # two frames fewer: reported
-    from hug_vis_dataset.media import iter_video_frames
+    from hug_vis_dataset.readers.media import iter_video_frames
 
     dref = np.concatenate(list(iter_video_frames(tmp_path / "ref.mp4")))
     dpred = np.concatenate(list(iter_video_frames(tmp_path / "pred.mp4")))

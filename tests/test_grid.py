@@ -4,7 +4,7 @@ import itertools
 
 import pytest
 
-from hug_vis_dataset.grid import (
+from hug_vis_dataset.datamodel.grid import (
     EMOTION_NAMES,
     EMOTIONS,
     TABLE1,
@@ -15,7 +15,7 @@ from hug_vis_dataset.grid import (
     iter_grid,
     parse_emotion,
 )
-from hug_vis_dataset.layout import DEFAULT_LAYOUT, ReleaseLayout
+from hug_vis_dataset.datamodel.layout import DEFAULT_LAYOUT, ReleaseLayout
 
 
 def test_grid_has_8400_unique_units_in_paper_proportions():

@@ -184,7 +184,7 @@ def test_shard_listed_in_manifest_but_missing(built, tmp_path, capsys):
 def test_colour_video_matte_fails_its_clip_with_a_clear_error(built, tmp_path):
     import numpy as np
 
-    from hug_vis_dataset.media import write_video
+    from hug_vis_dataset.readers.media import write_video
 
     release, _ = built
     sub = tmp_path / "sub"

@@ -32,7 +32,7 @@ def features_of(kind: str, parts: dict) -> dict:
 @FUZZ
 @given(n=st.integers(2, 6), data=st.data())
 def test_entries_moved_under_another_key_are_misses_recomputed_and_named(tmp_path, capsys, n, data):
-    from hug_vis_dataset.features_cache import FeatureCache
+    from hug_vis_dataset.cache.features import FeatureCache
 
     folder = tmp_path / f"cache{data.draw(st.integers(0, 10**9))}"
     cache = FeatureCache(folder)

@@ -92,7 +92,7 @@ def _respelled(clip: str, data) -> str:
 def test_a_clip_id_or_a_score_in_other_digits_is_no_clip_and_no_score(data):
     import pandas as pd
 
-    from hug_vis_dataset.grid import ClipId, ClipIdError
+    from hug_vis_dataset.datamodel.grid import ClipId, ClipIdError
     from hug_vis_dataset.studies.mos import validate_ratings
 
     spelled = _respelled(CLIP, data)

@@ -126,7 +126,7 @@ def _write_video(path: Path, frames: np.ndarray, rate: float, codec: str, pix_fm
                                ("libx264", "yuv444p10le", 10), ("ffv1", "yuv444p10le", 10),
                                ("ffv1", "yuv420p12le", 12), ("ffv1", "gray16le", 16), (None, None, 0)]))
 def test_a_video_is_scored_at_8_bits_or_refused_in_words(world, tmp_path, layout):
-    from hug_vis_dataset.media import iter_video_frames, video_info
+    from hug_vis_dataset.readers.media import iter_video_frames, video_info
     from hug_vis_dataset.scoring.check import check_submission
 
     codec, pix_fmt, bits = layout
@@ -151,7 +151,7 @@ def test_a_video_is_scored_at_8_bits_or_refused_in_words(world, tmp_path, layout
 
 
 def test_a_10_bit_prediction_fails_its_clip_in_a_run_naming_the_format(world, tmp_path):
-    from hug_vis_dataset.media import iter_video_frames, video_info
+    from hug_vis_dataset.readers.media import iter_video_frames, video_info
     from hug_vis_dataset.scoring.runner import evaluate_submission
 
     folder = tmp_path / "sub"

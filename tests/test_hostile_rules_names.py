@@ -51,7 +51,7 @@ def test_an_unknown_transform_is_one_line_exit_2_and_nothing_written(tmp_path, c
 # ----------------------------------------------------------------------------- reserved model names
 @st.composite
 def reserved_spellings(draw):
-    from hug_vis_dataset.results import AUDIT_PREFIX, REFERENCE_MODELS
+    from hug_vis_dataset.datamodel.results import AUDIT_PREFIX, REFERENCE_MODELS
 
     base = draw(st.one_of(st.sampled_from(REFERENCE_MODELS), NAME.map(lambda n: AUDIT_PREFIX + n[:40])))
     return "".join(c.upper() if draw(st.booleans()) else c for c in base)
@@ -61,7 +61,7 @@ def reserved_spellings(draw):
 @given(name=reserved_spellings())
 def test_a_reserved_spelling_is_refused_by_every_door_that_takes_a_model_name(name):
     from hug_vis_dataset.leaderboard.store import ModelNameError, check_model_name
-    from hug_vis_dataset.results import model_name_problem
+    from hug_vis_dataset.datamodel.results import model_name_problem
 
     problem = model_name_problem(name)
     assert problem and "reserved" in problem and "\n" not in problem
@@ -72,7 +72,7 @@ def test_a_reserved_spelling_is_refused_by_every_door_that_takes_a_model_name(na
 @FUZZ
 @given(name=NAME)
 def test_a_name_of_ones_own_is_accepted(name):
-    from hug_vis_dataset.results import AUDIT_PREFIX, REFERENCE_MODELS, model_name_problem
+    from hug_vis_dataset.datamodel.results import AUDIT_PREFIX, REFERENCE_MODELS, model_name_problem
 
     if name.lower() in REFERENCE_MODELS or name.lower().startswith(AUDIT_PREFIX):
         return
@@ -118,7 +118,7 @@ def _study(path, systems, clips="all", task="voice_cloning"):
 @FUZZ
 @given(name=NAME)
 def test_a_study_naming_a_system_without_outputs_is_refused_naming_it(release, tmp_path, name):
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
     from hug_vis_dataset.studies.spec import StudyFileError
     from hug_vis_dataset.studies.study_desk import MosStudy
 
@@ -136,7 +136,7 @@ def test_a_study_naming_a_system_without_outputs_is_refused_naming_it(release, t
 def test_a_study_item_without_its_output_is_refused_and_a_complete_one_opens(release, tmp_path):
     import shutil
 
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
     from hug_vis_dataset.studies.spec import StudyFileError
     from hug_vis_dataset.studies.study_desk import MosStudy
 

@@ -46,7 +46,7 @@ def _unescape(text: str) -> str:
 @FUZZ
 @given(text=hostile_text, encoding=st.sampled_from(["ascii", "utf-8", "latin-1", "cp1252"]))
 def test_a_safe_stream_shows_every_unsafe_character_and_never_fails_to_encode(text, encoding):
-    from hug_vis_dataset.escaping import SafeStream
+    from hug_vis_dataset.presentation.escaping import SafeStream
 
     raw = io.BytesIO()
     stream = io.TextIOWrapper(raw, encoding=encoding, newline="")
@@ -117,7 +117,7 @@ def test_a_command_with_an_ascii_stdout_finishes_and_prints_non_ascii_as_escapes
 
 
 def test_markdown_and_html_show_bidi_controls_as_escapes():
-    from hug_vis_dataset.escaping import html_text, markdown_text, one_line
+    from hug_vis_dataset.presentation.escaping import html_text, markdown_text, one_line
 
     for render in (one_line, markdown_text, html_text):
         shown = render("model_\u202egnp.exe")

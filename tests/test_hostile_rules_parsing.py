@@ -13,7 +13,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hug_vis_dataset.grid import Emotion
+from hug_vis_dataset.datamodel.grid import Emotion
 
 FUZZ = settings(max_examples=150, deadline=None, derandomize=True, database=None)
 WORDS = {Emotion.HAPPY: "happy", Emotion.SAD: "sad", Emotion.ANGRY: "angry", Emotion.AFRAID: "scared",
@@ -78,7 +78,7 @@ def test_the_listed_case():
 @FUZZ
 @given(text=st.text(max_size=40))
 def test_the_parse_form_is_a_fixed_point_and_never_grows_the_text_unboundedly(text):
-    from hug_vis_dataset.textio import parse_form
+    from hug_vis_dataset.readers.textio import parse_form
 
     once = parse_form(text)
     assert parse_form(once) == once

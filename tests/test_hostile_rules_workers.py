@@ -121,7 +121,7 @@ def test_any_stop_of_the_parent_ends_every_worker_it_started(world, tmp_path, si
 
 @pytest.mark.parametrize("command", ["validate", "evaluate"])
 def test_workers_are_capped_by_the_work(world, tmp_path, command):
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
 
     clips = len(list(Release(world / "rel")))
     system = sorted((world / "rel" / "simulated_systems" / "matting").iterdir())[0]

@@ -12,7 +12,7 @@ import pytest
 import soundfile as sf
 from test_space_uploads import _zip
 
-from hug_vis_dataset.media import downmix_note, read_audio
+from hug_vis_dataset.readers.media import downmix_note, read_audio
 from hug_vis_dataset.outputs import scratch_folder
 from hug_vis_dataset.space.uploads import UnsafeUploadError, UploadLimits, extracted_upload, safe_extract
 

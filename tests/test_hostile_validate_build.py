@@ -16,8 +16,8 @@ from test_builder import make_release
 from test_validate import _rows, _write_rows, good_tree, tree  # noqa: F401 - fixtures
 
 from hug_vis_dataset.outputs import GUARD_FILES
-from hug_vis_dataset.grid import NUM_ACTORS
-from hug_vis_dataset.layout import DEFAULT_LAYOUT
+from hug_vis_dataset.datamodel.grid import NUM_ACTORS
+from hug_vis_dataset.datamodel.layout import DEFAULT_LAYOUT
 from hug_vis_dataset.validate import validate_release
 
 CSV = DEFAULT_LAYOUT.metadata_csv

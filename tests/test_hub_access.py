@@ -16,7 +16,7 @@ import pytest
 
 from hug_vis_dataset import cli
 from hug_vis_dataset import hub
-from hug_vis_dataset import hub_access as H
+from hug_vis_dataset.readers import hub_access as H
 from hug_vis_dataset import publish as pub
 from hug_vis_dataset import references as R
 from hug_vis_dataset.weights import registry

@@ -284,7 +284,7 @@ def test_tiny_row_group_limit_splits_groups(release, tmp_path):
     # Four clips of 8 frames: a limit that holds two rows but not three gives groups of two.
     from test_builder import CLIPS
 
-    from hug_vis_dataset.grid import ClipId, Emotion
+    from hug_vis_dataset.datamodel.grid import ClipId, Emotion
 
     clips = CLIPS + [ClipId(1, Emotion.SAD, 1, 1), ClipId(1, Emotion.ANGRY, 1, 1)]
     root = make_release(tmp_path / "release", clips=clips, frames={c: 8 for c in clips})

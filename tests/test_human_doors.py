@@ -26,8 +26,8 @@ FRAMES = 24
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     P.needs_mediapipe()
-    from hug_vis_dataset.media import write_wav
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.readers.media import write_wav
+    from hug_vis_dataset.datamodel.release import Release
     from hug_vis_dataset.reporting.report import build_report
     from hug_vis_dataset.scoring.runner import evaluate_submission
     from hug_vis_dataset.synth import synthesize
@@ -60,7 +60,7 @@ def world(tmp_path_factory):
 def _library(metric, prediction, reference_video, reference_audio):
     from test_human_motion import landmark_track
 
-    from hug_vis_dataset.media import iter_video_frames, video_info
+    from hug_vis_dataset.readers.media import iter_video_frames, video_info
     from hug_vis_dataset.models.mediapipe.holistic import load_face, load_hands, load_pose
     from hug_vis_dataset.references import read_reference_audio
 
@@ -89,7 +89,7 @@ def test_every_door_gives_the_same_number(world, task, system, metrics):
     import pandas as pd
 
     from hug_vis_dataset.modules import compute
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
 
     release, results, report = world
     records = list(Release(release))

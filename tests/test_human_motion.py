@@ -284,7 +284,7 @@ def talking(tmp_path_factory, networks):
 
 
 def test_the_lag_recovers_a_planted_audio_delay_within_one_frame(talking, networks):
-    from hug_vis_dataset.media import write_wav
+    from hug_vis_dataset.readers.media import write_wav
 
     folder, frames, samples = talking
     track = landmark_track(networks, frames)
@@ -302,7 +302,7 @@ def test_the_lag_recovers_a_planted_audio_delay_within_one_frame(talking, networ
 
 def test_akd_and_lmd_are_zero_for_identical_clips_and_chunks_and_batches_change_nothing(talking, tmp_path):
     folder, frames, samples = talking
-    from hug_vis_dataset.media import write_wav
+    from hug_vis_dataset.readers.media import write_wav
 
     clip = _clip(tmp_path, "clip", frames[:24])
     wav = tmp_path / "a.wav"

@@ -138,7 +138,7 @@ def test_a_real_weights_dir_is_used_and_an_empty_value_is_unset(tmp_path, monkey
 
 # ----------------------------------------------------------------------------- 2. publish
 LINK_FIX = "publishing never follows a link: replace each link by the file it points to"
-MODULE_FIX = "regenerate the module folders with `python -m hug_vis_dataset.module_folders metrics`, or remove the folder"
+MODULE_FIX = "regenerate the module folders with `python -m hug_vis_dataset.publish.module_folders metrics`, or remove the folder"
 
 
 def _dataset_dir(tmp_path: Path) -> tuple[Path, Path]:

@@ -43,7 +43,7 @@ def machine_names(text: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    from hug_vis_dataset.results import REAL_AUDIO_MODEL, REFERENCE_MODEL
+    from hug_vis_dataset.datamodel.results import REAL_AUDIO_MODEL, REFERENCE_MODEL
     from hug_vis_dataset.scoring.runner import evaluate_submission
     from hug_vis_dataset.synth import synthesize
     from hug_vis_dataset.tasks import REAL_AUDIO

@@ -16,8 +16,8 @@ from hug_vis_dataset import catalog
 from hug_vis_dataset.leaderboard import (HubResultsStore, LocalResultsStore, ModelNameError, StoreError, board,
                                          paper_rows, stored_rows)
 from hug_vis_dataset.leaderboard.board import NEEDS_WEIGHTS
-from hug_vis_dataset.paper_tables import paper_frame
-from hug_vis_dataset.tables import mark_ranks
+from hug_vis_dataset.datamodel.paper_tables import paper_frame
+from hug_vis_dataset.presentation.tables import mark_ranks
 
 
 # ----------------------------------------------------------------------------- fixtures
@@ -91,7 +91,7 @@ def test_model_names_are_checked(name, why):
 def test_every_door_takes_the_same_names(name):
     """A name the scorer stores is one the leaderboard and the MOS study accept, and vice versa."""
     from hug_vis_dataset.leaderboard import check_model_name
-    from hug_vis_dataset.results import name_problem
+    from hug_vis_dataset.datamodel.results import name_problem
     from hug_vis_dataset.scoring.store import BadNameError, check_name
     from hug_vis_dataset.studies.ratings import RatingError, validate_rating
 
@@ -333,7 +333,7 @@ def test_zero_scored_says_no_file_matched(release, tmp_path):
 
 def test_fig10_emotion_filter_recomputes_rho_on_the_filtered_clips(release, tmp_path):
     from hug_vis_dataset.metrics import crosstask as ct
-    from hug_vis_dataset.results import result_rows
+    from hug_vis_dataset.datamodel.results import result_rows
     from hug_vis_dataset.space.app import Explorer
     from hug_vis_dataset.synth import synthesize
 
@@ -384,7 +384,7 @@ def test_cli_show_and_push(release, tmp_path, monkeypatch, capsys):
     hub = LocalHub()
     hub.create_repo("hugvis/results")
     monkeypatch.setattr(huggingface_hub, "HfApi", lambda: hub)
-    monkeypatch.setattr("hug_vis_dataset.hub_access.unreachable_reason", lambda *a, **k: None)  # the stand-in is up
+    monkeypatch.setattr("hug_vis_dataset.readers.hub_access.unreachable_reason", lambda *a, **k: None)  # the stand-in is up
     assert main(["leaderboard", "push", str(tmp_path / "results"), "--repo", "hugvis/results"]) == 0
     assert "1 run(s) pushed, 0 refused" in capsys.readouterr().out
     assert "matting/matte_good/summary.json" in hub.repos["hugvis/results"][-1][1]
@@ -435,7 +435,7 @@ def test_mos_tables_show_one_source_per_task_and_say_how_far_the_study_is(releas
 def test_hub_store_fails_fast_offline_naming_the_local_folder(tmp_path, monkeypatch):
     import time
 
-    from hug_vis_dataset.hub_access import HubUnreachableError
+    from hug_vis_dataset.readers.hub_access import HubUnreachableError
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     started = time.perf_counter()

@@ -351,7 +351,7 @@ def test_conn_many_small_random_frames():
 
 def test_video_source_matches_png_folder(tmp_path):
     """A lossless video matte (PNG-in-MOV, 3 equal channels) scores like the same frames as PNGs."""
-    from hug_vis_dataset.media import write_alpha_pngs, write_video
+    from hug_vis_dataset.readers.media import write_alpha_pngs, write_video
 
     ref = to_u8(soft_blobs(5, 16, 24, 21))
     pred = to_u8(np.clip(soft_blobs(5, 16, 24, 21) * 0.8 + 0.1, 0, 1))

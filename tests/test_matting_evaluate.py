@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import reference_matting as R  # noqa: E402
 
-from hug_vis_dataset.media import write_alpha_pngs  # noqa: E402
+from hug_vis_dataset.readers.media import write_alpha_pngs  # noqa: E402
 
 METRICS_DIR = Path(__file__).resolve().parents[1] / "metrics"
 NAMES = ("mad", "mse", "grad", "conn", "dtssd")

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from hug_vis_dataset import media
+from hug_vis_dataset.readers import media
 
 
 def test_alpha_png_round_trip_is_bit_exact_and_chunking_does_not_matter(tmp_path):

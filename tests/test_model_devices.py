@@ -239,7 +239,7 @@ def test_batch_size_does_not_change_a_door_value(tmp_path):
     """The evaluate door and the runner pass --batch-size to the network: LPIPS per clip, batch 1 vs 16."""
     import torchvision
 
-    from hug_vis_dataset.media import write_video
+    from hug_vis_dataset.readers.media import write_video
     from hug_vis_dataset.models.lpips import load_lpips
     from hug_vis_dataset.modules import compute
 

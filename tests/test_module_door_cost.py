@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hug_vis_dataset import media
+from hug_vis_dataset.readers import media
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ def release(tmp_path_factory):
 
 
 def _study(release, tmp_path, **overrides):
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
     from hug_vis_dataset.studies.study_desk import MosStudy
 
     systems = sorted(p.name for p in (release / "simulated_systems" / TASK).iterdir() if p.is_dir())

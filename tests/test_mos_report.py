@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from scipy.stats import spearmanr
 
-from hug_vis_dataset.grid import ClipId, iter_grid
+from hug_vis_dataset.datamodel.grid import ClipId, iter_grid
 from hug_vis_dataset import catalog
 from hug_vis_dataset.studies.mos import RATING_COLUMNS, TASK_CRITERIA, agreement, read_ratings, validate_ratings
 from hug_vis_dataset.synth.ratings import choose_clips, simulate_ratings, write_simulated_ratings
@@ -125,7 +125,7 @@ def test_simulated_ratings_are_deterministic_and_seeded(grid, tmp_path):
     (copy / "manifest.json").write_bytes((systems_root / "manifest.json").read_bytes())
     # same seed: same bytes, whatever the order the clip ids come in
     seconds = summary.n_frames / summary.fps  # what synthesize passes: the media's duration, the transcripts
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
 
     texts = {r.clip_id: r.transcript for r in Release(root / "grid")}
     assert write_simulated_ratings(copy, summary.clip_ids[::-1], seed=5, duration=seconds,

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from hug_vis_dataset.escaping import markdown_text
+from hug_vis_dataset.presentation.escaping import markdown_text
 from hug_vis_dataset.studies.mos import RATING_COLUMNS
 from hug_vis_dataset.studies.ratings import LINE_FIX
 
-SHOWN_LINES = 10  # the bound every listing keeps (hug_vis_dataset.skipped_lines.SHOWN_LINES)
+SHOWN_LINES = 10  # the bound every listing keeps (hug_vis_dataset.presentation.skipped_lines.SHOWN_LINES)
 
 REPO = Path(__file__).resolve().parents[1]
 TASK = "audio_driven"
@@ -50,7 +50,7 @@ def damage(log: Path, clip: str) -> list[int]:
 
 
 def test_the_rating_message_names_each_skipped_line(release, tmp_path):
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
     from hug_vis_dataset.studies.study_desk import MosStudy
 
     log = tmp_path / "store" / "ratings" / "ratings.jsonl"
@@ -74,7 +74,7 @@ def test_the_rating_message_names_each_skipped_line(release, tmp_path):
     note = study.skipped_note(study.problems()[-1:], 1)
     assert re.search(r"(?<!\\)<img", note) is None and markdown_text("<img src=x onerror=alert(1)>") in note
     assert note.splitlines()[1].startswith("- " + markdown_text(f"ratings.jsonl:{numbers[-1]}: model name '"))
-    from hug_vis_dataset.skipped_lines import SHOWN_LINES as bound
+    from hug_vis_dataset.presentation.skipped_lines import SHOWN_LINES as bound
 
     assert bound == SHOWN_LINES
     # A clean log: nothing about skipped lines.

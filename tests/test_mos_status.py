@@ -21,7 +21,7 @@ def release(tmp_path_factory):
 
 def test_two_raters_then_status(release, tmp_path, capsys):
     from hug_vis_dataset.cli import main
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
     from hug_vis_dataset.studies.study_desk import MosStudy
     from hug_vis_dataset.studies.status import aggregate_ratings
 

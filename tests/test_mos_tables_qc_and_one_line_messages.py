@@ -28,7 +28,7 @@ def world(tmp_path_factory):
     results = root / "results"
     evaluate_submission("matting", release / "simulated_systems" / "matting" / "matte_good", "matte_good", release,
                         results, progress=False)
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
 
     clips = {str(c).split("_")[2]: str(c) for c in Release(release).clip_ids()}
     rows = []

@@ -305,7 +305,7 @@ def test_browsing_the_space_leaves_the_store_as_it_is(world, tmp_path):
 DOOR = """
 import glob, os
 import evaluate
-from hug_vis_dataset.release import Release
+from hug_vis_dataset.datamodel.release import Release
 release = Release({release!r})
 predictions = sorted(glob.glob({predictions!r} + "/*"))
 references = [str(release.record(os.path.basename(p)).alpha_matte_path) for p in predictions]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from test_csim_pipeline import HeadDetector, ProjectionEmbedder
 
-from hug_vis_dataset import media
+from hug_vis_dataset.readers import media
 from hug_vis_dataset.tasks import ModelCache, get_task
 from hug_vis_dataset.tasks.generation import csim_to_portrait, frame_metric_sums, video_pass
 
@@ -25,7 +25,7 @@ def grid(tmp_path_factory):
 
 
 def clips(grid):
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
 
     release = Release(grid)
     out = []

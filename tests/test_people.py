@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hug_vis_dataset.grid import EMOTION_NAMES
+from hug_vis_dataset.datamodel.grid import EMOTION_NAMES
 from hug_vis_dataset.statistics.generic import bootstrap_ci
 from hug_vis_dataset.studies.emotion_answers import CANNOT_TELL
 from hug_vis_dataset.studies.judgments import counted_emotion_answers

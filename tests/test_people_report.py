@@ -15,7 +15,7 @@ import sys
 import pandas as pd
 import pytest
 
-from hug_vis_dataset.grid import ClipId
+from hug_vis_dataset.datamodel.grid import ClipId
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +141,7 @@ def _table4(explorer) -> str:
 
 
 def test_the_board_prints_people_per_setting_never_ranked_with_the_verdicts(world, tmp_path):
-    from hug_vis_dataset.escaping import markdown_text
+    from hug_vis_dataset.presentation.escaping import markdown_text
     from hug_vis_dataset.scoring.runs import scan_runs
     from hug_vis_dataset.space.explorer import Explorer
     from hug_vis_dataset.studies.judgments import counted_emotion_answers

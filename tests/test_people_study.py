@@ -253,7 +253,7 @@ def test_the_study_replaces_the_simulated_raters_once_it_covers_every_setting():
 
 
 def test_the_answer_choices_are_the_seven_emotions_then_cannot_tell():
-    from hug_vis_dataset.grid import EMOTION_NAMES
+    from hug_vis_dataset.datamodel.grid import EMOTION_NAMES
 
     assert ANSWER_CHOICES == tuple(EMOTION_NAMES) + ("Cannot tell",)
 
@@ -270,7 +270,7 @@ def release(tmp_path_factory):
 
 
 def _desk(root, settings, tmp_path, k=1, size=2, gold=0.0):
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
     from hug_vis_dataset.studies.study_desk import MosStudy
 
     study = tmp_path / "study.json"
@@ -326,7 +326,7 @@ def test_an_answer_is_stored_with_its_times_and_refused_without_one(release, tmp
     message, stored = blind.submit("rater_b", view.code, None)
     assert not stored and message == ("**Not stored:** please choose an answer (one of the seven emotions, or "
                                       "Cannot tell).")
-    from hug_vis_dataset.escaping import markdown_text
+    from hug_vis_dataset.presentation.escaping import markdown_text
 
     assert blind.submit("rater_b", view.code, "Bored") == (  # a forged value: refused as the store words it
         f"**Not stored:** {markdown_text(f'answer {chr(39)}Bored{chr(39)} must be one of {list(ANSWER_CHOICES)}')}",

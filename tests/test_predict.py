@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import soundfile as sf
 
-from hug_vis_dataset.grid import EMOTIONS, ClipId
+from hug_vis_dataset.datamodel.grid import EMOTIONS, ClipId
 from hug_vis_dataset.outputs import GUARD_FILES
 from hug_vis_dataset.metrics.emotion import INPUT_SETTING_ORDER, parse_answer
 from hug_vis_dataset.predict import PredictSetupError, collect_outputs, export_inputs, predict
@@ -27,7 +27,7 @@ from hug_vis_dataset.predict.emotion import (
     sample_frame_indices,
 )
 from hug_vis_dataset.predict.matting import chroma_key_alpha
-from hug_vis_dataset.release import Release
+from hug_vis_dataset.datamodel.release import Release
 from hug_vis_dataset.scoring.runner import evaluate_submission
 
 REPO = Path(__file__).resolve().parents[1]
@@ -301,7 +301,7 @@ def test_matting_resume_keeps_valid_outputs_and_redoes_broken_ones(release, tmp_
 
 # ----------------------------------------------------------------------------- generation
 def test_generation_baselines_then_evaluate(release, tmp_path):
-    from hug_vis_dataset.media import video_info
+    from hug_vis_dataset.readers.media import video_info
 
     records = {r.clip_id: r for r in Release(release)}
     for task in ("vision_driven", "audio_driven", "voice_cloning"):
@@ -364,7 +364,7 @@ def test_repo_and_release_give_identical_predictions(release, repo, tmp_path):
 
 
 def test_export_then_collect_with_per_clip_checks(release, repo, tmp_path):
-    from hug_vis_dataset.media import write_video
+    from hug_vis_dataset.readers.media import write_video
 
     summary = export_inputs("vision_driven", repo, tmp_path / "inputs", progress=False)
     assert summary.counts()["ok"] == 6
@@ -411,7 +411,7 @@ def test_export_then_collect_with_per_clip_checks(release, repo, tmp_path):
 
 
 def test_voice_collect_resamples_and_rejects_empty(release, tmp_path):
-    from hug_vis_dataset.media import resample
+    from hug_vis_dataset.readers.media import resample
 
     export_inputs("voice_cloning", release, tmp_path / "inputs", limit=3, progress=False)
     manifest = [json.loads(x) for x in (tmp_path / "inputs" / "manifest.jsonl").read_text().splitlines()]
@@ -460,7 +460,7 @@ def test_cli_predict_then_evaluate_and_one_line_errors(release, tmp_path):
 
 
 def test_audio_driven_export_and_collect_require_the_audio_track(release, tmp_path):
-    from hug_vis_dataset.media import write_video
+    from hug_vis_dataset.readers.media import write_video
 
     export_inputs("audio_driven", release, tmp_path / "inputs", limit=2, progress=False)
     manifest = [json.loads(x) for x in (tmp_path / "inputs" / "manifest.jsonl").read_text().splitlines()]

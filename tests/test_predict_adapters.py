@@ -18,7 +18,7 @@ import soundfile as sf
 
 from hug_vis_dataset.predict import PredictionError, PredictSetupError, predict
 from hug_vis_dataset.predict.adapters import OpenAIChat, TransformersEmotion, load_callable
-from hug_vis_dataset.release import Release
+from hug_vis_dataset.datamodel.release import Release
 
 
 class ChatServer:

@@ -46,7 +46,7 @@ def test_targets_cover_dataset_metric_spaces_and_explorer(materialised):
             if rel == "requirements.txt":
                 # the library line carries the metric's own extras from the catalog, plus the kind's (hub)
                 from hug_vis_dataset.catalog import extras_of
-                from hug_vis_dataset.release_info import requirements_lines
+                from hug_vis_dataset.publish.release_info import requirements_lines
 
                 first, *rest = source.splitlines()
                 assert published.splitlines() == [*requirements_lines("metric", extras_of([name])), *rest]

@@ -20,7 +20,7 @@ from hug_vis_dataset import __version__
 from hug_vis_dataset import publish as pub
 
 REPO = Path(__file__).resolve().parents[1]
-REGENERATE = "`python -m hug_vis_dataset.module_folders metrics`"
+REGENERATE = "`python -m hug_vis_dataset.publish.module_folders metrics`"
 
 
 @pytest.fixture

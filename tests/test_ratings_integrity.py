@@ -15,7 +15,7 @@ import shutil
 
 import pytest
 
-from hug_vis_dataset.escaping import markdown_text
+from hug_vis_dataset.presentation.escaping import markdown_text
 from hug_vis_dataset.studies.ratings import LINE_FIX, RatingError, read_log
 
 TASK = "audio_driven"
@@ -39,7 +39,7 @@ def release(tmp_path_factory):
 
 
 def _study(release, path):
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
     from hug_vis_dataset.studies.study_desk import MosStudy
 
     return MosStudy(Release(release), release, path)

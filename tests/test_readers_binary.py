@@ -147,7 +147,7 @@ def test_hub_readers_of_shards_check_the_schema(repo, reader):
 
 # ----------------------------------------------------------------------------- results rows
 def result_frame(values=(0.5, 0.25)):
-    from hug_vis_dataset.results import result_rows
+    from hug_vis_dataset.datamodel.results import result_rows
     from hug_vis_dataset.scoring.store import _rows_frame
 
     rows = []
@@ -197,7 +197,7 @@ def write_faststart_mp4(path: Path, frames: int = 12) -> Path:
     """A small H.264 MP4 with its moov at the front: a cut copy still opens."""
     import av
 
-    from hug_vis_dataset.media import write_video
+    from hug_vis_dataset.readers.media import write_video
 
     plain = path.with_name(path.stem + "-plain.mp4")
     rng = np.random.default_rng(frames)
@@ -221,7 +221,7 @@ def packet_ends(path: Path) -> list[int]:
 
 def test_a_wav_cut_short_is_refused_naming_the_file(tmp_path):
     # On main: libsndfile's count shrinks to fit the file, so 1000 of 4000 samples read as a clip.
-    from hug_vis_dataset.media import MediaError, audio_info, read_audio
+    from hug_vis_dataset.readers.media import MediaError, audio_info, read_audio
 
     clean = write_noise_wav(tmp_path / "clean.wav")
     cut = tmp_path / "cut.wav"
@@ -238,7 +238,7 @@ def test_a_data_chunk_size_that_lies_is_refused(tmp_path):
     # On main: a data size of 1000 bytes over 8000 read as 500 samples, the rest ignored.
     import struct
 
-    from hug_vis_dataset.media import MediaError, read_audio
+    from hug_vis_dataset.readers.media import MediaError, read_audio
 
     data = bytearray(write_noise_wav(tmp_path / "clean.wav").read_bytes())
     data[40:44] = struct.pack("<I", 1000)
@@ -254,7 +254,7 @@ def test_a_data_chunk_size_that_swallows_the_list_chunk_is_refused(tmp_path):
     # Found by the fuzz: a data size running over the LIST chunk after it read its bytes as 10 samples.
     import struct
 
-    from hug_vis_dataset.media import MediaError, read_audio
+    from hug_vis_dataset.readers.media import MediaError, read_audio
 
     data = wav_with_list_chunk(tmp_path / "clean.wav")
     assert len(read_audio(tmp_path / "clean.wav")[0]) == 600
@@ -269,7 +269,7 @@ def test_a_data_chunk_size_that_swallows_the_list_chunk_is_refused(tmp_path):
 
 def test_a_video_cut_at_a_packet_boundary_is_refused_naming_the_file(tmp_path):
     # On main: the faststart MP4 opened and decoded 5 of its 12 frames as a whole clip.
-    from hug_vis_dataset.media import MediaError, iter_video_frames, video_info
+    from hug_vis_dataset.readers.media import MediaError, iter_video_frames, video_info
 
     clean = write_faststart_mp4(tmp_path / "clean.mp4")
     assert video_info(clean).frames == sum(len(c) for c in iter_video_frames(clean)) == 12
@@ -336,8 +336,8 @@ def test_evaluate_fails_a_clip_whose_reference_video_is_cut_naming_it(grid, tmp_
     # a prediction of that many frames was scored ok against it.
     import shutil
 
-    from hug_vis_dataset.media import iter_video_frames, write_video
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.readers.media import iter_video_frames, write_video
+    from hug_vis_dataset.datamodel.release import Release
     from hug_vis_dataset.scoring.runner import evaluate_submission
 
     release = tmp_path / "release"
@@ -476,7 +476,7 @@ def test_fuzz_results_rows_truncated_at_any_byte(rows_bytes, tmp_path, cut):
 def test_fuzz_results_rows_with_a_column_extra_missing_renamed_or_retyped(rows_bytes, tmp_path, op, index):
     import io
 
-    from hug_vis_dataset.results import RESULT_COLUMNS
+    from hug_vis_dataset.datamodel.results import RESULT_COLUMNS
     from hug_vis_dataset.scoring.store import STORED_COLUMNS
 
     clean_path = tmp_path / "clean.parquet"
@@ -506,7 +506,7 @@ def wav_with_list_chunk(path: Path, frames: int = 600) -> bytes:
 
 
 def _read_audio(path: Path):
-    from hug_vis_dataset.media import read_audio
+    from hug_vis_dataset.readers.media import read_audio
 
     return read_audio(path)
 
@@ -550,7 +550,7 @@ def test_fuzz_a_wav_whose_data_or_riff_size_lies(wav, tmp_path, field, size):
 
 @pytest.fixture(scope="module")
 def small_videos(tmp_path_factory) -> "dict[str, tuple[bytes, int]]":
-    from hug_vis_dataset.media import write_video
+    from hug_vis_dataset.readers.media import write_video
 
     root = tmp_path_factory.mktemp("videos")
     fast = write_faststart_mp4(root / "fast.mp4", frames=10)
@@ -561,7 +561,7 @@ def small_videos(tmp_path_factory) -> "dict[str, tuple[bytes, int]]":
 
 
 def _decode_video(path: Path):
-    from hug_vis_dataset.media import iter_video_frames
+    from hug_vis_dataset.readers.media import iter_video_frames
 
     return np.concatenate(list(iter_video_frames(path, chunk_frames=4)))
 
@@ -574,7 +574,7 @@ def _same_frames(got, clean) -> bool:
 @given(kind=st.sampled_from(["faststart", "moov at the end"]), cut=st.integers(min_value=0, max_value=10**6),
        at_packet=st.booleans())
 def test_fuzz_a_video_truncated_at_random_offsets(small_videos, tmp_path, kind, cut, at_packet):
-    from hug_vis_dataset.media import video_info
+    from hug_vis_dataset.readers.media import video_info
 
     data, frames = small_videos[kind]
     clean_path = tmp_path / "clean.mp4"

@@ -18,7 +18,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hug_vis_dataset.features_cache import FeatureCache
+from hug_vis_dataset.cache.features import FeatureCache
 from hug_vis_dataset.hashing import DigestCache
 
 FUZZ = settings(max_examples=40, deadline=None, derandomize=True, database=None,

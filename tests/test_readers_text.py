@@ -40,7 +40,7 @@ def made(tmp_path_factory) -> dict[str, Any]:
     """Clean files of every kind, each written by the toolkit's own writer."""
     from hug_vis_dataset.leaderboard.requests import ScoringRequest
     from hug_vis_dataset.predict.emotion import write_answers
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
     from hug_vis_dataset.scoring.runner import evaluate_submission
     from hug_vis_dataset.synth import synthesize
     from hug_vis_dataset.synth.ratings import simulate_study, write_study
@@ -61,7 +61,7 @@ def made(tmp_path_factory) -> dict[str, Any]:
     evaluate_submission("emotion", root / "pred", "m", release, root / "results", progress=False)
     request = ScoringRequest("matting", "Mine", "alice/preds", "a" * 40, "alice", "2026-12-01T00:00:00+00:00")
     (root / "request.json").write_text(request.to_json(), encoding="utf-8")
-    from hug_vis_dataset.layout import DEFAULT_LAYOUT
+    from hug_vis_dataset.datamodel.layout import DEFAULT_LAYOUT
 
     (root / "layout.json").write_text(DEFAULT_LAYOUT.to_json(), encoding="utf-8")
     return {"root": root, "release": release, "clip_ids": clip_ids, "study": study, "layout": root / "layout.json"}
@@ -82,7 +82,7 @@ class KindOf:
 
 
 def _release_value(path: Path):
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
 
     root = path.parents[1]
     release = Release(root)
@@ -141,7 +141,7 @@ def _run_value(path: Path):
 def _kinds(made) -> dict[str, KindOf]:
     from hug_vis_dataset.leaderboard.requests import read_request_file
     from hug_vis_dataset.studies.spec import load_study
-    from hug_vis_dataset.layout import ReleaseLayout
+    from hug_vis_dataset.datamodel.layout import ReleaseLayout
     from hug_vis_dataset.validate.gridspec import expected_grid
 
     root, release, study = made["root"], made["release"], made["study"]
@@ -567,7 +567,7 @@ def test_read_json_missing_folder_and_type(tmp_path):
 
 def test_release_rows_keep_their_true_line(made, tmp_path):
     """A quoted transcript holding a line break: the next rows' line numbers are the file's, not row + 1."""
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
 
     rows = _csv_rows((made["release"] / "metadata" / "clips.csv").read_bytes())
     column = rows[0].index("transcript")
@@ -580,7 +580,7 @@ def test_release_rows_keep_their_true_line(made, tmp_path):
 
 
 def test_duplicated_key_in_the_other_json_files(made, tmp_path):
-    from hug_vis_dataset.layout import ReleaseLayout
+    from hug_vis_dataset.datamodel.layout import ReleaseLayout
     from hug_vis_dataset.studies.spec import StudyFileError, load_study
     from hug_vis_dataset.validate.gridspec import GridDeclarationError, expected_grid
 

@@ -5,11 +5,11 @@ import pandas as pd
 import pytest
 
 from hug_vis_dataset.metrics import matting, voice
-from hug_vis_dataset.release import Release
+from hug_vis_dataset.datamodel.release import Release
 from hug_vis_dataset.scoring.runner import evaluate_submission
-from hug_vis_dataset.results import REAL_AUDIO_MODEL, REFERENCE_MODEL
+from hug_vis_dataset.datamodel.results import REAL_AUDIO_MODEL, REFERENCE_MODEL
 from hug_vis_dataset.tasks import REAL_AUDIO
-from hug_vis_dataset.tables import render_table
+from hug_vis_dataset.presentation.tables import render_table
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ def test_real_audio_rows_pair_each_clip_with_another_recording_of_the_actor(rele
 
 def test_report_ranks_models_but_not_the_real_audio_row_and_draws_fig11(release, tmp_path):
     from hug_vis_dataset.reporting.report import build_report, motion_analysis
-    from hug_vis_dataset.results import REAL_AUDIO_LABEL
+    from hug_vis_dataset.datamodel.results import REAL_AUDIO_LABEL
 
     systems = release / "simulated_systems"
     results = tmp_path / "results"  # the report's --out lies outside the results it reads

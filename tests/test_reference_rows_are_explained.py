@@ -14,14 +14,14 @@ import re
 
 import pytest
 
-from hug_vis_dataset.results import BASELINE_DOES, REAL_AUDIO_LABEL
+from hug_vis_dataset.datamodel.results import BASELINE_DOES, REAL_AUDIO_LABEL
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     from hug_vis_dataset.demo.pipeline import score_baselines
     from hug_vis_dataset.reporting.report import build_report
-    from hug_vis_dataset.results import REAL_AUDIO_MODEL
+    from hug_vis_dataset.datamodel.results import REAL_AUDIO_MODEL
     from hug_vis_dataset.scoring.runner import evaluate_submission
     from hug_vis_dataset.space.explorer import Explorer
     from hug_vis_dataset.synth import synthesize

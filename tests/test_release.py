@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from hug_vis_dataset import __version__, cli, release_info
+from hug_vis_dataset import __version__, cli
+from hug_vis_dataset.publish import release_info
 from hug_vis_dataset import publish as pub
 
 REPO = Path(__file__).resolve().parents[1]
@@ -71,7 +72,7 @@ def test_requirements_lines_per_space_kind():
 # --------------------------------------------------------------------------- import guard
 def _guarded_module(folder: Path, name: str) -> Path:
     folder.mkdir(parents=True)
-    guard = release_info.import_guard(name, ["from hug_vis_dataset.release_info import package_version"])
+    guard = release_info.import_guard(name, ["from hug_vis_dataset.publish.release_info import package_version"])
     (folder / f"{name}.py").write_text(f'''"""A module written the way the evaluate modules are."""
 
 import datasets
@@ -169,8 +170,8 @@ def test_check_wheel_refuses_foreign_or_stale_wheels(tmp_path):
         pub.check_wheel(other)
     stale = tmp_path / "s" / WHEEL
     stale.parent.mkdir()
-    _zip_package(stale, PACKAGE, {"hug_vis_dataset/grid.py": b"# older\n"})
-    with pytest.raises(pub.PublishError, match=r"not built from this code \(hug_vis_dataset/grid.py differs\)"):
+    _zip_package(stale, PACKAGE, {"hug_vis_dataset/datamodel/grid.py": b"# older\n"})
+    with pytest.raises(pub.PublishError, match=r"not built from this code \(hug_vis_dataset/datamodel/grid.py differs\)"):
         pub.check_wheel(stale)
 
 

@@ -66,7 +66,7 @@ def test_report_tables_values_marks_and_figures(results, tmp_path):
 
 
 def test_report_mos_joint_view(results, tmp_path):
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
 
     clips = [r.clip_id for r in Release(results / "grid")]
     # vision-driven: MOS ranks the systems like PSNR except that it prefers vis_fair at the top
@@ -138,7 +138,7 @@ def test_report_prints_the_papers_rows_beside_stored_rows_in_the_boards_pools():
     import pandas as pd
 
     from hug_vis_dataset import catalog
-    from hug_vis_dataset.paper_tables import paper_frame
+    from hug_vis_dataset.datamodel.paper_tables import paper_frame
     from hug_vis_dataset.reporting.report import PAPER_CAPTION, _render, paper_rows
 
     published = paper_frame()
@@ -191,9 +191,9 @@ def test_report_paper_rows_of_table_9_and_table_4():
     ranked; Table 4's paper rows sit in their input-setting groups, ranked per setting with the submitted rows."""
     import pandas as pd
 
-    from hug_vis_dataset.paper_tables import paper_frame
+    from hug_vis_dataset.datamodel.paper_tables import paper_frame
     from hug_vis_dataset.reporting.report import _render, paper_rows
-    from hug_vis_dataset.results import REAL_AUDIO_LABEL
+    from hug_vis_dataset.datamodel.results import REAL_AUDIO_LABEL
 
     published = paper_frame()
     table = pd.DataFrame({"utmos": [4.9, 1.0], "dnsmos": [4.9, 1.0], "speaker_similarity": [0.999, 0.1],
@@ -286,7 +286,7 @@ def test_reserved_rows_print_under_their_labels_when_the_models_are_categories()
     import pandas as pd
 
     from hug_vis_dataset.reporting.report import _render
-    from hug_vis_dataset.results import BASELINE_LABEL, BASELINE_MODEL, REAL_AUDIO_LABEL, REAL_AUDIO_MODEL
+    from hug_vis_dataset.datamodel.results import BASELINE_LABEL, BASELINE_MODEL, REAL_AUDIO_LABEL, REAL_AUDIO_MODEL
 
     models = pd.CategoricalIndex([REAL_AUDIO_MODEL, BASELINE_MODEL, "clone_a", "clone_b"], name="model")
     table = pd.DataFrame({"utmos": [4.1, 1.2, 3.0, 2.5], "n_ok": [2] * 4, "n_failed": [0] * 4}, index=models)

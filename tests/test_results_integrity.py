@@ -439,7 +439,7 @@ def _assert_inert(html: str) -> None:
 
 
 def test_hostile_stored_text_is_escaped_in_the_cli_and_the_space(release, tmp_path, capsys):
-    from hug_vis_dataset.results import result_rows
+    from hug_vis_dataset.datamodel.results import result_rows
     from hug_vis_dataset.space.app import Explorer
     from hug_vis_dataset.space.ui import board_html
 

@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hug_vis_dataset import catalog, media
-from hug_vis_dataset.escaping import markdown_text
+from hug_vis_dataset import catalog
+from hug_vis_dataset.readers import media
+from hug_vis_dataset.presentation.escaping import markdown_text
 
 
 @pytest.fixture(scope="module")

@@ -58,7 +58,7 @@ def test_every_simulated_system_scored_and_ranked(grid, tmp_path, task, metric, 
 
         alone = rows["metric"].isin([m.name for m in catalog.METRICS if m.counted_alone])
         assert (rows[~alone]["status"] == "ok").all()
-        assert set(rows["clip_id"]) == {r.clip_id for r in __import__("hug_vis_dataset.release").release.Release(grid)}
+        assert set(rows["clip_id"]) == {r.clip_id for r in __import__("hug_vis_dataset.datamodel.release").datamodel.release.Release(grid)}
         # The summary's aggregate is recomputed from the stored rows by hand (clip protocol).
         ok = rows[rows["metric"] == metric]
         if task == "emotion":
@@ -190,7 +190,7 @@ def _png(path: Path, image: np.ndarray) -> None:
 
 def test_bad_matting_submission_gives_per_clip_errors(grid, tmp_path):
     from hug_vis_dataset.cli import main
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
 
     sub = tmp_path / "sub"
     shutil.copytree(systems(grid, "matting")[0], sub)
@@ -236,8 +236,8 @@ def test_bad_matting_submission_gives_per_clip_errors(grid, tmp_path):
 
 
 def test_bad_voice_submission_wrong_rate_and_unreadable(grid, tmp_path):
-    from hug_vis_dataset.media import write_wav
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.readers.media import write_wav
+    from hug_vis_dataset.datamodel.release import Release
 
     records = list(Release(grid))
     sub = tmp_path / "voice"
@@ -254,7 +254,7 @@ def test_bad_voice_submission_wrong_rate_and_unreadable(grid, tmp_path):
 
 
 def test_emotion_jsonl_duplicates_missing_and_bad_lines(grid, tmp_path):
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
 
     ids = [r.clip_id for r in Release(grid)]
     lines = [{"clip_id": c, "input_setting": "text", "answer": c.split("_")[2]} for c in ids[1:]]
@@ -281,7 +281,7 @@ def test_emotion_jsonl_duplicates_missing_and_bad_lines(grid, tmp_path):
 
 
 def test_failed_clips_are_retried_after_a_fix(grid, tmp_path):
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
 
     ids = [r.clip_id for r in Release(grid)]
     sub = tmp_path / "sub"

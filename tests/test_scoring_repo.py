@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hug_vis_dataset.grid import ClipId
-from hug_vis_dataset.release import Release
+from hug_vis_dataset.datamodel.grid import ClipId
+from hug_vis_dataset.datamodel.release import Release
 from hug_vis_dataset import references as R
 from hug_vis_dataset.scoring.runner import evaluate_submission
 from hug_vis_dataset.scoring.store import ResultStore
@@ -92,7 +92,7 @@ def test_cli_reports_a_clear_error_for_a_folder_that_is_no_dataset(built, tmp_pa
 # ----------------------------------------------------------------------------- media access
 @pytest.mark.parametrize("chunk", [1, 4, 7, 1000])
 def test_repo_alpha_chunks_equal_release_pngs(built, chunk):
-    from hug_vis_dataset.media import iter_alpha_frames
+    from hug_vis_dataset.readers.media import iter_alpha_frames
 
     release, repo = built
     for record in Release(release):
@@ -108,7 +108,7 @@ def test_repo_alpha_chunks_equal_release_pngs(built, chunk):
 def test_repo_video_audio_and_portrait_equal_release_files(built):
     import soundfile as sf
 
-    from hug_vis_dataset.media import iter_video_frames
+    from hug_vis_dataset.readers.media import iter_video_frames
 
     release, repo = built
     for record in Release(release):
@@ -202,7 +202,7 @@ def test_rows_identical_against_release_and_repo(built, tmp_path, task):
 
 def test_a_repo_built_from_a_recorded_release_is_not_synthetic(built, tmp_path):
     from hug_vis_dataset.hub import build_repo
-    from hug_vis_dataset.layout import SYNTHETIC_MARKER
+    from hug_vis_dataset.datamodel.layout import SYNTHETIC_MARKER
 
     release, repo = built
     recorded = tmp_path / "recorded"
@@ -259,7 +259,7 @@ def test_a_shard_changed_after_the_build_is_refused(built, tmp_path):
 def test_hub_id_is_fetched_at_the_given_revision_and_recorded(built, tmp_path, monkeypatch):
     import huggingface_hub
 
-    from hug_vis_dataset import hub_access
+    from hug_vis_dataset.readers import hub_access
 
     monkeypatch.setattr(hub_access, "unreachable_reason", lambda *a, **k: None)  # the fake Hub answers
 
@@ -293,7 +293,7 @@ def test_hub_id_offline_gives_a_clear_error(monkeypatch):
     import huggingface_hub
     from huggingface_hub.errors import LocalEntryNotFoundError
 
-    from hug_vis_dataset import hub_access
+    from hug_vis_dataset.readers import hub_access
 
     def offline(*args, **kwargs):
         raise LocalEntryNotFoundError("network is unreachable and nothing is cached")

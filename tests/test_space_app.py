@@ -43,7 +43,7 @@ def explorer(tmp_path_factory):
 
 
 def test_inspector_returns_the_clip_frames(explorer):
-    from hug_vis_dataset.media import iter_alpha_frames, iter_video_frames
+    from hug_vis_dataset.readers.media import iter_alpha_frames, iter_video_frames
 
     video, still, matte, overlay, audio, text = explorer.inspect("actor_0001", "Angry", 1, 2, 4)
     record = explorer.release.record("actor_0001_angry_action_01_script_002")
@@ -168,7 +168,7 @@ def test_ratings_location_and_restart(tmp_path, monkeypatch):
 
 def test_crosstask_tab_draws_fig11_from_stored_rows_like_the_report(tmp_path):
     from hug_vis_dataset.reporting.report import motion_analysis
-    from hug_vis_dataset.results import RESULT_COLUMNS
+    from hug_vis_dataset.datamodel.results import RESULT_COLUMNS
     from hug_vis_dataset.scoring.runner import evaluate_submission
     from hug_vis_dataset.space.app import Explorer
     from hug_vis_dataset.synth import synthesize

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hug_vis_dataset import paper_tables as pt
+from hug_vis_dataset.datamodel import paper_tables as pt
 
 PAPER = Path(__file__).resolve().parents[1] / ".." / "shared" / "reference" / "001_533d7c1c1ccda447.txt"
 EXPECTED_ROWS = {4: 34, 5: 8, 6: 8, 7: 10, 8: 10, 9: 7, 10: 6, 11: 9}
@@ -86,7 +86,7 @@ def _reference_marks(values, higher):
 ])
 def test_one_ranking_rule_against_reference(values, higher):
     """The Space's paper tables use the report's ranker (exact values: the paper's are as printed)."""
-    from hug_vis_dataset.tables import mark_ranks
+    from hug_vis_dataset.presentation.tables import mark_ranks
 
     assert mark_ranks(values, higher, None) == _reference_marks(values, higher)
 

@@ -24,7 +24,7 @@ import pytest
 from test_csim_pipeline import ProjectionEmbedder
 from test_sync_pipeline import _TinyNet
 
-from hug_vis_dataset import media
+from hug_vis_dataset.readers import media
 from hug_vis_dataset.metrics.sync import SourceDetections, SyncFailure, syncnet_clip, syncnet_from_detections
 from hug_vis_dataset.metrics.sync_timeline import ffmpeg_rate_indices
 from hug_vis_dataset.tasks import ModelCache, get_task

@@ -170,7 +170,7 @@ def _talk(root, system="talk_good"):
 def test_syncnet_clip_end_to_end_random_official_layout(synth_root, tmp_path):
     import torch
 
-    from hug_vis_dataset.media import video_info
+    from hug_vis_dataset.readers.media import video_info
     from hug_vis_dataset.metrics.sync import syncnet_clip
     from hug_vis_dataset.metrics.sync_timeline import ffmpeg_rate_indices, video_audio_16k
     from hug_vis_dataset.models.syncnet import build_syncnet, load_syncnet, mfcc, sync_windows
@@ -211,7 +211,7 @@ def test_syncnet_clip_end_to_end_random_official_layout(synth_root, tmp_path):
 def test_syncnet_clip_equals_independent_recomputation(synth_root):
     """Boxes -> scipy medfilt -> np.pad crops -> whole-array embeddings -> offset search, by hand,
     with a cheap network of SyncNet's interface (the random S above checks the real shapes)."""
-    from hug_vis_dataset.media import iter_video_frames
+    from hug_vis_dataset.readers.media import iter_video_frames
     from hug_vis_dataset.metrics.sync import syncnet_clip
     from hug_vis_dataset.metrics.sync_timeline import ffmpeg_rate_indices, video_audio_16k
     from hug_vis_dataset.models.syncnet import sync_offset_search, syncnet_embeddings

@@ -11,9 +11,9 @@ import cv2
 import numpy as np
 import pytest
 
-from hug_vis_dataset import media
-from hug_vis_dataset.grid import ClipId, Emotion
-from hug_vis_dataset.layout import CSV_COLUMNS, DEFAULT_LAYOUT
+from hug_vis_dataset.readers import media
+from hug_vis_dataset.datamodel.grid import ClipId, Emotion
+from hug_vis_dataset.datamodel.layout import CSV_COLUMNS, DEFAULT_LAYOUT
 from hug_vis_dataset.synth import prompt_for, synthesize
 from hug_vis_dataset.synth.figure import appearance_for_actor, render_parts, _ellipse
 from hug_vis_dataset.synth.generate import ClipSpec, asr_transcript, clip_audio, reference_clip
@@ -62,7 +62,7 @@ def test_layout_and_csv_match_release_layout(small):
         for key in ("audio_path", "video_path"):
             assert (root / row[key]).is_file()
         assert (root / DEFAULT_LAYOUT.alpha_frame_path(cid, 0)).is_file()
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
 
     assert [r.clip_id for r in Release(root)] == summary.clip_ids
 
@@ -237,7 +237,7 @@ def test_manifest_and_system_files(small):
 
 
 def test_emotion_answers_accuracy_is_graded():
-    from hug_vis_dataset.grid import EMOTION_ALIASES
+    from hug_vis_dataset.datamodel.grid import EMOTION_ALIASES
 
     def named(answer: str) -> set:
         low = answer.lower()

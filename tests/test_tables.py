@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from hug_vis_dataset.tables import mark_ranks, render_table
+from hug_vis_dataset.presentation.tables import mark_ranks, render_table
 
 
 @pytest.mark.parametrize(

@@ -158,7 +158,7 @@ def test_predict_never_replaces_another_models_predictions(release, tmp_path):
 def degenerate_store(release, tmp_path_factory) -> Path:
     """A store of runs written by hugvis evaluate itself: a valid one, one of every clip failed, one of a single clip,
     one with zero frames per prediction, one whose every metric was skipped, and a damaged summary."""
-    from hug_vis_dataset.media import write_alpha_pngs
+    from hug_vis_dataset.readers.media import write_alpha_pngs
 
     import numpy as np
 

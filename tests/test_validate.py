@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from hug_vis_dataset.layout import DEFAULT_LAYOUT
+from hug_vis_dataset.datamodel.layout import DEFAULT_LAYOUT
 from hug_vis_dataset.validate import GridSpec, validate_release
 
 SMALL = dict(actors=1, emotions=["Happy", "Afraid"], actions=1, scripts=2, seconds=0.4, size=(64, 36), systems=False)

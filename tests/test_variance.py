@@ -12,11 +12,11 @@ import pytest
 import statsmodels.formula.api as smf
 from statsmodels.stats.anova import anova_lm
 
-from hug_vis_dataset.figures import plot_variance_decomposition, variance_figure
+from hug_vis_dataset.reporting.figures import plot_variance_decomposition, variance_figure
 from hug_vis_dataset.metrics.variance import (
     RESIDUAL, TERMS, VarianceInputError, variance_decomposition,
 )
-from hug_vis_dataset.results import result_rows
+from hug_vis_dataset.datamodel.results import result_rows
 
 # Nested factors get globally unique labels (action "Sad/2", script "Sad/2/7"). Each term's sum of
 # squares is statsmodels' ANOVA of the nested models that add the terms one at a time in the

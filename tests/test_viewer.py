@@ -13,7 +13,7 @@ from hug_vis_dataset import catalog
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory):
     from hug_vis_dataset.leaderboard import LocalResultsStore
-    from hug_vis_dataset.release import Release
+    from hug_vis_dataset.datamodel.release import Release
     from hug_vis_dataset.scoring.runner import evaluate_submission
     from hug_vis_dataset.synth import synthesize
 
@@ -47,7 +47,7 @@ def test_worst_first_is_the_stored_rows_sorted_by_the_metrics_direction(stored):
 
 
 def test_matting_view_shows_output_reference_error_and_the_per_frame_curve(stored):
-    from hug_vis_dataset.media import alpha_frame_files, iter_video_frames, read_png_gray
+    from hug_vis_dataset.readers.media import alpha_frame_files, iter_video_frames, read_png_gray
     from hug_vis_dataset.space.inspector import matte_overlay
     from hug_vis_dataset.space.viewer import clip_view, find_run
 
@@ -71,7 +71,7 @@ def test_matting_view_shows_output_reference_error_and_the_per_frame_curve(store
 
 
 def test_generation_view_shows_the_generated_frame_beside_the_reference(stored):
-    from hug_vis_dataset.media import iter_video_frames
+    from hug_vis_dataset.readers.media import iter_video_frames
     from hug_vis_dataset.space.viewer import NO_OUTPUTS, clip_view, find_run
 
     release, runs, _, vd = stored
@@ -88,7 +88,7 @@ def test_generation_view_shows_the_generated_frame_beside_the_reference(stored):
 def explorer_world(tmp_path_factory):
     """A store with a run no metric could score (audio-driven: its metrics need weights), the reference motion
     rows and Table 9's Real audio row, beside one scored matting run."""
-    from hug_vis_dataset.results import REAL_AUDIO_MODEL
+    from hug_vis_dataset.datamodel.results import REAL_AUDIO_MODEL
     from hug_vis_dataset.scoring.runner import evaluate_submission
     from hug_vis_dataset.space.explorer import Explorer
     from hug_vis_dataset.synth import synthesize
@@ -109,7 +109,7 @@ def explorer_world(tmp_path_factory):
 
 
 def test_a_run_without_scores_is_listed_and_its_outputs_shown(explorer_world):
-    from hug_vis_dataset.media import iter_video_frames
+    from hug_vis_dataset.readers.media import iter_video_frames
 
     explorer, talk = explorer_world
     label = f"Audio-driven video generation / {talk.name}"
@@ -127,7 +127,7 @@ def test_a_run_without_scores_is_listed_and_its_outputs_shown(explorer_world):
 
 
 def test_reference_motion_is_a_clip_property_listed_largest_first(explorer_world):
-    from hug_vis_dataset.media import iter_video_frames
+    from hug_vis_dataset.readers.media import iter_video_frames
 
     explorer, _ = explorer_world
     label = "Reference motion statistics (Fig. 11) / reference clips"

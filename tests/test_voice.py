@@ -185,7 +185,7 @@ def test_full_scale_clipped_audio_is_accepted():
 
 
 def test_missing_file_raises_media_error(tmp_path):
-    from hug_vis_dataset.media import MediaError
+    from hug_vis_dataset.readers.media import MediaError
 
     with pytest.raises(MediaError):
         voice.dnsmos(tmp_path / "nope.wav")
@@ -264,7 +264,7 @@ def test_cosine_similarity_hand_worked():
 # ----------------------------------------------------------------------------- real-audio pairing
 class FakeRecord:
     def __init__(self, clip_id: str):
-        from hug_vis_dataset.grid import ClipId
+        from hug_vis_dataset.datamodel.grid import ClipId
 
         self.clip_id = clip_id
         self.cid = ClipId.parse(clip_id)

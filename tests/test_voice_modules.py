@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from hug_vis_dataset.catalog import extras_of
-from hug_vis_dataset.release_info import requirements_lines
+from hug_vis_dataset.publish.release_info import requirements_lines
 import soundfile as sf
 
 from hug_vis_dataset.metrics import voice

@@ -26,7 +26,7 @@ from hug_vis_dataset import catalog
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    from hug_vis_dataset.results import REFERENCE_MODEL
+    from hug_vis_dataset.datamodel.results import REFERENCE_MODEL
     from hug_vis_dataset.scoring.runner import evaluate_submission
     from hug_vis_dataset.synth import synthesize
 
@@ -131,9 +131,9 @@ def test_leaderboard_show_prints_the_mos_tables_the_space_shows(world, tmp_path,
     """Tables 6, 8 and 10 on the command line: the same rows as the Space's board (one code path,
     leaderboard/human_rows.py), from the release's simulated raters, then from the store's own ratings log."""
     from hug_vis_dataset.cli import main
-    from hug_vis_dataset.escaping import terminal_markdown
+    from hug_vis_dataset.presentation.escaping import terminal_markdown
     from hug_vis_dataset.space.app import Explorer
-    from hug_vis_dataset.tables import markdown_table
+    from hug_vis_dataset.presentation.tables import markdown_table
 
     explorer = Explorer(world["release"], world["results"], work_dir=tmp_path / "work")
     for task in ("audio_driven", "vision_driven", "voice_cloning"):

@@ -231,7 +231,7 @@ def test_cache_clear_touches_only_cache_entries(tmp_path):
     """``hugvis cache clear --kind`` with a path for a kind is refused; a clear removes entries and nothing else."""
     import numpy as np
 
-    from hug_vis_dataset.features_cache import FeatureCache
+    from hug_vis_dataset.cache.features import FeatureCache
 
     cache_root = tmp_path / "cache"
     cache = FeatureCache(cache_root / "features")

@@ -5,7 +5,7 @@ medium, a processed copy of every clip's reference media in the submission layou
 (``OUT/variants/<task>/<transform>/``), scores it through the normal scorer
 (:func:`hug_vis_dataset.scoring.runner.run` of :func:`audit_request`) into the audit's own results root
 ``OUT/results/<task>/audit@<transform>/`` -- model names with the reserved prefix
-:data:`hug_vis_dataset.results.AUDIT_PREFIX`, so reports, analyses and the leaderboard's
+:data:`hug_vis_dataset.datamodel.results.AUDIT_PREFIX`, so reports, analyses and the leaderboard's
 readers leave them out -- and tabulates per metric:
 
 * ``identity``: the untouched media scored against the reference (PSNR's 100 dB cap, SSIM 1, MAD 0,
@@ -37,7 +37,7 @@ import numpy as np
 
 from .. import catalog
 from ..readers.json_files import read_json
-from ..results import AUDIT_PREFIX
+from ..datamodel.results import AUDIT_PREFIX
 from . import transforms as tr
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ class RobustnessResult:
 # ----------------------------------------------------------------------------- variants
 def _write_variant(task: str, transform: str, clip_id: str, source: dict, dst_root: Path) -> None:
     """One clip's processed prediction in the task's submission layout."""
-    from ..media import write_alpha_pngs, write_wav
+    from ..readers.media import write_alpha_pngs, write_wav
 
     medium = TASK_MEDIUM[task]
     if medium == "alpha":
@@ -95,7 +95,7 @@ def _write_variant(task: str, transform: str, clip_id: str, source: dict, dst_ro
 
 def _clip_sources(task: str, dataset, predictions: "str | Path | None"):
     """Yield ``(clip_id, source media dict)`` in grid order: the reference, or the submission's file."""
-    from ..media import iter_alpha_frames, read_audio
+    from ..readers.media import iter_alpha_frames, read_audio
     from ..references import open_reference_source
     from ..references.readers import iter_reference_alpha, read_reference_audio, reference_file
     from ..tasks import index_predictions
@@ -166,7 +166,7 @@ def paper_gaps(task: str, metric: str) -> list[float]:
         >>> len(paper_gaps("voice_cloning", "utmos"))  # six systems; the real-audio row left out
         5
     """
-    from ..paper_tables import UNRANKED_SOURCES, paper_frame
+    from ..datamodel.paper_tables import UNRANKED_SOURCES, paper_frame
 
     frame = paper_frame()
     sel = frame[(frame["task"] == task) & (frame["metric"] == metric) & ~frame["source"].isin(list(UNRANKED_SOURCES))]

@@ -48,7 +48,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ..media import X264_REPRODUCIBLE
+from ..readers.media import X264_REPRODUCIBLE
 from ..names import require_all_known, require_known
 
 
@@ -193,7 +193,7 @@ def encode_frames(frames: np.ndarray, name: str, rate: float, path: "str | Path 
     """
     import av
 
-    from ..media import rgb_to_yuv420p
+    from ..readers.media import rgb_to_yuv420p
 
     codec, options = _VIDEO_CODECS.get(name, ("ffv1", {"threads": "1", "slices": "4", "level": "3"}))
     target = str(path) if path is not None else io.BytesIO()
@@ -317,7 +317,7 @@ def process_audio(audio: np.ndarray, sample_rate: int, name: str) -> np.ndarray:
 
 
 def _resample(audio: np.ndarray, rate_in: int, rate_out: int) -> np.ndarray:
-    from ..media import resample
+    from ..readers.media import resample
 
     return resample(audio, rate_in, rate_out).astype(np.float32)
 
@@ -331,7 +331,7 @@ def read_video(path: "str | Path") -> "tuple[np.ndarray, float, np.ndarray | Non
     """RGB frames, frame rate, mono float32 audio (None when the file has none) and its rate."""
     import av
 
-    from ..media import video_info
+    from ..readers.media import video_info
 
     frames = decode_frames(path)
     rate = video_info(path, count_frames=False).fps

@@ -88,7 +88,7 @@ class Clip:
 
 def first_frames(path: str, n: int) -> np.ndarray:
     """The first ``n`` decoded frames of a video, uint8 (n, H, W, 3)."""
-    from ..media import iter_video_frames
+    from ..readers.media import iter_video_frames
 
     got = []
     for chunk in iter_video_frames(path, n):

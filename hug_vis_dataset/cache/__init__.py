@@ -1,1 +1,1 @@
-"""``hugvis cache``: what the content-addressed feature cache (:mod:`hug_vis_dataset.features_cache`) holds."""
+"""``hugvis cache``: what the content-addressed feature cache (:mod:`hug_vis_dataset.cache.features`) holds."""

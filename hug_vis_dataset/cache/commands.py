@@ -1,4 +1,4 @@
-"""``hugvis cache list|clear``: the reference features kept on disk (:mod:`hug_vis_dataset.features_cache`).
+"""``hugvis cache list|clear``: the reference features kept on disk (:mod:`hug_vis_dataset.cache.features`).
 
 Example:
     >>> import argparse
@@ -20,7 +20,7 @@ def _size(n: int) -> str:
 
 
 def _list(args) -> int:
-    from ..features_cache import FeatureCache
+    from .features import FeatureCache
 
     cache = FeatureCache()
     entries = cache.entries()
@@ -34,7 +34,7 @@ def _list(args) -> int:
 
 
 def _clear(args) -> int:
-    from ..features_cache import FeatureCache
+    from .features import FeatureCache
 
     cache = FeatureCache()
     count, size = cache.clear(args.kind)

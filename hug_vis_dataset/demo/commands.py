@@ -22,7 +22,7 @@ def run(out_dir: "str | Path", seed: int = 0, quick: bool = False, num_proc: int
 def register(subparsers) -> None:
     """Add ``hugvis demo``."""
     parser = subparsers.add_parser("demo", help="run the whole pipeline on the synthetic mini-grid")
-    from ..hub_access import DEMO_OUT
+    from ..readers.hub_access import DEMO_OUT
 
     parser.add_argument("--out", type=Path, default=DEMO_OUT)
     parser.add_argument("--seed", type=int, default=0)

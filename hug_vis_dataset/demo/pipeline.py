@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from ..labels import skipped_words
-from ..layout import SIMULATED_EMOTION_ANSWERS_FILE, SIMULATED_RATINGS_FILE, SIMULATED_SYSTEMS_DIR
+from ..presentation.labels import skipped_words
+from ..datamodel.layout import SIMULATED_EMOTION_ANSWERS_FILE, SIMULATED_RATINGS_FILE, SIMULATED_SYSTEMS_DIR
 from ..outputs import claim
 from ..statistics.rules import N_BOOT
 from ..tasks import TASKS
@@ -142,8 +142,8 @@ def build_front_doors(out_dir: "str | Path", grid: "dict | None" = None, seed: i
 
         build_front_doors("/tmp/tiny", grid=dict(actors=1, emotions=["Happy"], actions=1, scripts=1, seconds=0.4))
     """
-    from ..hub_access import DEMO_DATASET_DIR, DEMO_MODULES_DIR
-    from ..module_folders import write_module_folders
+    from ..readers.hub_access import DEMO_DATASET_DIR, DEMO_MODULES_DIR
+    from ..publish.module_folders import write_module_folders
     from ..synth import synthesize
     from ..validate import validate_release
 
@@ -231,7 +231,7 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
                     command_line=command_line)
     score_selfie_segmentation(release, out / "baselines", results, num_proc=num_proc, progress=progress,
                               command_line=command_line)
-    from ..results import REAL_AUDIO_MODEL, REFERENCE_MODEL
+    from ..datamodel.results import REAL_AUDIO_MODEL, REFERENCE_MODEL
     from ..tasks import REAL_AUDIO
 
     # Reference rows the report needs: Table 9's "Real audio" row and the reference motion

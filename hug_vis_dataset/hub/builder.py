@@ -54,7 +54,7 @@ from typing import Callable, Iterator, Sequence
 from .. import __version__, stopping
 from ..hashing import sha256_file
 from ..outputs import GUARD_FILES, Output, claim, clean_transients, discard, read_marker, transient_folder
-from ..release import ClipRecord, Release
+from ..datamodel.release import ClipRecord, Release
 from .build_info import (CHECKSUMS, FORMAT_VERSION, MANIFEST, STATE_DIR, BuildError, BuildOptions, BuildReport,
                          ShardEntry)
 from .card import render_card

@@ -19,15 +19,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from .. import catalog
-from ..citation import CITATION, HOMEPAGE, links_markdown
-from ..grid import EMOTION_NAMES, TABLE1
-from ..hub_access import HUB_DATASET_ID
+from ..presentation.citation import CITATION, HOMEPAGE, links_markdown
+from ..datamodel.grid import EMOTION_NAMES, TABLE1
+from ..readers.hub_access import HUB_DATASET_ID
 from .alpha import ALPHA_CODECS
 from .build_info import VIEWER_ROW_GROUP_BYTES, BuildOptions, BuildReport
 from .schema import COLUMN_SPECS, CONFIG_COLUMNS, CONFIG_PURPOSE, DEFAULT_CONFIG, features
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..release import ClipRecord
+    from ..datamodel.release import ClipRecord
 
 PRETTY_NAME = "HUG-VIS: Human-centered Understanding and Generation in VISual intelligence"
 REPO_ID = HUB_DATASET_ID

@@ -74,7 +74,7 @@ def _storage_report(args) -> int:
             raise BuildError(f"{args.repo_dir} has no {MANIFEST}: pass a repo folder written by `hugvis build`")
         release_bytes = None
         if args.release is not None:
-            from ..release import Release
+            from ..datamodel.release import Release
 
             release_bytes = release_media_bytes(list(Release(args.release)))
         storage = storage_report(args.repo_dir, release_bytes)

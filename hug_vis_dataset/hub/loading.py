@@ -2,7 +2,7 @@
 
 :func:`load` is the library's dataset front door for a user outside ``demo_out/``: it finds the
 built repo by explicit path, ``$HUGVIS_DATASET``, the demo's output, then the Hub id, and fails at
-once offline (:mod:`hug_vis_dataset.hub_access`) instead of letting ``datasets`` retry for ~23 s.
+once offline (:mod:`hug_vis_dataset.readers.hub_access`) instead of letting ``datasets`` retry for ~23 s.
 
 Example:
     >>> import os, tempfile
@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..hub_access import (DEMO_DATASET_DIR, DEMO_OUT, ENV_DATASET, HUB_DATASET_ID, LOAD_ALTERNATIVE, fetch_or_explain,
+from ..readers.hub_access import (DEMO_DATASET_DIR, DEMO_OUT, ENV_DATASET, HUB_DATASET_ID, LOAD_ALTERNATIVE, fetch_or_explain,
                           looks_like_hub_id, offline_flag)
 from ..readers.parquet_files import ParquetSchema, open_parquet
 from .build_info import MANIFEST
@@ -158,7 +158,7 @@ def load(config: str = DEFAULT_CONFIG, split: "str | None" = "test", dataset: "s
     Resolved by :func:`resolve_dataset` (explicit path, ``$HUGVIS_DATASET``, ``demo_out/hug-vis``,
     then the Hub id ``hugvis/hug-vis``). A local built repo is read offline; the Hub id is tried
     only when the Hub answers (or, with an offline flag set, from the ``datasets`` cache), so an
-    offline machine gets :class:`~hug_vis_dataset.hub_access.HubUnreachableError` at once.
+    offline machine gets :class:`~hug_vis_dataset.readers.hub_access.HubUnreachableError` at once.
 
     Args:
         config: ``clips``, ``emotion``, ``audio_driven``, ``vision_driven``, ``voice_cloning`` or ``matting``.

@@ -13,8 +13,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..regular_files import open_regular
-from ..release import ClipRecord
+from ..readers.regular_files import open_regular
+from ..datamodel.release import ClipRecord
 from .alpha import ALPHA_CODECS, DEFAULT_ALPHA_CODEC, encode_alpha
 from .schema import CONFIG_COLUMNS, check_config
 
@@ -28,7 +28,7 @@ def first_frame_png(video_path: "str | Path") -> bytes:
     """The first frame of a video as lossless RGB PNG bytes (deterministic)."""
     import cv2
 
-    from ..media import iter_video_frames
+    from ..readers.media import iter_video_frames
 
     frame = next(iter_video_frames(video_path, chunk_frames=1))[0]
     ok, buf = cv2.imencode(".png", np.ascontiguousarray(frame[..., ::-1]), [cv2.IMWRITE_PNG_COMPRESSION, 6])
@@ -43,7 +43,7 @@ def clip_row(config: str, record: ClipRecord, alpha_codec: str = DEFAULT_ALPHA_C
     Example:
         >>> import tempfile
         >>> from hug_vis_dataset.synth import synthesize
-        >>> from hug_vis_dataset.release import Release
+        >>> from hug_vis_dataset.datamodel.release import Release
         >>> root = tempfile.mkdtemp()
         >>> _ = synthesize(root, actors=1, emotions=["Sad"], actions=1, scripts=1, seconds=0.2,
         ...                size=(64, 36), systems=False)
@@ -51,7 +51,7 @@ def clip_row(config: str, record: ClipRecord, alpha_codec: str = DEFAULT_ALPHA_C
         >>> row["speaker_id"], row["emotion"], row["reference_audio"]["path"]
         ('actor_0001', 'Sad', 'actor_0001_sad_action_01_script_001.wav')
     """
-    from ..media import iter_alpha_frames
+    from ..readers.media import iter_alpha_frames
 
     columns = CONFIG_COLUMNS[check_config(config)]
     cid = record.cid

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..grid import EMOTION_NAMES
+from ..datamodel.grid import EMOTION_NAMES
 
 #: Columns every config carries, so any result joins back to the grid.
 KEY_COLUMNS: tuple[str, ...] = ("clip_id", "actor_id", "emotion", "action_id", "script_id")

@@ -17,7 +17,7 @@ from typing import Sequence
 
 from ..hashing import sha256_file
 from ..readers.json_files import read_json, require_fields
-from ..release import ClipRecord
+from ..datamodel.release import ClipRecord
 from ..outputs import mark_work, write_text_file
 from .build_info import FORMAT_VERSION, MANIFEST, STATE_DIR, BuildError, BuildOptions, ShardEntry
 from .loading import open_shard
@@ -91,7 +91,7 @@ BUILDER_PREFIX = "hug-vis "
 
 def metadata_sha256(release_dir: "str | Path") -> "str | None":
     """sha256 of the release's metadata CSV: which release a build was made from (None: no CSV)."""
-    from ..layout import layout_for
+    from ..datamodel.layout import layout_for
 
     path = Path(release_dir) / layout_for(Path(release_dir)).metadata_csv
     return sha256_file(path) if path.is_file() else None

@@ -22,7 +22,7 @@ labels of ``n_ok`` and ``n_failed``), coverage and a link to their provenance (`
 in its cells, and the notes name the command that fixes it.
 
 Example:
-    >>> from hug_vis_dataset.paper_tables import paper_frame
+    >>> from hug_vis_dataset.datamodel.paper_tables import paper_frame
     >>> view = board(paper_rows(paper_frame()), 11)
     >>> list(view.frame.columns[:4])
     ['Model', 'Origin', 'Scored by', 'MAD ↓ (×1e3)']
@@ -37,10 +37,10 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from .. import catalog
-from ..paper_tables import PAPER_COLUMNS, TASK_TABLES, UNRANKED_SOURCES, table_info
-from ..results import (BASELINE_MODEL, EMOTION_MODEL_SEP, PEOPLE_MODEL, PEOPLE_NOTE, REAL_AUDIO_MODEL,
+from ..datamodel.paper_tables import PAPER_COLUMNS, TASK_TABLES, UNRANKED_SOURCES, table_info
+from ..datamodel.results import (BASELINE_MODEL, EMOTION_MODEL_SEP, PEOPLE_MODEL, PEOPLE_NOTE, REAL_AUDIO_MODEL,
                        RESERVED_LABELS, baseline_note, reserved_label)
-from ..escaping import markdown_code_text, markdown_text
+from ..presentation.escaping import markdown_code_text, markdown_text
 from ..statistics.ranking import Entry, rank_column
 from ..statistics.rules import PARTIAL_RULE, RANK_POOLS, comparison_set  # noqa: F401 (the board's rules)
 from ..statistics.sums import RowsIndex
@@ -203,7 +203,7 @@ def mos_rows(mos, origin: str, note: str = ""):
 def people_rows(table, origin: str, simulated: bool = False):
     """Board rows of Table 4's People row per input setting from :func:`hug_vis_dataset.studies.people.accuracy_table`
     (``setting, accuracy, ci_low, ci_high, n_clips, n_answers, n_raters``): the accuracy in %, the interval and the
-    answers behind it in ``detail``, never ranked (a reserved row, :data:`hug_vis_dataset.results.PEOPLE_MODEL`);
+    answers behind it in ``detail``, never ranked (a reserved row, :data:`hug_vis_dataset.datamodel.results.PEOPLE_MODEL`);
     ``simulated``: the synthetic release's simulated raters (said in the provenance column).
 
     Example:
@@ -330,7 +330,7 @@ def board_rows(runs: Iterable, *extra) -> "object":
     board rows (:func:`mos_rows`)."""
     import pandas as pd
 
-    from ..paper_tables import paper_frame
+    from ..datamodel.paper_tables import paper_frame
 
     parts = [paper_rows(paper_frame()), stored_rows(runs), *extra]
     return pd.concat([p for p in parts if len(p)], ignore_index=True)
@@ -387,7 +387,7 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
             only separable rows keep a best / second mark.
 
     Every note is Markdown; text taken from stored data in it (reasons, paths, names) is escaped
-    with :func:`hug_vis_dataset.escaping.markdown_text`.
+    with :func:`hug_vis_dataset.presentation.escaping.markdown_text`.
 
     Returns:
         A :class:`Board`; with no row left it has the headers and a note saying which filter or

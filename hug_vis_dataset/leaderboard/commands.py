@@ -13,13 +13,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..hub_access import HUB_REQUESTS_ID as DEFAULT_REQUESTS_REPO, HUB_RESULTS_ID as DEFAULT_RESULTS_REPO
+from ..readers.hub_access import HUB_REQUESTS_ID as DEFAULT_REQUESTS_REPO, HUB_RESULTS_ID as DEFAULT_RESULTS_REPO
 
 
 def _show(args: argparse.Namespace) -> int:
     from .. import catalog
-    from ..escaping import terminal_markdown
-    from ..tables import markdown_table
+    from ..presentation.escaping import terminal_markdown
+    from ..presentation.tables import markdown_table
     from .board import CLI_REVEAL, DEFAULT_ORIGINS, SYNTHETIC, board, board_rows, clip_rows_of
     from .human_rows import human_rows, simulated_ratings, store_ratings
     from .store import LocalResultsStore

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import catalog
-from ..layout import SIMULATED_RATINGS_FILE, SIMULATED_SYSTEMS_DIR
+from ..datamodel.layout import SIMULATED_RATINGS_FILE, SIMULATED_SYSTEMS_DIR
 from ..studies.judgments import SIMULATED, Source, task_sources
 from ..studies.mos_qc import QcSelection
 from ..studies.rater_qc import QcRules

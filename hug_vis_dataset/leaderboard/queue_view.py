@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..escaping import html_text, one_line
+from ..presentation.escaping import html_text, one_line
 from .requests import RUNNING, QueueState, ScoringRequest, seconds_since, summarise
 
 COLUMNS = ("Task", "Model", "State", "Queue position", "Submitted", "Started", "Last heartbeat", "Progress",

@@ -310,7 +310,7 @@ class RequestsRepo:
     def read(self) -> QueueState:
         """Every request at the current head, validated, oldest first."""
         if self.probe_hub:
-            from ..hub_access import require_reachable
+            from ..readers.hub_access import require_reachable
 
             require_reachable(self.repo_id, "check HF_ENDPOINT and the requests repo id")
         try:

@@ -77,7 +77,7 @@ def check_model_name(name: str) -> str:
         ...
         hug_vis_dataset.leaderboard.store.ModelNameError: model name 'my model' must be 1-64 letters, digits, '.', '_', '-', '+', '@' or '=' (no spaces or slashes), starting with a letter or digit
     """
-    from ..results import model_name_problem
+    from ..datamodel.results import model_name_problem
 
     name = (name or "").strip()
     problem = model_name_problem(name)  # the one rule: the characters, and no spelling of a reserved name
@@ -260,7 +260,7 @@ class HubResultsStore(LocalResultsStore):
     def pull(self) -> None:
         """Refresh the mirror from the repo (the revision read becomes the base of the next commit)."""
         if self.probe_hub:
-            from ..hub_access import require_reachable
+            from ..readers.hub_access import require_reachable
 
             require_reachable(self.repo_id, LOCAL_ALTERNATIVE)
         try:

@@ -1,7 +1,7 @@
 """Cross-task analyses of paper section 4.3 (Eq. 1-4), computed from per-clip result rows.
 
 Inputs are rows with at least ``model``, ``task``, ``clip_id``, ``metric``, ``value`` (see
-:mod:`hug_vis_dataset.results`); the emotion of a row comes from its clip id. Rows whose ``status``
+:mod:`hug_vis_dataset.datamodel.results`); the emotion of a row comes from its clip id. Rows whose ``status``
 is not ``ok`` (when a status column exists) or whose value is not finite are left out and counted.
 Every function sorts its rows into a canonical order before aggregating, so results do not depend
 on row order, bit for bit.
@@ -34,8 +34,8 @@ from typing import NamedTuple, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..grid import EMOTION_NAMES, ClipId
-from ..results import reference_rows
+from ..datamodel.grid import EMOTION_NAMES, ClipId
+from ..datamodel.results import reference_rows
 from ..statistics.basics import OLSFit, minmax, ols_fit, spearman
 
 ORIENTATIONS = ("retain", "negate", "complement")
@@ -148,7 +148,7 @@ class PreparedRows(NamedTuple):
 def prepare_rows(rows: "Iterable[Mapping] | Any", need_task: bool = True):
     """Valid rows as a canonically sorted DataFrame with an ``emotion`` column from the clip id.
 
-    Rows of reserved model names (:data:`hug_vis_dataset.results.REFERENCE_MODELS`: the
+    Rows of reserved model names (:data:`hug_vis_dataset.datamodel.results.REFERENCE_MODELS`: the
     Real-audio row, reference statistics, the built-in baselines) are left out, so stored ``rows.parquet`` of every task
     can be passed as they are.
 

@@ -1,7 +1,7 @@
 """Seven-class emotion recognition scoring (paper Table 4).
 
 Predictions of zero-shot multimodal LLMs are free text in English or Chinese. :func:`parse_answer`
-maps an answer to one of the seven :class:`~hug_vis_dataset.grid.Emotion` classes or to ``None``
+maps an answer to one of the seven :class:`~hug_vis_dataset.datamodel.grid.Emotion` classes or to ``None``
 (``unparsed``); :func:`emotion_accuracy` scores answers against reference labels, counting an
 unparsed answer as wrong and reporting how many there were.
 
@@ -51,10 +51,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
 
-from ..grid import EMOTION_ALIASES, EMOTION_NAMES, EMOTIONS, ClipId, Emotion, parse_emotion
+from ..datamodel.grid import EMOTION_ALIASES, EMOTION_NAMES, EMOTIONS, ClipId, Emotion, parse_emotion
 from ..readers import InputFileError
 from ..readers.json_files import json_type_name, loads_strict
-from ..textio import parse_form
+from ..readers.textio import parse_form
 
 UNPARSED = "unparsed"
 
@@ -264,7 +264,7 @@ def emotion_accuracy(
 
     Args:
         predictions: labels or free-text answers, parsed by :func:`parse_answer`.
-        references: labels; anything :func:`hug_vis_dataset.grid.parse_emotion` accepts.
+        references: labels; anything :func:`hug_vis_dataset.datamodel.grid.parse_emotion` accepts.
         input_settings: optional setting per example (``"Video + Text"`` ...); when given, the
             result also holds ``by_input_setting`` with one full result per setting (names
             normalised by :func:`normalize_input_setting`), in Table 4 order.
@@ -435,7 +435,7 @@ def iter_prediction_lines(path: "str | Path") -> Iterator[tuple[str, "dict | Non
     Raises:
         ValueError: the file is not UTF-8 text (names the file and line).
     """
-    from ..textio import read_text_lines
+    from ..readers.textio import read_text_lines
 
     name = Path(path).name
     for lineno, line in read_text_lines(path):

@@ -325,7 +325,7 @@ def dtssd(pred: Any, ref: Any) -> np.ndarray:
 def _chunks_of(source: Any, chunk_frames: int) -> Iterator[np.ndarray]:
     """Chunks from a path (PNG folder / video), an array (T, H, W) or an iterable of chunks."""
     if isinstance(source, (str, Path)):
-        from ..media import iter_alpha_frames
+        from ..readers.media import iter_alpha_frames
 
         yield from iter_alpha_frames(source, chunk_frames)
     elif isinstance(source, np.ndarray):

@@ -334,14 +334,14 @@ def strength_agreement(strengths: Any, mos_means: Any = None, metric_means: Any 
 def paper_table_pairs(path: Any = None) -> list[tuple[str, int, int]]:
     """``(task, objective table, subjective table)`` of every generation task the paper rates.
 
-    The objective table of a task is :data:`hug_vis_dataset.paper_tables.TASK_TABLES`'s; the
+    The objective table of a task is :data:`hug_vis_dataset.datamodel.paper_tables.TASK_TABLES`'s; the
     subjective one is the paper's other table of that task.
 
     Example:
         >>> paper_table_pairs()
         [('audio_driven', 5, 6), ('vision_driven', 7, 8), ('voice_cloning', 9, 10)]
     """
-    from ..paper_tables import TASK_TABLES, paper_data
+    from ..datamodel.paper_tables import TASK_TABLES, paper_data
 
     out = []
     for task, objective in TASK_TABLES.items():
@@ -364,7 +364,7 @@ def paper_agreement(top_k: int = DEFAULT_TOP_K, path: Any = None):
     """
     import pandas as pd
 
-    from ..paper_tables import UNRANKED_SOURCES, paper_frame, table_info
+    from ..datamodel.paper_tables import UNRANKED_SOURCES, paper_frame, table_info
 
     values = paper_frame(path)
     values = values[~values["source"].isin(UNRANKED_SOURCES)]
@@ -396,7 +396,7 @@ def agreement_markdown(frame, path: Any = None) -> str:
     Metric and criterion names are the paper's column headers (automatic metrics through
     :func:`hug_vis_dataset.catalog.spec`, MOS criteria from the paper's table).
     """
-    from ..paper_tables import paper_data
+    from ..datamodel.paper_tables import paper_data
     from ..catalog import spec as metric_spec
 
     criterion_display = {}

@@ -27,7 +27,7 @@ from ..statistics.paired import (DEFAULT_LEVEL, PairedTest, SignificanceInputErr
 def _rows_frame(rows: "Iterable[Mapping] | Any"):
     import pandas as pd
 
-    from ..grid import ClipId
+    from ..datamodel.grid import ClipId
 
     frame = rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
     missing = [c for c in ("model", "clip_id", "value") if c not in frame.columns]

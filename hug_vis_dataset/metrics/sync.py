@@ -5,7 +5,7 @@ The syncnet_python / LatentSync pipeline (:func:`syncnet_clip`): the video on th
 for frame), 16 kHz mono audio through ffmpeg's default resampler with no MP3 step
 (:func:`~.sync_timeline.video_audio_16k`), face tracks, 224x224 crops, SyncNet embeddings of 5-frame windows against
 MFCC windows, the offset search of :mod:`hug_vis_dataset.models.syncnet`. Models are injected or
-loaded from the weights layer; decoding goes through :mod:`hug_vis_dataset.media` in chunks.
+loaded from the weights layer; decoding goes through :mod:`hug_vis_dataset.readers.media` in chunks.
 
 The face detection can come from outside (:func:`syncnet_from_detections`): the audio-driven task's
 one-decode pass (:func:`hug_vis_dataset.tasks.generation.video_pass`) records the boxes CSIM's
@@ -40,7 +40,7 @@ def _boxes_of(detector, frame: np.ndarray) -> list:
 def _frames_at(video_path, keep: np.ndarray, chunk_frames: int, start: int = 0, stop: "int | None" = None
                ) -> Iterator[tuple[int, np.ndarray]]:
     """(output index, frame) of output frames ``start..stop-1`` of the resampled timeline ``keep``."""
-    from ..media import iter_video_frames
+    from ..readers.media import iter_video_frames
 
     stop = len(keep) if stop is None else stop
     o, i = start, 0
@@ -70,7 +70,7 @@ class SourceDetections:
     """
 
     def __init__(self, video_path: "str | Path", detector) -> None:
-        from ..media import video_info
+        from ..readers.media import video_info
         from ..models.syncnet import SYNC_FPS
 
         info = video_info(video_path)
@@ -137,7 +137,7 @@ def syncnet_clip(video_path: "str | Path", net=None, detector=None, vshift: int 
     Raises:
         SyncFailure: no face track passes the filters, or no track is long enough to score.
     """
-    from ..media import video_info
+    from ..readers.media import video_info
     from ..models.syncnet import SYNC_FPS, load_syncnet
 
     if detector is None:
@@ -168,9 +168,9 @@ def syncnet_from_detections(video_path: "str | Path", source_detections: list, n
 
     Raises:
         ValueError: the number of entries is not the container's frame count
-            (:func:`hug_vis_dataset.media.video_info`), or a frame on the timeline has ``None``.
+            (:func:`hug_vis_dataset.readers.media.video_info`), or a frame on the timeline has ``None``.
     """
-    from ..media import video_info
+    from ..readers.media import video_info
     from ..models.syncnet import SYNC_FPS, load_syncnet
 
     net = net if net is not None else load_syncnet()

@@ -32,7 +32,7 @@ from typing import Iterator
 import numpy as np
 
 from ..errors import InputFileError
-from ..regular_files import check_regular
+from ..readers.regular_files import check_regular
 
 SYNC_TIMELINE_FPS = 25
 """Frame rate of the SyncNet timeline (the reference pipelines' ``-r 25``)."""
@@ -260,7 +260,7 @@ def video_audio_16k(path: "str | Path") -> np.ndarray:
 
     Example:
         >>> import tempfile, os, numpy as np
-        >>> from hug_vis_dataset.media import write_wav
+        >>> from hug_vis_dataset.readers.media import write_wav
         >>> path = os.path.join(tempfile.mkdtemp(), "tone.wav")
         >>> write_wav(path, 0.5 * np.sin(np.arange(48000) / 48000 * 2 * np.pi * 440), 48000)
         >>> video_audio_16k(path).shape

@@ -93,7 +93,7 @@ class VarianceDecomposition:
 def _prepare(rows: "Iterable[Mapping] | Any"):
     import pandas as pd
 
-    from ..grid import ClipId
+    from ..datamodel.grid import ClipId
 
     frame = rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
     if frame.empty:
@@ -109,7 +109,7 @@ def _prepare(rows: "Iterable[Mapping] | Any"):
             frame[column] = frame["clip_id"].map({c: f[column] for c, f in fields.items()})
     missing = [c for c in (*_CELL, "value") if c not in frame.columns]
     if missing:
-        raise VarianceInputError(f"rows lack columns {missing} (see hug_vis_dataset.results.RESULT_COLUMNS)")
+        raise VarianceInputError(f"rows lack columns {missing} (see hug_vis_dataset.datamodel.results.RESULT_COLUMNS)")
     frame = frame[np.isfinite(frame["value"].astype(float))]
     if frame.empty:
         raise VarianceInputError("no finite values with status ok to decompose")
@@ -194,7 +194,7 @@ def variance_decomposition(rows: "Iterable[Mapping] | Any") -> VarianceDecomposi
 
     Args:
         rows: per-clip result rows of one task metric (columns of
-            :data:`hug_vis_dataset.results.RESULT_COLUMNS`; ``model``, ``actor_id``, ``emotion``,
+            :data:`hug_vis_dataset.datamodel.results.RESULT_COLUMNS`; ``model``, ``actor_id``, ``emotion``,
             ``action_id``, ``script_id`` and ``value`` are used, grid fields are read from
             ``clip_id`` when absent). Rows whose status is not ``ok`` or whose value is not finite
             are left out.

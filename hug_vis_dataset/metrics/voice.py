@@ -5,7 +5,7 @@ returns plain Python floats. Input handling is the same for all three metrics
 (:func:`prepare_audio`):
 
 * **channels** -- a 2-D array is ``(samples, channels)`` (what ``soundfile`` returns) and is
-  averaged over channels; files are read the same way (:func:`hug_vis_dataset.media.read_audio`).
+  averaged over channels; files are read the same way (:func:`hug_vis_dataset.readers.media.read_audio`).
 * **resampling** -- to 16 kHz with ``librosa.resample(..., res_type="soxr_hq")`` in float64
   (:data:`DNSMOS_RESAMPLER`, :func:`resample_to`): what torchmetrics' and speechmos' DNSMOS and
   Resemblyzer's ``preprocess_wav`` compute on librosa >= 0.10. The original DNSMOS script ran on
@@ -168,7 +168,7 @@ def prepare_audio(source: AudioSource, sample_rate: "int | None" = None) -> np.n
         (16000,)
     """
     if isinstance(source, (str, Path)):
-        from ..media import read_audio
+        from ..readers.media import read_audio
 
         audio, sample_rate = read_audio(source, mono=True)
         what = f"audio file {source}"
@@ -284,7 +284,7 @@ def dnsmos_file_windows(path: "str | Path") -> Iterator[np.ndarray]:
     """
     import soundfile as sf
 
-    from ..media import audio_info
+    from ..readers.media import audio_info
 
     frames, rate, _ = audio_info(path)
     window = int(DNSMOS_INPUT_SECONDS * SAMPLE_RATE)
@@ -521,7 +521,7 @@ def real_audio_pairs(records: Sequence) -> tuple[list[RealAudioPair], list[str]]
     below the paper's (it is the same-speaker ceiling for *different* content).
 
     Args:
-        records: :class:`hug_vis_dataset.release.ClipRecord` objects (e.g. ``list(Release(root))``).
+        records: :class:`hug_vis_dataset.datamodel.release.ClipRecord` objects (e.g. ``list(Release(root))``).
 
     Returns:
         ``(pairs, unpaired_clip_ids)``, pairs in grid order.

@@ -28,7 +28,7 @@ import stat
 from pathlib import Path
 from typing import Iterator, Mapping
 
-from ..digests import sha256_file
+from ..readers.digests import sha256_file
 from ..errors import ToolUsageError
 from . import files
 from .transient import MARKER as TRANSIENT_MARKER

@@ -367,7 +367,7 @@ def _require_hub_model(model: str) -> None:
     """A Hub id that is not cached, on a machine that cannot reach the Hub: fail now, not after retries."""
     from huggingface_hub import try_to_load_from_cache
 
-    from ..hub_access import looks_like_hub_id, require_reachable
+    from ..readers.hub_access import looks_like_hub_id, require_reachable
 
     if not looks_like_hub_id(model) or isinstance(try_to_load_from_cache(model, "config.json"), str):
         return
@@ -382,7 +382,7 @@ def _local_config(model: str) -> "dict | None":
         PredictSetupError: not a folder nor a Hub id, no ``config.json``, or one that is not a
             UTF-8 JSON object (the message names the file and the fix).
     """
-    from ..hub_access import looks_like_hub_id
+    from ..readers.hub_access import looks_like_hub_id
 
     config = Path(model) / "config.json"
     if not config.is_file():

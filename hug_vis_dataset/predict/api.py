@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..outputs import claim
-from ..results import BASELINE_MODEL
+from ..datamodel.results import BASELINE_MODEL
 from .clips import open_clip_source
 from .runner import PredictSetupError, PredictSummary, run_file_task
 

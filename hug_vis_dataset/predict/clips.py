@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Mapping
 
-from ..grid import ClipId
+from ..datamodel.grid import ClipId
 from ..references import (
     METADATA_COLUMNS,
     ReferenceClip,
@@ -142,7 +142,7 @@ def reference_frame_count(clip: ClipInputs) -> int:
     """Frames of the clip's video: the recorded count, else counted by decoding the video."""
     if clip.num_frames:
         return int(clip.num_frames)
-    from ..media import video_info
+    from ..readers.media import video_info
 
     with reference_file(clip.media["video"], ".mp4") as path:
         return video_info(path).frames
@@ -152,7 +152,7 @@ def reference_fps(clip: ClipInputs) -> float:
     """Frame rate of the clip's video: the recorded one, else the video header's."""
     if clip.fps:
         return float(clip.fps)
-    from ..media import video_info
+    from ..readers.media import video_info
 
     with reference_file(clip.media["video"], ".mp4") as path:
         return video_info(path, count_frames=False).fps

@@ -69,7 +69,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from ..grid import EMOTION_NAMES, ClipId
+from ..datamodel.grid import EMOTION_NAMES, ClipId
 from ..metrics.emotion import INPUT_SETTING_ORDER, normalize_input_setting, option_shifts, parse_answer, rotated_options
 from ..tasks.emotion import PREDICTIONS_FILE  # the file the scorer reads
 from .runner import PredictionError, PredictLog, PredictSetupError, PredictSummary, run_units
@@ -185,7 +185,7 @@ def sample_frame_indices(total: int, count: int) -> list[int]:
 
 def read_frames(video: "str | Path", indices: Sequence[int], chunk_frames: int = 32) -> list[np.ndarray]:
     """The frames of ``video`` at ``indices`` (sorted), decoding in chunks and keeping only those."""
-    from ..media import iter_video_frames
+    from ..readers.media import iter_video_frames
 
     wanted, frames, start = sorted(set(indices)), {}, 0
     for chunk in iter_video_frames(video, chunk_frames):
@@ -217,7 +217,7 @@ def emotion_inputs(clip, setting: str, language: str = "auto", video_frames: int
     Media paths inside it are valid only within the ``with`` block (a repo's media are written
     to temporary files).
     """
-    from ..media import video_info
+    from ..readers.media import video_info
     from ..references import read_reference_audio, reference_file
 
     modalities = setting_modalities(setting)
@@ -288,7 +288,7 @@ def read_answers(path: Path) -> dict[tuple, dict]:
     if not path.is_file():
         return answers
     from ..readers.json_files import loads_strict
-    from ..textio import read_text_lines
+    from ..readers.textio import read_text_lines
 
     for lineno, line in read_text_lines(path):  # strict UTF-8: a GBK file is one line naming it
         if not line.strip():

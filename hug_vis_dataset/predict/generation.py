@@ -25,7 +25,7 @@ Generators usually run as their own scripts, so the toolkit does not call them. 
   (``hugvis predict TASK --collect OUTPUTS --out SUBMISSION``), checking each clip: frame count
   and frame rate equal to the reference video (and size, for vision-driven; an audio track, for
   audio-driven: lip-sync metrics read the prediction's own audio); voice: not empty,
-  at the release's sample rate (other rates are resampled with :func:`hug_vis_dataset.media.resample`
+  at the release's sample rate (other rates are resampled with :func:`hug_vis_dataset.readers.media.resample`
   and the log says so).
 
 Baselines (``--model baseline``), trivial by design, to give every task a real row:
@@ -49,7 +49,7 @@ import numpy as np
 
 from ..readers import InputFileError
 from ..readers.json_files import read_json, require_fields
-from ..regular_files import check_regular
+from ..readers.regular_files import check_regular
 from .clips import ClipInputs, reference_fps, reference_frame_count
 from .runner import FileTask, PredictionError
 
@@ -101,7 +101,7 @@ def check_video(path: "str | Path", clip: ClipInputs, same_size: bool, with_audi
     Raises:
         PredictionError: naming what differs.
     """
-    from ..media import MediaError, video_info
+    from ..readers.media import MediaError, video_info
 
     try:
         info = video_info(path)
@@ -124,7 +124,7 @@ def check_video(path: "str | Path", clip: ClipInputs, same_size: bool, with_audi
 
 def check_audio(path: "str | Path", clip: ClipInputs) -> dict:
     """A generated recording must be readable, not empty, at the release's sample rate."""
-    from ..media import MediaError, audio_info
+    from ..readers.media import MediaError, audio_info
 
     try:
         frames, rate, _ = audio_info(path)
@@ -170,7 +170,7 @@ class CopySourceFrame(_GenerationOutput):
     """Baseline of audio- and vision-driven generation: the source portrait, held still."""
 
     def write(self, clip, path: Path) -> dict:
-        from ..media import write_video
+        from ..readers.media import write_video
         from ..references import read_reference_audio, read_reference_portrait
 
         portrait = read_reference_portrait(clip.media["portrait"])
@@ -184,7 +184,7 @@ class ReferenceReplay(_GenerationOutput):
     """Baseline of voice cloning: the enrollment recording written back as the clone."""
 
     def write(self, clip, path: Path) -> dict:
-        from ..media import write_wav
+        from ..readers.media import write_wav
         from ..references import read_reference_audio
 
         audio, rate = read_reference_audio(clip.media["audio"])
@@ -314,7 +314,7 @@ class CollectOutputs(_GenerationOutput):
 
     @staticmethod
     def _collect_audio(source: Path, clip, path: Path) -> dict:
-        from ..media import MediaError, audio_info, read_audio, resample, write_wav
+        from ..readers.media import MediaError, audio_info, read_audio, resample, write_wav
 
         try:
             _, rate, _ = audio_info(source)

@@ -97,7 +97,7 @@ def matte_chunks(chunks: Iterable[np.ndarray], model: Callable[[np.ndarray], np.
 def matte_clip(video: "str | Path", model: Callable[[np.ndarray], np.ndarray], folder: "str | Path",
                chunk_frames: int = 32) -> int:
     """Write the alpha of every frame of ``video`` as ``folder/000000.png ...``; return the count."""
-    from ..media import iter_video_frames, write_alpha_pngs
+    from ..readers.media import iter_video_frames, write_alpha_pngs
 
     reset = getattr(model, "reset", None)
     if callable(reset):
@@ -108,7 +108,7 @@ def matte_clip(video: "str | Path", model: Callable[[np.ndarray], np.ndarray], f
 def matte_clip_path(video: "str | Path", model: Callable, folder: "str | Path", height: int, width: int) -> int:
     """Write the alpha a clip-level model returns for ``model(video_path)``: one (T, H, W) array
     or, to keep memory flat, an iterable of (n, H, W) chunks in frame order."""
-    from ..media import write_alpha_pngs
+    from ..readers.media import write_alpha_pngs
 
     result = model(str(video))
     chunks = [result] if isinstance(result, np.ndarray) else result
@@ -151,7 +151,7 @@ class MattingPrediction(FileTask):
             if clip.width and clip.height:
                 width, height = clip.width, clip.height
             else:
-                from ..media import video_info
+                from ..readers.media import video_info
 
                 info = video_info(video, count_frames=False)
                 width, height = info.width, info.height

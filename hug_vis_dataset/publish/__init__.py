@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..outputs import GUARD_FILES, claim, scratch
-from .. import release_info
+from . import release_info
 from ..hashing import digest_file
-from ..hub_access import HUB_DATASET_ID, require_reachable
+from ..readers.hub_access import HUB_DATASET_ID, require_reachable
 from .checks import (GATED_FIELDS, PYPI_JSON_URL, SPACE_SDKS, IndexLookup, IndexLookupError, PublishError,
                      PublishProblems, RepoTarget, check_installable, check_requirements, check_source_requirements, check_wheel, ensure_gated,
                      library_requirement, pypi_versions, validate_card, wheel_mismatches, write_space_requirements)
@@ -49,7 +49,7 @@ OFFLINE_ALTERNATIVE = ("`hugvis publish --dry-run OUT_DIR` builds and checks eve
 # The output guard's marker and ledger (hug_vis_dataset.outputs) are local bookkeeping, never published.
 SKIP_NAMES = frozenset({".git", "__pycache__", ".cache", ".gitattributes", ".build_state", *GUARD_FILES})
 #: The fix of a generated ``metrics/<name>/`` folder: generate it again from the catalog.
-MODULE_FIX = "regenerate the module folders with `python -m hug_vis_dataset.module_folders metrics`, or remove the folder"
+MODULE_FIX = "regenerate the module folders with `python -m hug_vis_dataset.publish.module_folders metrics`, or remove the folder"
 
 __all__ = [
     "DEFAULT_DATASET_REPO", "DEFAULT_ORG", "EXPLORER_NAME", "GATED_FIELDS", "IndexLookup", "IndexLookupError",

@@ -4,7 +4,7 @@ Offline checks of a dataset or Space card (:func:`validate_card`, :func:`ensure_
 ``requirements.txt`` must name this library's version exactly or a bundled wheel of it
 (:func:`check_requirements`), and that version must be installable (:func:`check_installable`
 asks the package index, failing closed); a bundled wheel must hold exactly this checkout's code
-(:func:`check_wheel`). The requirement text comes from :mod:`hug_vis_dataset.release_info`.
+(:func:`check_wheel`). The requirement text comes from :mod:`hug_vis_dataset.publish.release_info`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .. import release_info
+from . import release_info
 from ..errors import HugvisError
 
 #: The library's source folder (what a bundled wheel must match).
@@ -117,7 +117,7 @@ def validate_card(folder: "str | Path", repo_type: str) -> list[str]:
             problems.append(f"{readme}: no title")
         if data.get("sdk") == "gradio":
             # What the Hub builds: gradio==sdk_version on python_version, then requirements.txt.
-            from ..module_folders import GRADIO_VERSION, PYTHON_VERSION
+            from .module_folders import GRADIO_VERSION, PYTHON_VERSION
 
             if str(data.get("sdk_version")) != GRADIO_VERSION:
                 problems.append(f"{readme}: sdk_version {data.get('sdk_version')!r} is not the Gradio the apps are "

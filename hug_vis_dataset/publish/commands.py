@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import publish as api
-from .. import release_info
+from . import release_info
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from ..textio import TextEncodingError, csv_header_problem, iter_text_lines
+from .textio import TextEncodingError, csv_header_problem, iter_text_lines
 from .base import InputFileError
 from .json_files import encoding_error
 

@@ -25,7 +25,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..textio import TextEncodingError, iter_text_lines, read_text
+from .textio import TextEncodingError, iter_text_lines, read_text
 from .base import InputFileError
 from .values import depth_problem, json_number
 
@@ -72,10 +72,10 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_re
 
 
 def encoding_error(path: "str | Path", err: Exception) -> InputFileError:
-    """A :class:`~hug_vis_dataset.textio.TextEncodingError` as the readers' error, with textio's very text.
+    """A :class:`~hug_vis_dataset.readers.textio.TextEncodingError` as the readers' error, with textio's very text.
 
     Example:
-        >>> from hug_vis_dataset.textio import TextEncodingError
+        >>> from hug_vis_dataset.readers.textio import TextEncodingError
         >>> err = encoding_error("a.csv", TextEncodingError("a.csv: line 2 is not UTF-8 (byte 0xbf at "
         ...                      "column 1); re-save the file as UTF-8 (with or without BOM)"))
         >>> str(err)

@@ -6,7 +6,7 @@ samples and ignores the rest, and a file cut inside the ``data`` chunk header re
 length zero. A video whose ``moov`` is at the front opens, and a cut at a packet boundary decodes
 as fewer frames without a word. Each of these was scored as a good clip. This module reads the
 headers (O(header): chunk headers by seeking, never the samples) and says what the payload must
-hold; :mod:`hug_vis_dataset.media` raises when the decode does not deliver it:
+hold; :mod:`hug_vis_dataset.readers.media` raises when the decode does not deliver it:
 
 * :func:`wav_layout` -- the RIFF/WAVE chunk walk: the ``data`` chunk must fit in the file, hold a
   whole number of frames, and be followed only by well-formed chunks; the RIFF size must not
@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from .base import InputFileError
-from ..regular_files import open_regular
+from .regular_files import open_regular
 
 #: The fix for a media file whose header does not match its payload.
 MEDIA_FIX = "replace it with a complete copy of the file"

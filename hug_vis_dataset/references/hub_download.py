@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..hub_access import DATASET_ALTERNATIVE, HubUnreachableError, fetch_or_explain, looks_like_hub_id
+from ..readers.hub_access import DATASET_ALTERNATIVE, HubUnreachableError, fetch_or_explain, looks_like_hub_id
 from .locators import DatasetSourceError
 
 HUB_MANIFEST = "manifest.json"
@@ -20,7 +20,7 @@ def download_repo(repo_id: str, revision: "str | None" = None, task: "str | None
     """Fetch a dataset repo from the Hub (card, manifest and the task's shards); (folder, commit).
 
     Offline (an offline flag set, or the endpoint not answering within
-    :data:`~hug_vis_dataset.hub_access.PROBE_TIMEOUT_S`) only a cached snapshot is used, so
+    :data:`~hug_vis_dataset.readers.hub_access.PROBE_TIMEOUT_S`) only a cached snapshot is used, so
     nothing waits on retries.
 
     Raises:

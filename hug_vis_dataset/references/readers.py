@@ -38,7 +38,7 @@ def iter_reference_alpha(ref: "str | Path", chunk_frames: int = 32) -> Iterator[
     if chunk_frames < 1:
         raise ValueError(f"chunk_frames must be >= 1, got {chunk_frames}")
     if not is_row_locator(ref):
-        from ..media import iter_alpha_frames
+        from ..readers.media import iter_alpha_frames
 
         yield from iter_alpha_frames(ref, chunk_frames)
         return
@@ -55,7 +55,7 @@ def reference_alpha_info(ref: "str | Path") -> tuple[int, int, int]:
 
     Example:
         >>> import tempfile, numpy as np
-        >>> from hug_vis_dataset.media import write_alpha_pngs
+        >>> from hug_vis_dataset.readers.media import write_alpha_pngs
         >>> folder = tempfile.mkdtemp()
         >>> write_alpha_pngs(folder, [np.zeros((3, 4, 5), np.uint8)])
         3
@@ -68,7 +68,7 @@ def reference_alpha_info(ref: "str | Path") -> tuple[int, int, int]:
         # The default "exact" seek mode scans every packet, so the count is the real one.
         decoder = VideoDecoder(read_cell_bytes(RowLocator.parse(ref)))
         return len(decoder), int(decoder.metadata.width), int(decoder.metadata.height)
-    from .. import media
+    from ..readers import media
 
     path = Path(ref)
     if path.is_dir():
@@ -135,7 +135,7 @@ def read_reference_audio(ref: "str | Path") -> tuple[np.ndarray, int]:
 
     Example:
         >>> import tempfile, os, numpy as np
-        >>> from hug_vis_dataset.media import write_wav
+        >>> from hug_vis_dataset.readers.media import write_wav
         >>> path = os.path.join(tempfile.mkdtemp(), "a.wav")
         >>> write_wav(path, np.array([0.0, 0.5, -0.5]), 16000)
         >>> audio, rate = read_reference_audio(path)
@@ -143,10 +143,10 @@ def read_reference_audio(ref: "str | Path") -> tuple[np.ndarray, int]:
         (dtype('float32'), 16000, [0.0, 0.5, -0.5])
     """
     if not is_row_locator(ref):
-        from ..media import read_audio
+        from ..readers.media import read_audio
 
         return read_audio(ref, mono=True)
-    from ..media import decode_audio
+    from ..readers.media import decode_audio
 
     locator = RowLocator.parse(ref)
     # The same checks as a file (chunk sizes against the bytes, samples against the header).
@@ -167,7 +167,7 @@ def read_reference_portrait(ref: "str | Path") -> np.ndarray:
         if image is None:
             raise DatasetSourceError(f"the {locator.column} of {locator.clip_id} is not a readable image")
         return np.ascontiguousarray(image[..., ::-1])
-    from ..media import MediaError, iter_video_frames
+    from ..readers.media import MediaError, iter_video_frames
 
     if Path(ref).suffix.lower() in IMAGE_SUFFIXES:
         import cv2

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from ..grid import ClipId, ClipIdError
+from ..datamodel.grid import ClipId, ClipIdError
 from ..hashing import DigestCache, sha256_file
 from .hub_download import HUB_CARD, HUB_MANIFEST, download_repo, looks_like_hub_id
 from .locators import DatasetSourceError, RowLocator, open_parquet
@@ -110,7 +110,7 @@ class ReleaseSource(ReferenceSource):
     kind = "release"
 
     def __init__(self, root: "str | Path", task: "str | None" = None):
-        from ..release import Release
+        from ..datamodel.release import Release
 
         self.root = Path(root)
         self.task = task

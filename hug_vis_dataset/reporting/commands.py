@@ -86,7 +86,7 @@ def _mos_status(args) -> int:
                           "ratings/ratings.jsonl)")
     clips = None
     if args.release is not None:
-        from ..release import Release
+        from ..datamodel.release import Release
 
         clips = [str(c) for c in Release(args.release).clip_ids()]
     print(study_status(args.study, args.log, clips))

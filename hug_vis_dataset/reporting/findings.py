@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import catalog
-from ..labels import no_rows, why_no_values  # noqa: F401 (the findings' words for an empty result)
-from ..results import EMOTION_MODEL_SEP, reference_rows
-from ..tables import markdown_table
+from ..presentation.labels import no_rows, why_no_values  # noqa: F401 (the findings' words for an empty result)
+from ..datamodel.results import EMOTION_MODEL_SEP, reference_rows
+from ..presentation.tables import markdown_table
 
 
 def _model_rows(rows, task: str):
@@ -183,7 +183,7 @@ def variance_frame(rows, task: str, comparisons=None):
 def variance_table(frame):
     """The decomposition as a reader reads it: one row per condition factor (``Condition factor``), one column per
     metric under its label, each cell the share of variance (:func:`variance_frame`'s long frame, pivoted)."""
-    from ..labels import variance_term
+    from ..presentation.labels import variance_term
 
     wide = frame.pivot_table(index="term", columns="metric", values="share", sort=False)
     wide.index = [variance_term(t) for t in wide.index]
@@ -222,7 +222,7 @@ def mos_agreement_frame(rows, ratings: "str | Path", n_boot: int = 200, seed: in
         out = mos_agreement_by_task(rows, ratings=ratings, n_boot=n_boot, seed=seed, all_raters=all_raters)
     except ModuleInputError as err:
         return pd.DataFrame(), str(err)
-    from ..labels import readable
+    from ..presentation.labels import readable
 
     frame = pd.concat([pd.DataFrame(v).assign(task=k) for k, v in out.items()], ignore_index=True)
     return readable(frame[["task", *[c for c in frame.columns if c != "task"]]]), ""
@@ -382,7 +382,7 @@ def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, 
         md += [f"**{catalog.task(task).label}** (share of variance; {methods_text(decompositions)}):", "",
                markdown_table(variance_table(frame), 3, index=True), ""]
         if figures and out_dir:
-            from ..figures import plot_variance_decomposition
+            from .figures import plot_variance_decomposition
 
             paths = plot_variance_decomposition(decompositions, out_dir / "figures" / f"variance_{task}",
                                                 title=f"{catalog.task(task).label}: share of variance")

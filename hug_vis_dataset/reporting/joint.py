@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import catalog
-from ..labels import readable, task_label
-from ..results import reserved_label
+from ..presentation.labels import readable, task_label
+from ..datamodel.results import reserved_label
 
 TITLE = "### Automatic metrics and human judgment jointly, with uncertainty (finding ii)"
 INTRO = ("For every pair of systems, the one-sided p-value that one is better than the other under people "
@@ -201,7 +201,7 @@ def prediction_frame(prediction):
 def _joint_files(out_dir: Path, task: str, tables, block: list[str], notes: list[str],
                  formats: "tuple[str, ...]") -> list[Path]:
     """``joint_<task>.<md|tex|html>``: the joint table in each of the report's formats, with its notes."""
-    from ..tables import text_table
+    from ..presentation.tables import text_table
     from .html import html_note, html_page
 
     caption = (f"{task_label(task)}: people and each metric per system, 95% actor-bootstrap interval (low, high), rank and "
@@ -225,7 +225,7 @@ def _joint_files(out_dir: Path, task: str, tables, block: list[str], notes: list
 def _why_empty(note: str, summaries: "list | None") -> str:
     """A task's "no per-clip values" note in the words of its stored runs (:func:`~.findings.why_no_values`: none
     stored, or stored without the weights their metrics need); any other note as it is."""
-    from ..labels import why_no_values
+    from ..presentation.labels import why_no_values
     from ..studies.human_metric import NO_VALUES
 
     for task in catalog.task_names():
@@ -240,7 +240,7 @@ def joint_markdown(rows, ratings: Any, preferences: Any, out_dir: "Path | None",
     """The Findings block (see the module docstring); writes its files into ``out_dir`` (the report's
     staging folder) when given, the joint table in each of ``formats`` (``md``, ``tex``, ``html``); ``summaries``:
     the stored runs' summaries, to say why a task has no per-clip value."""
-    from ..tables import markdown_table
+    from ..presentation.tables import markdown_table
     from .. import catalog
 
     md = [TITLE, "", INTRO, ""]

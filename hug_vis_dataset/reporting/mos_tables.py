@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Sequence
 
 from .. import catalog
-from ..escaping import markdown_code_text, markdown_text
-from ..labels import readable
-from ..tables import markdown_table
-from ..layout import SIMULATED_RATINGS_FILE, SIMULATED_SYSTEMS_DIR
+from ..presentation.escaping import markdown_code_text, markdown_text
+from ..presentation.labels import readable
+from ..presentation.tables import markdown_table
+from ..datamodel.layout import SIMULATED_RATINGS_FILE, SIMULATED_SYSTEMS_DIR
 
 #: After a model name whose ratings are the synthetic release's simulated raters (the Space's label).
 SIMULATED_LABEL = " (simulated raters)"
@@ -83,7 +83,7 @@ def render_mos_table(task: str, mos, fmt: str = "markdown", cis: "dict | None" =
         | b | <u>3.10</u> | **4.50** |
     """
     from ..studies.mos import CRITERIA, TASK_CRITERIA
-    from ..tables import render_table
+    from ..presentation.tables import render_table
     from .table_marks import table_marks
 
     criteria = list(TASK_CRITERIA[task])

@@ -6,7 +6,7 @@ From an emotion study's exported answers (``hugvis report --people ANSWERS.csv``
 * :func:`read_people`: the answers that count (the one rule, :func:`hug_vis_dataset.studies.judgments.counted_emotion_answers`:
   gold items and flagged raters out unless ``--mos-all-raters``) and their per-clip rows, which join the emotion
   task's stored rows so Table 4 prints a People row per input setting with the interval every cell has, never
-  ranked (:data:`hug_vis_dataset.results.PEOPLE_NOTE`);
+  ranked (:data:`hug_vis_dataset.datamodel.results.PEOPLE_NOTE`);
 * :func:`people_markdown`: per setting, people against the setting's best model in the engine's verdict words
   (:func:`hug_vis_dataset.studies.people.people_vs_models`), then per emotion the recall of each and what each
   answered instead (:func:`hug_vis_dataset.studies.people.confusion_comparison`); ``people.csv`` and
@@ -100,11 +100,11 @@ def people_markdown(rows, people: "PeopleAnswers | None", comparisons=None, n_bo
                     out_dir: "Path | None" = None, files: "list | None" = None) -> list[str]:
     """The block's Markdown lines (module docstring); writes ``people.csv`` and ``people_confusion.csv`` into
     ``out_dir`` when given (appended to ``files``). Stored text is escaped."""
-    from ..escaping import markdown_text
-    from ..results import PEOPLE_NOTE
+    from ..presentation.escaping import markdown_text
+    from ..datamodel.results import PEOPLE_NOTE
     from ..statistics.rules import small_sample_legend
     from ..studies.people import verdict_words
-    from ..tables import markdown_table
+    from ..presentation.tables import markdown_table
 
     md = [HEADING, ""]
     if people is None or not len(people.rows):

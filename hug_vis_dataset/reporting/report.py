@@ -5,12 +5,12 @@ Everything is recomputed from the per-clip rows written by ``hugvis evaluate``
 
 * one table per task, shaped like the paper (Table 4 emotion grouped by input setting, Table 5
   audio-driven, Table 7 vision-driven, Table 9 voice cloning, Table 11 matting); one row per model,
-  best bold and second-best underlined (:func:`hug_vis_dataset.tables.render_table`), in Markdown,
+  best bold and second-best underlined (:func:`hug_vis_dataset.presentation.tables.render_table`), in Markdown,
   LaTeX and HTML; each value has a 95% actor-clustered bootstrap interval in ``intervals.csv``;
   the paper's published rows are printed beside the stored ones (origin ``paper``), ranked in the
   leaderboard's pools (:data:`hug_vis_dataset.leaderboard.board.RANK_POOLS`);
 * metrics that were skipped (weights missing) are listed under the table, not filled in;
-* the cross-task analyses (Eq. 1-4) and Figs. 8-10 (:mod:`hug_vis_dataset.figures`);
+* the cross-task analyses (Eq. 1-4) and Figs. 8-10 (:mod:`hug_vis_dataset.reporting.figures`);
 * with ``--people ANSWERS.csv`` (an emotion study's answers): Table 4's People row per input setting and
   "People as the ceiling of emotion recognition" (:mod:`hug_vis_dataset.reporting.people`);
 * with ``--mos RATINGS.csv``: criterion-specific MOS tables shaped like Tables 6, 8 and 10
@@ -39,8 +39,8 @@ from ..errors import HugvisError
 from .html import html_page
 from .table_marks import collapsed_intervals, table_marks, with_own_actors  # noqa: F401 (collapsed_intervals: the report's API)
 from .mos_tables import FORMATS, MOS_PAPER_TABLE, _mos_section, mos_model_tasks, render_mos_table  # noqa: F401
-from ..labels import skipped_markdown
-from ..results import (AUDIT_PREFIX, BASELINE_MODEL, PEOPLE_LABEL, PEOPLE_NOTE, REAL_AUDIO_MODEL, RESERVED_LABELS,
+from ..presentation.labels import skipped_markdown
+from ..datamodel.results import (AUDIT_PREFIX, BASELINE_MODEL, PEOPLE_LABEL, PEOPLE_NOTE, REAL_AUDIO_MODEL, RESERVED_LABELS,
                        baseline_note)
 from ..statistics.rules import N_BOOT, PARTIAL_RULE
 
@@ -207,7 +207,7 @@ def paper_rows(task: str):
     """
     import pandas as pd
 
-    from ..paper_tables import TASK_TABLES, paper_frame
+    from ..datamodel.paper_tables import TASK_TABLES, paper_frame
 
     frame = paper_frame()
     frame = frame[frame["table"] == TASK_TABLES[task]]
@@ -264,8 +264,8 @@ def _render(task: str, table, fmt: str, cis: "dict | None" = None, synthetic: bo
     import pandas as pd
 
     from ..leaderboard.board import ORIGIN_LABELS, PAPER, RANK_POOLS, row_order
-    from ..paper_tables import UNRANKED_SOURCES
-    from ..tables import render_table
+    from ..datamodel.paper_tables import UNRANKED_SOURCES
+    from ..presentation.tables import render_table
     from ..tasks import split_emotion_model
 
     if beyond:
@@ -562,7 +562,7 @@ def _crosstask(rows, out_dir, figures: bool, files: list, left_out: Sequence[str
     md += motion_md
     if figures and out_dir:
         try:
-            from ..figures import crosstask_figures
+            from .figures import crosstask_figures
 
             written = crosstask_figures(prepared if prepared is not None else rows, out_dir / "figures", motion=motion,
                                         difficulty=difficulty)

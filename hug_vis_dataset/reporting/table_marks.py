@@ -64,7 +64,7 @@ def with_own_actors(cis: "dict | None", rows, task: str) -> dict:
 
 def _shown_name(name) -> str:
     """A model or metric as a table prints it (a metric by its label, a reserved row by its label)."""
-    from ..results import reserved_label
+    from ..datamodel.results import reserved_label
 
     name = str(name)
     return catalog.spec(name).label if name in catalog.METRIC_NAMES else reserved_label(name)

@@ -284,7 +284,7 @@ def task_table(rows, frames=None, set_rows=None, protocol: str = "clip", metrics
 def clip_counts(rows):
     """Per model: ``n_ok`` (clips whose every row is ok, rows counted alone aside, with at least one row ok),
     ``n_missing`` (clips the run has no prediction for: their rows' error begins with
-    :data:`~hug_vis_dataset.results.MISSING_PREDICTION`) and ``n_failed`` (the other clips); a clip counts once.
+    :data:`~hug_vis_dataset.datamodel.results.MISSING_PREDICTION`) and ``n_failed`` (the other clips); a clip counts once.
 
     Example:
         >>> import pandas as pd
@@ -295,7 +295,7 @@ def clip_counts(rows):
     """
     import pandas as pd
 
-    from ..results import MISSING_PREDICTION
+    from ..datamodel.results import MISSING_PREDICTION
 
     from .. import catalog
 

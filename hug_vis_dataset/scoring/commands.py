@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 def _evaluate(args) -> int:
     from .runner import IncompleteMetricsError, run
-    from ..results import REAL_AUDIO_MODEL, REFERENCE_MODEL
+    from ..datamodel.results import REAL_AUDIO_MODEL, REFERENCE_MODEL
     from ..tasks import REAL_AUDIO, get_task
 
     predictions, model = args.predictions, args.model
@@ -52,7 +52,7 @@ def _evaluate(args) -> int:
         print(f"error: {args.task} needs {missing} (usage: hugvis evaluate {args.task} --predictions DIR "
               f"--model NAME --dataset D)", file=sys.stderr)
         return 2
-    from ..results import BASELINE_MODEL, model_name_problem
+    from ..datamodel.results import BASELINE_MODEL, model_name_problem
 
     # The one model-name rule (results.model_name_problem): a name of the user's may not be a spelling of a
     # reserved row (audit@..., real-audio ...), which every reader would then leave out of the rankings. This
@@ -171,7 +171,7 @@ pass --require-all-metrics to make this an error"
         'WARNING: 1 metric of Voice cloning NOT computed'
     """
     from .. import catalog
-    from ..labels import skipped_words
+    from ..presentation.labels import skipped_words
 
     if not skipped:
         return None

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import catalog
-from ..labels import skipped_lines
+from ..presentation.labels import skipped_lines
 
 
 @dataclass
@@ -98,7 +98,7 @@ def submission_coverage(task: str, model: str, refs: Any, index: Any, skipped: "
     extra, unmatched, duplicate and predicted clips; ``failed`` and ``ok`` are left to the caller
     (the scoring run reads them from its rows, the check-only pass from its checks).
     """
-    from ..grid import ClipId
+    from ..datamodel.grid import ClipId
 
     grid = refs.clip_ids()
     grid_set = set(grid)

@@ -255,8 +255,8 @@ def _check_range(values, metric: str, path_label: str) -> None:
 
 
 def _check_rows(frame, task: str, model: str, allowed: Iterable[str], label: str, clip_required: bool = True) -> None:
-    from ..grid import ClipId, ClipIdError
-    from ..results import EMOTION_MODEL_SEP, RESULT_COLUMNS
+    from ..datamodel.grid import ClipId, ClipIdError
+    from ..datamodel.results import EMOTION_MODEL_SEP, RESULT_COLUMNS
 
     missing = [c for c in RESULT_COLUMNS if c not in frame.columns]
     _need(not missing, f"{label} lacks the column(s) {missing}")
@@ -282,7 +282,7 @@ def _check_rows(frame, task: str, model: str, allowed: Iterable[str], label: str
 @functools.lru_cache(maxsize=1)
 def _grid_ids() -> frozenset:
     """The grid's clip ids as the toolkit writes them (a set lookup per clip; another spelling is parsed)."""
-    from ..grid import full_grid
+    from ..datamodel.grid import full_grid
 
     return frozenset(str(c) for c in full_grid())
 
@@ -378,7 +378,7 @@ def _compare_aggregate(cached: "dict | None", table, task: str) -> None:
 
 
 def _origin(summary: dict, rows) -> str:
-    from ..grid import full_grid
+    from ..datamodel.grid import full_grid
 
     if summary.get("provenance", {}).get("dataset", {}).get("synthetic") is True:
         return "synthetic"
@@ -395,7 +395,7 @@ def read_run(folder: "str | Path", link: str = "") -> "StoredRun | DamagedRun":
     clips.
     """
     from .. import catalog
-    from ..results import name_problem
+    from ..datamodel.results import name_problem
     from .aggregate import counted_rows, task_table
 
     folder = Path(folder)

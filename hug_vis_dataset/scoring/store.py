@@ -24,7 +24,7 @@ or completion order.
 
 Example:
     >>> from hug_vis_dataset.outputs import scratch_folder
-    >>> from hug_vis_dataset.results import result_rows
+    >>> from hug_vis_dataset.datamodel.results import result_rows
     >>> store = ResultStore(scratch_folder(), "matting", "m")
     >>> store.write_part(result_rows("m", "matting", "actor_0001_sad_action_01_script_001", {"mad": 0.5}))
     >>> sorted(store.done_clips())
@@ -49,7 +49,7 @@ from ..outputs import discard, mark_cache
 from ..readers.json_files import read_json
 from ..readers import InputFileError
 from ..readers.parquet_files import ParquetSchema, read_parquet_frame
-from ..results import RESULT_COLUMNS, STATUS_FAILED, STATUS_OK, name_problem
+from ..datamodel.results import RESULT_COLUMNS, STATUS_FAILED, STATUS_OK, name_problem
 from .binding import INPUT_COLUMN
 
 #: Columns of stored rows: the result columns and the clip's input fingerprint.
@@ -130,7 +130,7 @@ _FRAME_DTYPES = {"frame": "int64", "value": "float64"}
 
 
 def check_name(kind: str, name: str) -> str:
-    """Reject names that break :data:`hug_vis_dataset.results.NAME_RULE` (one folder, no spaces).
+    """Reject names that break :data:`hug_vis_dataset.datamodel.results.NAME_RULE` (one folder, no spaces).
 
     Example:
         >>> check_name("model", "rvm-1.0")
@@ -148,7 +148,7 @@ def _grid_key(clip_id: str) -> tuple:
     Two spellings of one grid clip ("fearful" and "afraid") are ordered by the string, so the order
     never depends on which part file was written first.
     """
-    from ..grid import ClipId, ClipIdError
+    from ..datamodel.grid import ClipId, ClipIdError
 
     if not clip_id:
         return (0, ())
@@ -213,7 +213,7 @@ def _write_parquet_atomic(frame, path: Path) -> None:
 def _rows_frame(rows: Iterable[Mapping]):
     import pandas as pd
 
-    from ..results import rows_to_frame
+    from ..datamodel.results import rows_to_frame
 
     rows = list(rows)
     frame = rows_to_frame(rows)

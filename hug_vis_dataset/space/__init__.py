@@ -1,6 +1,6 @@
 """The HUG-VIS explorer Space: app logic kept in the library so ``spaces/hug-vis-explorer/app.py`` stays thin.
 
-The paper's Tables 4-11 and their leaderboards are :mod:`hug_vis_dataset.paper_tables` (the report and
+The paper's Tables 4-11 and their leaderboards are :mod:`hug_vis_dataset.datamodel.paper_tables` (the report and
 the metric-MOS agreement read them too).
 
 Modules:

@@ -68,7 +68,7 @@ def provenance_routes(store) -> list:
     from .. import catalog
     from ..readers import InputFileError
     from ..readers.json_files import read_json
-    from ..results import name_problem
+    from ..datamodel.results import name_problem
 
     def summary(request):
         task, model = request.path_params["task"], request.path_params["model"]

@@ -1,7 +1,7 @@
 """The Cross-task tab's analyses (paper section 4.3, Fig. 8-11) on the stored per-clip rows, for the explorer.
 
 The same functions as the report (:mod:`hug_vis_dataset.metrics.crosstask`, :func:`reporting.report.motion_analysis`,
-:mod:`hug_vis_dataset.figures`); this module only chooses the rows, applies the tab's filters and says in words what a
+:mod:`hug_vis_dataset.reporting.figures`); this module only chooses the rows, applies the tab's filters and says in words what a
 result was computed from, or why it is empty (no model ticked, a metric absent and the weights it needs).
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import catalog
-from ..escaping import markdown_text
+from ..presentation.escaping import markdown_text
 from ..leaderboard.board import ALL
 
 ANALYSES = ("Emotion difficulty (Fig. 8)", "Difficulty agreement (Fig. 9)", "Source difficulty (Fig. 10)",
@@ -73,7 +73,7 @@ def crosstask_view(stored: Any, work_dir: "str | Path", analysis: str, models: "
     """
     import pandas as pd
 
-    from .. import figures
+    from ..reporting import figures
     from ..metrics import crosstask as ct
     from ..reporting.report import motion_analysis
 

@@ -10,7 +10,7 @@ unset for every item and a submission without one is refused.
 
 from __future__ import annotations
 
-from ..escaping import markdown_text
+from ..presentation.escaping import markdown_text
 from ..studies.emotion_answers import ANSWER_CHOICES
 from .session_form import connect_session, session_footer
 

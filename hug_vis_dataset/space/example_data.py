@@ -5,7 +5,7 @@
 :mod:`hug_vis_dataset.space.metric_examples`) and stored result rows of the simulated systems for
 the analyses, then runs every module on its examples through ``evaluate.load(folder)`` and records
 what the card's example prints in ``examples/output.json`` (``{"not_run": reason}`` where the
-module needs pretrained files this machine does not have). Run by ``python -m hug_vis_dataset.module_folders metrics``.
+module needs pretrained files this machine does not have). Run by ``python -m hug_vis_dataset.publish.module_folders metrics``.
 
 Example:
     >>> headline("mad", {"mad": 12.345678, "per_clip": [12.3], "n_ok": 1, "n_failed": 0})
@@ -72,7 +72,7 @@ def _stored_rows(release: Path, work: Path) -> "Any":
     for task in _ROW_TASKS:
         for system in sorted(p for p in (release / "simulated_systems" / task).iterdir() if p.is_dir()):
             run(EvaluationRequest(task, system, system.name, release, results, progress=False))
-    from ..results import REFERENCE_MODEL
+    from ..datamodel.results import REFERENCE_MODEL
 
     # The reference motion statistics behind Fig. 11 (motion_difficulty), as the demo scores them.
     run(EvaluationRequest("motion", "reference", REFERENCE_MODEL, release, results, progress=False))
@@ -97,7 +97,7 @@ def _task_files(release: Path, work: Path) -> dict[str, dict[str, Path]]:
     rows.to_csv(work / "rows.csv", index=False, float_format="%.17g")
     ratings = work / "ratings.csv"
     shutil.copy2(systems / "mos_ratings.csv", ratings)
-    from ..release import Release
+    from ..datamodel.release import Release
 
     target = work / "reference.txt"  # the clip's target text: CER's reference
     target.write_text(Release(release).record(clip).transcript + "\n", encoding="utf-8")

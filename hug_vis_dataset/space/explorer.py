@@ -23,11 +23,11 @@ from typing import Any, Callable, NamedTuple
 
 from ..outputs import scratch_folder
 from .. import catalog, stopping
-from .. import paper_tables as pt
-from ..hub_access import HubUnreachableError
+from ..datamodel import paper_tables as pt
+from ..readers.hub_access import HubUnreachableError
 from ..leaderboard import LocalResultsStore, ModelNameError, StoreError, board, board_rows
-from ..escaping import markdown_code_text, markdown_text
-from ..labels import skipped_words
+from ..presentation.escaping import markdown_code_text, markdown_text
+from ..presentation.labels import skipped_words
 from ..leaderboard.board import (ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, SPACE_REVEAL, SUBMITTED,
                                  clip_rows_of, run_tables)
 from ..studies.study_desk import MosStudy, ratings_location
@@ -84,7 +84,7 @@ class Explorer:
     def __init__(self, release_dir: "str | Path", results_dir: "str | Path | None" = None,
                  work_dir: "str | Path | None" = None, ratings_path: "str | Path | None" = None,
                  limits: UploadLimits = UploadLimits(), store: "LocalResultsStore | None" = None):
-        from ..release import Release
+        from ..datamodel.release import Release
 
         self.release_dir = Path(release_dir)
         self.release = Release(self.release_dir)
@@ -275,7 +275,7 @@ class Explorer:
             frame, decompositions, why = rf.variance_frame(rows, task, self.comparisons())
             if frame.empty:
                 return pd.DataFrame(), None, why
-            from ..figures import plot_variance_decomposition
+            from ..reporting.figures import plot_variance_decomposition
 
             paths = plot_variance_decomposition(decompositions, self.work_dir / f"fig-{uuid.uuid4().hex}",
                                                 title=f"{catalog.task(task).label}: share of variance")
@@ -336,7 +336,7 @@ class Explorer:
         Frame slider; the video and the audio are the whole clip.
         A missing clip or unreadable file gives ``None`` media and the error as text.
         """
-        from ..media import MediaError
+        from ..readers.media import MediaError
         from .inspector import clip_text, find_clip, matte_overlay, read_matte_frame, read_video_frame
 
         try:

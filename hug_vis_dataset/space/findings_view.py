@@ -8,7 +8,7 @@ message the tab prints under the table (SPA per metric and criterion, discordant
 from __future__ import annotations
 
 from .. import catalog
-from ..escaping import markdown_text
+from ..presentation.escaping import markdown_text
 
 
 def joint_finding(rows, task: str, ratings, whose: str, counted: bool = False):

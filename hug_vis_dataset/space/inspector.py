@@ -14,7 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..grid import TABLE1, ClipId, parse_emotion
+from ..datamodel.grid import TABLE1, ClipId, parse_emotion
 
 
 def matte_overlay(rgb: np.ndarray, alpha: np.ndarray, tint: Sequence[int] = (255, 0, 255),
@@ -62,7 +62,7 @@ def find_clip(release, actor: str, emotion: str, action: "int | str", script: "i
 
 def read_video_frame(path: "str | Path", index: int) -> np.ndarray:
     """Frame ``index`` (0-based) of a video as uint8 (H, W, 3), decoding in chunks up to it."""
-    from ..media import MediaError, iter_video_frames
+    from ..readers.media import MediaError, iter_video_frames
 
     seen = 0
     for chunk in iter_video_frames(path, chunk_frames=16):
@@ -74,7 +74,7 @@ def read_video_frame(path: "str | Path", index: int) -> np.ndarray:
 
 def read_matte_frame(folder: "str | Path", index: int) -> np.ndarray:
     """Alpha frame ``index`` of a PNG folder as uint8 (H, W)."""
-    from ..media import MediaError, alpha_frame_files, read_png_gray
+    from ..readers.media import MediaError, alpha_frame_files, read_png_gray
 
     files = alpha_frame_files(folder)
     if index not in files:
@@ -85,7 +85,7 @@ def read_matte_frame(folder: "str | Path", index: int) -> np.ndarray:
 def clip_text(record) -> str:
     """Markdown for the inspector: the assigned prompt, the ASR transcript and the Table 1 design."""
     design = TABLE1[record.cid.emotion]
-    from ..labels import clip_display
+    from ..presentation.labels import clip_display
 
     return "\n".join([
         f"**Clip** {clip_display(record.clip_id)} ({record.resolution}, {record.fps:g} fps, {record.duration:.2f} s, "

@@ -7,7 +7,7 @@ example*, and gets the module's output with units and direction. The numbers are
 Space's own ``evaluate`` module (``evaluate.load(<Space folder>)``), on inputs prepared by
 :func:`hug_vis_dataset.space.metric_examples.compute_inputs`, so they equal what
 ``evaluate.load("hugvis/<name>").compute(...)`` returns for the same files. Gradio 6
-(:data:`hug_vis_dataset.module_folders.GRADIO_VERSION`, the cards' ``sdk_version``).
+(:data:`hug_vis_dataset.publish.module_folders.GRADIO_VERSION`, the cards' ``sdk_version``).
 
 Example:
     >>> rows = result_rows("mad", {"mad": 22.2122, "n_ok": 1, "n_failed": 0})

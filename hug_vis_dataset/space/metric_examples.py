@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import catalog
-from ..textio import read_text
+from ..readers.textio import read_text
 
 #: What a Space of each task takes: prediction file, reference file (``None``: reference-free).
 _KIND_OF_TASK = {"matting": "alpha", "matting_boundary": "alpha", "vision_driven": "video",
@@ -127,7 +127,7 @@ def read_rows(path: "str | Path") -> dict[str, list]:
 def read_answers(path: "str | Path") -> dict[str, list]:
     """``predictions.jsonl`` (``{"clip_id", "input_setting", "answer"}`` per line): answers, the
     instructed emotion of each clip (from its id) as reference, and the input settings."""
-    from ..grid import ClipId
+    from ..datamodel.grid import ClipId
 
     from ..readers.json_files import iter_json_lines
 

@@ -9,7 +9,7 @@ page. Radios start unset for each item; the first item is shown as soon as the r
 
 from __future__ import annotations
 
-from ..escaping import markdown_text
+from ..presentation.escaping import markdown_text
 from ..studies.ratings import CRITERIA, MAX_CRITERIA
 from ..studies.study_desk import MosStudy
 from .session_form import connect_session, item_updates, session_footer

@@ -15,7 +15,7 @@ Wired by :func:`hug_vis_dataset.space.mos_study.build_mos_tab` when the study fi
 
 from __future__ import annotations
 
-from ..escaping import markdown_text
+from ..presentation.escaping import markdown_text
 from ..studies.preferences import CHOICES
 from ..studies.ratings import MAX_CRITERIA
 from .session_form import connect_session, item_updates, session_footer

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..layout import SIMULATED_EMOTION_ANSWERS_FILE, SIMULATED_SYSTEMS_DIR
+from ..datamodel.layout import SIMULATED_EMOTION_ANSWERS_FILE, SIMULATED_SYSTEMS_DIR
 
 
 def people_source(explorer: Any, all_raters: bool = False):

@@ -26,7 +26,7 @@ from pathlib import PurePosixPath
 from typing import Iterable
 
 from .. import catalog
-from ..escaping import markdown_text
+from ..presentation.escaping import markdown_text
 from ..tasks import get_task
 from .uploads import is_ignorable, is_wrapper_folder
 

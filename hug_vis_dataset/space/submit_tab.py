@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from .. import catalog
 from ..errors import HugvisError, one_line
-from ..escaping import markdown_text
+from ..presentation.escaping import markdown_text
 from ..leaderboard.queue_view import status_html
 from ..leaderboard.requests import QueueLimits, RequestsRepo
 from ..leaderboard.submit import submit_request, whoami

@@ -16,8 +16,8 @@ from pathlib import Path
 from .. import catalog
 from ..outputs import OutputError, discard
 from ..leaderboard.board import ALL, DEFAULT_ORIGINS, ORIGIN_LABELS, applicable_filters, provenance_href
-from ..escaping import markdown_text
-from ..results import NAME_RULE
+from ..presentation.escaping import markdown_text
+from ..datamodel.results import NAME_RULE
 from .explorer import ANALYSES, ANALYSIS_FILTERS, FINDINGS, SCORED_TASKS, Explorer, table_number
 from .mos_study import build_mos_tab
 from .precheck import layout_help
@@ -240,7 +240,7 @@ def _model_choices(models) -> list[tuple[str, str]]:
     >>> _model_choices(["real-audio", "vis_good"])
     [('Real audio (reference)', 'real-audio'), ('vis_good', 'vis_good')]
     """
-    from ..results import reserved_label
+    from ..datamodel.results import reserved_label
 
     return [(reserved_label(m), m) for m in models]
 

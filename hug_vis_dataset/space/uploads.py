@@ -277,7 +277,7 @@ def is_wrapper_folder(name: str) -> bool:
         >>> is_wrapper_folder("my_system"), is_wrapper_folder("actor_0001_sad_action_01_script_001")
         (True, False)
     """
-    from ..grid import ClipId, ClipIdError
+    from ..datamodel.grid import ClipId, ClipIdError
 
     try:
         ClipId.parse(name)

@@ -44,10 +44,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import catalog
-from ..escaping import markdown_text
-from ..labels import clip_display  # noqa: F401 (the viewer's API: clips as read)
+from ..presentation.escaping import markdown_text
+from ..presentation.labels import clip_display  # noqa: F401 (the viewer's API: clips as read)
 from ..readers.json_files import read_json
-from ..results import REAL_AUDIO_MODEL, reserved_label
+from ..datamodel.results import REAL_AUDIO_MODEL, reserved_label
 
 #: The panels each task's view uses: ``images`` (reference / output frames and the frame slider),
 #: ``error`` (the matte error map), ``audio`` (the two recordings), ``curve`` (per-frame values).
@@ -120,8 +120,8 @@ def skipped_reasons(skipped) -> str:
     >>> skipped_reasons({"cer": "skipped: needs weights: run `hugvis weights download w`", "cer_edits": "x"})
     'CER: needs weights: run `hugvis weights download w`'
     """
-    from ..escaping import markdown_code_text
-    from ..labels import skipped_words
+    from ..presentation.escaping import markdown_code_text
+    from ..presentation.labels import skipped_words
 
     return "; ".join(f"{label}: {markdown_code_text(why)}" for label, why in skipped_words(skipped).items())
 
@@ -306,7 +306,7 @@ def error_map(predicted: np.ndarray, reference: np.ndarray) -> np.ndarray:
 
 def clip_view(release, run, clip_id: str, frame: Any = 0, metric: "str | None" = None) -> ClipView:
     """The viewer's panels for one clip of one run at ``frame`` (clamped to the clip)."""
-    from ..media import MediaError
+    from ..readers.media import MediaError
     from .inspector import matte_overlay, read_matte_frame, read_video_frame
 
     record = release.record(clip_id)
@@ -375,7 +375,7 @@ def real_audio_partner(release, clip_id: str) -> "str | None":
 
 
 def _video_frames(path: Path) -> int:
-    from ..media import iter_video_frames
+    from ..readers.media import iter_video_frames
 
     return max(1, sum(len(chunk) for chunk in iter_video_frames(path, chunk_frames=32)))
 

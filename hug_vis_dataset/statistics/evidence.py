@@ -11,7 +11,7 @@ the stored rows (and the origin of each run where the surface knows it):
   others named with why they were left out.
 
 A run is **partial** when some of its clips were never predicted: their rows carry the error
-:data:`hug_vis_dataset.results.MISSING_PREDICTION`, so the rows alone say it, whichever door reads them.
+:data:`hug_vis_dataset.datamodel.results.MISSING_PREDICTION`, so the rows alone say it, whichever door reads them.
 
 Example:
     >>> import pandas as pd
@@ -46,14 +46,14 @@ class RunInfo:
 
     @property
     def setting(self) -> str:
-        from ..results import EMOTION_MODEL_SEP
+        from ..datamodel.results import EMOTION_MODEL_SEP
 
         return self.label.partition(EMOTION_MODEL_SEP)[2] if self.task == "emotion" else ""
 
     @property
     def reserved(self) -> bool:
         """Reference rows, built-in baselines and audit pseudo-systems: printed, never compared."""
-        from ..results import is_reference
+        from ..datamodel.results import is_reference
 
         return is_reference(self.label)
 
@@ -72,7 +72,7 @@ class Comparisons:
     def from_rows(cls, rows, origins: "Mapping[tuple[str, str], str] | None" = None) -> "Comparisons":
         """From per-clip rows of any tasks (``task``, ``model``, ``clip_id``, ``status``, ``error``); ``origins``:
         ``(task, model) -> origin`` of each run where known (an emotion label's model part is looked up)."""
-        from ..results import EMOTION_MODEL_SEP, MISSING_PREDICTION
+        from ..datamodel.results import EMOTION_MODEL_SEP, MISSING_PREDICTION
 
         if rows is None or not len(rows):
             return cls([])

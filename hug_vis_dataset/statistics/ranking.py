@@ -1,7 +1,7 @@
 """One ranking of a table column, for every table that ranks (the board, ``leaderboard show``, the report's tables).
 
 Within each comparison set (:func:`hug_vis_dataset.statistics.rules.comparison_set`) the rows are ranked on their
-printed values (:func:`hug_vis_dataset.tables.mark_ranks`: what the reader sees), each stored row is compared with
+printed values (:func:`hug_vis_dataset.presentation.tables.mark_ranks`: what the reader sees), each stored row is compared with
 the next-ranked stored row (:func:`hug_vis_dataset.statistics.verdicts.compare`, the one verdict), and a row keeps
 its best / second mark only when the statistics back it: walking down the ranking, a mark is drawn while every
 comparison on the way is *separable* (a row without per-clip rows, such as the paper's, has no verdict and does not
@@ -61,7 +61,7 @@ def rank_column(entries: Sequence[Entry], task: str, metric: str, higher_is_bett
                 ) -> dict[Hashable, Ranked]:
     """Marks and verdicts of one column (module docstring); ``evidence``: the column's per-clip rows or their
     :class:`~hug_vis_dataset.statistics.sums.ClipValues` (None: no verdicts, marks by value only)."""
-    from ..tables import mark_ranks
+    from ..presentation.tables import mark_ranks
     from .sums import EvidenceError, matrix_of
     from .verdicts import compare
 

@@ -317,7 +317,7 @@ def _actor_or_unknown(clip_id: str) -> int:
 def _grid_positions() -> dict:
     """The grid's clip ids as the toolkit writes them -> (position in grid order, actor), built once."""
     if not _GRID:
-        from ..grid import full_grid
+        from ..datamodel.grid import full_grid
 
         _GRID.update({str(c): (i, c.actor_id) for i, c in enumerate(sorted(full_grid()))})
     return _GRID
@@ -334,7 +334,7 @@ def grid_rank(clips: Sequence[str]) -> np.ndarray:
         >>> grid_rank(["actor_0001_sad_action_01_script_001", "actor_0001_happy_action_01_script_001"]).tolist()
         [1, 0]
     """
-    from ..grid import ClipId, ClipIdError
+    from ..datamodel.grid import ClipId, ClipIdError
 
     known = _grid_positions()
     keys = []

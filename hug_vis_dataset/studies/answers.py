@@ -24,7 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import HugvisError
-from ..grid import ClipId, ClipIdError
+from ..datamodel.grid import ClipId, ClipIdError
 from ..readers import InputFileError
 from ..readers.csv_files import read_csv_table
 from .bradley_terry import LOSS, PREFERENCE_COLUMNS, TIE, WIN

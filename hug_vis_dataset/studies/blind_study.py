@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ..escaping import markdown_text
+from ..presentation.escaping import markdown_text
 from .anchors import ANCHORS, anchor_markdown, pairwise_markdown
 from .emotion_answers import EmotionAnswerStore
 from .preferences import PreferenceStore
@@ -124,7 +124,7 @@ class BlindStudy:
         With ``new_session`` False (right after an answer) a finished session is not followed by a
         new one: the rater is told it is complete and may press *Start / resume* for another.
         """
-        from ..results import name_problem
+        from ..datamodel.results import name_problem
 
         rater = rater.strip() if isinstance(rater, str) else rater
         problem = name_problem("rater", rater)
@@ -266,7 +266,7 @@ class BlindStudy:
         return str(target)
 
     def _duration(self, code: str, item: StudyItem) -> "float | None":
-        from ..media import MediaError, audio_info, video_info
+        from ..readers.media import MediaError, audio_info, video_info
 
         if self.emotion:  # the media's duration, or the transcript's reading time (emotion_study.minimum_seconds)
             from .emotion_study import minimum_seconds
@@ -311,7 +311,7 @@ def degrade_video(source: "str | Path", out: "str | Path") -> None:
 
 def degrade_speech(source: "str | Path", out: "str | Path", seed: int = 0) -> None:
     """A deliberately bad copy of a recording (noise at 0 dB SNR, hard clipping): the low gold item."""
-    from ..media import read_audio, write_wav
+    from ..readers.media import read_audio, write_wav
 
     audio, rate = read_audio(source)
     rng = np.random.default_rng(seed)

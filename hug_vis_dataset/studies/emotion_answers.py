@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from ..errors import HugvisError
-from ..grid import EMOTION_NAMES, ClipId, ClipIdError
+from ..datamodel.grid import EMOTION_NAMES, ClipId, ClipIdError
 from ..readers import InputFileError
-from ..results import name_problem
+from ..datamodel.results import name_problem
 from .preferences import _last_seq, read_kind_lines
 from .rater_qc import GOLD_CLEAR
 from .ratings import EMOTION_KIND, EXTRA_COLUMNS, RatingError, _ends_without_newline, validate_extra

@@ -99,7 +99,7 @@ class EmotionMedia:
 
 
 def item_media(record, setting: str, media_dir: "str | Path", code: str) -> EmotionMedia:
-    """The blind media of one item: ``record`` is the clip's :class:`~hug_vis_dataset.release.ClipRecord`; files
+    """The blind media of one item: ``record`` is the clip's :class:`~hug_vis_dataset.datamodel.release.ClipRecord`; files
     named ``<code>.<ext>`` in ``media_dir`` (a cache of the toolkit's, made once per code)."""
     modalities = shown_modalities(setting)
     out = EmotionMedia()
@@ -145,7 +145,7 @@ def blind_video(video: "str | Path", out: "str | Path", audio: "str | Path | Non
 
 def blind_audio(audio: "str | Path", out: "str | Path") -> None:
     """The recording decoded and written again as 16-bit PCM WAV: the same sound, none of the file's other chunks."""
-    from ..media import read_audio, write_wav
+    from ..readers.media import read_audio, write_wav
 
     samples, rate = read_audio(audio)
     write_wav(out, samples, rate)
@@ -156,7 +156,7 @@ def middle_frame(video: "str | Path", out: "str | Path") -> None:
     import cv2
     import numpy as np
 
-    from ..media import video_info
+    from ..readers.media import video_info
     from ..predict.emotion import read_frames, sample_frame_indices
 
     frame = read_frames(video, sample_frame_indices(video_info(video).frames, 1))[0]

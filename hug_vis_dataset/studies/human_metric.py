@@ -48,7 +48,7 @@ import numpy as np
 
 from .. import catalog
 from ..metrics import human_agreement as ha
-from ..results import reserved_label
+from ..datamodel.results import reserved_label
 
 SOURCES = ("MOS", "pairwise")
 PEOPLE = "people"
@@ -93,7 +93,7 @@ class HumanMetricTables:
 def _metric_rows(rows, tasks: "Sequence[str] | None" = None):
     import pandas as pd
 
-    from ..results import reference_rows
+    from ..datamodel.results import reference_rows
 
     frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
     missing = [c for c in ("model", "task", "clip_id", "metric", "value") if c not in frame.columns]

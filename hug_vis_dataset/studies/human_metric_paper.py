@@ -35,7 +35,7 @@ def _criterion_of(display: str) -> str:
 
 def _paper_wide(path: Any = None) -> dict:
     """task -> (metric means, MOS means) as wide frames (system x column; MOS columns named by criterion)."""
-    from ..paper_tables import UNRANKED_SOURCES, paper_frame, table_info
+    from ..datamodel.paper_tables import UNRANKED_SOURCES, paper_frame, table_info
     from ..metrics.mos_agreement import paper_table_pairs
 
     values = paper_frame(path)

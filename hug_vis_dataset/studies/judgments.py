@@ -143,7 +143,7 @@ def emotion_qc_frame(answers):
     setting) and ``score`` 1 when a gold answer names the clip's emotion, else 0 (only gold scores are read)."""
     import pandas as pd
 
-    from ..grid import ClipId
+    from ..datamodel.grid import ClipId
     from .rater_qc import GOLD_CLEAR
 
     frame = pd.DataFrame(answers).copy()

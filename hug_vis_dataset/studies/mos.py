@@ -38,9 +38,9 @@ import numpy as np
 
 from ..catalog import MOS_CRITERIA
 from ..errors import HugvisError
-from ..escaping import one_line
+from ..presentation.escaping import one_line
 from ..readers.values import decimal_number
-from ..skipped_lines import SHOWN_LINES, listed
+from ..presentation.skipped_lines import SHOWN_LINES, listed
 from ..statistics.basics import format_interval
 
 #: The criteria and their labels: the catalog's (one spelling).
@@ -93,7 +93,7 @@ def validate_ratings(frame) -> "tuple[object, object]":
     """
     import pandas as pd
 
-    from ..grid import ClipId, ClipIdError
+    from ..datamodel.grid import ClipId, ClipIdError
 
     missing = [c for c in RATING_COLUMNS if c not in frame.columns]
     if missing:
@@ -281,7 +281,7 @@ def _ratings_file_problem(err, header: str) -> str:
 def clip_means(valid):
     """Mean score per (model, criterion, clip) over raters."""
     if "actor_id" not in valid.columns:
-        from ..grid import ClipId
+        from ..datamodel.grid import ClipId
 
         valid = valid.assign(actor_id=valid["clip_id"].map(lambda c: ClipId.parse(c).actor_id))
     return valid.groupby(["model", "criterion", "clip_id", "actor_id"], sort=True)["score"].mean().reset_index()

@@ -9,7 +9,7 @@ unparsed answer is), under the reserved label ``people | <setting>``. Everything
 
 * the **People row** of Table 4 is the mean over clips of those values, its interval the actor-clustered bootstrap
   of that mean (:func:`hug_vis_dataset.statistics.intervals.table_intervals`, the cell of every other row); it is
-  printed as People and never ranked (a reserved row, :data:`hug_vis_dataset.results.PEOPLE_MODEL`);
+  printed as People and never ranked (a reserved row, :data:`hug_vis_dataset.datamodel.results.PEOPLE_MODEL`);
 * **people vs the best model** of each setting (:func:`people_vs_models`): the one verdict
   (:func:`hug_vis_dataset.statistics.verdicts.compare`: the paired sign-flip test on the clips both have, actors
   as clusters): *separable*, *not separable* or *cannot tell*, with the difference and its interval;
@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ..results import EMOTION_MODEL_SEP, PEOPLE_MODEL, RESULT_COLUMNS
+from ..datamodel.results import EMOTION_MODEL_SEP, PEOPLE_MODEL, RESULT_COLUMNS
 from ..statistics.rules import N_BOOT
 from .emotion_answers import ANSWER_CHOICES, CANNOT_TELL
 from .rater_qc import GOLD_CLEAR
@@ -51,7 +51,7 @@ def _truth(clip_ids) -> np.ndarray:
     """The instructed emotion of each clip id (parsed once per distinct id)."""
     import pandas as pd
 
-    from ..grid import ClipId
+    from ..datamodel.grid import ClipId
 
     codes, uniques = pd.factorize(pd.Series(clip_ids, dtype=object).astype(str))
     labels = np.array([ClipId.parse(c).emotion.value for c in uniques], dtype=object)
@@ -69,12 +69,12 @@ def scored_answers(answers):
 
 
 def people_clip_rows(answers):
-    """Per-clip rows of people (:data:`~hug_vis_dataset.results.RESULT_COLUMNS`): per (setting, clip) the share of
+    """Per-clip rows of people (:data:`~hug_vis_dataset.datamodel.results.RESULT_COLUMNS`): per (setting, clip) the share of
     the answers that name the clip's instructed emotion, model ``people | <setting>``, metric ``emotion_accuracy``
     (pass counted answers: :func:`~hug_vis_dataset.studies.judgments.counted_emotion_answers`)."""
     import pandas as pd
 
-    from ..results import clip_fields
+    from ..datamodel.results import clip_fields
 
     scored = scored_answers(answers)
     if not len(scored):
@@ -236,7 +236,7 @@ def confusion_comparison(rows, answers, setting: str, model_label: str, people_r
     without a common clip are left out."""
     import pandas as pd
 
-    from ..grid import EMOTION_NAMES
+    from ..datamodel.grid import EMOTION_NAMES
     from ..statistics.verdicts import compare
     from ..tasks.emotion import ANSWERED_NOTE, UNPARSED_NOTE
 
@@ -274,7 +274,7 @@ def people_confusion(answers, setting: str):
     (:data:`~hug_vis_dataset.studies.emotion_answers.ANSWER_CHOICES`), each row the shares of that emotion's answers."""
     import pandas as pd
 
-    from ..grid import EMOTION_NAMES
+    from ..datamodel.grid import EMOTION_NAMES
 
     scored = scored_answers(answers)
     scored = scored[scored["setting"] == setting]

@@ -35,9 +35,9 @@ import time
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from ..grid import ClipId, ClipIdError
+from ..datamodel.grid import ClipId, ClipIdError
 from ..readers.json_files import loads_strict
-from ..results import name_problem
+from ..datamodel.results import name_problem
 from .bradley_terry import LOSS, TIE, WIN
 from .ratings import (CRITERIA, EXTRA_COLUMNS, LINE_FIX, PREFERENCE_KIND, _SEQ_RE, RatingError,
                       _ends_without_newline, validate_extra)

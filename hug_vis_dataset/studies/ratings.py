@@ -63,11 +63,11 @@ from pathlib import Path
 from typing import Callable, Iterator, Mapping, NamedTuple
 
 from ..catalog import MOS_SCALE
-from ..grid import ClipId, ClipIdError
+from ..datamodel.grid import ClipId, ClipIdError
 from ..readers import InputFileError
 from ..readers.json_files import loads_strict
-from ..results import name_problem
-from ..skipped_lines import SHOWN_LINES
+from ..datamodel.results import name_problem
+from ..presentation.skipped_lines import SHOWN_LINES
 from .mos import CRITERIA as MOS_CRITERIA
 from .mos import TASK_CRITERIA
 
@@ -175,7 +175,7 @@ class Submission:
             that this submission replaces; empty for a first rating.
         skipped: lines of the log skipped when it was read for this submission (see
             :meth:`RatingStore.problems`); 0 for a clean log.
-        skipped_lines: the first :data:`~hug_vis_dataset.skipped_lines.SHOWN_LINES` of them, each
+        skipped_lines: the first :data:`~hug_vis_dataset.presentation.skipped_lines.SHOWN_LINES` of them, each
             ``"<path>:<line>: <what>; <fix>"`` (plain text), so the message of this submission can
             name them where the rater reads it.
     """

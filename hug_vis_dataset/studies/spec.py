@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..errors import HugvisError
-from ..grid import ClipId, ClipIdError
-from ..results import name_problem
+from ..datamodel.grid import ClipId, ClipIdError
+from ..datamodel.results import name_problem
 from .mos import TASK_CRITERIA
 from .rater_qc import GOLD_CLEAR, GOLD_HIGH, GOLD_LOW, QcRules
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..escaping import one_line
-from ..skipped_lines import listed
+from ..presentation.escaping import one_line
+from ..presentation.skipped_lines import listed
 from ..statistics.rules import N_BOOT
 from .rater_qc import GOLD_MODELS
 from .sessions import SESSIONS_FILE, SessionLog, coverage
@@ -167,8 +167,8 @@ def study_markdown(study_paths: Sequence["str | Path"], ratings_path: "str | Pat
     """The report's "Subjective study: schedule and quality control" section for one or more study
     files over one ratings log: coverage, flagged raters and why, MOS (or strengths) with and without
     them, agreement. Stored text (rater ids, reasons) is escaped."""
-    from ..escaping import markdown_text
-    from ..tables import markdown_table
+    from ..presentation.escaping import markdown_text
+    from ..presentation.tables import markdown_table
 
     md = ["## Subjective study: schedule and quality control", "",
           "Blind, scheduled study (docs/MOS.md): every item reaches k ratings before any gets k + 1; gold items "
@@ -211,7 +211,7 @@ def mos_clip_rows(frame, note: str = ""):
     import pandas as pd
 
     from .. import catalog
-    from ..paper_tables import table_info
+    from ..datamodel.paper_tables import table_info
     from .mos import clip_means
     from .ratings import CRITERION_LABELS
 

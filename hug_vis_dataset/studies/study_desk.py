@@ -22,7 +22,7 @@ sent (a slider's ``4.0`` is 4, ``4.6`` is refused, never truncated). A refusal i
 ``**Rating refused:** ...``, naming the value and what to choose. Corrupt lines of the ratings log
 are skipped, never fatal: :meth:`MosStudy.problems` lists them (``"<path>:<line>: <what>; <fix>"``)
 and the tab shows them under the message. Text that came from a request (system, clip, rater,
-error texts) is escaped with :func:`hug_vis_dataset.escaping.markdown_text` wherever it is returned
+error texts) is escaped with :func:`hug_vis_dataset.presentation.escaping.markdown_text` wherever it is returned
 as Markdown.
 """
 
@@ -35,9 +35,9 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ..escaping import markdown_text
-from ..layout import SIMULATED_SYSTEMS_DIR
-from ..skipped_lines import listed
+from ..presentation.escaping import markdown_text
+from ..datamodel.layout import SIMULATED_SYSTEMS_DIR
+from ..presentation.skipped_lines import listed
 from .blind_study import VOICE_TASK
 from .ratings import CRITERIA, CRITERION_LABELS, RATINGS_FILE, RatingError, RatingStore
 from .status import aggregate_ratings
@@ -243,7 +243,7 @@ class MosStudy:
 
     def item(self, task: str, system: str, clip_id: str) -> MosItem:
         """What the tab shows for one (task, system, clip); problems go to ``note``, never raise."""
-        from ..media import MediaError
+        from ..readers.media import MediaError
         from ..references import read_reference_portrait
 
         if not (task and clip_id) or not isinstance(task, str) or task not in CRITERIA:

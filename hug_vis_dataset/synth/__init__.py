@@ -1,6 +1,6 @@
 """Deterministic synthetic mini-grid: a stand-in for the gated HUG-VIS release.
 
-:func:`synthesize` writes the release tree of :mod:`hug_vis_dataset.layout` for a small
+:func:`synthesize` writes the release tree of :mod:`hug_vis_dataset.datamodel.layout` for a small
 grid (a seated figure over a green screen with an exact soft alpha, source-filter speech,
 Mandarin transcripts) plus simulated system outputs whose quality is graded by
 construction, so metrics can be checked to rank them as built.

@@ -37,7 +37,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..grid import EMOTIONS, ClipId
+from ..datamodel.grid import EMOTIONS, ClipId
 from ..studies.emotion_answers import ANSWER_CHOICES, CANNOT_TELL, CSV_COLUMNS
 from ..studies.emotion_study import minimum_seconds
 from ..studies.rater_qc import GOLD_CLEAR

@@ -45,7 +45,7 @@ TYPICAL: dict[str, tuple[float, float]] = {
 
 
 def _clips(actors: int):
-    from ..grid import full_grid
+    from ..datamodel.grid import full_grid
 
     return [c for c in full_grid() if c.actor_id <= actors]
 

@@ -17,8 +17,8 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from ..grid import ClipId, Emotion, iter_grid
-from ..layout import CSV_COLUMNS, DEFAULT_LAYOUT, ReleaseLayout
+from ..datamodel.grid import ClipId, Emotion, iter_grid
+from ..datamodel.layout import CSV_COLUMNS, DEFAULT_LAYOUT, ReleaseLayout
 from ..outputs import claim
 from .figure import P, appearance_for_actor, background, build_parts, key_points, render_parts
 from .motion import clip_motion
@@ -233,7 +233,7 @@ def synthesize(
         >>> sorted(os.listdir(root))
         ['.hugvis-files.jsonl', '.hugvis-output.json', 'alpha_matte', 'audio', 'metadata', 'transcripts', 'video_processed']
     """
-    from .. import media
+    from ..readers import media
 
     layout = layout or DEFAULT_LAYOUT
     if float(fps) != layout.expected_fps:
@@ -312,7 +312,7 @@ def synthesize(
             "actions": sorted({c.action_id for c in cids}),
             "scripts": sorted({c.script_id for c in cids}),
         }))
-        from ..layout import SYNTHETIC_MARKER
+        from ..datamodel.layout import SYNTHETIC_MARKER
 
         (root / SYNTHETIC_MARKER).write_text(json.dumps({"synthetic": True, "generator": "hug_vis_dataset.synth",
                                                          "seed": int(seed)}) + "\n", encoding="utf-8")

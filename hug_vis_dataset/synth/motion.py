@@ -8,7 +8,7 @@ templates where it lists them.
 
 Example:
     >>> import numpy as np
-    >>> from hug_vis_dataset.grid import Emotion
+    >>> from hug_vis_dataset.datamodel.grid import Emotion
     >>> poses = pose_track(Emotion.HAPPY, 1, np.linspace(0, 2, 61), 2.0, np.random.default_rng(0))
     >>> poses.shape
     (61, 13)
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..grid import Emotion
+from ..datamodel.grid import Emotion
 from .figure import P, POSE_FIELDS, rest_pose
 
 

@@ -5,7 +5,7 @@ publish its 70 scripts). Emotion ``e`` and script ``s`` (1-based) give
 ``PROMPTS[e][(s - 1) % 10]``, so grids with more than ten scripts reuse prompts cyclically.
 
 Example:
-    >>> from hug_vis_dataset.grid import Emotion
+    >>> from hug_vis_dataset.datamodel.grid import Emotion
     >>> prompt_for(Emotion.HAPPY, 1)
     '我终于抢到演唱会的票了，太开心了！'
     >>> prompt_for("Neutral", 11) == prompt_for("Neutral", 1)
@@ -14,7 +14,7 @@ Example:
 
 from __future__ import annotations
 
-from ..grid import Emotion, parse_emotion
+from ..datamodel.grid import Emotion, parse_emotion
 
 PROMPTS: dict[Emotion, tuple[str, ...]] = {
     Emotion.HAPPY: (

@@ -71,8 +71,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..grid import ClipId
-from ..layout import SIMULATED_EMOTION_ANSWERS_FILE, SIMULATED_RATINGS_FILE
+from ..datamodel.grid import ClipId
+from ..datamodel.layout import SIMULATED_EMOTION_ANSWERS_FILE, SIMULATED_RATINGS_FILE
 from ..readers.json_files import read_json, require_fields
 from ..studies.mos import RATING_COLUMNS, TASK_CRITERIA
 from ..studies.rater_qc import GOLD_HIGH, GOLD_LOW

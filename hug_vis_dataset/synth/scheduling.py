@@ -17,7 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..grid import ClipId
+from ..datamodel.grid import ClipId
 from ..studies.schedule import plan_session, session_rng, session_seed
 from ..studies.sessions import item_code
 from ..studies.spec import StudySpec

@@ -30,8 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..grid import EMOTIONS, Emotion
-from ..layout import SIMULATED_SYSTEMS_DIR, ReleaseLayout
+from ..datamodel.grid import EMOTIONS, Emotion
+from ..datamodel.layout import SIMULATED_SYSTEMS_DIR, ReleaseLayout
 from .seeds import TAG_AUDIO, TAG_SYSTEM
 
 SYSTEMS_DIR = SIMULATED_SYSTEMS_DIR
@@ -253,7 +253,7 @@ class SystemWriter:
 
     def add_clip(self, spec, alpha: np.ndarray, rgb: np.ndarray, audio: np.ndarray, mouth: np.ndarray) -> None:
         """Write all systems' outputs for one clip from its reference media."""
-        from .. import media
+        from ..readers import media
         from .figure import appearance_for_actor, background, blend_appearance, build_parts, render_parts, rest_pose
         from .voice import blend_voices, synthesize_speech, voice_for_actor
 

@@ -10,7 +10,7 @@ differences between actors and between degraded copies.
 
 Example:
     >>> import numpy as np
-    >>> from hug_vis_dataset.grid import Emotion
+    >>> from hug_vis_dataset.datamodel.grid import Emotion
     >>> v = voice_for_actor(1, seed=0)
     >>> x = synthesize_speech("你好。", v, Emotion.NEUTRAL, 8000, 16000, np.random.default_rng(0))
     >>> x.shape, x.dtype, bool(np.abs(x).max() <= 1.0)
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..grid import Emotion
+from ..datamodel.grid import Emotion
 from .prompts import is_han
 
 # scipy.signal is imported where lfilter is called, not here: importing it costs about 3 s of CPU

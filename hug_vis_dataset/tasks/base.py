@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from .. import catalog
-from ..results import MISSING_PREDICTION, STATUS_FAILED, STATUS_OK, result_rows
+from ..datamodel.results import MISSING_PREDICTION, STATUS_FAILED, STATUS_OK, result_rows
 from .submission import SubmissionError, index_entries
 
 
@@ -193,7 +193,7 @@ class TaskScorer:
 
     # -- references ---------------------------------------------------------------------------
     def reference(self, record) -> dict[str, str]:
-        """Reference paths of a :class:`~hug_vis_dataset.release.ClipRecord`."""
+        """Reference paths of a :class:`~hug_vis_dataset.datamodel.release.ClipRecord`."""
         raise NotImplementedError
 
     def expected(self, record) -> dict[str, Any]:

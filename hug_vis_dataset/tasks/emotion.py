@@ -14,8 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..grid import ClipId, parse_emotion
-from ..results import EMOTION_MODEL_SEP, MISSING_PREDICTION, STATUS_OK
+from ..datamodel.grid import ClipId, parse_emotion
+from ..datamodel.results import EMOTION_MODEL_SEP, MISSING_PREDICTION, STATUS_OK
 from .base import ClipJob, ClipOutcome, ClipScores, TaskScorer, failed_rows, result_rows
 from .submission import PredictionIndex
 

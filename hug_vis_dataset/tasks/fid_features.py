@@ -40,7 +40,7 @@ def reference_entry(ref: str, models) -> "tuple[Any, dict | None]":
     """``(cache, key parts)`` of a reference video's FID features in the shared feature cache, or
     ``(None, None)`` when they are not cached (cache disabled, or an injected extractor without a key)."""
     from .. import catalog
-    from ..features_cache import FEATURE_VERSIONS, reference_digest, shared_cache
+    from ..cache.features import FEATURE_VERSIONS, reference_digest, shared_cache
 
     identity = models.identity("inception", catalog.spec("fid").weights)
     cache = shared_cache()
@@ -142,7 +142,7 @@ class PassFeatures:
     def finish(self, reference_video: str) -> "dict[str, np.ndarray]":
         """Cache the reference's features when every one of its frames was fed; the prediction's
         features by set metric (``{"fid": (frames, 2048) float32}``), or ``{}``."""
-        from ..media import video_info
+        from ..readers.media import video_info
 
         out = {}
         try:

@@ -40,7 +40,7 @@ def frame_metric_sums(prediction: str, reference_video: str, metrics: Sequence[s
     ``batch_size``: LPIPS frame pairs per forward pass on a GPU (default 8; values do not depend on it
     beyond float rounding); the CPU path runs one pair per forward whatever it is (``models/lpips_cpu.py``).
     """
-    from ..media import paired_video_chunks, video_info
+    from ..readers.media import paired_video_chunks, video_info
 
     functions = {m: frame_function(m, models, {"batch_size": batch_size}) for m in metrics}
     sums = {m: ExactSum() for m in metrics}  # exact: the mean cannot depend on chunking
@@ -62,7 +62,7 @@ def portrait_embedding(portrait: str, models) -> np.ndarray:
     """The ArcFace embedding ``(1, d)`` of a source portrait's aligned face, computed once per
     (portrait bytes, detector + embedder weights, preprocessing version) and cached on disk."""
     from .. import catalog
-    from ..features_cache import FEATURE_VERSIONS, reference_digest, shared_cache
+    from ..cache.features import FEATURE_VERSIONS, reference_digest, shared_cache
     from ..metrics.identity import aligned_face_of
     from ..references import read_reference_portrait
 
@@ -83,7 +83,7 @@ def portrait_embedding(portrait: str, models) -> np.ndarray:
 
 def csim_to_portrait(prediction: str, portrait: str, models, chunk_frames: int) -> ClipScores:
     """CSIM of a generated video to its source portrait (an image, a video's first frame or a repo cell)."""
-    from ..media import iter_video_frames
+    from ..readers.media import iter_video_frames
     from ..metrics.identity import CsimAccumulator
 
     accumulator = CsimAccumulator(portrait_embedding(portrait, models), models.get("face_detector"),
@@ -97,7 +97,7 @@ def csim_to_portrait(prediction: str, portrait: str, models, chunk_frames: int) 
 def _paired_or_alone(prediction: str, reference_video: "str | None", chunk_frames: int):
     """(pred chunk, ref chunk) over the common prefix, then (pred chunk, None) for surplus
     prediction frames; ``(pred, None)`` throughout without a reference. Each file decoded once."""
-    from ..media import iter_video_frames
+    from ..readers.media import iter_video_frames
 
     pit = iter_video_frames(prediction, chunk_frames)
     if reference_video is None:
@@ -209,7 +209,7 @@ def video_pass(prediction: str, reference: Mapping[str, str], metrics: Sequence[
         if n == 0:
             frames.fail("SubmissionError: no frames to compare with the reference video")
         else:
-            from ..media import video_info
+            from ..readers.media import video_info
 
             scores.values.update(frames.values())
             scores.notes.update(frames=n, frames_dropped=max(surplus, video_info(reference["video"]).frames - n))
@@ -292,7 +292,7 @@ def video_features(path: str, net, chunk: int, batch: int) -> np.ndarray:
     Through the same :class:`~.fid_features.ChunkedInception` the one-decode pass feeds, so both
     paths run the network on the same ``chunk``-frame blocks.
     """
-    from ..media import iter_video_frames
+    from ..readers.media import iter_video_frames
     from .fid_features import ChunkedInception
 
     features = ChunkedInception(net, chunk, batch)

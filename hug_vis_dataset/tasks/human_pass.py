@@ -50,7 +50,7 @@ def needs_reference_video(metrics: Sequence[str]) -> bool:
 
 def _reference_entry(reference_video: str, models, metrics: Sequence[str], parts: tuple[str, ...]):
     """``(cache, key parts)`` of the reference's landmarks, or ``(None, None)`` (no cache, an injected network)."""
-    from ..features_cache import FEATURE_VERSIONS, reference_digest, shared_cache
+    from ..cache.features import FEATURE_VERSIONS, reference_digest, shared_cache
 
     cache = shared_cache()
     weights = catalog.weights_of(metrics)
@@ -111,7 +111,7 @@ class HumanPass:
         """None without per-track rows; the networks load now (a missing file raises, before any decode)."""
         if not metrics:
             return None
-        from ..media import video_info
+        from ..readers.media import video_info
 
         for kind in parts_of(metrics):
             models.get(kind)
@@ -149,7 +149,7 @@ class HumanPass:
         track = self.ref_frames.track()
         cache, parts = self.entry
         if cache is not None:
-            from ..media import video_info
+            from ..readers.media import video_info
 
             try:  # only a whole reference is kept: a shorter prediction stops its decode early
                 if track.n == video_info(self.reference["video"]).frames:

@@ -114,7 +114,7 @@ class MotionTask(TaskScorer):
 
     Not a model evaluation: for every clip it stores U_s (mean absolute inter-frame alpha
     change) and V_s (mean centroid displacement) of the *reference* matte as rows of model
-    :data:`hug_vis_dataset.results.REFERENCE_MODEL`. D_motion is a percentile rank over the clips
+    :data:`hug_vis_dataset.datamodel.results.REFERENCE_MODEL`. D_motion is a percentile rank over the clips
     analysed, so it is computed from these stored rows
     (:func:`hug_vis_dataset.metrics.crosstask.motion_relation`).
     """

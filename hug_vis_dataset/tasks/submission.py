@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable
 
-from ..grid import ClipId, ClipIdError
+from ..datamodel.grid import ClipId, ClipIdError
 
 IGNORED_SUFFIXES = (".md", ".json", ".txt", ".yaml", ".yml")
 
@@ -95,12 +95,12 @@ def check_video(pred: str, ref: str, size: bool, what: str, fps: "float | None" 
                 decode_first: bool = True) -> None:
     """Same frame count (and size when ``size``, and rate when ``fps``) as the reference, and a first
     frame that decodes; :class:`SubmissionError` otherwise. Nothing is decoded beyond the first
-    frame: counts come from the container (:func:`hug_vis_dataset.media.video_info`).
+    frame: counts come from the container (:func:`hug_vis_dataset.readers.media.video_info`).
 
     ``decode_first=False`` skips the first frame's decode, for a caller that decodes the clip right
     after and fails it there (the evaluate modules: at 1080p that decode was 110 ms of a module call).
     """
-    from ..media import MediaError, video_info
+    from ..readers.media import MediaError, video_info
     from ..references import reference_alpha_info as frames_and_size
 
     rate = None

@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any, Mapping
 
 from .. import catalog
-from ..grid import ClipId
+from ..datamodel.grid import ClipId
 from .base import ClipScores, SubmissionError, TaskScorer
 from .dispatch import clip_values, error_text, frame_batch, needs_reference, rows_calling, rows_naming, setup_errors
 from .submission import PredictionIndex
@@ -38,7 +38,7 @@ def _audio(source: str):
 
 def _decoded(source: str):
     """The clip's mono float32 samples at its own rate, checked (empty, NaN, clipping): its one decode."""
-    from ..media import read_audio
+    from ..readers.media import read_audio
     from ..metrics.voice import check_samples, to_mono
 
     audio, rate = _audio(source)
@@ -96,13 +96,13 @@ class VoiceCloningTask(TaskScorer):
 
     def note(self, prediction: str) -> str:
         """Stereo (or more) predictions are scored on their channel mean: said in the rows' ``error``."""
-        from ..media import downmix_note
+        from ..readers.media import downmix_note
         from ..references import is_row_locator
 
         return "" if is_row_locator(prediction) else (downmix_note(prediction) or "")
 
     def check(self, prediction: str, reference: Mapping[str, str], expected: Mapping[str, Any]) -> None:
-        from ..media import MediaError, audio_info
+        from ..readers.media import MediaError, audio_info
         from ..references import is_row_locator
 
         if is_row_locator(prediction):

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Sequence
 
 from ..outputs import GUARD_FILES
-from ..grid import parse_emotion
-from ..layout import SIMULATED_SYSTEMS_DIR, SYNTHETIC_MARKER, ReleaseLayout, layout_for
-from ..media import MediaError, alpha_frame_files, audio_info, read_png_gray, video_info
-from ..release import ClipRecord, Release, ReleaseError
-from ..textio import TextEncodingError
+from ..datamodel.grid import parse_emotion
+from ..datamodel.layout import SIMULATED_SYSTEMS_DIR, SYNTHETIC_MARKER, ReleaseLayout, layout_for
+from ..readers.media import MediaError, alpha_frame_files, audio_info, read_png_gray, video_info
+from ..datamodel.release import ClipRecord, Release, ReleaseError
+from ..readers.textio import TextEncodingError
 from .gridspec import GRID_DECLARATION, GridSpec, expected_grid
 from .report import WARNING, Problem, ValidationReport
 
@@ -187,7 +187,7 @@ def _relative(path: Path, root: Path) -> str:
 
 
 #: The release's metadata files besides the CSV, each read by some part of the toolkit (the layout
-#: file by :func:`~hug_vis_dataset.layout.layout_for`, which spells its path in place).
+#: file by :func:`~hug_vis_dataset.datamodel.layout.layout_for`, which spells its path in place).
 METADATA_FILES: tuple[str, ...] = ("metadata/layout.json", GRID_DECLARATION, SYNTHETIC_MARKER)
 
 

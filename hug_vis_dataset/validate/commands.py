@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from ..errors import ToolUsageError
-from ..layout import ReleaseLayout
+from ..datamodel.layout import ReleaseLayout
 from .checks import validate_release
 from .gridspec import grid_option
 

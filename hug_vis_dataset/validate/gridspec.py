@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..errors import HugvisError, ToolUsageError
-from ..grid import EMOTIONS, NUM_ACTIONS, NUM_ACTORS, NUM_SCRIPTS, ClipId, iter_grid, parse_emotion
+from ..datamodel.grid import EMOTIONS, NUM_ACTIONS, NUM_ACTORS, NUM_SCRIPTS, ClipId, iter_grid, parse_emotion
 from ..readers import InputFileError
 from ..readers.json_files import read_json
 

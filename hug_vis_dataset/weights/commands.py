@@ -44,7 +44,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_download(args: argparse.Namespace) -> int:
-    from ..hub_access import HubUnreachableError
+    from ..readers.hub_access import HubUnreachableError
     from .registry import WeightsHashError, WeightsMissingError
     from .resolve import resolve
 

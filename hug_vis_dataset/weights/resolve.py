@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..hashing import DigestCache, sha256_file
-from ..hub_access import HubUnreachableError, fetch_or_explain, unreachable_reason
+from ..readers.hub_access import HubUnreachableError, fetch_or_explain, unreachable_reason
 from ..outputs import discard, mark_cache, put_scratch
 from .registry import (ENV_DIR, REGISTRY, WeightSpec, WeightsHashError, WeightsMissingError, cache_dir,
                        download_command, env_var, expand_names, get_spec, missing_message, weights_dir)
