@@ -180,25 +180,26 @@ def markdown_code_text(text: object) -> str:
 
 
 #: The backslash escapes :func:`terminal_markdown` drops: those of characters that make no tag, link or code span
-#: when the printed text is rendered as Markdown after all (piped into a .md file); a bracket only where no ``(``
-#: follows it, so ``[x](url)`` from stored text never becomes a link. ``<``, ``>``, ``&``, the backtick and the
+#: when the printed text is rendered as Markdown after all (piped into a .md file): ``*``, ``_``, ``#``, ``!``, ``~``,
+#: ``>`` and ``&`` (an entity is a character), ``<`` where no tag can begin (no letter, ``/``, ``!`` or ``?`` after
+#: it), a bracket where no ``(`` follows it (``[x](url)`` from stored text never becomes a link). The backtick and the
 #: backslash itself keep theirs (a dropped ``\\`` would unescape what follows it), and so does the table's bar.
-_ESCAPE = re.compile(r"\\([*#!~_])|\\([\[\]])(?!\()")
+_ESCAPE = re.compile(r"\\([*#!~_>&])|\\([\[\]])(?!\()|\\(<)(?![A-Za-z/!?])")
 
 
 def terminal_markdown(text: object) -> str:
     """Markdown printed on a terminal, where a person reads it as text: the backslash escapes of
     :func:`markdown_text` dropped where the character is harmless (an interval's brackets, ``*``, ``_``), kept where
-    the text rendered as Markdown would make a tag, a link or a code span of stored text (``<``, ``&``, a backtick,
-    a bracket before ``(``) and for a table cell's ``|``; control characters are already gone (:func:`one_line`).
+    the text rendered as Markdown would make a tag, a link or a code span of stored text (``<`` before a letter, a
+    backtick, a bracket before ``(``) and for a table cell's ``|``; control characters are already gone (:func:`one_line`).
 
     Example:
-        >>> print(terminal_markdown("| 4.49 \\\\[4.36, 4.62\\\\] | a\\\\_b | a\\\\|b |"))
-        | 4.49 [4.36, 4.62] | a_b | a\\|b |
+        >>> print(terminal_markdown("| 4.49 \\\\[4.36, 4.62\\\\] | a\\\\_b | a\\\\|b | \\\\> 0.25 s \\\\<= 2 |"))
+        | 4.49 [4.36, 4.62] | a_b | a\\|b | > 0.25 s <= 2 |
         >>> print(terminal_markdown("\\\\<script\\\\> \\\\[x\\\\](javascript:1) \\\\`code\\\\`"))
-        \\<script\\> [x\\](javascript:1) \\`code\\`
+        \\<script> [x\\](javascript:1) \\`code\\`
     """
-    return _ESCAPE.sub(lambda m: m.group(1) or m.group(2), "" if text is None else str(text))
+    return _ESCAPE.sub(lambda m: m.group(1) or m.group(2) or m.group(3), "" if text is None else str(text))
 
 
 __all__ = ["SafeStream", "html_text", "markdown_code_text", "markdown_text", "one_line", "safe_output", "terminal_markdown",
