@@ -116,3 +116,22 @@ def test_people_synthesis_is_deterministic(tmp_path):
                    if p.is_file() and p.name not in GUARD_FILES)
     assert len(files) > 10
     assert [f for f in files if (tmp_path / "a" / f).read_bytes() != (tmp_path / "b" / f).read_bytes()] == []
+
+
+def test_hugvis_synth_people_writes_a_people_release(tmp_path, capsys):
+    from hug_vis_dataset.cli import main
+    from hug_vis_dataset.layout import SYNTHETIC_MARKER
+
+    P.needs_mediapipe()
+    out = tmp_path / "cli"
+    assert main(["synth", str(out), "--people", "--actors", "2", "--emotions", "Sad", "--actions", "1",
+                 "--scripts", "1", "--seconds", "0.4", "--no-systems"]) == 0
+    assert "2 clips x 12 frames" in capsys.readouterr().out
+    assert json.loads((out / SYNTHETIC_MARKER).read_text())["people"] is True
+
+
+def test_people_mode_without_espeak_stops_before_writing(tmp_path, monkeypatch):
+    monkeypatch.setattr(people.shutil, "which", lambda name: None)
+    with pytest.raises(ValueError, match="espeak-ng, which is not installed"):
+        synthesize(tmp_path / "none", people=True, actors=1, emotions=["Sad"], actions=1, scripts=1, seconds=0.2)
+    assert not (tmp_path / "none").exists()

@@ -228,7 +228,8 @@ def synthesize(
         into_existing: ``out_dir`` may be a non-empty folder hugvis did not make (nothing in it is replaced).
         people: the actors are real photographs moved by known motion, speaking with espeak-ng, and the
             generation tasks' simulated systems plant graded human-motion defects (:mod:`.people`; needs
-            ``hugvis weights download mediapipe`` for the cut-out and espeak-ng).
+            ``hugvis weights download mediapipe`` for the cut-out and espeak-ng; without them a ValueError says
+            which is missing, before anything is written).
 
     Returns:
         A :class:`SynthSummary`.
@@ -258,6 +259,11 @@ def synthesize(
     cids = list(iter_grid(actors, emotions, actions, scripts))
     if not cids:
         raise ValueError("the requested grid is empty")
+    if people:
+        from .people import missing_requirement
+
+        if why := missing_requirement():
+            raise ValueError(why)
     specs = [ClipSpec(c, int(seed), n_frames, float(fps), int(sample_rate), width, height, bool(people))
              for c in cids]
     output = claim("hugvis synth", out_dir, "release", label="OUT_DIR", into_existing=into_existing)

@@ -81,6 +81,22 @@ PEOPLE_DESCRIPTIONS = {
 }
 
 
+def missing_requirement() -> "str | None":
+    """Why people mode cannot run here, with the fix (None when it can): espeak-ng speaks, and MediaPipe's
+    selfie segmentation cuts the person out (:func:`.photos.person_alpha`).
+
+    Example:
+        >>> missing_requirement() is None or "espeak-ng" in missing_requirement() or "weights" in missing_requirement()
+        True
+    """
+    from .. import weights
+
+    if shutil.which("espeak-ng") is None:
+        return "people mode speaks with espeak-ng, which is not installed (apt-get install espeak-ng)"
+    note = weights.missing_note(["mediapipe_selfie_segmentation"])
+    return f"people mode cuts the person out with MediaPipe's selfie segmentation: {note}" if note else None
+
+
 def actor_photo(actor_id: int) -> str:
     """The photograph an actor is made of (:data:`.photos.PHOTOS`, in turn by actor id)."""
     return PHOTOS[(int(actor_id) - 1) % len(PHOTOS)]
