@@ -170,7 +170,16 @@ def espeak_speech(text: str, n_samples: int, sample_rate: int, pitch: int = 50, 
 
 def clip_speech(spec, pitch_shift: float = 0.0) -> np.ndarray:
     """The people clip's speech: :func:`espeak_speech` of its prompt at the actor's pitch (plus ``pitch_shift``)
-    and the emotion's tempo and loudness (:data:`.voice.PROSODY`)."""
+    and the emotion's tempo and loudness (:data:`.voice.PROSODY`).
+
+    Example:
+        >>> from hug_vis_dataset.grid import ClipId, Emotion
+        >>> from hug_vis_dataset.synth.generate import ClipSpec
+        >>> spec = ClipSpec(ClipId(1, Emotion.SAD, 1, 1), 0, 6, 30.0, 16000, 64, 36, people=True)
+        >>> speech = clip_speech(spec)
+        >>> speech.shape, bool(np.abs(speech).max() > 0)
+        ((3200,), True)
+    """
     from .voice import PROSODY
 
     prosody = PROSODY[spec.cid.emotion]
@@ -181,7 +190,15 @@ def clip_speech(spec, pitch_shift: float = 0.0) -> np.ndarray:
 
 def body_track(spec) -> np.ndarray:
     """``(n_frames, 4)`` per frame ``(dx, dy, zoom, angle)`` of the actor (frame pixels, radians): the clip's
-    action template (:func:`.motion.clip_motion`) at the frame times."""
+    action template (:func:`.motion.clip_motion`) at the frame times.
+
+    Example:
+        >>> from hug_vis_dataset.grid import ClipId, Emotion
+        >>> from hug_vis_dataset.synth.generate import ClipSpec
+        >>> track = body_track(ClipSpec(ClipId(1, Emotion.HAPPY, 1, 1), 0, 6, 30.0, 16000, 64, 36, people=True))
+        >>> track.shape, track[0, 2].round(2)
+        ((6, 4), np.float64(1.0))
+    """
     from .figure import P
     from .motion import clip_motion
     from .seeds import TAG_MOTION
@@ -214,7 +231,16 @@ def render(spec, track: np.ndarray, opening: np.ndarray, stretch: "np.ndarray | 
            chunk_frames: int = 32):
     """Yield ``(alpha uint8 (k, H, W), rgb uint8 (k, H, W, 3))`` chunks of a people clip: the actor's photo with
     its mouth opened by ``opening`` (0..1 per frame, times :data:`MAX_OPENING`), its neck stretched by
-    ``stretch`` (factor per frame, 1 = none), placed by ``track`` (:func:`body_track`) over the green screen."""
+    ``stretch`` (factor per frame, 1 = none), placed by ``track`` (:func:`body_track`) over the green screen.
+
+    Example:
+        >>> from hug_vis_dataset.grid import ClipId, Emotion
+        >>> from hug_vis_dataset.synth.generate import ClipSpec
+        >>> spec = ClipSpec(ClipId(2, Emotion.HAPPY, 1, 1), 0, 3, 30.0, 16000, 64, 36, people=True)
+        >>> [(a.shape, rgb.shape) for a, rgb in render(spec, np.zeros((3, 4)) + [0, 0, 1, 0], np.zeros(3),
+        ...                                              chunk_frames=2)]
+        [((2, 36, 64), (2, 36, 64, 3)), ((1, 36, 64), (1, 36, 64, 3))]
+    """
     from .figure import background
 
     name = actor_photo(spec.cid.actor_id)
@@ -238,7 +264,16 @@ def render(spec, track: np.ndarray, opening: np.ndarray, stretch: "np.ndarray | 
 
 def reference_clip(spec) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(alpha (T, H, W) uint8, RGB (T, H, W, 3) uint8, audio float32, mouth envelope (T,)) of a people clip
-    (the same contract as :func:`.generate.reference_clip`)."""
+    (the same contract as :func:`.generate.reference_clip`).
+
+    Example:
+        >>> from hug_vis_dataset.grid import ClipId, Emotion
+        >>> from hug_vis_dataset.synth.generate import ClipSpec
+        >>> alpha, rgb, audio, mouth = reference_clip(ClipSpec(ClipId(1, Emotion.SAD, 1, 1), 0, 6, 30.0, 16000,
+        ...                                                    64, 36, people=True))
+        >>> alpha.shape, rgb.dtype, audio.shape, mouth.shape
+        ((6, 36, 64), dtype('uint8'), (3200,), (6,))
+    """
     from .voice import frame_envelope
 
     audio = clip_speech(spec)
@@ -262,7 +297,16 @@ def neck_stretch(defects: Defects, n_frames: int, fps: float) -> "np.ndarray | N
 
 def system_frames(spec, defects: Defects, mouth: np.ndarray, rng: np.random.Generator):
     """The RGB chunks of a simulated system's people clip: the reference's motion with ``defects`` planted (jitter
-    and drift from ``rng``, the neck's stretch, the mouth ``defects.lag`` frames behind ``mouth``)."""
+    and drift from ``rng``, the neck's stretch, the mouth ``defects.lag`` frames behind ``mouth``).
+
+    Example:
+        >>> from hug_vis_dataset.grid import ClipId, Emotion
+        >>> from hug_vis_dataset.synth.generate import ClipSpec
+        >>> spec = ClipSpec(ClipId(1, Emotion.SAD, 1, 1), 0, 4, 30.0, 16000, 64, 36, people=True)
+        >>> chunks = system_frames(spec, PEOPLE_DEFECTS["vision_driven"][2], np.ones(4), np.random.default_rng(0))
+        >>> np.concatenate(list(chunks)).shape
+        (4, 36, 64, 3)
+    """
     lag = min(defects.lag, spec.n_frames)
     opening = np.r_[np.zeros(lag), mouth[:spec.n_frames - lag]]
     for _, rgb in render(spec, planted(body_track(spec), defects, spec.height, rng), opening,

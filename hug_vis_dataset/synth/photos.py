@@ -83,7 +83,13 @@ def _warp(image: np.ndarray, m: np.ndarray, size, border: int) -> np.ndarray:
 
 
 def scene(image: np.ndarray, dx: float = 0.0, dy: float = 0.0, zoom: float = 1.0, size=SIZE) -> np.ndarray:
-    """One frame: the photo placed by :func:`placement` (edge pixels replicated around it)."""
+    """One frame: the photo placed by :func:`placement` (edge pixels replicated around it).
+
+    Example:
+        >>> frame = scene(photo("grace"), dx=10.0, size=(64, 36))
+        >>> frame.shape, frame.dtype
+        ((36, 64, 3), dtype('uint8'))
+    """
     import cv2
 
     return _warp(image, placement(image, dx, dy, zoom, size), size, cv2.BORDER_REPLICATE)
@@ -95,7 +101,13 @@ def to_photo(points: np.ndarray, m: np.ndarray) -> np.ndarray:
 
 
 def stretch_neck(frame: np.ndarray, shoulder_y: float, factor: float) -> np.ndarray:
-    """Everything above ``shoulder_y`` stretched upwards by ``factor`` (a neck longer by that factor)."""
+    """Everything above ``shoulder_y`` stretched upwards by ``factor`` (a neck longer by that factor).
+
+    Example:
+        >>> column = np.arange(10, dtype=np.float32)[:, None]
+        >>> stretch_neck(column, 8.0, 2.0)[:, 0].tolist()
+        [4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 9.0]
+    """
     import cv2
 
     height, width = frame.shape[:2]
@@ -115,7 +127,14 @@ def _mouth_grid(name: str, height: int, width: int) -> tuple[np.ndarray, np.ndar
 
 def open_mouth(image: np.ndarray, name: str, opening: float) -> np.ndarray:
     """The photo with its mouth opened by ``opening`` pixels: the lower lip and chin pulled down (fading out
-    sideways and under the chin) and a dark cavity between the lips."""
+    sideways and under the chin) and a dark cavity between the lips.
+
+    Example:
+        >>> image = photo("astronaut")
+        >>> opened = open_mouth(image, "astronaut", 10.0)
+        >>> opened[150, 222].tolist(), bool((open_mouth(image, "astronaut", 0.0) == image).all())
+        ([60, 20, 25], True)
+    """
     import cv2
 
     xm, ym, _, half_width = MOUTHS[name]
