@@ -296,8 +296,61 @@ def worker_pool(requested: int, work: int, initializer: "Callable[[], None] | No
         yield pool
     finally:
         if pool is not None:
-            pool.terminate()
-            pool.join()
+            end_pool(pool)
+
+
+#: The longest the main thread waits on a pool at a time (:func:`pool_results`).
+POLL_S = 0.5
+
+
+def pool_results(iterator: Iterator, poll: float = POLL_S) -> Iterator:
+    """The results of a pool's ``imap`` iterator, in order, waiting at most ``poll`` seconds at a time.
+
+    The kernel hands a signal to any thread that does not block it (a pool's helper thread, a progress bar's
+    monitor); Python runs the handler only when the main thread executes Python again. A wait without a timeout
+    then outlasts the stop for good when no result comes (the workers were killed with the group: seen here, a build
+    stopped by SIGTERM to its group waited forever). With the timeout the stop is raised within ``poll`` seconds.
+
+    >>> list(pool_results(iter([1, 2])))
+    [1, 2]
+    """
+    from multiprocessing import TimeoutError as PoolTimeout
+
+    timed = getattr(iterator, "next", None)  # a pool's IMapIterator: next(timeout); anything else: plain next
+    while True:
+        try:
+            yield timed(poll) if timed is not None else next(iterator)
+        except PoolTimeout:
+            continue
+        except StopIteration:
+            return
+
+
+#: How long :func:`end_pool` lets ``multiprocessing`` terminate a pool before it kills the workers itself.
+POOL_END_S = 10.0
+
+
+def end_pool(pool, timeout: float = POOL_END_S) -> None:
+    """Terminate and join a ``multiprocessing`` pool, never waiting for good.
+
+    ``Pool.terminate`` puts to the workers' task queue under a lock shared with them; a stop sent to the whole
+    process group kills workers at any moment, and one killed inside that lock leaves it held for good: the
+    parent then waited forever (seen here: a build stopped by SIGTERM to its group). So the terminate runs in a
+    thread given ``timeout`` seconds; past it every worker is killed and the pool left to its daemon threads
+    (nothing of it is used again: the block that made it is being left).
+    """
+    ender = threading.Thread(target=_terminate_and_join, args=(pool,), daemon=True, name="hugvis-pool-end")
+    ender.start()
+    ender.join(timeout)
+    if ender.is_alive():
+        end_processes(list(getattr(pool, "_pool", [])), timeout=1.0)  # the pool's current workers, replacements too
+        ender.join(1.0)
+
+
+def _terminate_and_join(pool) -> None:
+    with contextlib.suppress(Exception):
+        pool.terminate()
+        pool.join()
 
 
 @contextlib.contextmanager
@@ -439,7 +492,7 @@ def finish(err: "BaseException | None" = None) -> int:
     return exit_code(signum)
 
 
-__all__ = ["NOTHING_KEPT", "PARENT_CHECK_S", "STOP_SIGNALS", "Stopped", "check", "child_init", "children_start",
-           "deferred", "drain", "end_processes", "exit_code", "finish", "install", "register_removal", "remove",
-           "removed_on_stop", "requested", "reset", "resume_note", "signal_name", "stop_line", "unregister_removal",
-           "worker_count", "worker_pool", "working"]
+__all__ = ["NOTHING_KEPT", "PARENT_CHECK_S", "POLL_S", "POOL_END_S", "STOP_SIGNALS", "Stopped", "check", "child_init",
+           "children_start", "deferred", "drain", "end_pool", "end_processes", "exit_code", "finish", "install",
+           "pool_results", "register_removal", "remove", "removed_on_stop", "requested", "reset", "resume_note",
+           "signal_name", "stop_line", "unregister_removal", "worker_count", "worker_pool", "working"]

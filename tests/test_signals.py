@@ -285,6 +285,54 @@ def _child(ready, born_blocked) -> None:
     time.sleep(60)
 
 
+def test_a_pool_whose_result_queue_lock_is_held_for_good_still_ends():
+    """The deadlock a stop to the whole group can leave (a worker killed while putting its result, inside the result
+    queue's lock): with the lock held for good, ``Pool.terminate`` waits forever;
+    :func:`~hug_vis_dataset.stopping.end_pool` ends the workers and returns after its timeout."""
+    import multiprocessing
+
+    from hug_vis_dataset import stopping
+
+    with stopping.children_start():
+        pool = multiprocessing.get_context("spawn").Pool(2, initializer=stopping.child_init)
+    workers = list(pool._pool)
+    assert pool.apply(os.getpid) in {w.pid for w in workers}  # the workers are up
+    assert pool._outqueue._wlock.acquire(timeout=5)  # what a worker killed inside the lock leaves behind
+    started = time.monotonic()
+    stopping.end_pool(pool, timeout=2.0)
+    assert time.monotonic() - started < 10.0
+    assert not any(w.is_alive() for w in workers) and not any(w.is_alive() for w in pool._pool)
+
+
+def test_a_stop_taken_by_another_thread_is_raised_while_the_main_thread_waits_on_a_pool(handlers):
+    """The kernel may hand SIGTERM to any thread; Python runs the handler only when the main thread runs Python again,
+    so a wait on a pool without a timeout outlasted the stop for good. pool_results raises it within its poll."""
+    import threading
+
+    with handlers.worker_pool(2, 2) as pool:
+        results = pool.imap(time.sleep, [30, 30])
+        other = threading.Thread(target=time.sleep, args=(5,), daemon=True)
+        other.start()
+        threading.Timer(1.0, signal.pthread_kill, (other.ident, signal.SIGTERM)).start()
+        started = time.monotonic()
+        with pytest.raises(handlers.Stopped):
+            list(handlers.pool_results(results))
+        assert time.monotonic() - started < 10.0
+
+
+def test_a_pool_ends_at_once_when_nothing_holds_it():
+    import multiprocessing
+
+    from hug_vis_dataset import stopping
+
+    with stopping.children_start():
+        pool = multiprocessing.get_context("spawn").Pool(2, initializer=stopping.child_init)
+    assert pool.map(abs, [-1, -2]) == [1, 2]
+    started = time.monotonic()
+    stopping.end_pool(pool, timeout=60.0)
+    assert time.monotonic() - started < 30.0 and not any(w.is_alive() for w in pool._pool)
+
+
 # ----------------------------------------------------------------------------- hugvis evaluate
 def evaluate_args(grid: Path, out: Path, model: str = "m") -> list[str]:
     return ["evaluate", "matting", "--predictions", str(grid.parent / "mattes"),

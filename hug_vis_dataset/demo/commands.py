@@ -10,12 +10,13 @@ from pathlib import Path
 
 
 def run(out_dir: "str | Path", seed: int = 0, quick: bool = False, num_proc: int = 1, audit: bool = False,
-        into_existing: bool = False) -> int:
-    """Run the demo into ``out_dir`` (with ``audit``: the robustness audit's noise floors too); returns
-    the exit status."""
+        into_existing: bool = False, people: bool = False) -> int:
+    """Run the demo into ``out_dir`` (with ``audit``: the robustness audit's noise floors too; with ``people``:
+    the grid of real photographs, :mod:`hug_vis_dataset.synth.people`); returns the exit status."""
     from .pipeline import run_demo
 
-    run_demo(out_dir, quick=quick, seed=seed, num_proc=num_proc, audit=audit, into_existing=into_existing)
+    run_demo(out_dir, quick=quick, seed=seed, num_proc=num_proc, audit=audit, into_existing=into_existing,
+             people=people)
     return 0
 
 
@@ -30,8 +31,10 @@ def register(subparsers) -> None:
     parser.add_argument("--quick", action="store_true", help="a smaller grid (1 actor, 3 emotions, 1 s clips)")
     parser.add_argument("--audit", action="store_true",
                         help="also measure noise floors (hugvis audit robustness) into OUT/audit, shown in the report")
+    parser.add_argument("--people", action="store_true",
+                        help="actors made of real photographs with planted human-motion defects (hugvis synth --people)")
     from ..outputs import output_option
 
     output_option(parser)
     parser.set_defaults(func=lambda args: run(args.out, args.seed, args.quick, args.num_proc, args.audit,
-                                              args.into_existing))
+                                              args.into_existing, args.people))

@@ -118,7 +118,7 @@ def score_selfie_segmentation(release: "str | Path", submissions: "str | Path", 
 
 
 def build_front_doors(out_dir: "str | Path", grid: "dict | None" = None, seed: int = 0, progress: bool = True,
-                      build: bool = True) -> dict:
+                      build: bool = True, people: bool = False) -> dict:
     """The demo's first steps: what the README's Python snippet reads, named as on the Hub.
 
     Synthesizes and validates ``out_dir/release``, builds the dataset repo into ``out_dir/hug-vis``
@@ -134,6 +134,8 @@ def build_front_doors(out_dir: "str | Path", grid: "dict | None" = None, seed: i
         seed: the synthesis seed.
         progress: show progress bars.
         build: build the dataset repo (off: only the release tree and the module folders).
+        people: synthesize the people grid (:mod:`hug_vis_dataset.synth.people`: real photographs, espeak-ng
+            speech, planted human-motion defects).
 
     Returns:
         ``{"release", "dataset", "modules"}`` paths (``dataset`` is None when not built).
@@ -151,7 +153,8 @@ def build_front_doors(out_dir: "str | Path", grid: "dict | None" = None, seed: i
     release, dataset, modules = out / "release", out / DEMO_DATASET_DIR, out / DEMO_MODULES_DIR
     demo = claim("hugvis demo", out, "demo")  # each step below claims its own folder inside it
     print(f"[1] synthesizing into {release} ...", flush=True)
-    summary = synthesize(release, seed=seed, progress=progress, **(grid if grid is not None else QUICK_GRID))
+    summary = synthesize(release, seed=seed, progress=progress, people=people,
+                         **(grid if grid is not None else QUICK_GRID))
     print(f"    {len(summary.clip_ids)} clips; simulated systems: "
           + ", ".join(f"{task} {len(names)}" for task, names in summary.systems.items()), flush=True)
     validation = validate_release(release)
@@ -182,7 +185,7 @@ def build_front_doors(out_dir: "str | Path", grid: "dict | None" = None, seed: i
 
 def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc: int = 1, build: bool = True,
              n_boot: "int | None" = None, progress: bool = True, grid: "dict | None" = None, audit: bool = False,
-             into_existing: bool = False) -> dict:
+             into_existing: bool = False, people: bool = False) -> dict:
     """Synthesize a small grid, build the Hub repo, validate it, score every simulated system of
     every task and each task's built-in baseline, and write the report; print its summary (as `hugvis report`
     does: where it is and its tables) and where to look next.
@@ -197,6 +200,9 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
             and add its noise-floor table to the report's Findings (off by default: measured 10 min on
             the demo grid, 9 variants of 28 clips per task, on 2 busy cores: matting 4, vision_driven 6;
             the whole demo took 52 min there).
+        people: the grid's actors are real photographs and the generation systems plant graded human-motion
+            defects (:mod:`hug_vis_dataset.synth.people`), so every generation task is scored by MediaPipe's
+            networks against a known order.
 
     Returns:
         ``{"release", "results", "report", "markdown", "seconds"}``.
@@ -211,7 +217,7 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
     results = out / "results"
     start = time.perf_counter()
     build_front_doors(out, grid if grid is not None else (QUICK_GRID if quick else DEMO_GRID), seed=seed,
-                      progress=progress, build=build)
+                      progress=progress, build=build, people=people)
     systems_root = release / SIMULATED_SYSTEMS_DIR
     command_line = ["run_demo", str(out)]
     print("[3] scoring every simulated system ...", flush=True)

@@ -269,7 +269,7 @@ def _run_config_jobs(jobs: "list[_ConfigJob]", num_proc: int) -> list:
     # The one rule for workers (stopping.worker_pool): on a stop, leaving the block terminates and joins them,
     # and the caller removes the shard each was writing.
     with stopping.worker_pool(num_proc, len(jobs)) as pool:
-        return pool.map(_build_config, jobs, chunksize=1)
+        return list(stopping.pool_results(pool.imap(_build_config, jobs, chunksize=1)))  # a stop raised at once
 
 
 def stop_note(repo: "str | Path", resume: bool) -> str:

@@ -5,8 +5,8 @@ Example:
     >>> parser = argparse.ArgumentParser(); sub = parser.add_subparsers()
     >>> register(sub)
     >>> args = parser.parse_args(["synth", "out", "--size", "64x36", "--emotions", "Happy", "Sad"])
-    >>> args.size, args.emotions, args.actors
-    ((64, 36), ['Happy', 'Sad'], 2)
+    >>> args.size, args.emotions, args.actors, args.people
+    ((64, 36), ['Happy', 'Sad'], 2, False)
 """
 
 from __future__ import annotations
@@ -39,6 +39,10 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-systems", action="store_true", help="skip simulated_systems/")
     p.add_argument("--progress", action="store_true", help="show a progress bar")
+    p.add_argument("--people", action="store_true",
+                   help="actors made of real photographs moved by known motion, speaking with espeak-ng; the "
+                        "generation systems plant graded human-motion defects (needs `hugvis weights download "
+                        "mediapipe` and espeak-ng)")
     from ..outputs import output_option
 
     output_option(p)
@@ -53,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
             args.out_dir, actors=args.actors, emotions=args.emotions, actions=args.actions, scripts=args.scripts,
             seconds=args.seconds, size=args.size, fps=args.fps, sample_rate=args.sample_rate, seed=args.seed,
             systems=not args.no_systems, progress=args.progress, into_existing=args.into_existing,
+            people=args.people,
         )
     except ValueError as err:
         from ..errors import one_line

@@ -62,6 +62,7 @@ class ClipSpec:
     sample_rate: int
     width: int
     height: int
+    people: bool = False  # the actors are photographs (synth/people.py), not the cartoon figure
 
     @property
     def n_samples(self) -> int:
@@ -138,7 +139,12 @@ def render_frames(
 
 
 def reference_clip(spec: ClipSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(alpha (T, H, W) uint8, RGB (T, H, W, 3) uint8, audio float32, mouth envelope (T,)) of a clip."""
+    """(alpha (T, H, W) uint8, RGB (T, H, W, 3) uint8, audio float32, mouth envelope (T,)) of a clip (a people
+    clip's from :func:`.people.reference_clip`)."""
+    if spec.people:
+        from .people import reference_clip as people_clip
+
+        return people_clip(spec)
     audio = clip_audio(spec)
     mouth = frame_envelope(audio, spec.n_frames)
     look = appearance_for_actor(spec.cid.actor_id, spec.seed)
@@ -200,6 +206,7 @@ def synthesize(
     layout: "ReleaseLayout | None" = None,
     progress: bool = False,
     into_existing: bool = False,
+    people: bool = False,
 ) -> SynthSummary:
     """Write a synthetic HUG-VIS release (and simulated system outputs) under ``out_dir``.
 
@@ -219,6 +226,10 @@ def synthesize(
             saved to ``metadata/layout.json`` so readers find it.
         progress: show a tqdm progress bar.
         into_existing: ``out_dir`` may be a non-empty folder hugvis did not make (nothing in it is replaced).
+        people: the actors are real photographs moved by known motion, speaking with espeak-ng, and the
+            generation tasks' simulated systems plant graded human-motion defects (:mod:`.people`; needs
+            ``hugvis weights download mediapipe`` for the cut-out and espeak-ng; without them a ValueError says
+            which is missing, before anything is written).
 
     Returns:
         A :class:`SynthSummary`.
@@ -248,7 +259,13 @@ def synthesize(
     cids = list(iter_grid(actors, emotions, actions, scripts))
     if not cids:
         raise ValueError("the requested grid is empty")
-    specs = [ClipSpec(c, int(seed), n_frames, float(fps), int(sample_rate), width, height) for c in cids]
+    if people:
+        from .people import missing_requirement
+
+        if why := missing_requirement():
+            raise ValueError(why)
+    specs = [ClipSpec(c, int(seed), n_frames, float(fps), int(sample_rate), width, height, bool(people))
+             for c in cids]
     output = claim("hugvis synth", out_dir, "release", label="OUT_DIR", into_existing=into_existing)
     # Written in a staging folder of OUT_DIR, then merged in: what an earlier synth wrote there is replaced
     # (or, not written again, deleted); a file it did not write, or one changed since, stops it first.
@@ -257,7 +274,7 @@ def synthesize(
         if systems:
             from .systems import SystemWriter
 
-            sim = SystemWriter(root, layout, seed=int(seed))
+            sim = SystemWriter(root, layout, seed=int(seed), people=bool(people))
         rows = []
         iterator = specs
         if progress:
@@ -315,7 +332,8 @@ def synthesize(
         from ..datamodel.layout import SYNTHETIC_MARKER
 
         (root / SYNTHETIC_MARKER).write_text(json.dumps({"synthetic": True, "generator": "hug_vis_dataset.synth",
-                                                         "seed": int(seed)}) + "\n", encoding="utf-8")
+                                                         "seed": int(seed), **({"people": True} if people else {})})
+                                              + "\n", encoding="utf-8")
         system_names = sim.finish() if sim is not None else {}
         if sim is not None:
             from .ratings import write_simulated_ratings

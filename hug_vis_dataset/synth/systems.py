@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -239,8 +240,9 @@ def degrade_speech(audio: np.ndarray, strength: float, rng: np.random.Generator,
 class SystemWriter:
     """Writes every task's simulated systems clip by clip, then the manifest."""
 
-    def __init__(self, root: "str | Path", layout: ReleaseLayout, seed: int = 0) -> None:
+    def __init__(self, root: "str | Path", layout: ReleaseLayout, seed: int = 0, people: bool = False) -> None:
         self.root = Path(root) / SYSTEMS_DIR
+        self.people = people  # the generation tasks' systems plant human-motion defects (synth/people.py)
         self.layout = layout
         self.seed = seed
         self.predictions: dict[str, list[str]] = {s.name: [] for s in SYSTEMS["emotion"]}
@@ -262,6 +264,10 @@ class SystemWriter:
         for k, system in enumerate(SYSTEMS["matting"]):
             pred = degrade_alpha(alpha, system.strength, self._rng(spec, 0, k), px_unit)
             media.write_alpha_pngs(self.root / "matting" / system.name / name, [pred])
+        if self.people:
+            self._people(spec, name, audio, mouth)
+            self._emotion(spec, name)
+            return
         for k, system in enumerate(SYSTEMS["vision_driven"]):
             pred = degrade_video(rgb, system.strength, self._rng(spec, 1, k), px_unit)
             media.write_video(self.root / "vision_driven" / system.name / f"{name}.mp4", [pred], fps=spec.fps,
@@ -301,7 +307,25 @@ class SystemWriter:
                                        spec.rng(TAG_AUDIO))
             speech = degrade_speech(speech, system.strength, self._rng(spec, 3, k), spec.sample_rate)
             media.write_wav(self.root / "voice_cloning" / system.name / f"{name}.wav", speech, spec.sample_rate)
+        self._emotion(spec, name)
 
+    def _people(self, spec, name: str, audio: np.ndarray, mouth: np.ndarray) -> None:
+        """The generation systems of a people clip (:mod:`.people`): planted human-motion defects."""
+        from ..readers import media
+        from .people import PEOPLE_DEFECTS, clip_speech, system_frames
+
+        for task_index, task in ((1, "vision_driven"), (2, "audio_driven")):
+            for k, (system, defects) in enumerate(zip(SYSTEMS[task], PEOPLE_DEFECTS[task])):
+                frames = system_frames(spec, defects, mouth, self._rng(spec, task_index, k))
+                driving = {"audio": audio, "sample_rate": spec.sample_rate} if task == "audio_driven" else {}
+                media.write_video(self.root / task / system.name / f"{name}.mp4", frames, fps=spec.fps,
+                                  crf=SYSTEM_CRF, **driving)
+        for k, system in enumerate(SYSTEMS["voice_cloning"]):
+            speech = degrade_speech(clip_speech(spec, pitch_shift=40.0 * system.strength), system.strength,
+                                    self._rng(spec, 3, k), spec.sample_rate)
+            media.write_wav(self.root / "voice_cloning" / system.name / f"{name}.wav", speech, spec.sample_rate)
+
+    def _emotion(self, spec, name: str) -> None:
         for k, system in enumerate(SYSTEMS["emotion"]):
             rng = self._rng(spec, 4, k)
             for setting, acc in zip(EMOTION_SETTINGS, system.accuracy):
@@ -339,6 +363,15 @@ class SystemWriter:
         }
         if task_settings := EMOTION_SETTINGS:
             manifest["tasks"]["emotion"]["input_settings"] = list(task_settings)
+        if self.people:
+            from .people import PEOPLE_DEFECTS, PEOPLE_DESCRIPTIONS, describe
+
+            for task, words in PEOPLE_DESCRIPTIONS.items():
+                entry = manifest["tasks"][task]
+                entry["description"] = words
+                for system, defects in zip(SYSTEMS[task], PEOPLE_DEFECTS.get(task, ())):
+                    entry["systems"][system.name]["description"] = describe(defects)
+                    entry["systems"][system.name]["planted"] = dataclasses.asdict(defects)
         self.root.mkdir(parents=True, exist_ok=True)
         (self.root / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n",
                                                  encoding="utf-8")

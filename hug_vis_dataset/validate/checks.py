@@ -341,5 +341,5 @@ def _map(func, jobs: list, num_proc: int, progress: bool) -> list:
 
     # The one rule for workers (stopping.worker_pool): no more than the clips, ended however the block is left.
     with stopping.worker_pool(num_proc, len(jobs)) as pool:
-        return list(tqdm(pool.imap(func, jobs, chunksize=1), total=len(jobs), desc="validate",
+        return list(tqdm(stopping.pool_results(pool.imap(func, jobs, chunksize=1)), total=len(jobs), desc="validate",
                          disable=not progress, unit="clip"))
