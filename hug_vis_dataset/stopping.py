@@ -42,6 +42,7 @@ import contextlib
 import os
 import shutil
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -180,7 +181,25 @@ def install(again: bool = False) -> None:
         _STATE.signals = tuple(s for s in STOP_SIGNALS if s != hangup or signal.getsignal(s) is not signal.SIG_IGN)
     for signum in _STATE.signals:
         signal.signal(signum, _handler)
+    if not again and not getattr(sys.unraisablehook, "_hugvis_stop", False):
+        sys.unraisablehook = _unraisable_hook(sys.unraisablehook)
     _STATE.installed = True
+
+
+def _unraisable_hook(previous: Callable) -> Callable:
+    """``sys.unraisablehook`` that keeps quiet about a :class:`Stopped` raised where Python cannot propagate it (the
+    handler ran inside a callback that C code called: numba's JIT compiler calls llvmlite's ctypes callbacks), which
+    Python would print as a traceback. The stop is recorded already (:func:`requested`): the command raises it at its
+    next :func:`check` (the runner checks between clips) and ends with the one stop line. Anything else goes to
+    ``previous``."""
+
+    def hook(unraisable) -> None:
+        if isinstance(unraisable.exc_value, Stopped):
+            return
+        previous(unraisable)
+
+    hook._hugvis_stop = True  # type: ignore[attr-defined]
+    return hook
 
 
 def requested() -> "int | None":

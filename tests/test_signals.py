@@ -320,6 +320,24 @@ def test_a_stop_taken_by_another_thread_is_raised_while_the_main_thread_waits_on
         assert time.monotonic() - started < 10.0
 
 
+def test_a_stop_inside_a_callback_of_c_code_is_quiet_and_raised_at_the_next_check(handlers, capfd):
+    """numba's JIT calls llvmlite's ctypes callbacks: a stop handled inside one cannot propagate, and Python printed
+    it as "Exception ignored ... Traceback". It is recorded, kept quiet, and raised at the next check."""
+    import ctypes
+
+    def callback():
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(10000):  # the handler runs here, inside the callback
+            pass
+
+    ctypes.CFUNCTYPE(None)(callback)()
+    assert handlers.requested() == signal.SIGTERM
+    with pytest.raises(handlers.Stopped):
+        handlers.check()
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+
+
 def test_a_pool_ends_at_once_when_nothing_holds_it():
     import multiprocessing
 
