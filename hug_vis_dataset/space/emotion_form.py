@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from ..presentation.escaping import markdown_text
 from ..studies.emotion_answers import ANSWER_CHOICES
-from .session_form import connect_session, session_footer
+from .session_form import MEDIA_HEIGHT, connect_session, session_footer, session_header
 
-MEDIA_HEIGHT = 320
 
 
 def build_emotion_tab(study, demo=None) -> None:
@@ -27,10 +26,7 @@ def build_emotion_tab(study, demo=None) -> None:
     import gradio as gr
 
     blind = study.blind
-    with gr.Row():
-        rater = gr.Textbox(label="Rater id", placeholder="rater_01", elem_id="mos-rater")
-        start = gr.Button("Start / resume", elem_id="mos-start")
-    progress = gr.Markdown(elem_id="mos-progress")
+    rater, start, progress = session_header(gr)
     with gr.Row():
         video = gr.Video(label="Video", height=MEDIA_HEIGHT, elem_id="emo-video", visible=False)
         image = gr.Image(label="Frame", type="filepath", height=MEDIA_HEIGHT, interactive=False, elem_id="emo-image",

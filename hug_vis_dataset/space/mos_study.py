@@ -12,9 +12,8 @@ from __future__ import annotations
 from ..presentation.escaping import markdown_text
 from ..studies.ratings import CRITERIA, MAX_CRITERIA
 from ..studies.study_desk import MosStudy
-from .session_form import connect_session, item_updates, session_footer
+from .session_form import MEDIA_HEIGHT, connect_session, item_updates, session_footer, session_header
 
-MEDIA_HEIGHT = 320
 
 
 def build_mos_tab(study: MosStudy, demo=None) -> None:
@@ -47,10 +46,7 @@ def build_mos_tab(study: MosStudy, demo=None) -> None:
 
         return build_emotion_tab(study, demo)
     blind = study.blind
-    with gr.Row():
-        rater = gr.Textbox(label="Rater id", placeholder="rater_01", elem_id="mos-rater")
-        start = gr.Button("Start / resume", elem_id="mos-start")
-    progress = gr.Markdown(elem_id="mos-progress")
+    rater, start, progress = session_header(gr)
     with gr.Row():
         # Same height: the portrait is read at full size and shown as large as the video.
         mos_video = gr.Video(label="Video to rate", height=MEDIA_HEIGHT, elem_id="mos-video", visible=False)

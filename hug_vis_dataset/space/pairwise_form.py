@@ -18,9 +18,8 @@ from __future__ import annotations
 from ..presentation.escaping import markdown_text
 from ..studies.preferences import CHOICES
 from ..studies.ratings import MAX_CRITERIA
-from .session_form import connect_session, item_updates, session_footer
+from .session_form import PAIR_MEDIA_HEIGHT, connect_session, item_updates, session_footer, session_header
 
-MEDIA_HEIGHT = 280
 
 
 def build_pairwise_tab(study, demo=None) -> None:
@@ -33,18 +32,15 @@ def build_pairwise_tab(study, demo=None) -> None:
     import gradio as gr
 
     blind = study.blind
-    with gr.Row():
-        rater = gr.Textbox(label="Rater id", placeholder="rater_01", elem_id="mos-rater")
-        start = gr.Button("Start / resume", elem_id="mos-start")
-    progress = gr.Markdown(elem_id="mos-progress")
+    rater, start, progress = session_header(gr)
     with gr.Row():
         portrait = gr.Image(label="Source portrait (judge ID similarity against it)", type="numpy",
-                            height=MEDIA_HEIGHT, interactive=False, elem_id="mos-portrait", visible=False)
+                            height=PAIR_MEDIA_HEIGHT, interactive=False, elem_id="mos-portrait", visible=False)
         reference_speech = gr.Audio(label="Actor's reference speech (judge ID similarity against it)",
                                     type="filepath", visible=False, elem_id="mos-reference-speech")
     with gr.Row():
-        video_a = gr.Video(label="Video A", height=MEDIA_HEIGHT, elem_id="mos-video-a", visible=False)
-        video_b = gr.Video(label="Video B", height=MEDIA_HEIGHT, elem_id="mos-video-b", visible=False)
+        video_a = gr.Video(label="Video A", height=PAIR_MEDIA_HEIGHT, elem_id="mos-video-a", visible=False)
+        video_b = gr.Video(label="Video B", height=PAIR_MEDIA_HEIGHT, elem_id="mos-video-b", visible=False)
         speech_a = gr.Audio(label="Speech A", type="filepath", visible=False, elem_id="mos-speech-a")
         speech_b = gr.Audio(label="Speech B", type="filepath", visible=False, elem_id="mos-speech-b")
     questions, choices = [], []

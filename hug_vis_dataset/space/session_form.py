@@ -1,4 +1,5 @@
-"""What the MOS form and the pairwise form share: one item's updates and the session's two handlers.
+"""What the study forms (MOS, pairwise, emotion) share: the rater row, media heights, one item's updates and the
+session's two handlers.
 
 Both forms show one item of a rater's blind session at a time (:class:`~hug_vis_dataset.studies.blind_study.BlindStudy`):
 media (video or speech, per task), one slot per criterion (its anchors or question, an answer that
@@ -12,6 +13,22 @@ from typing import Any, Callable, Sequence
 
 from ..studies.blind_study import VOICE_TASK
 from ..studies.ratings import MAX_CRITERIA
+
+# Media heights in pixels: one item's media (a video, a frame, a portrait beside the video) at 320;
+# the pairwise form puts two videos side by side under the portrait, so each is a little lower.
+MEDIA_HEIGHT = 320
+PAIR_MEDIA_HEIGHT = 280
+
+
+def session_header(gr: Any) -> "tuple[Any, Any, Any]":
+    """The components above a form's item, the same in every form: ``(rater, start, progress)``,
+    the rater-id box and *Start / resume* in one row, then the session's progress line. Their
+    ``elem_id`` values are what the browser tests and the raters' instructions name."""
+    with gr.Row():
+        rater = gr.Textbox(label="Rater id", placeholder="rater_01", elem_id="mos-rater")
+        start = gr.Button("Start / resume", elem_id="mos-start")
+    progress = gr.Markdown(elem_id="mos-progress")
+    return rater, start, progress
 
 
 def item_updates(view: Any, media: Sequence[tuple[Any, bool]]) -> list:
@@ -94,4 +111,5 @@ def _one_or_many(values: Callable[[], list]) -> Callable[[], Any]:
     return handler
 
 
-__all__ = ["connect_session", "item_updates", "session_footer", "session_handlers"]
+__all__ = ["MEDIA_HEIGHT", "PAIR_MEDIA_HEIGHT", "connect_session", "item_updates", "session_footer",
+           "session_handlers", "session_header"]
