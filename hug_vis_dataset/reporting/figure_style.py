@@ -41,6 +41,34 @@ def missing_positions(arr: np.ndarray) -> list[tuple[int, int]]:
     return [(int(i), int(j)) for i, j in zip(*np.where(~np.isfinite(arr)))]
 
 
+def annotate_cells(ax: Any, arr: np.ndarray, *, fontsize: float, shade: "np.ndarray | None" = None,
+                   white_above: float = 0.6) -> int:
+    """Write every finite cell's value (two decimals) at its centre of a heatmap drawn with ``imshow``:
+    white where ``shade`` (default: the value itself) is above ``white_above``, so the number stays
+    legible on the dark end of the colour map, black elsewhere. Non-finite cells are left to
+    :func:`draw_missing`.
+
+    Returns:
+        The number of cells written.
+
+    Example:
+        >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+        >>> fig, ax = plt.subplots()
+        >>> annotate_cells(ax, np.array([[0.1, 0.9], [np.nan, -0.7]]), fontsize=7, shade=np.array([[0.1, 0.9], [0, 0.7]]))
+        3
+        >>> [(t.get_text(), t.get_color()) for t in ax.texts]
+        [('0.10', 'black'), ('0.90', 'white'), ('-0.70', 'white')]
+        >>> plt.close(fig)
+    """
+    arr = np.asarray(arr, dtype=float)
+    shade = arr if shade is None else np.asarray(shade, dtype=float)
+    cells = [(int(i), int(j)) for i, j in zip(*np.where(np.isfinite(arr)))]
+    for i, j in cells:
+        ax.text(j, i, f"{arr[i, j]:.2f}", ha="center", va="center", fontsize=fontsize,
+                color="white" if shade[i, j] > white_above else "black")
+    return len(cells)
+
+
 def draw_missing(ax: Any, arr: np.ndarray) -> int:
     """Hatch every non-finite cell of a heatmap drawn with ``imshow`` and write ``n/a`` in it.
 

@@ -99,11 +99,7 @@ def emotion_difficulty_figure(D: Any, title: str = FIG8_TITLE):
     ax.set_yticks(range(arr.shape[0]), [str(r) for r in D.index])
     ax.set_xlabel("Metric")
     ax.set_ylabel("Emotion")
-    for i in range(arr.shape[0]):
-        for j in range(arr.shape[1]):
-            if np.isfinite(arr[i, j]):
-                ax.text(j, i, f"{arr[i, j]:.2f}", ha="center", va="center", fontsize=8,
-                        color="white" if arr[i, j] > 0.6 else "black")
+    style.annotate_cells(ax, arr, fontsize=8)
     style.draw_missing(ax, arr)
     for i, j in column_maxima(D):
         ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=2.0))
@@ -135,11 +131,7 @@ def agreement_figure(rho: Any, title: str = FIG9_TITLE):
     ax.set_yticks(range(arr.shape[0]), [label_of(str(r)) for r in rho.index])
     ax.set_xlabel("Metric")
     ax.set_ylabel("Metric")
-    for i in range(arr.shape[0]):
-        for j in range(arr.shape[1]):
-            if np.isfinite(arr[i, j]):
-                ax.text(j, i, f"{arr[i, j]:.2f}", ha="center", va="center", fontsize=7,
-                        color="white" if abs(arr[i, j]) > 0.6 else "black")
+    style.annotate_cells(ax, arr, fontsize=7, shade=np.abs(arr))  # both ends of the diverging map are dark
     style.draw_missing(ax, arr)
     fig.colorbar(image, ax=ax, label="Spearman ρ (unitless)")
     ax.set_title(title or FIG9_TITLE)
