@@ -2,10 +2,8 @@
 
 Example:
     >>> import tempfile
-    >>> from hug_vis_dataset.synth import synthesize
-    >>> root = tempfile.mkdtemp()
-    >>> _ = synthesize(root, actors=1, scripts=1, seconds=0.2, size=(64, 36), emotions=["Happy"], actions=1,
-    ...                systems=False)
+    >>> from hug_vis_dataset.synth import example_release
+    >>> root = example_release(tempfile.mkdtemp(), emotions=["Happy"])
     >>> release = Release(root)
     >>> [r.clip_id for r in release]
     ['actor_0001_happy_action_01_script_001']

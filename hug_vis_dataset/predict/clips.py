@@ -9,10 +9,8 @@ readers (:func:`~hug_vis_dataset.references.reference_file`,
 
 Example:
     >>> import tempfile
-    >>> from hug_vis_dataset.synth import synthesize
-    >>> root = tempfile.mkdtemp()
-    >>> _ = synthesize(root, actors=1, scripts=1, seconds=0.2, size=(32, 18), emotions=["Sad"], actions=1,
-    ...                systems=False)
+    >>> from hug_vis_dataset.synth import example_release
+    >>> root = example_release(tempfile.mkdtemp(), emotions=["Sad"], size=(32, 18))
     >>> source = open_clip_source(root, "emotion")
     >>> clip = next(source.clips())
     >>> clip.clip_id, sorted(clip.media), clip.text["transcript"][:5]

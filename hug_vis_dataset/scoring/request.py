@@ -112,15 +112,12 @@ class EvaluationRequest:
     Example (a two-clip synthetic grid, one clip predicted; about a second)::
 
         >>> import tempfile, pathlib
-        >>> from hug_vis_dataset.synth import synthesize
+        >>> from hug_vis_dataset.synth import example_emotion_submission, example_release
         >>> from hug_vis_dataset.scoring.runner import run
         >>> root = pathlib.Path(tempfile.mkdtemp())
-        >>> _ = synthesize(root / "rel", actors=1, emotions=["Happy", "Sad"], actions=1, scripts=1,
-        ...                seconds=0.2, size=(64, 36), systems=False)
-        >>> sub = root / "sub"; sub.mkdir()
-        >>> _ = (sub / "predictions.jsonl").write_text(
-        ...     '{"clip_id": "actor_0001_happy_action_01_script_001", "input_setting": "text", "answer": "happy"}\\n')
-        >>> request = EvaluationRequest("emotion", sub, "toy", root / "rel", root / "res", progress=False)
+        >>> release = example_release(root / "rel", emotions=["Happy", "Sad"])
+        >>> sub = example_emotion_submission(root / "sub", {"actor_0001_happy_action_01_script_001": "happy"})
+        >>> request = EvaluationRequest("emotion", sub, "toy", release, root / "res", progress=False)
         >>> result = run(request)
         >>> result.coverage.ok, result.coverage.missing
         (1, ['actor_0001_sad_action_01_script_001'])

@@ -21,15 +21,12 @@
 to kill the process mid-run and check the resume).
 
 Example:
-    >>> import tempfile, pathlib, json
-    >>> from hug_vis_dataset.synth import synthesize
+    >>> import tempfile, pathlib
+    >>> from hug_vis_dataset.synth import example_emotion_submission, example_release
     >>> root = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = synthesize(root / "rel", actors=1, emotions=["Happy", "Sad"], actions=1, scripts=1,
-    ...                seconds=0.2, size=(64, 36), systems=False)
-    >>> sub = root / "sub"; sub.mkdir()
-    >>> _ = (sub / "predictions.jsonl").write_text(
-    ...     '{"clip_id": "actor_0001_happy_action_01_script_001", "input_setting": "text", "answer": "happy"}\\n')
-    >>> res = evaluate_submission("emotion", sub, "toy", root / "rel", root / "res", progress=False)
+    >>> release = example_release(root / "rel", emotions=["Happy", "Sad"])
+    >>> sub = example_emotion_submission(root / "sub", {"actor_0001_happy_action_01_script_001": "happy"})
+    >>> res = evaluate_submission("emotion", sub, "toy", release, root / "res", progress=False)
     >>> res.coverage.missing
     ['actor_0001_sad_action_01_script_001']
     >>> float(res.table.loc["toy | Text", "emotion_accuracy"])
@@ -388,14 +385,11 @@ def run(request: EvaluationRequest) -> EvaluationResult:
 
     Example:
         >>> import tempfile, pathlib
-        >>> from hug_vis_dataset.synth import synthesize
+        >>> from hug_vis_dataset.synth import example_emotion_submission, example_release
         >>> root = pathlib.Path(tempfile.mkdtemp())
-        >>> _ = synthesize(root / "rel", actors=1, emotions=["Happy"], actions=1, scripts=1,
-        ...                seconds=0.2, size=(64, 36), systems=False)
-        >>> sub = root / "sub"; sub.mkdir()
-        >>> _ = (sub / "predictions.jsonl").write_text(
-        ...     '{"clip_id": "actor_0001_happy_action_01_script_001", "input_setting": "text", "answer": "sad"}\\n')
-        >>> request = EvaluationRequest("emotion", sub, "toy", root / "rel", root / "res", progress=False)
+        >>> release = example_release(root / "rel")
+        >>> sub = example_emotion_submission(root / "sub", {"actor_0001_happy_action_01_script_001": "sad"})
+        >>> request = EvaluationRequest("emotion", sub, "toy", release, root / "res", progress=False)
         >>> result = run(request)
         >>> result.coverage.ok, result.computed
         (1, 1)

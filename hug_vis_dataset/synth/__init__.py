@@ -13,7 +13,8 @@ Example:
     (1, 3)
 """
 
+from .examples import example_emotion_submission, example_release
 from .generate import SynthSummary, synthesize
 from .prompts import PROMPTS, prompt_for
 
-__all__ = ["PROMPTS", "SynthSummary", "prompt_for", "synthesize"]
+__all__ = ["PROMPTS", "SynthSummary", "example_emotion_submission", "example_release", "prompt_for", "synthesize"]

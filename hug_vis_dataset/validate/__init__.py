@@ -22,10 +22,8 @@ otherwise; with ``--strict`` warnings also give 1.
 
 Example:
     >>> import tempfile
-    >>> from hug_vis_dataset.synth import synthesize
-    >>> root = tempfile.mkdtemp()
-    >>> _ = synthesize(root, actors=1, scripts=1, seconds=0.2, size=(64, 36), emotions=["Sad"], actions=1,
-    ...                systems=False)
+    >>> from hug_vis_dataset.synth import example_release
+    >>> root = example_release(tempfile.mkdtemp(), emotions=["Sad"])
     >>> validate_release(root).ok
     True
 """
