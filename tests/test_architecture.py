@@ -39,7 +39,7 @@ Markdown table renderer is defined once, in ``presentation/tables.py``, and impo
 
 **A scoring request walks few modules** (:func:`request_walk`): from the runner (``scoring.runner.run``), the
 modules of ``scoring/`` it imports are walked and every other module it reaches is visited as the face the request
-is handed to; the walk stays at most :data:`MAX_SCORING_WALK` modules (27 before the request and its named stages,
+is handed to; the walk stays at most :data:`MAX_SCORING_WALK` modules (25; 27 before the request and its named stages,
 issue 55). The request (``scoring/request.py``) is the bottom floor: it imports no other part of ``scoring/`` and
 nothing that loads a scorer, so a door builds and checks one cheaply; and nothing imports back up to the runner
 but the doors (:data:`SCORING_DOORS`), which all build one request and run it.
@@ -554,8 +554,9 @@ SCORING_DOORS = frozenset({
 })
 #: Modules a scoring request visits (:func:`request_walk` from the runner): 27 when ``evaluate_submission`` did
 #: every step itself (issue 55); 26 with the request, its stages and the packages' faces; 27 again since the coverage
-#: report names skipped metrics by their labels (``labels``, issue 51), one module more to read, not a detour.
-MAX_SCORING_WALK = 27
+#: report names skipped metrics by their labels (``labels``, issue 51), one module more to read, not a detour; 25
+#: since ``scoring/`` reads JSON and Parquet through the ``readers`` face instead of two of its rooms.
+MAX_SCORING_WALK = 25
 #: What the request module may import: the one error base, the catalog (tasks, metrics, protocols) and the output
 #: guard (the type of an output a door already claimed).
 REQUEST_IMPORTS = frozenset({"hug_vis_dataset.errors", "hug_vis_dataset.catalog", "hug_vis_dataset.outputs"})

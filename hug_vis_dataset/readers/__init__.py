@@ -18,5 +18,9 @@ Modules:
 """
 
 from .base import InputFileError
+# The readers other packages use most, on the face: a caller names the package, not its rooms.
+from .json_files import iter_json_lines, read_json, require_fields
+from .parquet_files import ParquetSchema, open_parquet, read_parquet, read_parquet_codes, read_parquet_frame
 
-__all__ = ["InputFileError"]
+__all__ = ["InputFileError", "ParquetSchema", "iter_json_lines", "open_parquet", "read_json", "read_parquet",
+           "read_parquet_codes", "read_parquet_frame", "require_fields"]

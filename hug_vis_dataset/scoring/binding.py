@@ -42,7 +42,7 @@ from typing import Any, Iterable, Mapping
 
 from ..errors import InputFileError
 from ..hashing import DigestCache
-from ..readers.json_files import read_json
+from ..readers import read_json
 
 RUN_BINDING_FILE = "run.json"
 DIGESTS_FILE = ".input-digests.json"  # the pre-check cache; local to a machine, never published

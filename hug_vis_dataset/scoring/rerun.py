@@ -27,7 +27,7 @@ from typing import Any, Iterable, Iterator
 
 from ..errors import HugvisError, ToolUsageError
 from ..hashing import DigestCache
-from ..readers.json_files import read_json
+from ..readers import read_json
 from .binding import (DIGESTS_FILE, RUN_BINDING_FILE, RunBinding, clip_fingerprint, dataset_key, library_version,
                       metric_definitions, reusable_clips, reusable_metrics)
 from ..outputs import FolderBusyError, NotOursError, Output, discard, hold, unit_problem, write_text_file

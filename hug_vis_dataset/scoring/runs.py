@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ..readers import InputFileError
-from ..readers.json_files import read_json
+from ..readers import read_json
 from ..outputs import is_run_folder_name
 from .aggregate import COUNT_COLUMNS
 

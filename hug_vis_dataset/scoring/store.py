@@ -46,9 +46,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import ToolUsageError
 from ..outputs import discard, mark_cache
-from ..readers.json_files import read_json
-from ..readers import InputFileError
-from ..readers.parquet_files import ParquetSchema, read_parquet_frame
+from ..readers import InputFileError, ParquetSchema, read_json, read_parquet_frame
 from ..datamodel.results import RESULT_COLUMNS, STATUS_FAILED, STATUS_OK, name_problem
 from .binding import INPUT_COLUMN
 
@@ -117,7 +115,7 @@ def read_stored_frame_codes(path: Path) -> dict:
     Raises:
         StoredResultsError: as :func:`read_stored`.
     """
-    from ..readers.parquet_files import read_parquet_codes
+    from ..readers import read_parquet_codes
 
     try:
         return read_parquet_codes(path, FRAME_SCHEMA, ("model", "clip_id", "metric"), ("frame", "value"))
