@@ -224,9 +224,10 @@ class AlexLPIPS:
 
         from .winograd import blas_threads
 
+        threads = torch.get_num_threads()  # read before blas_threads(1) sets torch's count to 1
         with self._lock, blas_threads(1):
             frames = np.ascontiguousarray(frames)
-            features = self._forward((frames[0:1], frames[1:2]), torch.get_num_threads())
+            features = self._forward((frames[0:1], frames[1:2]), threads)
             return [torch.from_numpy(f.copy()).permute(0, 3, 1, 2) for f in features]
 
     def __call__(self, pred: np.ndarray, ref: np.ndarray) -> np.ndarray:

@@ -9,8 +9,8 @@ run near one core's FP32 peak, so a CPU can only go faster by multiplying less. 
 
 summed over input channels, where ``(.)`` is the element-wise product. Summing over channels turns
 the ``n * n`` element-wise products into ``n * n`` matrix products (tiles x input channels by input
-channels x output channels), which BLAS runs near its peak (numpy's OpenBLAS: on this project's AMD
-cores 1.1-1.5x the rate of torch's MKL on these shapes, measured). Multiplications per output fall from
+channels x output channels), which BLAS runs near its peak (torch's MKL; see *Determinism* for why not
+numpy's OpenBLAS, which was 1.1-1.5x faster on some shapes on one machine and as fast or slower on others). Multiplications per output fall from
 ``r * r`` to ``n * n / (m * m)``: 9 -> 2.25 for 3x3 (4x) and 25 -> 4 for 5x5 (6.25x).
 
 The matrices come from :func:`cook_toom`, exactly, in rational arithmetic, for interpolation points
@@ -29,7 +29,13 @@ one store stream per loop so LLVM vectorises over channels) and kept in
 
 Determinism: every output depends only on its own tile (same transforms, same matrix-product row
 for whatever block of tiles the tile is in), so two identical images give bit-identical features,
-and the block size is not a parameter of the values.
+and neither the block size nor the thread count is a parameter of the values. That needs a matrix
+product whose row ``i`` depends only on row ``i`` of the left matrix, not on where it stands or how many
+rows there are. numpy's OpenBLAS does not give that on every CPU: on an AMD EPYC where it picks its
+Haswell kernels, a row's last bits depend on its position (identical rows differ by ~1e-6 relative;
+measured 2026-12-06), so LPIPS of identical frames was 1e-12 instead of 0. torch's MKL gives the same
+bits for a row wherever it stands once a product has :data:`MIN_GEMM_ROWS` rows or more (fewer take
+other kernels), with one thread or several; smaller blocks are padded with zero rows to that many.
 
 Example:
     >>> at, g, bt = cook_toom(2, 3, (0, 1, -1))
@@ -40,10 +46,11 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from fractions import Fraction
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -54,6 +61,9 @@ POINTS: "dict[tuple[int, int], tuple[Fraction, ...]]" = {
 }
 
 KERNELS_FILE = Path(__file__).with_name("_winograd_kernels.py")
+#: The fewest rows a block's matrix products get (zero rows pad a smaller block): MKL takes other kernels
+#: for 1 to 3 rows, whose bits differ from those of the same row in a larger product (Determinism, above).
+MIN_GEMM_ROWS = 8
 
 
 def _polymul(p: "list[Fraction]", q: "list[Fraction]") -> "list[Fraction]":
@@ -240,6 +250,7 @@ class WinogradConv2d:
         # U = G w G^T in float64, rounded once to float32: (n*n, in, out), one matrix per tile element
         u = torch.einsum("ij,ocjl,kl->ikco", g, weight, g).reshape(self.n * self.n, in_channels, out_channels)
         self.u = u.float().contiguous().numpy()
+        self._u = torch.from_numpy(self.u)  # the same memory, as the right operand of torch's matmul
         self.bias = np.ascontiguousarray(torch.as_tensor(bias).detach().cpu().numpy(), dtype=np.float32)
         self.in_channels, self.out_channels = in_channels, out_channels
         self._input = getattr(kernels, f"input_f{self.m}{r}")
@@ -294,21 +305,24 @@ class WinogradConv2d:
                   for i in range(row_blocks) for j in range(col_blocks)]
         band, columns = -(-th // row_blocks), -(-tw // col_blocks)
         workers = min(threads, len(blocks))
+        import torch
+
         with self._lock:  # the work buffers are reused between calls (no fresh pages per frame)
-            size = self.n * self.n * band * images * columns
+            size = self.n * self.n * max(band * images * columns, MIN_GEMM_ROWS)
             if self._buffers.get("size") != (size, workers):  # flat: a smaller block is a contiguous prefix
+                # zeros: the padding rows of a small block hold finite values (their products are not read)
                 self._buffers = {"size": (size, workers),
-                                 "slots": [(np.empty(size * self.in_channels, np.float32),
-                                            np.empty(size * self.out_channels, np.float32)) for _ in range(workers)]}
+                                 "slots": [(np.zeros(size * self.in_channels, np.float32),
+                                            np.zeros(size * self.out_channels, np.float32)) for _ in range(workers)]}
 
             def run(worker: int) -> None:
                 v_buf, m_buf = self._buffers["slots"][worker]
                 for ty0, ty1, tx0, tx1 in blocks[worker::workers]:
-                    shape = (self.n * self.n, (ty1 - ty0) * images * (tx1 - tx0))
+                    shape = (self.n * self.n, max((ty1 - ty0) * images * (tx1 - tx0), MIN_GEMM_ROWS))
                     v = v_buf[:shape[0] * shape[1] * self.in_channels].reshape(*shape, self.in_channels)
                     mm = m_buf[:shape[0] * shape[1] * self.out_channels].reshape(*shape, self.out_channels)
-                    self._input(x, v, ty0, ty1, tx0, tx1)
-                    np.matmul(v, self.u, out=mm)  # numpy's OpenBLAS: 1.1-1.5x MKL's rate on these shapes here
+                    self._input(x, v, ty0, ty1, tx0, tx1)  # writes the block's tiles, rows 0.. of each product
+                    torch.matmul(torch.from_numpy(v), self._u, out=torch.from_numpy(mm))  # MKL: see Determinism
                     self._output(mm, self.bias, ty0, ty1, tx0, tx1, images, out, oy, ox, out_h, out_w)
 
             if workers == 1:
@@ -331,14 +345,23 @@ def thread_pool(workers: int):
         return _POOLS[workers]
 
 
-def blas_threads(threads: int):
-    """A context in which numpy's BLAS (the matrix products of :class:`WinogradConv2d`) runs on
-    ``threads`` threads. numpy's OpenBLAS otherwise takes every core and spins between calls (1.3-1.5x
-    the CPU time of one thread per 1080p LPIPS pair, measured); the LPIPS path runs it on one and
-    spreads blocks of tiles over threads itself. Values do not depend on it."""
+@contextlib.contextmanager
+def blas_threads(threads: int) -> Iterator[None]:
+    """A context in which the matrix products of :class:`WinogradConv2d` (torch's MKL) and numpy's BLAS
+    run on ``threads`` threads; torch's thread count is put back on exit. The LPIPS path runs them on
+    one and spreads blocks of tiles over threads itself (a BLAS that takes every core spins between
+    calls: 1.3-1.5x the CPU time of one thread per 1080p LPIPS pair, measured). Values do not depend on
+    it. torch's count is the process's: other torch work in the process runs on that many meanwhile."""
+    import torch
     from threadpoolctl import threadpool_limits
 
-    return threadpool_limits(limits=max(1, int(threads)), user_api="blas")
+    before = torch.get_num_threads()
+    torch.set_num_threads(max(1, int(threads)))
+    try:
+        with threadpool_limits(limits=max(1, int(threads)), user_api="blas"):
+            yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def main() -> int:
