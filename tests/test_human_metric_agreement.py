@@ -266,6 +266,20 @@ def test_monotonic_cubic_against_polyfit_and_an_exact_reparameterisation():
         assert free <= sse and sse == pytest.approx(exact, rel=1e-8)
 
 
+def test_a_flat_fit_has_exact_zero_slope_terms_on_every_cpu():
+    """Where the best non-decreasing cubic is flat (MOS falling with the metric, or constant), b, c and d are 0
+    exactly, not the solver's rounding (seen: b = -2.2e-13 on one CPU, 0 on another), and a is the mean MOS;
+    a real coefficient far below the MOS scale but above 1e-12 of it is kept."""
+    x = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    for y in (np.array([4.2, 4.0, 3.9, 3.7, 3.8, 3.6]), np.full(6, 3.5)):
+        coef, predicted, _ = monotonic_cubic(x, y)
+        assert coef[1:].tolist() == [0.0, 0.0, 0.0]
+        assert coef[0] == pytest.approx(y.mean(), abs=1e-12) and np.allclose(predicted, y.mean(), atol=1e-12)
+    tiny = 1e-9 * x  # 1e-9 of the scale: a slope, not rounding
+    coef, _, constrained = monotonic_cubic(x, 3.0 + tiny)
+    assert not constrained and coef[1] == pytest.approx(1e-9, rel=1e-3)
+
+
 # ----------------------------------------------------------------------------- the rows level
 def _world(n_actors=8, seed=0, planted=None, strengths=None, metric_of=None):
     """Simulated raters (synth/ratings.py) of vision-driven systems and per-clip metric rows built from each

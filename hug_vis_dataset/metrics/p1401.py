@@ -141,6 +141,9 @@ def monotonic_cubic(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray,
             points.append(where)
         low, _ = _lowest_slope(beta)
         beta[1] -= min(low, 0.0)  # what rounding left below 0 (<= 1e-12 of the scale): lift the slope to 0
+    # Below 1e-12 of the MOS scale a coefficient is 0, not the fit's rounding, whose last bits vary with the CPU's
+    # BLAS (a flat fit gave b = -2.2e-13 on one machine and 0 on another).
+    beta[np.abs(beta) <= 1e-12 * scale] = 0.0
     # Back to x: t = (x - mid) / half, expand a + b t + c t^2 + d t^3.
     poly_t = np.polynomial.Polynomial(beta)
     poly_x = poly_t(np.polynomial.Polynomial([-mid / half, 1.0 / half]))
