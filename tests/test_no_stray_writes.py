@@ -120,6 +120,11 @@ def run_audited(world, tmp_path, args: "list[str]", inputs: "list[Path]", out: "
            "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1",
            "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("HUGVIS_RATINGS", None)
+    # Where third-party caches go is the user's choice: a shell that points them elsewhere (HF_HOME, XDG_CACHE_HOME,
+    # ...) would send evaluate's module cache there, outside $HOME; the check is of what the toolkit writes
+    for name in ("HF_HOME", "HF_DATASETS_CACHE", "HF_EVALUATE_CACHE", "HF_MODULES_CACHE", "HF_HUB_CACHE",
+                 "HUGGINGFACE_HUB_CACHE", "XDG_CACHE_HOME", "TORCH_HOME"):
+        env.pop(name, None)
     # torch's inductor writes the cache folder it chose into os.environ when first used: a test run
     # earlier in this pytest process would hand the child /tmp/torchinductor_<user> instead of $TMPDIR
     env.pop("TORCHINDUCTOR_CACHE_DIR", None)
