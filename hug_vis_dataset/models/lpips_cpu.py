@@ -167,7 +167,7 @@ class AlexLPIPS:
             w1[:, :, :11, :11] = convs[0].weight.double()
             phased = w1.reshape(64, 3, 3, 4, 3, 4).permute(0, 3, 5, 1, 2, 4).reshape(64, 48, 3, 3)
             # tile rows and columns per matrix product, the fastest measured at 1080p for each layer (one
-            # thread, numpy's OpenBLAS): conv2's 64 transformed elements of 192 channels stay in the
+            # thread, then numpy's OpenBLAS): conv2's 64 transformed elements of 192 channels stay in the
             # core's cache only in narrow blocks; conv3-5 amortise their large weights over wide ones.
             # Speed only, not values
             blocks = ((1, 60), (1, 8), (6, None), (6, None), (6, None))

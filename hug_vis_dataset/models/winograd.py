@@ -9,9 +9,9 @@ run near one core's FP32 peak, so a CPU can only go faster by multiplying less. 
 
 summed over input channels, where ``(.)`` is the element-wise product. Summing over channels turns
 the ``n * n`` element-wise products into ``n * n`` matrix products (tiles x input channels by input
-channels x output channels), which BLAS runs near its peak (torch's MKL; see *Determinism* for why not
-numpy's OpenBLAS, which was 1.1-1.5x faster on some shapes on one machine and as fast or slower on others). Multiplications per output fall from
-``r * r`` to ``n * n / (m * m)``: 9 -> 2.25 for 3x3 (4x) and 25 -> 4 for 5x5 (6.25x).
+channels x output channels), which BLAS runs near its peak (torch's MKL; *Determinism* says why not numpy's
+OpenBLAS, 1.1-1.5x faster on some shapes on one machine). Multiplications per output fall from ``r * r`` to
+``n * n / (m * m)``: 9 -> 2.25 for 3x3 (4x) and 25 -> 4 for 5x5 (6.25x).
 
 The matrices come from :func:`cook_toom`, exactly, in rational arithmetic, for interpolation points
 chosen for FP32 accuracy: ``0, 1, -1, 2, -1/2`` for F(4, 3) (mixing a point with its reciprocal
