@@ -227,6 +227,7 @@ class TaskSpec:
         prediction_dirs: a clip's prediction may be a folder (PNG frames).
         example_tree: an example submission folder, one entry per line.
         counted_per_metric: a clip whose reference leaves a metric undefined leaves that metric alone (counted_rows).
+        samples: a clip may hold several samples (``<clip_id>/sample_<k>``: :mod:`hug_vis_dataset.tasks.submission`).
     """
 
     name: str
@@ -238,6 +239,7 @@ class TaskSpec:
     prediction_dirs: bool = False
     example_tree: tuple[str, ...] = field(default_factory=tuple)
     counted_per_metric: bool = False
+    samples: bool = False
 
 
 _CLIP = "actor_0001_happy_action_01_script_001"
@@ -249,22 +251,23 @@ TASKS: tuple[TaskSpec, ...] = (
              example_tree=("predictions.jsonl",)),
     TaskSpec("audio_driven", "Audio-driven video generation", 5, 6,
              "<clip_id>.mp4: the generated video, as many frames as the reference video (any size)",
-             (".mp4", ".mkv", ".mov"), example_tree=(f"{_CLIP}.mp4", "actor_0001_happy_action_01_script_002.mp4")),
+             (".mp4", ".mkv", ".mov"), example_tree=(f"{_CLIP}.mp4", "actor_0001_happy_action_01_script_002.mp4"), samples=True),
     TaskSpec("vision_driven", "Vision-driven video generation", 7, 8,
              "<clip_id>.mp4: the generated video, same frame count and size as the reference video",
-             (".mp4", ".mkv", ".mov"), example_tree=(f"{_CLIP}.mp4", "actor_0001_happy_action_01_script_002.mp4")),
+             (".mp4", ".mkv", ".mov"), example_tree=(f"{_CLIP}.mp4", "actor_0001_happy_action_01_script_002.mp4"), samples=True),
     TaskSpec("voice_cloning", "Voice cloning", 9, 10,
              "<clip_id>.wav (or .flac): the cloned speech at the release's sample rate",
-             (".wav", ".flac"), example_tree=(f"{_CLIP}.wav", "actor_0001_happy_action_01_script_002.wav")),
+             (".wav", ".flac"), example_tree=(f"{_CLIP}.wav", "actor_0001_happy_action_01_script_002.wav"), samples=True),
     TaskSpec("matting", "Video matting", 11, None,
              "<clip_id>/000000.png ... (8-bit gray PNGs) or <clip_id>.mp4|.mkv|.mov (lossless gray video); "
              "frame count and size equal to the reference alpha",
              (".mp4", ".mkv", ".mov"), prediction_dirs=True,
-             example_tree=(f"{_CLIP}/000000.png", f"{_CLIP}/000001.png", "actor_0001_happy_action_01_script_002.mkv")),
+             example_tree=(f"{_CLIP}/000000.png", f"{_CLIP}/000001.png", "actor_0001_happy_action_01_script_002.mkv"),
+             samples=True),
     TaskSpec("matting_boundary", "Boundary-aware matting errors (finding iii)", None, None,
              "the matting submission: <clip_id>/000000.png ... or <clip_id>.mp4|.mkv|.mov (lossless gray video)",
              (".mp4", ".mkv", ".mov"), prediction_dirs=True,
-             example_tree=(f"{_CLIP}/000000.png", f"{_CLIP}/000001.png"), counted_per_metric=True),
+             example_tree=(f"{_CLIP}/000000.png", f"{_CLIP}/000001.png"), counted_per_metric=True, samples=True),
     TaskSpec("motion", "Reference motion statistics (Fig. 11)", None),
 )
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import PurePosixPath
 from typing import Any, Mapping, Sequence
 
 from . import analyses, catalog
@@ -34,6 +35,7 @@ from .analyses import ModuleInputError, mos_agreement_by_task  # noqa: F401 - th
 from .presentation.analysis_fields import ANALYSIS_FIELDS
 from .presentation.citation import CITATION, CODEBASE, HOMEPAGE
 from .scoring.store import STORED_COLUMNS
+from .datamodel.results import SAMPLE_COLUMN
 
 #: The model name of rows built by a module (one submission per call).
 MODULE_MODEL = "submission"
@@ -77,11 +79,26 @@ def clip_key(path: str) -> "str | None":
         return None
 
 
+def sample_number(path: str) -> "int | None":
+    """The sample a prediction path is, when it is one of several samples of its clip (``<clip_id>/sample_<k>.mp4``,
+    a matting ``<clip_id>/sample_<k>/`` folder), else ``None``.
+
+    >>> sample_number("pred/actor_0001_sad_action_01_script_001/sample_2.mp4"), sample_number("pred/c.mp4")
+    (2, None)
+    """
+    from .tasks.submission import SAMPLE_NAME
+
+    name = PurePosixPath(str(path).replace("\\", "/").rstrip("/")).name
+    match = SAMPLE_NAME.fullmatch(name) or SAMPLE_NAME.fullmatch(PurePosixPath(name).stem)
+    return int(match.group(1)) if match else None
+
+
 def pair_inputs(predictions: Sequence[str], references: "Sequence[str] | None") -> list[str]:
     """Clip keys of the inputs, after checking that position ``i`` pairs the same clip on both sides.
 
     When every prediction and every reference path carries a clip id, pairs must agree and no clip
-    may repeat; otherwise inputs pair by position and are keyed ``#<index>``.
+    may repeat, unless each of its predictions is another sample of it (:func:`sample_number`: several samples per
+    clip, whose values the headline averages per clip); otherwise inputs pair by position and are keyed ``#<index>``.
 
     Raises:
         ModuleInputError: different lengths, empty input, mismatched or duplicated clip ids.
@@ -100,11 +117,14 @@ def pair_inputs(predictions: Sequence[str], references: "Sequence[str] | None") 
         shown = "; ".join(f"#{i}: prediction {p} vs reference {r}" for i, p, r in bad[:3])
         raise ModuleInputError(f"{len(bad)} prediction(s) paired with another clip's reference ({shown}"
                                f"{'; ...' if len(bad) > 3 else ''}): order both lists the same way")
-    seen: dict[str, int] = {}
+    seen: dict[tuple, int] = {}
     for i, key in enumerate(pred_keys):
-        if key in seen:
-            raise ModuleInputError(f"clip {key} is given twice (inputs #{seen[key]} and #{i}): score each clip once")
-        seen[key] = i
+        sample = sample_number(str(predictions[i]))
+        if (key, sample) in seen or (sample is None and any(k == key for k, _ in seen)) or (key, None) in seen:
+            first = next(j for (k, _), j in seen.items() if k == key)
+            raise ModuleInputError(f"clip {key} is given twice (inputs #{first} and #{i}): score each clip once, or "
+                                   "each sample of it once (<clip_id>/sample_<k>)")
+        seen[(key, sample)] = i
     return list(pred_keys)
 
 
@@ -155,6 +175,8 @@ def compute_metric(name: str, predictions: Sequence[str], references: "Sequence[
     Returns:
         ``{<metric>: value in the paper's unit, ..., "per_clip": stored values in input order (a list;
         a dict of lists for a suite), "clip_ids", "n_ok", "n_failed", "errors", "protocol", "aggregation"}``.
+        Several samples of a clip (``<clip_id>/sample_<k>`` paths) give one ``per_clip`` value per input, and the
+        headline and counts read each clip's mean over its samples, as the task tables do.
         ``protocol`` is the one the headline was aggregated under, whatever failed; ``aggregation`` says what it is
         in words, so a headline that differs from the per-clip mean of one clip (RVM counts frame 0 of dtSSD as 0:
         one clip of T frames gives (T-1)/T of its per-clip value) is never read as the clip's score.
@@ -170,6 +192,7 @@ def compute_metric(name: str, predictions: Sequence[str], references: "Sequence[
     scorer = get_task(task)
     cache = models if isinstance(models, ModelCache) else ModelCache(device, overrides=models)
     keys = pair_inputs(predictions, references)
+    sampled = len(set(keys)) < len(keys)  # several samples of a clip (pair_inputs allows nothing else twice)
     options = {"chunk_frames": int(chunk_frames), "device": device, "batch_size": batch_size}
     if catalog.spec(names[0]).mode == catalog.SET_LEVEL:
         refs = [_reference(task, names, r) for r in references or ()]
@@ -190,13 +213,16 @@ def compute_metric(name: str, predictions: Sequence[str], references: "Sequence[
             scores, failed = None, {m: f"{type(err).__name__}: {err}" for m in scored}
         if failed:
             errors.append({"index": i, "clip_id": key, "error": "; ".join(dict.fromkeys(failed.values()))})
+        sample = {SAMPLE_COLUMN: sample_number(str(pred)) or 0} if sampled else {}  # one clip's samples: averaged
         for metric in scored:
             if metric in failed:
-                rows += result_rows(MODULE_MODEL, task, key, {metric: math.nan}, error=failed[metric], status="failed")
+                clip_rows = result_rows(MODULE_MODEL, task, key, {metric: math.nan}, error=failed[metric],
+                                        status="failed")
             else:
-                rows += result_rows(MODULE_MODEL, task, key, {metric: scores.values[metric]})
+                clip_rows = result_rows(MODULE_MODEL, task, key, {metric: scores.values[metric]})
+            rows += [{**r, **sample} for r in clip_rows]
         if scores is not None:
-            frames += [{"model": MODULE_MODEL, "task": task, "clip_id": key, **f} for f in scores.frames]
+            frames += [{"model": MODULE_MODEL, "task": task, "clip_id": key, **f, **sample} for f in scores.frames]
     import pandas as pd
 
     row_frame = pd.DataFrame(rows)
@@ -244,7 +270,7 @@ def compute(name: str, **inputs: Any) -> dict[str, Any]:
 #: The columns of stored result rows (``rows.parquet``) an analysis reads.
 ROW_FEATURES = {"model": "string", "task": "string", "clip_id": "string", "metric": "string", "value": "float64"}
 #: The other columns of stored rows: accepted as they are (``compute(**rows)``), ``status`` is honoured.
-ROW_EXTRA_COLUMNS = tuple(c for c in STORED_COLUMNS if c not in ROW_FEATURES)
+ROW_EXTRA_COLUMNS = tuple(c for c in STORED_COLUMNS if c not in ROW_FEATURES) + (SAMPLE_COLUMN,)
 
 
 def feature_spec(name: str) -> dict[str, str]:

@@ -30,6 +30,11 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "status",
     "error",
 )
+#: The optional column of a run scored over several samples per clip (a stochastic model's seeds: the submission's
+#: ``<clip>/sample_<k>.<ext>``): the sample index ``k`` of each row. A run without it has one sample per clip (an
+#: older run reads as sample 0); every table, interval and verdict reads per-clip means over the samples
+#: (:func:`hug_vis_dataset.scoring.aggregate.sample_means`), the seed statistics read the samples themselves.
+SAMPLE_COLUMN = "sample"
 # One rule for the names stored rows carry (model, rater) and the folders they become, so a model
 # scored by the CLI can be pushed to the leaderboard and rated in the MOS study under the same name.
 NAME_RULE = ("1-64 letters, digits, '.', '_', '-', '+', '@' or '=' (no spaces or slashes), "

@@ -57,6 +57,7 @@ def predictions_listing(api: Any, task: str, repo: str, revision: str, repo_type
         RequestError: the repo or revision cannot be read, or the files break a rule (named).
     """
     from ..tasks import get_task
+    from ..tasks.submission import sample_folders
 
     if repo_type not in ("dataset", "model"):
         raise RequestError(f"repo type {repo_type!r}: use dataset or model")
@@ -87,7 +88,7 @@ def predictions_listing(api: Any, task: str, repo: str, revision: str, repo_type
     for path, _ in files:
         parts = PurePosixPath(path).parts
         entries[parts[0]] = entries.get(parts[0], False) or len(parts) > 1
-    matched, unmatched = get_task(task).match_names(entries)
+    matched, unmatched = get_task(task).match_names(entries, sample_folders(path for path, _ in files))
     if unmatched:
         shown = "; ".join(f"{name}: {why}" for name, why in unmatched[:3])
         raise RequestError(f"{where}: {len(unmatched)} entr(y/ies) do not follow the {task} layout ({shown}"

@@ -231,9 +231,10 @@ def read_parquet_frame(path: "str | Path", declared: "ParquetSchema | None",
 
 
 def read_parquet_codes(path: "str | Path", declared: "ParquetSchema | None", text: "Iterable[str]",
-                       numbers: "Iterable[str]") -> dict:
+                       numbers: "Iterable[str]", optional: "Iterable[str]" = ()) -> dict:
     """The checked file's columns as numpy arrays, its ``text`` columns dictionary-encoded as ``(codes, names)``: a
-    file of millions of rows naming a few dozen strings is read without one Python string per row.
+    file of millions of rows naming a few dozen strings is read without one Python string per row. ``optional``
+    number columns are read when the file has them (absent from the result otherwise).
 
     Raises:
         InputFileError: as :func:`open_parquet`, a data page that does not decode, or a text column with nulls.
@@ -251,6 +252,8 @@ def read_parquet_codes(path: "str | Path", declared: "ParquetSchema | None", tex
 
     text, numbers = list(text), list(numbers)
     handle = open_parquet(path, declared, read_dictionary=text)
+    present = set(handle.schema_arrow.names)
+    numbers += [name for name in optional if name in present and name not in numbers]
     try:
         table = handle.read(columns=text + numbers).unify_dictionaries()
     except Exception as err:  # noqa: BLE001 - a corrupted page: the same "damaged file"

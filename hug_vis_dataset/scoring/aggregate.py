@@ -18,6 +18,16 @@ conversion rule of :mod:`hug_vis_dataset.catalog`):
   ``cer_ref_chars``, total edits / total target characters), over the clips whose three rows are
   ok. The per-clip quotient is stored too (per-clip analyses read it); the table never averages it.
 
+**Several samples per clip: one rule** (:func:`sample_means`). A run of a stochastic model may score K samples of a
+clip (rows carrying :data:`~hug_vis_dataset.datamodel.results.SAMPLE_COLUMN`). Every table, interval, verdict and
+analysis reads the clip's **mean over its samples** as its one per-clip value, so one sample per clip is exactly
+the run without samples; a clip counts only when every sample of it counts (a failed sample fails the clip, as a
+failed metric does). Frames of the ``rvm`` protocol are averaged over the samples per frame index first; a set
+metric (FID) is computed per sample draw (sample k of every clip) and its table value is the mean over draws.
+Resampling actors over these per-clip means carries the seed variance into every interval (a second stage that
+resamples samples too would count it twice: Davison & Hinkley 1997, sec. 3.8); the seed's own share and the rank
+stability under one-sample draws are read from the samples (:mod:`hug_vis_dataset.statistics.seeds`).
+
 **Partial failures: one rule** (:func:`counted_rows`, docs/SCORING.md "Failed clips"). A clip counts for every
 metric of its run or for none: when any of its metrics failed (dtSSD on a one-frame clip, SSIM on frames
 smaller than its window), the clip is failed for every metric, its other values are left out of every mean,
@@ -94,6 +104,53 @@ def counted_rows(rows):
     out.loc[mask, "value"] = np.nan
     if "error" in out:
         out.loc[mask, "error"] = [NOT_COUNTED.format(metrics=bad[k]) for k in keys[mask]]
+    return out
+
+
+def sample_means(rows):
+    """Per-clip rows from rows of several samples per clip (:data:`~hug_vis_dataset.datamodel.results.SAMPLE_COLUMN`):
+    one row per (model, task, clip, metric) whose value is the mean over the clip's samples, ``ok`` only when every
+    sample's row is ok (else failed, with the error of the first sample that failed itself, not one left uncounted
+    because of it). Apply after :func:`counted_rows`, which
+    already fails every sample of a clip with a failed row. Rows without the column come back as they are; with
+    one sample per clip, without the column.
+
+    Example:
+        >>> import pandas as pd
+        >>> rows = pd.DataFrame({"model": "m", "task": "matting", "clip_id": ["c1", "c1", "c2", "c2"],
+        ...                      "metric": "mad", "sample": [0, 1, 0, 1], "value": [1.0, 2.0, 5.0, float("nan")],
+        ...                      "status": ["ok", "ok", "ok", "failed"], "error": ["", "", "", "sample 1: decode"]})
+        >>> out = sample_means(rows)
+        >>> out[["clip_id", "value", "status", "error"]].values.tolist()
+        [['c1', 1.5, 'ok', ''], ['c2', nan, 'failed', 'sample 1: decode']]
+    """
+    import pandas as pd
+
+    from ..datamodel.results import SAMPLE_COLUMN
+
+    if rows is None or SAMPLE_COLUMN not in getattr(rows, "columns", ()):
+        return rows
+    keys = [c for c in ("model", "task", "clip_id", "metric") if c in rows.columns]
+    if not len(rows) or not rows.duplicated(keys).any():
+        return rows.drop(columns=[SAMPLE_COLUMN]).reset_index(drop=True)
+    ordered = rows.sort_values(keys + [SAMPLE_COLUMN], kind="stable")
+    groups = ordered.groupby(keys, sort=False, observed=True, dropna=False)
+    out = groups.head(1).drop(columns=[SAMPLE_COLUMN]).reset_index(drop=True)
+    ok = (ordered["status"] == "ok").groupby([ordered[k] for k in keys], sort=False, observed=True,
+                                             dropna=False).transform("all").to_numpy()
+    means = groups["value"].mean().to_numpy()  # groups in order of first appearance, as head(1)
+    all_ok = ok[groups.cumcount().to_numpy() == 0]
+    out["value"] = np.where(all_ok, means, np.nan)
+    out["status"] = np.where(all_ok, "ok", "failed")
+    if "error" in out.columns:
+        failed = ordered[ordered["status"] != "ok"]
+        # The sample that failed names the clip's failure, not its samples left uncounted because of it.
+        uncounted = failed["error"].astype(str).str.startswith(NOT_COUNTED.split("{", 1)[0]).to_numpy()
+        failed = failed.iloc[np.argsort(uncounted, kind="stable")]
+        first_error = failed.groupby(keys, sort=False, observed=True, dropna=False)["error"].first()
+        index = pd.MultiIndex.from_frame(out[keys]) if len(keys) > 1 else pd.Index(out[keys[0]])
+        errors = first_error.reindex(index).to_numpy()
+        out["error"] = np.where(all_ok, out["error"].to_numpy(), errors)
     return out
 
 
@@ -255,7 +312,7 @@ def task_table(rows, frames=None, set_rows=None, protocol: str = "clip", metrics
 
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; choose one of {PROTOCOLS}")
-    rows = counted_rows(rows)  # the one rule for partial failures (module docstring)
+    rows = sample_means(counted_rows(rows))  # the rules for partial failures and samples (module docstring)
     table = clip_means(rows)
     ratios = ratio_means(rows) if len(table) else None
     for metric in ratios.columns if ratios is not None else ():  # never the mean of the per-clip quotients
@@ -266,8 +323,8 @@ def task_table(rows, frames=None, set_rows=None, protocol: str = "clip", metrics
         rvm = rvm_means(frame_sums(rows, frames))
         for metric in rvm.columns:
             table.loc[rvm.index, metric] = rvm[metric]
-    if set_rows is not None and len(set_rows):
-        ok = _ok(set_rows)
+    if set_rows is not None and len(set_rows):  # per sample draw when there are several: their mean, all ok
+        ok = _ok(sample_means(set_rows))
         for (model, metric), value in ok.groupby(["model", "metric"])["value"].first().items():
             table.loc[model, metric] = value
     for metric in table.columns:

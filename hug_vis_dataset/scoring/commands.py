@@ -200,7 +200,8 @@ def register(subparsers) -> None:
                               usage=EVALUATE_USAGE)
     p.add_argument("task", choices=sorted(TASKS))
     p.add_argument("--predictions", type=Path, default=None,
-                   help="submission folder (files named by clip id); not used by the reference-only task 'motion' "
+                   help="submission folder (files named by clip id; several samples of a clip: "
+                        "<clip_id>/sample_<k>.<ext>, averaged per clip); not used by the reference-only task 'motion' "
                         "(required with --model, except for motion and --real-audio)")
     # Not argparse-required: motion and --real-audio name their own model. The usage says when it is.
     p.add_argument("--model", default=None,

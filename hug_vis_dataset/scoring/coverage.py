@@ -33,6 +33,8 @@ class Coverage:
         failed: clip -> error text of its failed rows (missing and duplicates excluded).
         ok: clips whose rows are all ``ok``.
         skipped_metrics: metric -> why it was not computed (missing weights / module).
+        samples: how many samples the predicted clips hold, ``{"min", "max", "clips_with_samples"}``, when any clip
+            was given as several samples (``<clip>/sample_<k>``); empty for one prediction per clip.
     """
 
     task: str
@@ -46,13 +48,17 @@ class Coverage:
     failed: dict[str, str] = field(default_factory=dict)
     ok: int = 0
     skipped_metrics: dict[str, str] = field(default_factory=dict)
+    samples: dict[str, int] = field(default_factory=dict)
 
     def problems(self) -> int:
         """Number of coverage problems (what ``--strict`` fails on)."""
         return len(self.missing) + len(self.extra) + len(self.unmatched) + len(self.duplicates) + len(self.failed)
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "problems": self.problems()}
+        out = {**asdict(self), "problems": self.problems()}
+        if not self.samples:  # one prediction per clip: the record as before samples existed
+            out.pop("samples")
+        return out
 
     def refusals(self) -> dict[str, str]:
         """Why each clip would not score: duplicates (the scorer's wording), then failed checks."""
@@ -73,6 +79,11 @@ class Coverage:
         task = catalog.task(self.task).label if self.task in catalog.task_names() else self.task
         lines = [f"coverage of {self.model} on {task}:",
                  f"  grid clips: {self.grid_size}, predicted: {self.predicted}, scored ok: {self.ok}"]
+        if self.samples:
+            k_min, k_max = self.samples["min"], self.samples["max"]
+            lines.append(f"  samples per clip: {k_min if k_min == k_max else f'{k_min}-{k_max}'} "
+                         f"({self.samples['clips_with_samples']} clips given as sample_<k> folders; "
+                         "tables average a clip's samples)")
 
         def block(title: str, items: list[str]) -> None:
             if not items:
@@ -110,6 +121,10 @@ def submission_coverage(task: str, model: str, refs: Any, index: Any, skipped: "
     coverage.duplicates = {refs.record(c).clip_id if c in grid_set else str(c): [Path(p).name for p in v]
                            for c, v in sorted(dups.items())}
     coverage.predicted = sum(1 for c in grid if c in index.found and c not in dups)
+    sampled = {c: k for c, k in getattr(index, "samples", {}).items() if c in grid_set and c not in dups}
+    if sampled:
+        counts = [len(sampled[c]) if c in sampled else 1 for c in grid if c in index.found and c not in dups]
+        coverage.samples = {"min": min(counts), "max": max(counts), "clips_with_samples": len(sampled)}
     return coverage
 
 

@@ -54,15 +54,20 @@ def select_metrics(scorer, metrics: "Sequence[str] | None") -> tuple[str, ...]:
 
 def build_jobs(task_name: str, model: str, refs: ReferenceSource, index, metrics: tuple[str, ...],
                options: dict) -> list[ClipJob]:
-    """One job per grid clip, in grid order (missing clips get a job that fails as 'missing')."""
+    """One job per grid clip, in grid order (missing clips get a job that fails as 'missing'); a clip given as
+    several samples (``index.samples``) is one job scoring each of them."""
     task = get_task(task_name)
+    samples = getattr(index, "samples", {})
     jobs = []
     for cid in refs.clip_ids():
         record = refs.record(cid)
+        found = tuple(index.found.get(cid, ()))
+        numbered = samples.get(cid) if len(found) == 1 else None  # a duplicate fails as one, samples or not
         jobs.append(ClipJob(
             task=task_name, model=model, clip_id=record.clip_id, reference=refs.reference(cid),
-            expected=task.expected(record), prediction=tuple(index.found.get(cid, ())),
+            expected=task.expected(record), prediction=tuple(numbered.values()) if numbered else found,
             payload=index.payload.get(cid), metrics=metrics, options=options,
+            samples=tuple(numbered) if numbered else (),
         ))
     return jobs
 

@@ -56,6 +56,7 @@ from .jobs import build_jobs, select_metrics
 from .request import EvaluationRequest, RunOptionError, check_gpus_per_worker, check_run_options
 from .store import SetFeatures
 from ..tasks import REAL_AUDIO, ClipJob, ClipOutcome, get_task, index_predictions, result_rows, score_job
+from ..datamodel.results import SAMPLE_COLUMN
 #: The stages :func:`run` chains, in order (each a function of this module).
 STAGES = ("resolve_inputs", "plan_the_rerun", "score_clips", "store_rows", "summarise")
 
@@ -312,21 +313,29 @@ def _set_rows(request: EvaluationRequest, inputs: ResolvedInputs, scored: Scored
 
     ok_clips = set(rows.loc[rows["status"] == "ok", "clip_id"].unique()) if len(rows) else set()
     valid = [j for j in inputs.jobs if j.clip_id in ok_clips]
-    why = "no valid clips or no set-level implementation"
-    try:
-        values = inputs.scorer.score_set([j.prediction[0] for j in valid], [j.reference for j in valid],
-                                         inputs.set_metrics, process_models(request.device), inputs.options,
-                                         scored.features.reader({j.prediction[0]: j.clip_id for j in valid})
-                                         ) if valid else {}
-    except Exception as err:  # noqa: BLE001 - a set metric's failure is a failed row, not a lost run
-        values, why = {}, f"{type(err).__name__}: {err}"
+    # Several samples per clip: one value per sample draw (sample k of every clip that has it), each over as many
+    # clips as a one-sample run; the table reads their mean (aggregate.sample_means).
+    draws = sorted({k for j in valid for k in j.samples})
     set_rows = []
-    for metric in inputs.set_metrics:
-        if metric in values:
-            set_rows += result_rows(request.model, request.task, "", {metric: values[metric]})
-        else:
-            set_rows += result_rows(request.model, request.task, "", {metric: float("nan")}, error=why,
-                                    status="failed")
+    for draw in draws or [None]:
+        pairs = [(j.prediction[0] if not j.samples else j.prediction[j.samples.index(draw)], j)
+                 for j in valid if draw is None or (draw in j.samples if j.samples else draw == 0)]
+        why = "no valid clips or no set-level implementation"
+        try:  # a sample's features were not kept with its rows (the reader finds none): its frames are read again
+            values = inputs.scorer.score_set([p for p, _ in pairs], [j.reference for _, j in pairs],
+                                             inputs.set_metrics, process_models(request.device), inputs.options,
+                                             scored.features.reader({p: j.clip_id for p, j in pairs if not j.samples})
+                                             ) if pairs else {}
+        except Exception as err:  # noqa: BLE001 - a set metric's failure is a failed row, not a lost run
+            values, why = {}, f"{type(err).__name__}: {err}"
+        sample = {} if draw is None else {SAMPLE_COLUMN: draw}
+        for metric in inputs.set_metrics:
+            if metric in values:
+                rows_of = result_rows(request.model, request.task, "", {metric: values[metric]})
+            else:
+                rows_of = result_rows(request.model, request.task, "", {metric: float("nan")}, error=why,
+                                      status="failed")
+            set_rows += [{**r, **sample} for r in rows_of]
     return set_rows
 
 

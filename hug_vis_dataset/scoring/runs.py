@@ -84,6 +84,10 @@ class StoredRun:
             intervals need; a full-grid run's millions of per-frame rows are not kept), or None.
         table: the aggregate in paper units, computed from the rows (index: the row labels, emotion
             ``model | setting``; columns: metrics, ``n_ok``, ``n_failed``).
+        sample_rows: a run scored over several samples per clip: its counted per-sample rows (with
+            :data:`~hug_vis_dataset.datamodel.results.SAMPLE_COLUMN`; what the seed statistics read), while ``rows``
+            and ``set_rows`` hold the per-clip (per-draw) means every table reads
+            (:func:`~hug_vis_dataset.scoring.aggregate.sample_means`); None for one sample per clip.
         origin: ``synthetic``, ``submitted`` (full grid) or ``subset``.
         scored_by: ``verified`` or ``self-reported``.
     """
@@ -99,6 +103,17 @@ class StoredRun:
     table: Any = None
     origin: str = "subset"
     scored_by: str = SELF_REPORTED
+    sample_rows: Any = None
+
+    @property
+    def samples_per_clip(self) -> int:
+        """The most samples any clip of the run holds (1: one sample per clip)."""
+        from ..datamodel.results import SAMPLE_COLUMN
+
+        if self.sample_rows is None or not len(self.sample_rows):
+            return 1
+        counts = self.sample_rows.groupby(["clip_id", "metric"], observed=True)[SAMPLE_COLUMN].nunique()
+        return int(counts.max()) if len(counts) else 1
 
     @property
     def skipped(self) -> dict[str, str]:
@@ -269,6 +284,7 @@ def _check_rows(frame, task: str, model: str, allowed: Iterable[str], label: str
     _need(names == {model}, f"{label} names model(s) {sorted(names)}, but the run's folder is {model!r}")
     statuses = {str(s) for s in frame["status"].unique()}
     _need(statuses <= {"ok", "failed"}, f"{label} has status(es) {sorted(statuses - {'ok', 'failed'})}")
+    _check_samples(frame, label)
     if clip_required:
         known = _grid_ids()
         for clip in (c for c in frame["clip_id"].astype(str).unique() if c not in known):  # an alias spelling
@@ -277,6 +293,24 @@ def _check_rows(frame, task: str, model: str, allowed: Iterable[str], label: str
             except ClipIdError:
                 raise RunValidationError(f"{label} has clip id {clip!r}, which is not a grid clip") from None
     _check_values(frame, label, allowed, label)
+
+
+def _check_samples(frame, label: str) -> None:
+    """A sample column (a run of several samples per clip) holds non-negative numbers, and each (clip, metric) has a
+    sample number once; without the column each (clip, metric) has one row."""
+    from ..datamodel.results import SAMPLE_COLUMN
+
+    keys = ["model", "clip_id", "metric"]
+    if SAMPLE_COLUMN in frame.columns:
+        samples = frame[SAMPLE_COLUMN]
+        _need(not samples.isna().any() and (samples >= 0).all(), f"{label} has a sample number that is empty or "
+                                                                   "negative")
+        keys.append(SAMPLE_COLUMN)
+    repeated = frame.duplicated(keys)
+    if repeated.any():
+        first = frame[repeated].iloc[0]
+        raise RunValidationError(f"{label} has clip {first['clip_id']!r} {first['metric']} twice"
+                                 + (f" for sample {int(first[SAMPLE_COLUMN])}" if SAMPLE_COLUMN in keys else ""))
 
 
 @functools.lru_cache(maxsize=1)
@@ -310,6 +344,7 @@ def _read_frame_sums(folder: Path, model: str, allowed: Iterable[str], rows):
     import numpy as np
 
     from .. import catalog
+    from ..datamodel.results import SAMPLE_COLUMN
     from ..statistics.sums import FrameSums
     from .aggregate import _counted_keys
     from .store import read_stored_frame_codes
@@ -338,7 +373,8 @@ def _read_frame_sums(folder: Path, model: str, allowed: Iterable[str], rows):
         _check_range(value[codes == k], name, "frames.parquet")
     return FrameSums.from_codes(columns["model"], columns["metric"], columns["clip_id"],
                                 np.asarray(columns["frame"], dtype=np.int64), value,
-                                _counted_keys(rows) if rows is not None and len(rows) else None)
+                                _counted_keys(rows) if rows is not None and len(rows) else None,
+                                columns.get(SAMPLE_COLUMN))
 
 
 def documented_protocol(task: str, frames) -> str:
@@ -396,7 +432,8 @@ def read_run(folder: "str | Path", link: str = "") -> "StoredRun | DamagedRun":
     """
     from .. import catalog
     from ..datamodel.results import name_problem
-    from .aggregate import counted_rows, task_table
+    from ..datamodel.results import SAMPLE_COLUMN
+    from .aggregate import counted_rows, sample_means, task_table
 
     folder = Path(folder)
     task, model = folder.parent.name, folder.name
@@ -426,13 +463,15 @@ def read_run(folder: "str | Path", link: str = "") -> "StoredRun | DamagedRun":
             cache_table = task_table(rows, sums, set_rows, protocol=declared)
         _compare_aggregate(summary.get("aggregate"), cache_table, task)
         rows = counted_rows(rows)
+        sample_rows = rows if SAMPLE_COLUMN in rows.columns else None
+        rows, set_rows = sample_means(rows), sample_means(set_rows)
     except RunValidationError as err:
         return DamagedRun(task, model, folder, err.problem, err.fix)
     except Exception as err:  # noqa: BLE001 - whatever else a stored run does, it must not take a view down
         return DamagedRun(task, model, folder, f"cannot be read or aggregated ({type(err).__name__}: "
                           f"{' '.join(str(err).split())[:200]})")
     return StoredRun(task, model, folder, summary, link, rows, sums, set_rows, table, _origin(summary, rows),
-                     scored_by(folder))
+                     scored_by(folder), sample_rows)
 
 
 def _signature_of(folder: Path) -> tuple:

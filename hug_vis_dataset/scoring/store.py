@@ -47,7 +47,7 @@ from typing import Any, Callable, Iterable, Mapping
 from ..errors import ToolUsageError
 from ..outputs import discard, mark_cache
 from ..readers import InputFileError, ParquetSchema, read_json, read_parquet_frame
-from ..datamodel.results import RESULT_COLUMNS, STATUS_FAILED, STATUS_OK, name_problem
+from ..datamodel.results import RESULT_COLUMNS, SAMPLE_COLUMN, STATUS_FAILED, STATUS_OK, name_problem
 from .binding import INPUT_COLUMN
 
 #: Columns of stored rows: the result columns and the clip's input fingerprint.
@@ -77,11 +77,11 @@ _IDS = {"actor_id": "number", "action_id": "number", "script_id": "number"}  # I
 ROW_SCHEMA = ParquetSchema(
     "stored result rows",
     {**{c: "string" for c in RESULT_COLUMNS if c not in _IDS and c != "value"}, **_IDS, "value": "number"},
-    {INPUT_COLUMN: "string"}, True, STORED_FIX)
+    {INPUT_COLUMN: "string", SAMPLE_COLUMN: "integer"}, True, STORED_FIX)
 #: The declared schema of stored per-frame values (``frames.parquet``, frame parts).
 FRAME_SCHEMA = ParquetSchema("stored per-frame values",
                              {"model": "string", "clip_id": "string", "metric": "string", "frame": "integer",
-                              "value": "number"}, {"task": "string"}, True, STORED_FIX)
+                              "value": "number"}, {"task": "string", SAMPLE_COLUMN: "integer"}, True, STORED_FIX)
 
 
 def read_stored(path: Path, declared: ParquetSchema = ROW_SCHEMA):
@@ -118,7 +118,8 @@ def read_stored_frame_codes(path: Path) -> dict:
     from ..readers import read_parquet_codes
 
     try:
-        return read_parquet_codes(path, FRAME_SCHEMA, ("model", "clip_id", "metric"), ("frame", "value"))
+        return read_parquet_codes(path, FRAME_SCHEMA, ("model", "clip_id", "metric"), ("frame", "value"),
+                                  optional=(SAMPLE_COLUMN,))
     except InputFileError as err:
         raise StoredResultsError(err.path, err.where, err.problem, err.fix) from None
 
@@ -209,6 +210,7 @@ def _write_parquet_atomic(frame, path: Path) -> None:
 
 
 def _rows_frame(rows: Iterable[Mapping]):
+    import numpy as np
     import pandas as pd
 
     from ..datamodel.results import rows_to_frame
@@ -216,6 +218,8 @@ def _rows_frame(rows: Iterable[Mapping]):
     rows = list(rows)
     frame = rows_to_frame(rows)
     frame[INPUT_COLUMN] = [str(r.get(INPUT_COLUMN) or "") for r in rows]
+    if any(SAMPLE_COLUMN in r for r in rows):  # a run of several samples per clip; one sample: no column, as before
+        frame[SAMPLE_COLUMN] = np.array([int(r.get(SAMPLE_COLUMN, 0)) for r in rows], dtype=np.int64)
     # Fixed dtypes so part files concatenate to one schema whatever a batch holds.
     frame = frame.astype({"model": str, "task": str, "clip_id": str, "emotion": str, "metric": str,
                           "status": str, "error": str, INPUT_COLUMN: str})
@@ -225,10 +229,22 @@ def _rows_frame(rows: Iterable[Mapping]):
     return frame
 
 
+def _with_samples(frame, keys: list) -> list:
+    """``keys`` plus the sample column when the table has one (parts of one-sample clips, older files: sample 0)."""
+    if SAMPLE_COLUMN not in frame.columns:
+        return keys
+    frame[SAMPLE_COLUMN] = frame[SAMPLE_COLUMN].fillna(0).astype("int64")
+    return keys + [SAMPLE_COLUMN]
+
+
 def _frames_frame(rows: Iterable[Mapping]):
     import pandas as pd
 
-    frame = pd.DataFrame(list(rows), columns=list(FRAME_COLUMNS))
+    rows = list(rows)
+    sampled = any(SAMPLE_COLUMN in r for r in rows)
+    frame = pd.DataFrame(rows, columns=list(FRAME_COLUMNS) + ([SAMPLE_COLUMN] if sampled else []))
+    if sampled:
+        frame[SAMPLE_COLUMN] = frame[SAMPLE_COLUMN].fillna(0).astype("int64")
     return frame.astype({"model": str, "task": str, "clip_id": str, "metric": str, "frame": "int64",
                          "value": "float64"})
 
@@ -272,7 +288,8 @@ class ResultStore:
 
     def write_set_rows(self, rows: "list[Mapping]") -> None:
         """Set-level rows (e.g. FID over all clips of the model), replacing earlier ones."""
-        _write_parquet_atomic(sort_rows(_rows_frame(rows)), self.set_rows_path)
+        frame = _rows_frame(rows)
+        _write_parquet_atomic(sort_rows(frame, extra=tuple(_with_samples(frame, []))), self.set_rows_path)
 
     # -- reading ---------------------------------------------------------------------------
     def _parts(self, folder: Path) -> list[Path]:
@@ -288,10 +305,11 @@ class ResultStore:
         if INPUT_COLUMN not in frame:  # rows stored before runs were bound to their inputs
             frame[INPUT_COLUMN] = ""
         frame[INPUT_COLUMN] = frame[INPUT_COLUMN].fillna("").astype(str)
+        keys = _with_samples(frame, ["model", "clip_id", "metric"])
         # A clip written twice (two runs racing on one folder) keeps its first copy: values
         # are deterministic, so the copies agree.
-        frame = frame.drop_duplicates(subset=["model", "clip_id", "metric"], keep="first")
-        return sort_rows(frame)
+        frame = frame.drop_duplicates(subset=keys, keep="first")
+        return sort_rows(frame, extra=tuple(keys[3:]))
 
     def read_frames(self):
         """Every stored per-frame value, canonical order (clip, metric, frame)."""
@@ -300,8 +318,9 @@ class ResultStore:
         pieces = [read_stored(p, FRAME_SCHEMA) for p in ([self.frames_path] if self.frames_path.is_file() else [])
                   + self._parts(self.frames_dir)]
         frame = pd.concat(pieces, ignore_index=True) if pieces else _frames_frame([])
-        frame = frame.drop_duplicates(subset=["model", "clip_id", "metric", "frame"], keep="first")
-        return sort_rows(frame, extra=("frame",))
+        keys = _with_samples(frame, ["model", "clip_id", "metric"])
+        frame = frame.drop_duplicates(subset=keys + ["frame"], keep="first")
+        return sort_rows(frame, extra=tuple(keys[3:]) + ("frame",))
 
     def read_set_rows(self):
         import pandas as pd

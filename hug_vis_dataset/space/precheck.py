@@ -28,6 +28,7 @@ from typing import Iterable
 from .. import catalog
 from ..presentation.escaping import markdown_text
 from ..tasks import get_task
+from ..tasks.submission import sample_folders, samples_layout
 from .uploads import is_ignorable, is_wrapper_folder
 
 
@@ -77,8 +78,8 @@ def _escape(text: str) -> str:
     return "".join(out) + text[at:].replace("<", "&lt;").replace(">", "&gt;")
 
 
-def top_level_entries(names: Iterable[str]) -> dict[str, bool]:
-    """``{entry name: is a folder}`` of the submission root a zip unpacks to.
+def submission_paths(names: Iterable[str]) -> list[PurePosixPath]:
+    """The files of a zip relative to the submission root it unpacks to.
 
     A zip wrapping everything in one folder (``my_system/...``) is unwrapped, as
     :func:`hug_vis_dataset.space.uploads.submission_root` does after extraction (a folder named by a
@@ -89,24 +90,32 @@ def top_level_entries(names: Iterable[str]) -> dict[str, bool]:
     if (paths and len({p.parts[0] for p in paths}) == 1 and all(len(p.parts) > 1 for p in paths)
             and is_wrapper_folder(paths[0].parts[0])):
         paths = [PurePosixPath(*p.parts[1:]) for p in paths]
+    return paths
+
+
+def top_level_entries(names: Iterable[str]) -> dict[str, bool]:
+    """``{entry name: is a folder}`` of the submission root a zip unpacks to (:func:`submission_paths`)."""
     entries: dict[str, bool] = {}
-    for p in paths:
+    for p in submission_paths(names):
         entries[p.parts[0]] = entries.get(p.parts[0], False) or len(p.parts) > 1
     return entries
 
 
-def _check(task: str, entries: dict[str, bool]) -> LayoutCheck:
+def _check(task: str, entries: dict[str, bool], samples: "set[str]") -> LayoutCheck:
     check = LayoutCheck(task)
-    check.matched, check.unmatched = get_task(task).match_names(entries)
+    check.matched, check.unmatched = get_task(task).match_names(entries, samples)
     return check
 
 
 def layout_check(task: str, names: Iterable[str]) -> LayoutCheck:
     """Match a zip's member names against ``task``'s layout (and, when nothing matches, the others')."""
+    names = list(names)
     entries = top_level_entries(names)
-    check = _check(task, entries)
+    samples = sample_folders(str(p) for p in submission_paths(names))
+    check = _check(task, entries, samples)
     if not check.matched:
-        others = {t: _check(t, entries).matched for t in catalog.task_names(with_paper_table=True) if t != task}
+        others = {t: _check(t, entries, samples).matched for t in catalog.task_names(with_paper_table=True)
+                  if t != task}
         best = max(others, key=lambda t: others[t], default=None)
         if best is not None and others[best] > 0:
             check.best_other = best
@@ -118,9 +127,11 @@ def layout_help(task: str) -> str:
     spec = catalog.task(task)
     tree = "\n".join(["my_model.zip", *(f"└── {line}" if i == len(spec.example_tree) - 1 else f"├── {line}"
                                         for i, line in enumerate(spec.example_tree))])
+    samples = (f" A stochastic model may give {_escape(samples_layout(spec.prediction_suffixes[0], spec.prediction_dirs))}."
+               if spec.samples else "")
     return (f"**{spec.label}**: one entry per clip, named by its clip id "
-            f"(`actor_XXXX_<emotion>_action_YY_script_ZZZ`): {_escape(spec.prediction)}. The zip may wrap the files in one "
-            f"folder. {PARTIAL_HELP}\n\n```\n{tree}\n```")
+            f"(`actor_XXXX_<emotion>_action_YY_script_ZZZ`): {_escape(spec.prediction)}.{samples} The zip may wrap the "
+            f"files in one folder. {PARTIAL_HELP}\n\n```\n{tree}\n```")
 
 
 #: Failing clips listed by name in the Space; the rest are counted.

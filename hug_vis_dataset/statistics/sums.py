@@ -31,6 +31,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from ..datamodel.results import SAMPLE_COLUMN
 from .basics import actor_of_clip
 
 
@@ -204,15 +205,19 @@ class FrameSums:
         codes = {}
         for column in ("model", "metric", "clip_id"):
             codes[column] = text_codes(frames[column], sort=True)
+        sample = frames[SAMPLE_COLUMN].to_numpy(dtype=np.int64) if SAMPLE_COLUMN in frames.columns else None
         return cls.from_codes(codes["model"], codes["metric"], codes["clip_id"],
                               frames["frame"].to_numpy(dtype=np.int64), frames["value"].to_numpy(dtype=np.float64),
-                              keep)
+                              keep, sample)
 
     @classmethod
     def from_codes(cls, models, metrics, clips, frame_index: np.ndarray, value: np.ndarray,
-                   keep: "Iterable[tuple[str, str]] | None" = None) -> "FrameSums":
+                   keep: "Iterable[tuple[str, str]] | None" = None, sample: "np.ndarray | None" = None
+                   ) -> "FrameSums":
         """:meth:`from_frames` of per-frame rows given as ``(codes, names)`` per string column (what a dictionary
-        encoded Parquet column reads as, with no string hashed per row)."""
+        encoded Parquet column reads as, with no string hashed per row). ``sample``: each row's sample number, for a
+        run of several samples per clip: a clip's value at a frame index is then the mean over its samples
+        (:func:`hug_vis_dataset.scoring.aggregate.sample_means`' rule, per frame)."""
         import pandas as pd
 
         out = cls()
@@ -220,6 +225,10 @@ class FrameSums:
         # Codes in the integer width they come in (a dictionary column's int32): no per-row copy.
         m_codes, k_codes, c_codes = (np.asarray(c) for c in (m_codes, k_codes, c_codes))
         models, metrics, clips = ([str(x) for x in names] for names in (models, metrics, clips))
+        if sample is not None and len(sample) and np.any(np.asarray(sample) != np.asarray(sample)[0]):
+            m_codes, k_codes, c_codes, frame_index, value = _mean_over_samples(
+                m_codes, k_codes, c_codes, np.asarray(frame_index, dtype=np.int64), np.asarray(value, np.float64),
+                np.asarray(sample, dtype=np.int64), len(metrics), len(clips))
         if keep is not None:  # by codes: the kept (model, clip) pairs as a matrix, looked up per row
             keep = keep if isinstance(keep, pd.MultiIndex) else pd.MultiIndex.from_tuples(list(keep))
             rows = pd.Index(models).get_indexer(np.asarray(keep.get_level_values(0), dtype=object))
@@ -303,6 +312,31 @@ class FrameSums:
             s, c = sums.sum(axis=0), counts.sum(axis=0)
             out[key] = float(np.mean(s[c > 0] / c[c > 0])) if (c > 0).any() else float("nan")
         return out
+
+
+def _mean_over_samples(m_codes, k_codes, c_codes, frame_index, value, sample, n_metrics: int, n_clips: int):
+    """Per-frame rows of several samples per clip reduced to one row per (model, metric, clip, frame): the mean over
+    the samples that have that frame (every sample of a scored clip has the reference's frame count). Summed in
+    sample order within each key (rows sorted by key, then sample), so the means do not depend on the row order.
+
+    >>> m, k, c, f, v = _mean_over_samples(np.zeros(4, int), np.zeros(4, int), np.zeros(4, int),
+    ...                                    np.array([0, 1, 0, 1]), np.array([1.0, 2.0, 3.0, 6.0]),
+    ...                                    np.array([0, 0, 1, 1]), 1, 1)
+    >>> f.tolist(), v.tolist()
+    ([0, 1], [2.0, 4.0])
+    """
+    length = int(frame_index.max()) + 1 if len(frame_index) else 1
+    key = ((m_codes.astype(np.int64) * n_metrics + k_codes) * n_clips + c_codes) * length + frame_index
+    order = np.lexsort((sample, key))
+    key, value = key[order], value[order]
+    unique, inverse = np.unique(key, return_inverse=True)
+    sums = np.bincount(inverse, weights=value, minlength=len(unique))
+    counts = np.bincount(inverse, minlength=len(unique))
+    frame = unique % length
+    rest = unique // length
+    clip = rest % n_clips
+    rest //= n_clips
+    return rest // n_metrics, rest % n_metrics, clip, frame, sums / counts
 
 
 def _actor_or_unknown(clip_id: str) -> int:

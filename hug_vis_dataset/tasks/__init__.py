@@ -45,7 +45,7 @@ def index_predictions(task: str, pred_dir) -> PredictionIndex:
     scorer = get_task(task)
     if hasattr(scorer, "index_predictions"):
         return scorer.index_predictions(pred_dir)
-    return index_folder(pred_dir, scorer.prediction_suffixes, scorer.prediction_dirs)
+    return index_folder(pred_dir, scorer.prediction_suffixes, scorer.prediction_dirs, scorer.spec.samples)
 
 
 def score_job(job: ClipJob) -> ClipOutcome:

@@ -18,12 +18,12 @@ rows carrying its text. Every door (the runner, the evaluate modules, the Space)
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Collection, Mapping, Sequence
 
 from .. import catalog
-from ..datamodel.results import MISSING_PREDICTION, STATUS_FAILED, STATUS_OK, result_rows
+from ..datamodel.results import MISSING_PREDICTION, SAMPLE_COLUMN, STATUS_FAILED, STATUS_OK, result_rows
 from .submission import SubmissionError, index_entries
 
 
@@ -44,7 +44,10 @@ class ClipJob:
             (:mod:`hug_vis_dataset.references`).
         expected: reference properties the prediction must match (``width``, ``height``,
             ``sample_rate``, ``fps``).
-        prediction: the prediction path(s) found for the clip (more than one is a duplicate).
+        prediction: the prediction path(s) found for the clip (more than one is a duplicate, unless ``samples``).
+        samples: the sample numbers of a clip given as several samples (``prediction[i]`` is sample
+            ``samples[i]``: each scored as the clip's prediction, its rows carrying
+            :data:`~hug_vis_dataset.datamodel.results.SAMPLE_COLUMN`); empty for one prediction.
         payload: task data other than files (emotion: ``[(input_setting, answer, where), ...]``, an answer given under
             a reordered question with its ``(order, language)`` fourth).
         metrics: the metrics to compute (those available in this installation).
@@ -62,6 +65,7 @@ class ClipJob:
     payload: Any = None
     metrics: tuple[str, ...] = ()
     options: Mapping[str, Any] = field(default_factory=dict)
+    samples: tuple[int, ...] = ()
 
 
 @dataclass
@@ -165,13 +169,16 @@ class TaskScorer:
     def prediction_dirs(self) -> bool:
         return self.spec.prediction_dirs
 
-    def match_names(self, entries: Mapping[str, bool]) -> "tuple[int, list[tuple[str, str]]]":
+    def match_names(self, entries: Mapping[str, bool], sample_folders: "Collection[str]" = ()
+                    ) -> "tuple[int, list[tuple[str, str]]]":
         """The submission layout checked on names alone: how many top-level entries (name -> is a
         folder) are predictions, and the entries that are not, with why (the Space checks a zip's
-        members before extracting it). Same rules as indexing the extracted folder.
+        members before extracting it). Same rules as indexing the extracted folder; ``sample_folders``: the
+        folders holding ``sample_<k>`` entries (:func:`~hug_vis_dataset.tasks.submission.sample_folders`).
         """
         index = index_entries(((name, is_dir, name) for name, is_dir in sorted(entries.items())),
-                              self.prediction_suffixes, self.prediction_dirs)
+                              self.prediction_suffixes, self.prediction_dirs,
+                              frozenset(sample_folders) if self.spec.samples else False)
         return len(index.found), index.unmatched
 
     def computations(self) -> Mapping[str, Callable[..., ClipScores]]:
@@ -316,6 +323,12 @@ class TaskScorer:
         check-only pass (``hugvis evaluate --check-only``) and every scoring run call it."""
         if self.reference_only:
             return ""
+        if job.samples:  # the first sample that would fail, named
+            for number, one in self._sample_jobs(job):
+                why = self.check_job(one)
+                if why:
+                    return f"sample {number}: {why}"
+            return ""
         if not job.prediction:
             return f"{MISSING_PREDICTION}: no file named by this clip id"
         if len(job.prediction) > 1:
@@ -337,6 +350,8 @@ class TaskScorer:
         """
         if not job.metrics:
             return ClipOutcome(job.clip_id, [], check_error=self.check_job(job))
+        if job.samples:
+            return self._score_samples(job, models)
         if not job.prediction:
             return ClipOutcome(job.clip_id, failed_rows(job, f"{MISSING_PREDICTION}: no file named by this clip id"))
         if len(job.prediction) > 1:
@@ -365,6 +380,31 @@ class TaskScorer:
         rows.sort(key=lambda r: r["metric"])
         frame_rows = [{"model": job.model, "task": job.task, "clip_id": job.clip_id, **f} for f in scores.frames]
         return ClipOutcome(job.clip_id, rows, frame_rows, set_features=dict(scores.set_features))
+
+    @staticmethod
+    def _sample_jobs(job: ClipJob) -> "list[tuple[int, ClipJob]]":
+        """``(sample number, the job of that sample alone)`` of a clip given as several samples. A sample's job
+        keeps no set features: FID of a sample draw reads its frames again (:meth:`score_set`)."""
+        options = {k: v for k, v in job.options.items() if k != "set_features"}
+        return [(number, replace(job, prediction=(path,), samples=(), options=options))
+                for number, path in zip(job.samples, job.prediction)]
+
+    def _score_samples(self, job: ClipJob, models) -> ClipOutcome:
+        """:meth:`score` of each sample of a clip, its rows and per-frame rows carrying the sample number
+        (:data:`~hug_vis_dataset.datamodel.results.SAMPLE_COLUMN`) and a failed row's error naming the sample."""
+        rows: list[dict] = []
+        frames: list[dict] = []
+        check_error = ""
+        for number, one in self._sample_jobs(job):
+            outcome = self.score(one, models)
+            for row in outcome.rows:
+                row[SAMPLE_COLUMN] = number
+                if row["status"] == STATUS_FAILED and row["error"]:
+                    row["error"] = f"sample {number}: {row['error']}"
+            rows += outcome.rows
+            frames += [{**f, SAMPLE_COLUMN: number} for f in outcome.frames]
+            check_error = check_error or (f"sample {number}: {outcome.check_error}" if outcome.check_error else "")
+        return ClipOutcome(job.clip_id, rows, frames, check_error=check_error)
 
     def score_set(self, predictions: Sequence[str], references: Sequence[Mapping[str, str]],
                   metrics: Sequence[str], models, options: "Mapping[str, Any] | None" = None,

@@ -61,8 +61,9 @@ class EmotionTask(TaskScorer):
                  else {"note": ANSWERED_NOTE + parsed.value})
         return ClipScores({"emotion_accuracy": float(parsed == truth)}, notes=notes)
 
-    def match_names(self, entries: "Mapping[str, bool]") -> "tuple[int, list[tuple[str, str]]]":
-        """One ``predictions.jsonl`` file at the top level (its answers are checked line by line when scored)."""
+    def match_names(self, entries: "Mapping[str, bool]", sample_folders=()) -> "tuple[int, list[tuple[str, str]]]":
+        """One ``predictions.jsonl`` file at the top level (its answers are checked line by line when scored; the
+        task takes no samples folders)."""
         if entries.get(PREDICTIONS_FILE) is False:
             return 1, []
         return 0, [("(zip)", f"no {PREDICTIONS_FILE} at the top level")]
