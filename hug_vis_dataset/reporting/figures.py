@@ -255,7 +255,9 @@ def variance_figure(decompositions: Mapping[str, Any], title: str = ""):
     """Stacked bars, one per task (or metric), one segment per term's share plus the residual.
 
     Terms that are not estimable (NaN) get no segment; a fallback decomposition is marked with
-    ``*`` after its label (sequential sums of squares, see the module docstring).
+    ``*`` after its label (sequential sums of squares, see the module docstring). When some decomposition has
+    the within-clip ``sample`` term (several samples per clip), every bar gets its segment, after the grid
+    terms and before the residual (0 for a bar without it).
 
     Returns:
         The matplotlib Figure (Agg backend); ``fig.axes[0].containers[i]`` holds term ``i``'s bars.
@@ -269,7 +271,7 @@ def variance_figure(decompositions: Mapping[str, Any], title: str = ""):
         >>> [round(float(c.patches[0].get_height()), 2) for c in fig.axes[0].containers][:5]
         [0.2, 0.0, 0.0, 0.0, 0.8]
     """
-    from ..metrics.variance import RESIDUAL, TERMS, VarianceInputError
+    from ..metrics.variance import RESIDUAL, SAMPLE, TERMS, VarianceInputError
 
     if not decompositions:
         raise VarianceInputError("no decompositions to draw")
@@ -279,8 +281,9 @@ def variance_figure(decompositions: Mapping[str, Any], title: str = ""):
     fig, ax = plt.subplots(figsize=(1.6 + 1.1 * len(labels), 4.2))
     bottom = np.zeros(len(labels))
     colors = plt.get_cmap("tab10").colors
-    for i, term in enumerate((*TERMS, RESIDUAL)):
-        heights = np.array([d.shares()[term] for d in decompositions.values()])
+    with_samples = any(SAMPLE in d.shares() for d in decompositions.values())
+    for i, term in enumerate((*TERMS, SAMPLE, RESIDUAL) if with_samples else (*TERMS, RESIDUAL)):
+        heights = np.array([d.shares().get(term, np.nan) for d in decompositions.values()])
         heights = np.where(np.isfinite(heights), heights, 0.0)
         ax.bar(labels, heights, bottom=bottom, label=variance_term(term),
                color="#BBBBBB" if term == RESIDUAL else colors[i])
@@ -296,3 +299,62 @@ def plot_variance_decomposition(decompositions: Mapping[str, Any], out_stem: "st
                                 title: str = "") -> list[Path]:
     """Draw :func:`variance_figure` and write ``<out_stem>.png`` and ``.svg`` (as the other figures)."""
     return _save(variance_figure(decompositions, title), out_stem)
+
+
+# ----------------------------------------------------------------------------- rank stability under seed noise
+def rank_stability_figure(stabilities: Mapping[str, Sequence[Mapping[str, Any]]], title: str = ""):
+    """One panel per metric, one horizontal bar per neighbour pair ``A > B`` (best pair on top): the share of
+    one-seed evaluations that keep the pair's order (:func:`hug_vis_dataset.statistics.seeds.rank_stability`),
+    with lines at 0.5 (seed noise alone decides) and 0.95. A pair without a common clip is written ``n/a``.
+
+    Args:
+        stabilities: metric (or task) -> :func:`~hug_vis_dataset.statistics.seeds.rank_stability`'s records.
+
+    Returns:
+        The matplotlib Figure (Agg backend); ``fig.axes[i].patches`` are metric ``i``'s bars, top to bottom.
+
+    Example:
+        >>> pairs = [{"better": "a", "worse": "b", "share_kept": 0.97, "n_draws": 1000, "n_clips": 8},
+        ...          {"better": "b", "worse": "c", "share_kept": 0.55, "n_draws": 1000, "n_clips": 8}]
+        >>> fig = rank_stability_figure({"fvd": pairs})
+        >>> [(t.get_text(), round(float(p.get_width()), 2)) for t, p in zip(fig.axes[0].get_yticklabels(),
+        ...                                                                 fig.axes[0].patches)]
+        [('a > b', 0.97), ('b > c', 0.55)]
+    """
+    from ..statistics.seeds import STABILITY_WORDS
+
+    if not stabilities:
+        raise ValueError("no rank stabilities to draw")
+    plt = _pyplot()
+    heights = [max(len(pairs), 1) for pairs in stabilities.values()]
+    fig, axes = plt.subplots(len(heights), 1, squeeze=False, sharex=True,
+                             gridspec_kw={"height_ratios": heights, "hspace": 0.45},
+                             figsize=(6.4, 1.0 + 0.32 * sum(heights) + 0.45 * len(heights)))
+    for ax, (name, pairs) in zip(axes[:, 0], stabilities.items()):
+        labels = [f"{p['better']} > {p['worse']}" for p in pairs]
+        shares = np.array([float(p["share_kept"]) for p in pairs], dtype=float)
+        y = np.arange(len(pairs))
+        ax.barh(y, np.where(np.isfinite(shares), shares, 0.0), color="#0072B2", height=0.6)
+        for i in np.flatnonzero(~np.isfinite(shares)):
+            ax.text(0.01, i, style.MISSING_TEXT, va="center", fontsize=7, color="black")
+        for i in np.flatnonzero(np.isfinite(shares)):
+            ax.text(min(shares[i], 1.0) + 0.01, i, f"{shares[i]:.2f}", va="center", fontsize=7)
+        ax.axvline(0.5, color="black", linestyle="--", linewidth=1.0, label="0.5: seed noise decides")
+        ax.axvline(0.95, color="#D55E00", linestyle=":", linewidth=1.2, label="0.95")
+        ax.set_yticks(y, labels)
+        ax.set_ylim(len(pairs) - 0.5 if pairs else 0.5, -0.5)  # the best pair on top
+        ax.set_xlim(0, 1.08)
+        ax.set_title(_bar_label(name), loc="left")
+    axes[-1, 0].set_xlabel("share of one-seed evaluations that keep the order")
+    style.legend_outside(axes[0, 0])
+    fig.suptitle(title or "Rank stability under seed noise")
+    import textwrap
+
+    fig.text(0.01, 0.0, textwrap.fill(STABILITY_WORDS, 110), fontsize=7, va="top", ha="left")
+    return fig
+
+
+def plot_rank_stability(stabilities: Mapping[str, Sequence[Mapping[str, Any]]], out_stem: "str | Path",
+                        title: str = "") -> list[Path]:
+    """Draw :func:`rank_stability_figure` and write ``<out_stem>.png`` and ``.svg`` (as the other figures)."""
+    return _save(rank_stability_figure(stabilities, title), out_stem)
