@@ -56,7 +56,17 @@ def run(name: str, rows: Mapping[str, Sequence], **options: Any) -> dict[str, An
         spec = catalog.spec(name)
     except KeyError:
         raise KeyError(f"{name!r} is not an analysis; analyses: {[m.name for m in catalog.analyses()]}") from None
-    return implementation(spec)(rows_frame(rows), **options)
+    frame = rows_frame(rows)
+    if name not in READS_SAMPLES:  # rows of several samples per clip: one row per clip, as every table reads them
+        from .scoring.aggregate import sample_means
+
+        frame = sample_means(frame)
+    return implementation(spec)(frame, **options)
+
+
+#: The analyses that read a run's samples themselves (rows with ``sample``: several samples per clip); every other
+#: analysis reads the per-clip means over the samples (:func:`hug_vis_dataset.scoring.aggregate.sample_means`).
+READS_SAMPLES = frozenset({"variance_decomposition"})
 
 
 # ----------------------------------------------------------------------------- section 4.3 (Eq. 1-6)

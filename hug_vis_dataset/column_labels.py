@@ -25,7 +25,8 @@ COLUMN_LABELS: dict[str, str] = {
     # stored per-clip rows and the release's clips
     "model": "Model", "task": "Task", "clip_id": "Clip", "actor_id": "Actor", "emotion": "Emotion",
     "action_id": "Action", "script_id": "Script", "metric": "Metric", "value": "Value", "status": "Status",
-    "error": "Why failed", "input_sha256": "Input SHA-256", "frame": "Frame", "duration": "Duration (s)",
+    "error": "Why failed", "input_sha256": "Input SHA-256", "sample": "Sample (seed)", "frame": "Frame",
+    "duration": "Duration (s)",
     "fps": "Frame rate", "resolution": "Resolution", "width": "Width", "height": "Height",
     "num_frames": "Frames", "sample_rate": "Sample rate", "video_path": "Video file", "audio_path": "Audio file",
     "alpha_matte_path": "Alpha matte file", "rgba_foreground_path": "Foreground file", "transcript": "Transcript",

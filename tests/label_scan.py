@@ -103,7 +103,8 @@ a against answer answers b baseline c call clip clips constrained coverage crite
 detail difference discordant duration elapsed emotion error estimate exact extras flagged fps frame group height high
 implementation intercept item judge key label left level link low mark matting metric mode model module motion n name
 networks note origin outcome paradigm partial parts people prediction protocol rank ranked rater ratio reasons reference
-resolution score set setting slope source status study system systems table task tasks text time transcript unit value values
+resolution sample samples score set setting slope source status study system systems table task tasks text time transcript unit
+value values
 verdict weights why width word
 """.split())
 

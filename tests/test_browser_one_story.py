@@ -46,6 +46,9 @@ def world(tmp_path_factory):
                             metrics=["psnr", "ssim"])
     for system in ("matte_fair", "matte_poor"):  # dtSSD for Fig. 11; matte_good stays free for an upload
         evaluate_submission("matting", systems / "matting" / system, system, release, results, progress=False)
+    # a stochastic system scored over three samples per clip (simulated_systems/seeded/): the board's seed spread
+    evaluate_submission("matting", systems / "seeded" / "matting" / "matte_seeded", "matte_seeded", release, results,
+                        progress=False)
     for system in ("talk_good", "talk_poor"):  # CSIM and SyncNet need weights: stored, no per-clip values
         evaluate_submission(AUDIO, systems / AUDIO / system, system, release, results, progress=False,
                             metrics=["csim", "sync_c", "sync_d"])  # the paper's (MediaPipe's rows run here)
@@ -117,6 +120,26 @@ def _cells(page, model: str) -> list[str]:
 def _column(page, starts: str) -> int:
     headers = [h.strip() for h in page.locator("#leaderboard th").all_inner_texts()]
     return next(i for i, h in enumerate(headers) if h.startswith(starts))
+
+
+def test_a_run_of_several_samples_shows_its_seed_spread_beside_the_value(site, browser):
+    """Table 11's cell of the run scored over three samples per clip carries ``±sd (3 seeds)`` (the seed spread of
+    its stored samples), the one-sample rows carry none, and the board's notes say what the ± is."""
+    from playwright.sync_api import expect
+
+    from hug_vis_dataset.leaderboard.seed_cells import seed_details
+    from hug_vis_dataset.scoring.runs import read_run
+
+    page = _site_page(browser, site["url"])
+    _board_table(page, site, 11)
+    _tick(page, "board-show", "synthetic demo")
+    expect(page.locator("#leaderboard")).to_contain_text("matte_seeded")
+    mad = _column(page, "MAD")
+    detail = seed_details(read_run(site["results"] / "matting" / "matte_seeded"))["mad"]
+    assert detail.endswith("(3 seeds)") and detail in _cells(page, "matte_seeded")[mad], _cells(page, "matte_seeded")
+    assert "seeds" not in _cells(page, "matte_fair")[mad]
+    expect(page.locator("#leaderboard-notes")).to_contain_text("the run scored K samples per clip")
+    page.close()
 
 
 # ----------------------------------------------------------------------------- 1: absence of evidence

@@ -44,6 +44,7 @@ from ..presentation.escaping import markdown_code_text, markdown_text
 from ..statistics.ranking import Entry, rank_column
 from ..statistics.rules import PARTIAL_RULE, RANK_POOLS, comparison_set  # noqa: F401 (the board's rules)
 from ..statistics.sums import RowsIndex
+from .seed_cells import SEED_MARK, SEED_NOTE, seed_details
 
 PAPER, SUBMITTED, SYNTHETIC, SUBSET = "paper", "submitted", "synthetic", "subset"
 ORIGIN_LABELS: dict[str, str] = {PAPER: "paper", SUBMITTED: "submitted", SYNTHETIC: "synthetic demo",
@@ -140,6 +141,7 @@ def run_rows(run) -> "object":
     skipped = run.skipped
     computed = set(run.summary["metrics"]["computed"])
     grid = run.grid_size
+    seeds = seed_details(run)
     records = []
     aggregate = ({str(label): dict(run.table.loc[label].items()) for label in run.table.index}
                  if run.table is not None else {})
@@ -165,7 +167,8 @@ def run_rows(run) -> "object":
                 "value": float(value) if finite else float("nan"), "text": print_value(float(value), metric["key"]) if finite else "",
                 "higher_is_better": metric["higher_is_better"], "origin": run.origin, "n_ok": n_ok,
                 "n_failed": n_failed, "coverage": coverage, "link": run.link, "note": note,
-                "scored_by": run.scored_by, "detail": None, "partial": partial})
+                "scored_by": run.scored_by, "detail": seeds.get(metric["key"]) if finite else None,
+                "partial": partial})
     return pd.DataFrame(records, columns=list(BOARD_COLUMNS))
 
 
@@ -419,7 +422,7 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
     extra: dict[tuple, dict] = {}
     reasons: dict[str, set[str]] = {}
     legends: dict[str, None] = {}
-    has_mos = collapsed_mos = collapsed_people = False
+    has_mos = collapsed_mos = collapsed_people = seeded = False
     evidence = clip_rows if clip_rows is None or isinstance(clip_rows, RowsIndex) else RowsIndex(clip_rows)
     for metric in metrics:
         part = sub[sub["metric"] == metric["key"]]
@@ -443,6 +446,7 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
                 has_mos |= rated and isinstance(record.get("detail"), str) and bool(record["detail"])
                 collapsed_mos |= rated and "] ?" in str(record.get("detail") or "")
                 collapsed_people |= not rated and "] ?" in str(record.get("detail") or "")
+                seeded |= str(record.get("detail") or "").endswith(SEED_MARK)
             else:
                 text = NEEDS_WEIGHTS if "weights" in str(record["note"] or "") else "n/a"
                 if record["note"]:
@@ -497,6 +501,8 @@ def board(frame, table: int, origins: Sequence[str] = DEFAULT_ORIGINS, source: s
         notes.append(SCORED_BY_NOTE)
     if has_mos:
         notes.append(MOS_NOTE)
+    if seeded:
+        notes.append(markdown_text(SEED_NOTE))
     if collapsed_mos:
         from ..statistics.verdicts import COLLAPSED
 

@@ -99,6 +99,7 @@ def _range(spec: catalog.MetricSpec) -> str:
 
 
 def _inputs(name: str) -> str:
+    from ..analyses import READS_SAMPLES
     from ..space.metric_app import _UPLOAD_HELP
 
     kind, names = input_kind(name), catalog.suite_or_metric(name)
@@ -106,7 +107,9 @@ def _inputs(name: str) -> str:
     if kind == "rows":
         lines = ["- **model, task, clip_id, metric, value** (`list`): stored result rows (`rows.parquet` of "
                  "`hugvis evaluate`); its other columns may be passed too (`compute(**rows)`). Failed rows and "
-                 "reference rows are left out."]
+                 "reference rows are left out. Rows of a run scored over several samples per clip (a `sample` "
+                 "column) are read " + ("sample by sample: the decomposition gains the sample (seed) term."
+                                        if name in READS_SAMPLES else "as each clip's mean over its samples.")]
         lines += [f"- **{k}** (optional): {json.dumps(v)} in the example." for k, v in ANALYSIS_OPTIONS.get(name, {}).items()]
         return "\n".join(lines)
     if kind == "label":

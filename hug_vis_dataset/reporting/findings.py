@@ -147,9 +147,11 @@ def significance_frame(rows, task: str, comparisons=None, tables=None, evidence=
     return _drop_constant_set(pd.DataFrame(records), task), ""
 
 
-def variance_frame(rows, task: str, comparisons=None):
+def variance_frame(rows, task: str, comparisons=None, samples=None):
     """Shares of variance per table metric of a task (the task's pooled systems:
-    :meth:`~hug_vis_dataset.statistics.evidence.Comparisons.pooled`; a partial run left out).
+    :meth:`~hug_vis_dataset.statistics.evidence.Comparisons.pooled`; a partial run left out). A run scored over
+    several samples per clip (``samples``: ``(task, model) -> per-sample rows``) enters with its samples, so the
+    decomposition has its sample (seed) term (:func:`with_samples`).
 
     Returns:
         ``(frame, decompositions, why)``: frame rows ``metric``, ``term``, ``share``, ``method``;
@@ -159,7 +161,7 @@ def variance_frame(rows, task: str, comparisons=None):
 
     from ..metrics.variance import VarianceInputError, variance_decomposition
 
-    sel, why = _model_rows(pooled_rows(rows, comparisons), task)
+    sel, why = _model_rows(with_samples(pooled_rows(rows, comparisons), task, samples), task)
     if sel is None:
         return pd.DataFrame(), {}, why
     decompositions, records, problems = {}, [], []
@@ -178,6 +180,130 @@ def variance_frame(rows, task: str, comparisons=None):
     if not records:
         return pd.DataFrame(), {}, "; ".join(problems) or f"{catalog.task(task).label}: no per-clip metric rows"
     return pd.DataFrame(records), decompositions, ""
+
+
+def with_samples(rows, task: str, samples=None):
+    """``rows`` of ``task`` with each run scored over several samples per clip given by its per-sample rows
+    (``samples``: ``(task, model) -> rows``, :func:`hug_vis_dataset.reporting.report.load_results`), for the analyses
+    that read the seeds (the variance decomposition's sample term); the other runs' per-clip rows as they are."""
+    import pandas as pd
+
+    if rows is None or not len(rows):
+        return rows
+    labels = set(rows.loc[rows["task"] == task, "model"].astype(str))  # these rows' runs only (a left-out run stays out)
+    mine = {model: part for (t, model), part in (samples or {}).items()
+            if t == task and model in labels and part is not None and len(part)}
+    if not mine:
+        return rows
+    keep = rows[~((rows["task"] == task) & rows["model"].isin(list(mine))).to_numpy()]
+    return pd.concat([_plain(keep), *(_plain(part) for part in mine.values())], ignore_index=True)
+
+
+def _plain(frame):
+    """``frame`` with its category columns as plain objects (frames of other categories concatenate)."""
+    return frame.astype({c: "object" for c in frame.columns if str(frame[c].dtype) == "category"})
+
+
+def seeds_frames(rows, task: str, samples=None, comparisons=None, tables=None, evidence=None, n_draws: "int | None" = None,
+                 seed: int = 0):
+    """What the samples of a task's runs scored over several samples per clip say (``samples``: ``(task, model) ->
+    per-sample rows``): the seed spread per system and metric (:func:`hug_vis_dataset.statistics.seeds.seed_spread`,
+    paper units) and, per comparison set and table metric, each neighbour pair of the task table (the board's order,
+    with the pair's verdict) that involves such a run, with the share of one-seed evaluations keeping its order
+    (:func:`hug_vis_dataset.statistics.seeds.rank_stability`; a run of one sample per clip enters a draw with its one
+    value).
+
+    Returns:
+        ``(spread, stability, figure input, why)``: ``spread`` rows Model, Metric, Seeds, Clips, Seed SD of a clip,
+        Seed SD of the mean; ``stability`` rows (Compared among), Metric, Model, Next model, Verdict, Share kept;
+        ``figure input``: metric label -> the pairs for :func:`hug_vis_dataset.reporting.figures.plot_rank_stability`;
+        ``why``: why there is nothing (empty when there is something).
+    """
+    import pandas as pd
+
+    from ..datamodel.results import SAMPLE_COLUMN
+    from ..statistics.rules import N_BOOT
+    from ..statistics.seeds import rank_stability, seed_spread
+
+    mine = {model: part for (t, model), part in (samples or {}).items() if t == task and part is not None and len(part)}
+    label = catalog.task(task).label
+    if not mine:
+        return pd.DataFrame(), pd.DataFrame(), {}, f"{label}: every run holds one sample per clip"
+    spread = seed_spread(pd.concat(list(mine.values()), ignore_index=True))
+    spread_records = []
+    for r in spread.to_dict("records"):
+        if str(r["metric"]) not in catalog.METRIC_NAMES or str(r["metric"]) not in catalog.table_metrics(task):
+            continue
+        scale = catalog.spec(r["metric"]).paper_scale
+        spread_records.append({"Model": r["model"], "Metric": catalog.label_of(r["metric"]), "Seeds": r["k"],
+                               "Clips": int(r["n_clips"]), "Seed SD of a clip": r["within_sd"] * scale,
+                               "Seed SD of the mean": r["mean_sd"] * scale})
+    stability, figure = [], {}
+    sel, _ = _model_rows(rows, task)
+    if sel is not None:
+        for name, metric, spec, one, verdicts in _neighbours(sel, task, comparisons, tables, evidence):
+            pairs = [v for v in verdicts if v.model in mine or v.next_model in mine]
+            if not pairs:
+                continue
+            systems = {v.model for v in pairs} | {v.next_model for v in pairs}
+            parts = [mine[m][mine[m]["metric"] == metric] if m in mine else one[one["model"] == m] for m in systems]
+            draws = pd.concat([_plain(p) for p in parts], ignore_index=True)
+            if SAMPLE_COLUMN in draws.columns:
+                draws[SAMPLE_COLUMN] = draws[SAMPLE_COLUMN].fillna(0).astype("int64")
+            shares = {}
+            for v in pairs:  # each pair alone: its own common clips, as its verdict
+                result = rank_stability(draws[draws["model"].isin([v.model, v.next_model])], metric,
+                                        [v.model, v.next_model], spec.higher_is_better, n_draws or N_BOOT, seed)
+                shares[(v.model, v.next_model)] = result[0]
+            for v in pairs:
+                share = shares[(v.model, v.next_model)]
+                stability.append({**_set_columns(task, name), "Metric": spec.label, "Model": v.model,
+                                  "Next model": v.next_model, "Verdict": v.word, "Share kept": share["share_kept"],
+                                  "Clips": share["n_clips"]})
+                figure.setdefault(spec.label, []).append(share)
+    return (pd.DataFrame(spread_records), _drop_constant_set(pd.DataFrame(stability), task) if stability
+            else pd.DataFrame(), figure, "")
+
+
+#: What the "Seeds" block says before its tables.
+SEEDS_INTRO = ("A run may score several samples per clip (a stochastic model's seeds: `<clip>/sample_<k>`); its table "
+               "values are the means over clips of each clip's sample mean, and every interval and verdict, "
+               "resampling actors over those means, already carries the seed noise. Seed SD of a clip: the typical "
+               "seed-to-seed standard deviation of one clip's value; Seed SD of the mean: the standard deviation "
+               "seed noise alone gives a one-sample-per-clip score (paper units). Share kept: per neighbour pair of "
+               "the table (with its verdict), the share of one-seed evaluations, one of each clip's samples drawn at "
+               "random, in which the better-ranked system still scores better on their common clips.")
+
+
+def seeds_markdown(of_task, tasks, samples, comparisons, tables, evidence, out_dir, figures: bool, files: list,
+                   step=None) -> list[str]:
+    """The "Seeds" block of the findings (:func:`seeds_frames` per task; a figure per task with rank stability);
+    one line when no run holds several samples per clip."""
+    from ..presentation.tables import markdown_table
+
+    step = step or (lambda text: None)
+    md = ["### Seeds: runs scored over several samples per clip", ""]
+    if not any(t in tasks for t, _ in (samples or {})):
+        return md + ["Every run holds one sample per clip, so there is no seed statistic: a stochastic model's "
+                     "submission may give `<clip>/sample_<k>` predictions (docs/SCORING.md, \"Several samples per "
+                     "clip\").", ""]
+    step("findings: seeds ...")
+    md += [SEEDS_INTRO, ""]
+    for task in tasks:
+        spread, stability, figure, why = seeds_frames(of_task[task], task, samples, comparisons, tables, evidence)
+        if spread.empty:
+            continue
+        md += [f"**{catalog.task(task).label}**, seed spread:", "", markdown_table(spread, 4), ""]
+        if not stability.empty:
+            md += [f"**{catalog.task(task).label}**, rank stability of neighbours:", "", markdown_table(stability, 3), ""]
+        if figures and out_dir and figure:
+            from .figures import plot_rank_stability
+
+            paths = plot_rank_stability(figure, out_dir / "figures" / f"rank_stability_{task}",
+                                        title=f"{catalog.task(task).label}: rank stability under one-seed draws")
+            files.extend(paths)
+            md += [f"- figure: {', '.join(p.name for p in paths)}", ""]
+    return md
 
 
 def variance_table(frame):
@@ -331,7 +457,7 @@ METHOD_WORDS = {"balanced": "a complete, balanced grid (each factor's share from
 def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, mos: Any = None,
                       preferences: Any = None, n_boot: "int | None" = None, paper: bool = True,
                       all_raters: bool = False, formats: "tuple[str, ...]" = ("md",), comparisons=None,
-                      evidence=None, tables=None, step=None, summaries=None) -> list[str]:
+                      evidence=None, tables=None, step=None, summaries=None, samples=None) -> list[str]:
     """The report's "Findings" section (every table computed from the stored rows); ``preferences``
     (a pairwise CSV) adds the pairwise source (:mod:`hug_vis_dataset.reporting.pairwise`); with either, the
     joint view of metrics and human judgment (:mod:`hug_vis_dataset.reporting.joint`, ``n_boot`` replicates;
@@ -343,7 +469,8 @@ def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, 
     clip protocol of the rows); analyses that pool a task's systems use its complete runs
     (:func:`pooled_rows`); ratings are the counted ones. ``evidence``: the rows' ``RowsIndex`` (arranged once);
     ``step``: called with a line per step (progress); ``summaries``: the stored runs' summaries (why a task has no
-    per-clip value).
+    per-clip value); ``samples``: ``(task, model) -> per-sample rows`` of the runs scored over several samples per
+    clip (the variance decomposition's sample term and the "Seeds" block).
     """
     from ..statistics.evidence import comparisons_of
     from ..statistics.verdicts import CANNOT_TELL, NOT_SEPARABLE, SEPARABLE
@@ -375,7 +502,7 @@ def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, 
     md += ["### Condition-factor decomposition of variance (finding iv)", ""]
     step("findings: variance decomposition ...")
     for task in tasks:
-        frame, decompositions, why = variance_frame(pooled_of.get(task, pooled.iloc[:0]), task, comparisons)
+        frame, decompositions, why = variance_frame(pooled_of.get(task, pooled.iloc[:0]), task, comparisons, samples)
         if frame.empty:
             md += [f"**{catalog.task(task).label}**: {why}", ""]
             continue
@@ -388,6 +515,7 @@ def findings_markdown(rows, out_dir: "Path | None", figures: bool, files: list, 
                                                 title=f"{catalog.task(task).label}: share of variance")
             files.extend(paths)
             md += [f"- figure: {', '.join(p.name for p in paths)}", ""]
+    md += seeds_markdown(of_task, tasks, samples, comparisons, tables, evidence, out_dir, figures, files, step)
     md += ["### Smallest detectable difference (80% power at alpha = 0.05)", "",
            "Per metric, the difference between two systems the stored rows' design detects with 80% power "
            "(paired per-clip differences, actors as clusters, variance components pooled over neighbour pairs; "

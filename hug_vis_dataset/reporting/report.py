@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from .. import catalog
 from ..errors import HugvisError
@@ -61,7 +61,8 @@ class ResultsFolderError(HugvisError, ValueError):
 
 
 def load_results(roots: "Sequence[str | Path]", skipped: "list[str] | None" = None,
-                 origins: "dict[tuple[str, str], str] | None" = None):
+                 origins: "dict[tuple[str, str], str] | None" = None,
+                 samples: "dict[tuple[str, str], Any] | None" = None):
     """All stored rows, per-frame sums, set rows and summaries under the results roots.
 
     Returns:
@@ -70,7 +71,9 @@ def load_results(roots: "Sequence[str | Path]", skipped: "list[str] | None" = No
         per-frame rows (what the ``rvm`` protocol needs; the rows themselves are not kept).
 
     ``origins`` (when given) is filled with ``(task, model) -> origin`` of every valid run
-    (``synthetic``, ``submitted`` or ``subset``: :attr:`~hug_vis_dataset.scoring.runs.StoredRun.origin`).
+    (``synthetic``, ``submitted`` or ``subset``: :attr:`~hug_vis_dataset.scoring.runs.StoredRun.origin`), and
+    ``samples`` with ``(task, model) -> per-sample rows`` of every run scored over several samples per clip
+    (:attr:`~hug_vis_dataset.scoring.runs.StoredRun.sample_rows`; ``rows`` holds their per-clip means).
 
     Runs are read through the one validated schema (:func:`hug_vis_dataset.scoring.runs.scan_runs`):
     a ``<task>/<model>`` folder that fails it (truncated Parquet, broken or disagreeing summary,
@@ -102,6 +105,8 @@ def load_results(roots: "Sequence[str | Path]", skipped: "list[str] | None" = No
             summaries.append(run.summary)
             if origins is not None:
                 origins[(run.task, run.model)] = run.origin
+            if samples is not None and run.sample_rows is not None:
+                samples[(run.task, run.model)] = run.sample_rows
             for table, bucket in ((run.rows, rows), (run.set_rows, set_rows)):
                 if table is not None:
                     bucket.append(table)
@@ -424,8 +429,9 @@ def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, pre
 
     skipped_folders: list[str] = []
     origins: dict[tuple[str, str], str] = {}
+    samples: dict[tuple[str, str], Any] = {}
     step(f"reading the stored runs of {len(results)} results folder(s) ...")
-    rows, frames, set_rows, summaries = load_results(results, skipped_folders, origins)
+    rows, frames, set_rows, summaries = load_results(results, skipped_folders, origins, samples)
     step(f"read {len(summaries)} run(s), {0 if rows is None else len(rows):,} per-clip rows"
          + (f", {len(skipped_folders)} damaged run(s) left out" if skipped_folders else ""))
     comparisons = Comparisons.from_rows(rows, origins)
@@ -519,7 +525,7 @@ def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, pre
 
         md += findings_markdown(rows, out_dir, figures, files, mos, preferences, n_boot, paper, mos_all_raters,
                                 formats, comparisons=comparisons, evidence=evidence,
-                                tables={t: v[0] for t, v in tables.items()}, step=step, summaries=summaries)
+                                tables={t: v[0] for t, v in tables.items()}, step=step, summaries=summaries, samples=samples)
     if audit is not None:
         from .findings import noise_floor_markdown
 

@@ -258,6 +258,67 @@ def predictions_root(run) -> "Path | None":
     return Path(root) if isinstance(root, str) and Path(root).is_dir() else None
 
 
+#: What the viewer says when a clip was scored over several samples (it shows the first one's media).
+SAMPLES_SHOWN = ("Scored over {k} samples (seeds); the media shown are sample {first}'s, the scores the means over the "
+                 "samples. Per sample: {values}.")
+
+
+def clip_entry(root: "Path | None", clip_id: str, suffix: str = "") -> "tuple[Path | None, int]":
+    """Where the viewer reads a clip's prediction: ``root/<clip_id><suffix>`` (``suffix`` "" for a frames folder),
+    or, for a clip given as several samples (``<clip_id>/sample_<k>``), its lowest-numbered sample; with the number
+    of samples (1 for one prediction, 0 when there is none).
+
+    Example:
+        >>> import tempfile
+        >>> root = Path(tempfile.mkdtemp())
+        >>> for name in ("sample_1.mp4", "sample_0.mp4"):
+        ...     _ = (root / "c1").mkdir(exist_ok=True), (root / "c1" / name).write_bytes(b"")
+        >>> path, k = clip_entry(root, "c1", ".mp4")
+        >>> path.name, k, clip_entry(root, "c2", ".mp4")
+        ('sample_0.mp4', 2, (None, 0))
+    """
+    from ..tasks.submission import SAMPLE_NAME
+
+    if root is None:
+        return None, 0
+    folder = root / clip_id
+    samples = {}
+    if folder.is_dir():
+        for entry in folder.iterdir():
+            match = SAMPLE_NAME.fullmatch(entry.name if entry.is_dir() else entry.stem)
+            if match and (entry.is_dir() or not suffix or entry.suffix.lower() == suffix):
+                samples[int(match.group(1))] = entry
+    if samples:
+        return samples[min(samples)], len(samples)
+    single = root / f"{clip_id}{suffix}"
+    return (single, 1) if (single.is_dir() if not suffix else single.is_file()) else (None, 0)
+
+
+def sample_values(run, clip_id: str) -> str:
+    """``MAD ↓ 27.88 (0), 0.00 (1)``: a clip's per-sample scores of a run scored over several samples ("" otherwise).
+
+    >>> import pandas as pd
+    >>> from types import SimpleNamespace
+    >>> rows = pd.DataFrame({"clip_id": "c1", "metric": "mad", "status": "ok", "sample": [1, 0], "value": [0.0, 27.9]})
+    >>> sample_values(SimpleNamespace(sample_rows=rows), "c1")
+    'MAD ↓ (×1e3) 27.90 (sample 0), 0.00 (sample 1)'
+    """
+    from ..datamodel.results import SAMPLE_COLUMN
+
+    rows = getattr(run, "sample_rows", None)
+    if rows is None or not len(rows):
+        return ""
+    mine = rows[(rows["clip_id"] == clip_id) & (rows["status"] == "ok")].sort_values(["metric", SAMPLE_COLUMN])
+    parts = []
+    for metric, part in mine.groupby("metric", sort=False):
+        if str(metric) in catalog.METRIC_NAMES:
+            spec = catalog.spec(str(metric))
+            parts.append(f"{spec.header} " + ", ".join(
+                f"{spec.printed(catalog.to_paper_units(str(metric), v))} (sample {int(k)})"
+                for k, v in zip(part[SAMPLE_COLUMN], part["value"])))
+    return "; ".join(parts)
+
+
 def frame_curve(run, clip_id: str, metric: str):
     """Per-frame values of one clip and metric (``frame``, ``value``) from the run's ``frames.parquet`` (read
     through its declared schema; a stored run keeps only their per-actor sums in memory), or None when not stored.
@@ -288,7 +349,9 @@ def frame_curve(run, clip_id: str, metric: str):
     table = table.filter(pc.and_(pc.equal(table["clip_id"], clip_id), pc.equal(table["metric"], metric)))
     if not table.num_rows:
         return None
-    return table.select(["frame", "value"]).to_pandas().sort_values("frame").reset_index(drop=True)
+    curve = table.select(["frame", "value"]).to_pandas()
+    # A run of several samples per clip: the curve of the samples' mean at each frame (the rvm protocol's value).
+    return curve.groupby("frame", as_index=False, sort=True)["value"].mean()
 
 
 def error_map(predicted: np.ndarray, reference: np.ndarray) -> np.ndarray:
@@ -321,6 +384,12 @@ def clip_view(release, run, clip_id: str, frame: Any = 0, metric: "str | None" =
     lines.append("; ".join(_score_text(m, v, model) for m, v, model in zip(scores["metric"], scores["value"],
                                                                             scores["model"])
                            if m in catalog.METRIC_NAMES))
+    per_sample = sample_values(run, clip_id)
+    if per_sample:
+        shown, k = clip_entry(root, clip_id, {"audio_driven": ".mp4", "vision_driven": ".mp4",
+                                              "voice_cloning": ".wav"}.get(run.task, ""))
+        first = shown.stem.removeprefix("sample_") if shown is not None and k > 1 else "0"
+        lines.append(SAMPLES_SHOWN.format(k=run.samples_per_clip, first=first, values=markdown_text(per_sample)))
     if not len(scores):
         reasons = skipped_reasons(run.skipped)
         lines.append("Not scored" + (f": {reasons}." if reasons else ": no metric gave a value."))
@@ -331,7 +400,7 @@ def clip_view(release, run, clip_id: str, frame: Any = 0, metric: "str | None" =
             rgb = read_video_frame(record.video_path, index)
             alpha = read_matte_frame(record.alpha_matte_path, index)
             view.reference = matte_overlay(rgb, alpha)
-            folder = root / clip_id if root is not None else None
+            folder, _ = clip_entry(root, clip_id)
             if folder is not None and folder.is_dir():
                 predicted = read_matte_frame(folder, index)
                 view.output = matte_overlay(rgb, predicted)
@@ -342,14 +411,14 @@ def clip_view(release, run, clip_id: str, frame: Any = 0, metric: "str | None" =
             view.curve_title = catalog.spec(metric or "mad").header
         elif run.task in ("audio_driven", "vision_driven"):
             view.reference = read_video_frame(record.video_path, index)
-            video = root / f"{clip_id}.mp4" if root is not None else None
+            video, _ = clip_entry(root, clip_id, ".mp4")
             if video is not None and video.is_file():
                 view.output = read_video_frame(video, min(index, _video_frames(video) - 1))
             else:
                 view.notes.append(NO_OUTPUTS)
         elif run.task == "voice_cloning":
             view.reference_audio = str(record.audio_path)
-            wav = root / f"{clip_id}.wav" if root is not None else None
+            wav, _ = clip_entry(root, clip_id, ".wav")
             view.output_audio = str(wav) if wav is not None and wav.is_file() else None
             if run.model == REAL_AUDIO_MODEL:  # its prediction is the partner recording the row paired the clip with
                 partner = real_audio_partner(release, clip_id)
