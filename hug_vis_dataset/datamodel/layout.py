@@ -160,6 +160,9 @@ SYNTHETIC_MARKER = "metadata/synthetic.json"
 #: A synthetic tree's simulated model outputs (``<task>/<system>/``) and their simulated MOS ratings.
 SIMULATED_SYSTEMS_DIR = "simulated_systems"
 SIMULATED_RATINGS_FILE = "mos_ratings.csv"
+#: Under it, systems scored over several samples per clip (``seeded/<task>/<system>/<clip_id>/sample_<k>``): a
+#: stochastic model's seeds, kept apart from the one-sample systems every other reader lists.
+SIMULATED_SEEDED_DIR = "seeded"
 #: The synthetic release's simulated emotion-study answers (people as the ceiling of Table 4), exported as CSV.
 SIMULATED_EMOTION_ANSWERS_FILE = "emotion_answers.csv"
 

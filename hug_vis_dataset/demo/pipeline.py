@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from ..presentation.labels import skipped_words
-from ..datamodel.layout import SIMULATED_EMOTION_ANSWERS_FILE, SIMULATED_RATINGS_FILE, SIMULATED_SYSTEMS_DIR
+from ..datamodel.layout import (SIMULATED_EMOTION_ANSWERS_FILE, SIMULATED_RATINGS_FILE, SIMULATED_SEEDED_DIR,
+                                SIMULATED_SYSTEMS_DIR)
 from ..outputs import claim
 from ..statistics.rules import N_BOOT
 from ..tasks import TASKS
@@ -231,6 +232,14 @@ def run_demo(out_dir: "str | Path", quick: bool = True, seed: int = 0, num_proc:
             res = run(demo_request(task, system, system.name, release, results, num_proc=num_proc,
                                    progress=progress, command_line=command_line))
             print(f"    {task}/{system.name}: {_outcome(res)}", flush=True)
+    # A stochastic system scored over several samples per clip (<clip_id>/sample_<k>/): the report's seed statistics.
+    seeded_root = systems_root / SIMULATED_SEEDED_DIR
+    for task in TASKS:
+        task_dir = seeded_root / {"matting_boundary": "matting"}.get(task, task)
+        for system in sorted(p for p in task_dir.iterdir() if p.is_dir()) if task_dir.is_dir() else ():
+            res = run(demo_request(task, system, system.name, release, results, num_proc=num_proc,
+                                   progress=progress, command_line=command_line))
+            print(f"    {task}/{system.name} (several samples per clip): {_outcome(res)}", flush=True)
     print(f"[3b] predicting and scoring each task's built-in baseline (real, not simulated) into {out / 'baselines'} ...",
           flush=True)
     score_baselines(release, out / "baselines", results, num_proc=num_proc, progress=progress,

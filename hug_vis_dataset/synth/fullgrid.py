@@ -92,6 +92,30 @@ def _summary(task: str, model: str, table, grid_size: int, protocol: str, metric
                                                   "simulated": "hug_vis_dataset.synth.fullgrid"}}
 
 
+def _with_samples(rng, task: str, label: str, clips, values: dict[str, np.ndarray], samples: int, length: int):
+    """``(rows, frames)`` of a run scored over ``samples`` samples per clip: sample ``k`` of a clip is its value plus
+    seed noise of half the metric's spread, kept inside the metric's range (a corpus ratio's integer parts stay the
+    clip's own); matting's per-frame rows around each sample's value."""
+    import pandas as pd
+
+    rows, frames = [], []
+    for k in range(samples):
+        drawn = {}
+        for metric, v in values.items():
+            spec = catalog.spec(metric)
+            if spec.protocol == catalog.RATIO or spec.ratio_of or metric in ("cer_edits", "cer_ref_chars"):
+                drawn[metric] = v
+                continue
+            spread = TYPICAL.get(metric, (1.0, 0.3))[1]
+            low, high = spec.value_range
+            drawn[metric] = np.clip(v + 0.5 * spread * rng.standard_normal(len(v)), max(low, -1e9) + 1e-6 * spread,
+                                    min(high, 1e9) - 1e-6 * spread)
+        rows.append(_rows_frame(task, label, clips, drawn).assign(sample=k))
+        if task == "matting":
+            frames.append(_frames(rng, label, clips, drawn, length).assign(sample=k))
+    return pd.concat(rows, ignore_index=True), (pd.concat(frames, ignore_index=True) if frames else None)
+
+
 def _write_run(stage: Path, task: str, model: str, rows, frames=None, set_rows=None) -> None:
     from ..scoring.aggregate import task_table
     from ..scoring.store import sort_rows
@@ -100,9 +124,10 @@ def _write_run(stage: Path, task: str, model: str, rows, frames=None, set_rows=N
     folder.mkdir(parents=True, exist_ok=True)
     protocol = catalog.task_protocol(task) if frames is not None else "clip"
     table = task_table(rows, frames, set_rows, protocol=protocol)
-    sort_rows(rows).to_parquet(folder / "rows.parquet", index=False)
-    if frames is not None:  # the runner's order (model, clip in grid order, metric, frame)
-        sort_rows(frames, extra=("frame",)).to_parquet(folder / "frames.parquet", index=False)
+    sampled = ("sample",) if "sample" in rows.columns else ()
+    sort_rows(rows, extra=sampled).to_parquet(folder / "rows.parquet", index=False)
+    if frames is not None:  # the runner's order (model, clip in grid order, metric, [sample,] frame)
+        sort_rows(frames, extra=sampled + ("frame",)).to_parquet(folder / "frames.parquet", index=False)
     if set_rows is not None:
         set_rows.to_parquet(folder / "set_rows.parquet", index=False)
     metrics = sorted(set(rows["metric"])) + (sorted(set(set_rows["metric"])) if set_rows is not None else [])
@@ -131,7 +156,7 @@ def _frames(rng, label: str, clips, clip_values: dict[str, np.ndarray], length: 
 
 def simulated_store(out: "str | Path", models: int = 10, actors: int = 30, tasks: Sequence[str] = TASKS,
                     seconds: float = 6.0, fps: int = 30, seed: int = 0, ratings_clips: int = 14,
-                    raters_per_clip: int = 2, pairs_per_clip: int = 3,
+                    raters_per_clip: int = 2, pairs_per_clip: int = 3, samples: int = 1,
                     progress: "Callable[[str], None] | None" = None) -> Path:
     """Write a simulated store into the new folder ``out`` (the command's output, claimed through the guard):
     ``out/results/<task>/<model>/`` runs, ``out/mos_ratings.csv`` and ``out/pairwise_ratings.csv``.
@@ -144,6 +169,9 @@ def simulated_store(out: "str | Path", models: int = 10, actors: int = 30, tasks
         ratings_clips: clips per actor the MOS study and the pairwise study rate.
         raters_per_clip: MOS ratings per (clip, system, criterion); pairs_per_clip: pairwise answers per clip and
             criterion.
+        samples: samples per clip of every run of a task that takes several (``TaskSpec.samples``): each sample is
+            the clip's value plus seed noise of half a spread (:func:`_with_samples`), a set metric is drawn per
+            sample; 1: one sample per clip, no ``sample`` column (the store as before).
     """
     import pandas as pd
 
@@ -184,8 +212,11 @@ def simulated_store(out: "str | Path", models: int = 10, actors: int = 30, tasks
                     edits = np.minimum(chars, rng.poisson(np.clip(2.0 - q, 0.1, None), len(clips))).astype(float)
                     values.update(cer_ref_chars=chars, cer_edits=edits, cer=edits / chars)
                     values["distill_mos"] = np.clip(values["distill_mos"], 1.0, 5.0)
-                rows = _rows_frame(task, name, clips, values)
-                frames = _frames(rng, name, clips, values, length) if task == "matting" else None
+                if samples > 1 and catalog.task(task).samples:
+                    rows, frames = _with_samples(rng, task, name, clips, values, samples, length)
+                else:
+                    rows = _rows_frame(task, name, clips, values)
+                    frames = _frames(rng, name, clips, values, length) if task == "matting" else None
                 set_rows = None
                 if catalog.set_metrics(task):
                     set_rows = pd.DataFrame([{"model": name, "task": task, "clip_id": "", "actor_id": None,
@@ -193,6 +224,9 @@ def simulated_store(out: "str | Path", models: int = 10, actors: int = 30, tasks
                                               "value": float(max(1.0, 30.0 - 8.0 * q + rng.standard_normal())),
                                               "status": "ok", "error": "", "input_sha256": ""}
                                              for m in catalog.set_metrics(task)])
+                    if samples > 1 and catalog.task(task).samples:  # one value per sample draw
+                        set_rows = pd.concat([set_rows.assign(value=set_rows["value"] + rng.standard_normal(),
+                                                              sample=k) for k in range(samples)], ignore_index=True)
                     for column in ("actor_id", "action_id", "script_id"):
                         set_rows[column] = set_rows[column].astype("Int64")
                 _write_run(results, task, name, rows, frames, set_rows)

@@ -15,6 +15,11 @@ the best), written exactly as a user's submission (docs/CONVENTIONS.md):
 * ``emotion``: ``predictions.jsonl`` free-text answers per input setting with graded accuracy
   (and a few unparseable answers); ground truth is the clip id's emotion.
 
+Beside them, under ``seeded/`` (:data:`SEEDED`), a stochastic matting system scored over several samples per clip
+(``<clip_id>/sample_<k>/``): each sample degrades the reference with its own strength and noise, so the report's
+seed statistics (the sample term of the variance decomposition, the seed spread, rank stability) have a planted
+truth: its per-clip sample means lie between ``matte_fair`` and ``matte_poor``.
+
 Example:
     >>> [s.name for s in SYSTEMS["matting"]]
     ['matte_good', 'matte_fair', 'matte_poor']
@@ -32,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from ..datamodel.grid import EMOTIONS, Emotion
-from ..datamodel.layout import SIMULATED_SYSTEMS_DIR, ReleaseLayout
+from ..datamodel.layout import SIMULATED_SEEDED_DIR, SIMULATED_SYSTEMS_DIR, ReleaseLayout
 from .seeds import TAG_AUDIO, TAG_SYSTEM
 
 SYSTEMS_DIR = SIMULATED_SYSTEMS_DIR
@@ -76,6 +81,24 @@ SYSTEMS: dict[str, tuple[SimSystem, ...]] = {
         SimSystem("emo_medium", 0.5, 2, "moderate accuracy", accuracy=(0.55, 0.5, 0.45, 0.65)),
         SimSystem("emo_weak", 0.8, 3, "near chance", accuracy=(0.3, 0.28, 0.25, 0.35)),
     ),
+}
+
+
+
+@dataclass(frozen=True)
+class SeededSystem:
+    """A stochastic system: sample ``k`` of every clip degrades the reference with ``strengths[k]`` and its own noise."""
+
+    name: str
+    strengths: tuple[float, ...]
+    description: str
+
+
+#: Systems written as several samples per clip, by task (``simulated_systems/seeded/<task>/<name>/``).
+SEEDED: dict[str, tuple[SeededSystem, ...]] = {
+    "matting": (SeededSystem("matte_seeded", (0.55, 0.65, 0.75),
+                             "a stochastic matting model: three samples per clip, strengths 0.55, 0.65 and 0.75 "
+                             "(between matte_fair and matte_poor), each with its own boundary noise and flicker"),),
 }
 
 TASK_DESCRIPTIONS = {
@@ -264,6 +287,11 @@ class SystemWriter:
         for k, system in enumerate(SYSTEMS["matting"]):
             pred = degrade_alpha(alpha, system.strength, self._rng(spec, 0, k), px_unit)
             media.write_alpha_pngs(self.root / "matting" / system.name / name, [pred])
+        for k, seeded in enumerate(SEEDED["matting"]):
+            for sample, strength in enumerate(seeded.strengths):  # a stream per (system, sample): the seeds
+                pred = degrade_alpha(alpha, strength, self._rng(spec, 0, 100 + 10 * k + sample), px_unit)
+                media.write_alpha_pngs(self.root / SIMULATED_SEEDED_DIR / "matting" / seeded.name / name
+                                       / f"sample_{sample}", [pred])
         if self.people:
             self._people(spec, name, audio, mouth)
             self._emotion(spec, name)
@@ -361,6 +389,9 @@ class SystemWriter:
                 for task, systems in SYSTEMS.items()
             },
         }
+        manifest[SIMULATED_SEEDED_DIR] = {
+            task: {s.name: {"strengths": list(s.strengths), "samples": len(s.strengths), "description": s.description}
+                   for s in systems} for task, systems in SEEDED.items()}
         if task_settings := EMOTION_SETTINGS:
             manifest["tasks"]["emotion"]["input_settings"] = list(task_settings)
         if self.people:
