@@ -281,3 +281,30 @@ def test_the_evaluate_module_gives_the_cli_numbers_for_the_same_samples(matting_
     # a clip given twice without being two samples of it is still refused
     with pytest.raises(ValueError, match="given twice"):
         module.compute(predictions=[preds[0], str(submission / clips[0] / "sample_0")], references=refs[:2])
+
+
+def test_a_rerun_keeps_a_samples_run_and_a_changed_sample_rescores_only_its_clip(matting_runs, tmp_path):
+    """The re-run rule holds for samples: the same command scores nothing and gives the same table; a clip whose
+    sample changed is rescored whole (every sample), the other clips are kept."""
+    runs, out, clips = matting_runs
+    ab = runs["AB"]
+    submission = Path(ab.summary["provenance"]["predictions"])
+    release = Path(ab.summary["provenance"]["dataset"]["path"])
+    copy = tmp_path / "AB"
+    shutil.copytree(submission, copy)
+    results = tmp_path / "results"
+    first = evaluate_submission("matting", copy, "mAB", release, out=results, progress=False)
+    again = evaluate_submission("matting", copy, "mAB", release, out=results, progress=False)
+    assert again.computed == 0
+    pd.testing.assert_frame_equal(first.table, again.table, check_exact=True)
+    # sample 1 of the first clip becomes a copy of its sample 0: that clip's mean is its sample 0's value
+    changed = copy / clips[0] / "sample_1"
+    shutil.rmtree(changed)
+    shutil.copytree(copy / clips[0] / "sample_0", changed)
+    third = evaluate_submission("matting", copy, "mAB", release, out=results, progress=False)
+    assert third.computed == 1
+    run = read_run(results / "matting" / "mAB")
+    samples = run.sample_rows[(run.sample_rows["clip_id"] == clips[0]) & (run.sample_rows["metric"] == "mad")]
+    assert samples["value"].nunique() == 1 and len(samples) == 2
+    mean = run.rows[(run.rows["clip_id"] == clips[0]) & (run.rows["metric"] == "mad")]["value"].item()
+    assert mean == samples["value"].iloc[0]

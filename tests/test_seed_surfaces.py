@@ -92,6 +92,8 @@ def test_the_report_has_a_seeds_block_a_figure_and_the_sample_term(world, tmp_pa
     assert (out / "figures" / "rank_stability_matting.png").is_file()
     variance = text.split("Condition-factor decomposition of variance", 1)[1].split("\n### ", 1)[0]
     assert "Sample (seed)" in variance
+    matting = text.split("## Video matting (Table 11", 1)[1].split("\n## ", 1)[0]
+    assert "- matte_seeded: each clip's value is the mean over its 3 samples (a stochastic model's seeds)" in matting
 
 
 def test_the_variance_module_reads_the_samples_and_the_other_analyses_their_means(world):

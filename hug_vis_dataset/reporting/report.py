@@ -37,6 +37,8 @@ from .. import catalog
 from ..errors import HugvisError
 # The MOS section lives in mos_tables (re-exported: the report's API).
 from .html import html_page
+from .captions import (BEYOND_CAPTION, CELL_CONVENTION, PAPER_CAPTION, RATIO_CAPTION, RVM_CAPTION,  # noqa: F401
+                       SYNTHETIC_CAPTION, SYNTHETIC_SCALE, samples_line)
 from .table_marks import collapsed_intervals, table_marks, with_own_actors  # noqa: F401 (collapsed_intervals: the report's API)
 from .mos_tables import FORMATS, MOS_PAPER_TABLE, _mos_section, mos_model_tasks, render_mos_table  # noqa: F401
 from ..presentation.labels import skipped_markdown
@@ -181,25 +183,6 @@ MOS_NEEDS_RATINGS = ("Tables 6, 8 and 10 (criterion-specific MOS): not in this r
                      "them")
 
 
-#: How every report table states its cells (one convention, in each caption).
-CELL_CONVENTION = ("each cell: mean [95% actor-clustered bootstrap interval] in the header's units; best bold, "
-                   "second underlined (printed values; reference and baseline rows never ranked)")
-SYNTHETIC_CAPTION = ("Rows scored on the toolkit's synthetic mini-grid (small frames, short clips, synthetic "
-                     "recordings): their values are not comparable in scale with the paper's; read their order, not "
-                     "their size.")
-#: Why a task's synthetic values differ in scale, where one reason dominates (said after the caption).
-SYNTHETIC_SCALE: dict[str, str] = {
-    "matting": "Grad and Conn sum over pixels and grow with resolution (Grad 0.044 here against 10.43 in the paper).",
-    "voice_cloning": "DNSMOS and UTMOS rate speech; the synthetic recordings are formant-synthesized, not "
-                     "intelligible speech, and score near the bottom of the scale.",
-}
-
-
-PAPER_CAPTION = ("Rows of origin 'paper' are the published numbers of {table}, as printed; they are ranked only "
-                 "with full-grid (submitted) runs, never with synthetic-grid or grid-subset runs, which are ranked "
-                 "among themselves.")
-
-
 def paper_rows(task: str):
     """The paper's published rows of ``task``'s objective table, one row per system (and input
     setting, Table 4): ``model``, ``input``, ``source``, one column per metric (paper units) and
@@ -225,17 +208,6 @@ def paper_rows(task: str):
     wide = pd.concat(parts, axis=1).reset_index()
     wide.columns.name = None
     return wide.rename(columns={"input_setting": "input"})
-
-
-RVM_CAPTION = (f"Values are {catalog.PROTOCOL_WORDS[catalog.RVM]}: the paper's protocol; their intervals are the "
-               "actor-clustered bootstrap of that same statistic.")
-
-
-BEYOND_CAPTION = ("Beyond the paper, beside {table} ({task}): columns HUG-VIS does not report, so never among "
-                  "its columns and with no paper rows; {cells}.")
-RATIO_CAPTION = ("{labels}: corpus-level (the sum of the clips' numerators over the sum of their denominators: "
-                 "CER = total character edits / total target characters), its interval the actor bootstrap of "
-                 "that ratio.")
 
 
 def beyond_paper_shown(task: str, table) -> tuple[str, ...]:
@@ -470,6 +442,7 @@ def _build_report(results, out, formats, mos, n_boot, figures, audit, paper, pre
                    _render(task, table, "markdown", cis, task in synthetic, mine, None, protocol, beyond=True,
                            comparisons=comparisons, evidence=evidence), ""]
         md += skipped_markdown(skipped)
+        md += [line for line in [samples_line({m: part for (t, m), part in samples.items() if t == task})] if line]
         failed = int(table["n_failed"].sum())
         if failed:
             md.append(f"- {failed} failed clip(s) excluded from the means (see coverage.json per model)")
