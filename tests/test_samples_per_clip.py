@@ -308,3 +308,36 @@ def test_a_rerun_keeps_a_samples_run_and_a_changed_sample_rescores_only_its_clip
     assert samples["value"].nunique() == 1 and len(samples) == 2
     mean = run.rows[(run.rows["clip_id"] == clips[0]) & (run.rows["metric"] == "mad")]["value"].item()
     assert mean == samples["value"].iloc[0]
+
+
+def test_per_frame_sample_means_do_not_depend_on_row_order_or_on_the_dense_or_sparse_path():
+    """RVM's per-frame values of several samples: the mean over a clip's samples at each frame, worked by hand
+    (pandas), equal from the dense numba pass and from the sparse path, and bit-identical whatever the row order."""
+    from hug_vis_dataset.statistics import sums as S
+
+    rng = np.random.default_rng(3)
+    n_clips, length, k = 50, 40, 3
+    rows = pd.DataFrame([(c, f, s) for c in range(n_clips) for f in range(rng.integers(5, length)) for s in range(k)],
+                        columns=["clip", "frame", "sample"])
+    rows["metric"] = rng.integers(0, 2, len(rows)) * 0  # one metric
+    rows["value"] = rng.random(len(rows)) * 10
+    rank = rng.permutation(n_clips)
+    expected = rows.groupby(["clip", "frame"])["value"].mean()
+
+    def run(frame):
+        z = np.zeros(len(frame), dtype=np.int64)
+        m, metric, clip, f, v = S._mean_over_samples(z, frame["metric"].to_numpy(), frame["clip"].to_numpy(),
+                                                     frame["frame"].to_numpy(), frame["value"].to_numpy(),
+                                                     frame["sample"].to_numpy(), 1, n_clips, rank)
+        return pd.Series(v, index=pd.MultiIndex.from_arrays([clip, f])).sort_index(), rank[clip]
+
+    dense, ranks = run(rows)
+    pd.testing.assert_series_equal(dense, expected, check_names=False, rtol=1e-13)
+    # the kernel's order: clip by grid rank, then frame (what FrameSums reads without sorting)
+    assert (np.diff(ranks) >= 0).all()
+    shuffled, _ = run(rows.sample(frac=1.0, random_state=1))
+    np.testing.assert_array_equal(shuffled.to_numpy(), dense.to_numpy())
+    # the sparse path (accumulators bigger than a few times the rows): a length far beyond the frames
+    far = rows.assign(frame=rows["frame"] * 20_000)
+    sparse, _ = run(far)
+    np.testing.assert_array_equal(sparse.to_numpy(), dense.to_numpy())

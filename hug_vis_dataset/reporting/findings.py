@@ -151,7 +151,7 @@ def variance_frame(rows, task: str, comparisons=None, samples=None):
     """Shares of variance per table metric of a task (the task's pooled systems:
     :meth:`~hug_vis_dataset.statistics.evidence.Comparisons.pooled`; a partial run left out). A run scored over
     several samples per clip (``samples``: ``(task, model) -> per-sample rows``) enters with its samples, so the
-    decomposition has its sample (seed) term (:func:`with_samples`).
+    decomposition has its sample (seed) term (:func:`metric_rows_with_samples`).
 
     Returns:
         ``(frame, decompositions, why)``: frame rows ``metric``, ``term``, ``share``, ``method``;
@@ -161,14 +161,17 @@ def variance_frame(rows, task: str, comparisons=None, samples=None):
 
     from ..metrics.variance import VarianceInputError, variance_decomposition
 
-    sel, why = _model_rows(with_samples(pooled_rows(rows, comparisons), task, samples), task)
+    sel, why = _model_rows(pooled_rows(rows, comparisons), task)
     if sel is None:
         return pd.DataFrame(), {}, why
+    mine = runs_with_samples(sel, task, samples)
     decompositions, records, problems = {}, [], []
     for metric in catalog.table_metrics(task):
         one = sel[sel["metric"] == metric]
         if one.empty or catalog.spec(metric).mode == catalog.SET_LEVEL:
             continue
+        if mine:  # the runs of several samples per clip enter with their samples: the sample (seed) term
+            one = metric_rows_with_samples(one, metric, mine, VARIANCE_COLUMNS)
         try:
             result = variance_decomposition(one)
         except VarianceInputError as err:
@@ -182,21 +185,36 @@ def variance_frame(rows, task: str, comparisons=None, samples=None):
     return pd.DataFrame(records), decompositions, ""
 
 
-def with_samples(rows, task: str, samples=None):
-    """``rows`` of ``task`` with each run scored over several samples per clip given by its per-sample rows
-    (``samples``: ``(task, model) -> rows``, :func:`hug_vis_dataset.reporting.report.load_results`), for the analyses
-    that read the seeds (the variance decomposition's sample term); the other runs' per-clip rows as they are."""
+#: The columns the variance decomposition reads (the grid cell, the value, the status and the sample).
+VARIANCE_COLUMNS = ("model", "actor_id", "emotion", "action_id", "script_id", "value", "status")
+
+
+def runs_with_samples(rows, task: str, samples=None) -> dict:
+    """``model -> per-sample rows`` of the runs of ``task`` among ``rows`` that hold several samples per clip
+    (``samples``: ``(task, model) -> rows``, :func:`hug_vis_dataset.reporting.report.load_results`); a run left out of
+    ``rows`` (a partial run of a pooled analysis) stays out."""
+    if rows is None or not len(rows) or not samples:
+        return {}
+    labels = {str(m) for m in rows.loc[rows["task"] == task, "model"].unique()}
+    return {model: part for (t, model), part in samples.items()
+            if t == task and model in labels and part is not None and len(part)}
+
+
+def metric_rows_with_samples(one, metric: str, mine: dict, columns) -> "object":
+    """One metric's rows ``one`` (per clip) with each run of ``mine`` replaced by its samples of that metric; only
+    ``columns`` (and the sample) kept, so a full grid's samples concatenate in a moment."""
     import pandas as pd
 
-    if rows is None or not len(rows):
-        return rows
-    labels = set(rows.loc[rows["task"] == task, "model"].astype(str))  # these rows' runs only (a left-out run stays out)
-    mine = {model: part for (t, model), part in (samples or {}).items()
-            if t == task and model in labels and part is not None and len(part)}
-    if not mine:
-        return rows
-    keep = rows[~((rows["task"] == task) & rows["model"].isin(list(mine))).to_numpy()]
-    return pd.concat([_plain(keep), *(_plain(part) for part in mine.values())], ignore_index=True)
+    from ..datamodel.results import SAMPLE_COLUMN
+
+    keep = [c for c in columns if c in one.columns]
+    parts = [_plain(one.loc[~one["model"].isin(list(mine)).to_numpy(), keep])]
+    for part in mine.values():
+        picked = part.loc[(part["metric"] == metric).to_numpy(), [*keep, SAMPLE_COLUMN]]
+        parts.append(_plain(picked))
+    out = pd.concat([p for p in parts if len(p)], ignore_index=True)
+    out[SAMPLE_COLUMN] = out[SAMPLE_COLUMN].fillna(0).astype("int64")
+    return out
 
 
 def _plain(frame):
@@ -229,34 +247,31 @@ def seeds_frames(rows, task: str, samples=None, comparisons=None, tables=None, e
     label = catalog.task(task).label
     if not mine:
         return pd.DataFrame(), pd.DataFrame(), {}, f"{label}: every run holds one sample per clip"
-    spread = seed_spread(pd.concat(list(mine.values()), ignore_index=True))
+    columns = ("model", "clip_id", "metric", "value", "status")  # what the seed statistics read
     spread_records = []
-    for r in spread.to_dict("records"):
-        if str(r["metric"]) not in catalog.METRIC_NAMES or str(r["metric"]) not in catalog.table_metrics(task):
-            continue
-        scale = catalog.spec(r["metric"]).paper_scale
-        spread_records.append({"Model": r["model"], "Metric": catalog.label_of(r["metric"]), "Seeds": r["k"],
-                               "Clips": int(r["n_clips"]), "Seed SD of a clip": r["within_sd"] * scale,
-                               "Seed SD of the mean": r["mean_sd"] * scale})
+    shown = [m for m in catalog.table_metrics(task) if m in catalog.METRIC_NAMES]
+    for model in sorted(mine):
+        picked = mine[model].loc[mine[model]["metric"].isin(shown).to_numpy(), [*columns, SAMPLE_COLUMN]]
+        spread = {str(r["metric"]): r for r in seed_spread(_plain(picked)).to_dict("records")}
+        for metric in (m for m in shown if m in spread):
+            r = spread[metric]
+            scale = catalog.spec(metric).paper_scale
+            spread_records.append({"Model": model, "Metric": catalog.label_of(metric), "Seeds": r["k"],
+                                   "Clips": int(r["n_clips"]), "Seed SD of a clip": r["within_sd"] * scale,
+                                   "Seed SD of the mean": r["mean_sd"] * scale})
     stability, figure = [], {}
     sel, _ = _model_rows(rows, task)
-    if sel is not None:
-        for name, metric, spec, one, verdicts in _neighbours(sel, task, comparisons, tables, evidence):
-            pairs = [v for v in verdicts if v.model in mine or v.next_model in mine]
-            if not pairs:
-                continue
-            systems = {v.model for v in pairs} | {v.next_model for v in pairs}
-            parts = [mine[m][mine[m]["metric"] == metric] if m in mine else one[one["model"] == m] for m in systems]
-            draws = pd.concat([_plain(p) for p in parts], ignore_index=True)
-            if SAMPLE_COLUMN in draws.columns:
-                draws[SAMPLE_COLUMN] = draws[SAMPLE_COLUMN].fillna(0).astype("int64")
-            shares = {}
-            for v in pairs:  # each pair alone: its own common clips, as its verdict
-                result = rank_stability(draws[draws["model"].isin([v.model, v.next_model])], metric,
-                                        [v.model, v.next_model], spec.higher_is_better, n_draws or N_BOOT, seed)
-                shares[(v.model, v.next_model)] = result[0]
-            for v in pairs:
-                share = shares[(v.model, v.next_model)]
+    for name, metric, spec, one, verdicts in (_neighbours(sel, task, comparisons, tables, evidence)
+                                              if sel is not None else ()):
+        if not any(v.model in mine or v.next_model in mine for v in verdicts):
+            continue
+        ranked = [v.model for v in verdicts] + [verdicts[-1].next_model]
+        draws = metric_rows_with_samples(one[one["model"].isin(ranked).to_numpy()], metric,
+                                         {m: part for m, part in mine.items() if m in ranked}, columns)
+        # One call per column: each system drawn once, each pair over its own common clips (as its verdict).
+        shares = rank_stability(draws, metric, ranked, spec.higher_is_better, n_draws or N_BOOT, seed)
+        for v, share in zip(verdicts, shares):
+            if v.model in mine or v.next_model in mine:
                 stability.append({**_set_columns(task, name), "Metric": spec.label, "Model": v.model,
                                   "Next model": v.next_model, "Verdict": v.word, "Share kept": share["share_kept"],
                                   "Clips": share["n_clips"]})

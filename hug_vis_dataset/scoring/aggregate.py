@@ -124,33 +124,41 @@ def sample_means(rows):
         >>> out[["clip_id", "value", "status", "error"]].values.tolist()
         [['c1', 1.5, 'ok', ''], ['c2', nan, 'failed', 'sample 1: decode']]
     """
-    import pandas as pd
-
     from ..datamodel.results import SAMPLE_COLUMN
+    from ..statistics.sums import text_codes, text_test
 
     if rows is None or SAMPLE_COLUMN not in getattr(rows, "columns", ()):
         return rows
-    keys = [c for c in ("model", "task", "clip_id", "metric") if c in rows.columns]
-    if not len(rows) or not rows.duplicated(keys).any():
+    n = len(rows)
+    key = np.zeros(n, dtype=np.int64)
+    for column in (c for c in ("model", "task", "clip_id", "metric") if c in rows.columns):
+        codes, names = text_codes(rows[column])  # codes, not strings: a full-grid run has millions of rows
+        key = key * (len(names) + 1) + (codes + 1)
+    sample = rows[SAMPLE_COLUMN].fillna(0).to_numpy(dtype=np.int64)
+    order = np.lexsort((sample, key))  # each group's rows in sample order: its sum does not depend on row order
+    in_order = key[order]
+    starts = np.flatnonzero(np.r_[True, in_order[1:] != in_order[:-1]]) if n else np.zeros(0, dtype=np.int64)
+    if len(starts) == n:  # one sample per clip
         return rows.drop(columns=[SAMPLE_COLUMN]).reset_index(drop=True)
-    ordered = rows.sort_values(keys + [SAMPLE_COLUMN], kind="stable")
-    groups = ordered.groupby(keys, sort=False, observed=True, dropna=False)
-    out = groups.head(1).drop(columns=[SAMPLE_COLUMN]).reset_index(drop=True)
-    ok = (ordered["status"] == "ok").groupby([ordered[k] for k in keys], sort=False, observed=True,
-                                             dropna=False).transform("all").to_numpy()
-    means = groups["value"].mean().to_numpy()  # groups in order of first appearance, as head(1)
-    all_ok = ok[groups.cumcount().to_numpy() == 0]
-    out["value"] = np.where(all_ok, means, np.nan)
-    out["status"] = np.where(all_ok, "ok", "failed")
+    counts = np.diff(np.r_[starts, n])
+    ok = text_test(rows["status"], lambda t: t == "ok")[order]
+    all_ok = np.logical_and.reduceat(ok, starts)
+    with np.errstate(invalid="ignore"):
+        means = np.add.reduceat(rows["value"].to_numpy(dtype=np.float64)[order], starts) / counts
+    # One row per group, where the group first appears in the input (stored rows keep their canonical order).
+    arrange = np.argsort(np.minimum.reduceat(order, starts), kind="stable")
+    out = rows.iloc[order[starts][arrange]].drop(columns=[SAMPLE_COLUMN]).reset_index(drop=True)
+    out["value"] = np.where(all_ok, means, np.nan)[arrange]
+    out["status"] = np.where(all_ok, "ok", "failed")[arrange]
     if "error" in out.columns:
-        failed = ordered[ordered["status"] != "ok"]
-        # The sample that failed names the clip's failure, not its samples left uncounted because of it.
-        uncounted = failed["error"].astype(str).str.startswith(NOT_COUNTED.split("{", 1)[0]).to_numpy()
-        failed = failed.iloc[np.argsort(uncounted, kind="stable")]
-        first_error = failed.groupby(keys, sort=False, observed=True, dropna=False)["error"].first()
-        index = pd.MultiIndex.from_frame(out[keys]) if len(keys) > 1 else pd.Index(out[keys[0]])
-        errors = first_error.reindex(index).to_numpy()
-        out["error"] = np.where(all_ok, out["error"].to_numpy(), errors)
+        # The sample that failed names the clip's failure, not its samples left uncounted because of it: per group
+        # the first row, in sample order, that failed itself, else the first that failed.
+        uncounted = text_test(rows["error"], lambda t: t.startswith(NOT_COUNTED.split("{", 1)[0]))[order]
+        score = np.where(ok, 2, np.where(uncounted, 1, 0))
+        best = np.minimum.reduceat(score, starts)
+        candidate = np.where(score == np.repeat(best, counts), np.arange(n), n)
+        errors = rows["error"].to_numpy(dtype=object)[order[np.minimum.reduceat(candidate, starts)]]
+        out["error"] = np.where(all_ok[arrange], out["error"].to_numpy(dtype=object), errors[arrange])
     return out
 
 

@@ -454,7 +454,10 @@ def read_run(folder: "str | Path", link: str = "") -> "StoredRun | DamagedRun":
         _check_rows(rows, task, model, catalog.clip_metrics(task), "rows.parquet")
         if set_rows is not None:
             _check_rows(set_rows, task, model, catalog.set_metrics(task), "set_rows.parquet", clip_required=False)
-        sums = _read_frame_sums(folder, model, catalog.clip_metrics(task), rows)
+        counted = counted_rows(rows)  # the rules every table applies, once: failed clips, then samples
+        sample_rows = counted if SAMPLE_COLUMN in counted.columns else None
+        rows, set_rows = sample_means(counted), sample_means(set_rows)
+        sums = _read_frame_sums(folder, model, catalog.clip_metrics(task), counted)
         protocol = documented_protocol(task, sums)
         table = task_table(rows, sums, set_rows, protocol=protocol) if len(rows) else None
         declared = summary.get("protocol", {}).get("aggregation", protocol)
@@ -462,9 +465,6 @@ def read_run(folder: "str | Path", link: str = "") -> "StoredRun | DamagedRun":
         if declared != protocol and declared in ("clip", "rvm") and len(rows):
             cache_table = task_table(rows, sums, set_rows, protocol=declared)
         _compare_aggregate(summary.get("aggregate"), cache_table, task)
-        rows = counted_rows(rows)
-        sample_rows = rows if SAMPLE_COLUMN in rows.columns else None
-        rows, set_rows = sample_means(rows), sample_means(set_rows)
     except RunValidationError as err:
         return DamagedRun(task, model, folder, err.problem, err.fix)
     except Exception as err:  # noqa: BLE001 - whatever else a stored run does, it must not take a view down

@@ -41,4 +41,30 @@ def frame_bincounts(m_codes: np.ndarray, k_codes: np.ndarray, c_codes: np.ndarra
     return sums, counts, has, ordered
 
 
-__all__ = ["frame_bincounts"]
+@njit(cache=True, nogil=True)
+def sample_frame_sums(m_codes: np.ndarray, k_codes: np.ndarray, c_codes: np.ndarray, frame: np.ndarray,
+                      value: np.ndarray, sample: np.ndarray, numbers: np.ndarray, rank: np.ndarray, n_metrics: int,
+                      n_clips: int, length: int, slots: int):
+    """``(sums, counts)`` over every (model, clip rank, metric, frame) slot of per-frame rows of several samples per
+    clip, summed one sample number at a time in ``numbers``' order (a slot has one row per sample): the sum of a
+    slot does not depend on the order the rows come in.
+
+    >>> z = np.zeros(4, dtype=np.int64)
+    >>> sums, counts = sample_frame_sums(z, z, z, np.array([0, 1, 0, 1]), np.array([1.0, 2.0, 3.0, 6.0]),
+    ...                                  np.array([1, 1, 0, 0]), np.array([0, 1]), np.zeros(1, np.int64), 1, 1, 2, 2)
+    >>> sums.tolist(), counts.tolist()
+    ([4.0, 8.0], [2, 2])
+    """
+    sums = np.zeros(slots)
+    counts = np.zeros(slots, dtype=np.int64)
+    for number in numbers:
+        for i in range(len(value)):
+            if sample[i] != number:
+                continue
+            slot = ((m_codes[i] * n_clips + rank[c_codes[i]]) * n_metrics + k_codes[i]) * length + frame[i]
+            sums[slot] += value[i]
+            counts[slot] += 1
+    return sums, counts
+
+
+__all__ = ["frame_bincounts", "sample_frame_sums"]

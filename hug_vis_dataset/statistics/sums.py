@@ -228,7 +228,7 @@ class FrameSums:
         if sample is not None and len(sample) and np.any(np.asarray(sample) != np.asarray(sample)[0]):
             m_codes, k_codes, c_codes, frame_index, value = _mean_over_samples(
                 m_codes, k_codes, c_codes, np.asarray(frame_index, dtype=np.int64), np.asarray(value, np.float64),
-                np.asarray(sample, dtype=np.int64), len(metrics), len(clips))
+                np.asarray(sample, dtype=np.int64), len(metrics), len(clips), grid_rank(clips))
         if keep is not None:  # by codes: the kept (model, clip) pairs as a matrix, looked up per row
             keep = keep if isinstance(keep, pd.MultiIndex) else pd.MultiIndex.from_tuples(list(keep))
             rows = pd.Index(models).get_indexer(np.asarray(keep.get_level_values(0), dtype=object))
@@ -314,29 +314,50 @@ class FrameSums:
         return out
 
 
-def _mean_over_samples(m_codes, k_codes, c_codes, frame_index, value, sample, n_metrics: int, n_clips: int):
-    """Per-frame rows of several samples per clip reduced to one row per (model, metric, clip, frame): the mean over
-    the samples that have that frame (every sample of a scored clip has the reference's frame count). Summed in
-    sample order within each key (rows sorted by key, then sample), so the means do not depend on the row order.
+def _mean_over_samples(m_codes, k_codes, c_codes, frame_index, value, sample, n_metrics: int, n_clips: int,
+                       rank: np.ndarray):
+    """Per-frame rows of several samples per clip reduced to one row per (model, clip, metric, frame): the mean over
+    the samples that have that frame (every sample of a scored clip has the reference's frame count).
+
+    Summed one sample at a time, in sample order (a stored (clip, metric, sample, frame) is one row), so a mean does
+    not depend on the row order; returned in the order the per-frame kernel reads without sorting (model, clip in
+    grid order (``rank``), metric, frame). Dense accumulators over every (model, clip, metric, frame) when they are
+    no bigger than a few times the rows (a run's frames), else the distinct keys sorted (sparse input).
 
     >>> m, k, c, f, v = _mean_over_samples(np.zeros(4, int), np.zeros(4, int), np.zeros(4, int),
     ...                                    np.array([0, 1, 0, 1]), np.array([1.0, 2.0, 3.0, 6.0]),
-    ...                                    np.array([0, 0, 1, 1]), 1, 1)
+    ...                                    np.array([0, 0, 1, 1]), 1, 1, np.zeros(1, int))
     >>> f.tolist(), v.tolist()
     ([0, 1], [2.0, 4.0])
     """
     length = int(frame_index.max()) + 1 if len(frame_index) else 1
-    key = ((m_codes.astype(np.int64) * n_metrics + k_codes) * n_clips + c_codes) * length + frame_index
-    order = np.lexsort((sample, key))
-    key, value = key[order], value[order]
-    unique, inverse = np.unique(key, return_inverse=True)
-    sums = np.bincount(inverse, weights=value, minlength=len(unique))
-    counts = np.bincount(inverse, minlength=len(unique))
-    frame = unique % length
-    rest = unique // length
-    clip = rest % n_clips
-    rest //= n_clips
-    return rest // n_metrics, rest % n_metrics, clip, frame, sums / counts
+    n_models = int(m_codes.max()) + 1 if len(m_codes) else 0
+    numbers = np.flatnonzero(np.bincount(sample))  # the sample numbers present, in order
+    size = n_models * n_clips * n_metrics * length
+    if size <= 4 * len(value) + (1 << 20):  # dense: one numba pass per sample number, no temporaries
+        from ._sums_kernel import sample_frame_sums
+
+        unique = None
+        sums, counts = sample_frame_sums(m_codes, k_codes, c_codes, frame_index, value, sample, numbers,
+                                         np.asarray(rank, dtype=np.int64), n_metrics, n_clips, length, size)
+    else:  # sparse input: the distinct keys sorted, summed sample by sample
+        key = ((m_codes.astype(np.int64) * n_clips + rank[c_codes]) * n_metrics + k_codes) * length + frame_index
+        unique = np.unique(key)
+        where = np.searchsorted(unique, key)
+        sums, counts = np.zeros(len(unique)), np.zeros(len(unique), dtype=np.int64)
+        for number in numbers:
+            mine = sample == number
+            sums += np.bincount(where[mine], weights=value[mine], minlength=len(unique))
+            counts += np.bincount(where[mine], minlength=len(unique))
+    present = np.flatnonzero(counts)
+    keys = present if unique is None else unique[present]
+    frame = keys % length
+    rest = keys // length
+    metric = rest % n_metrics
+    rest //= n_metrics
+    clip_of_rank = np.empty(n_clips, dtype=np.int64)
+    clip_of_rank[rank] = np.arange(n_clips)
+    return rest // n_clips, metric, clip_of_rank[rest % n_clips], frame, sums[present] / counts[present]
 
 
 def _actor_or_unknown(clip_id: str) -> int:
