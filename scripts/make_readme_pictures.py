@@ -21,7 +21,7 @@ from pathlib import Path
 CHROMIUM = "/usr/bin/chromium"
 #: The run the viewer picture shows: a simulated matting system with visible errors, so the error map
 #: and the per-frame curve have something to show (the demo stores runs of every task).
-VIEWER_RUN = "matting / matte_fair"
+VIEWER_RUN = ("matting", "matte_fair")
 
 
 def demo_inputs(demo_out: Path) -> "tuple[Path, Path] | str":
@@ -43,6 +43,7 @@ def main() -> int:
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
     from playwright.sync_api import sync_playwright
 
+    from hug_vis_dataset import catalog
     from hug_vis_dataset.space.app import Explorer, app_kwargs, build_app
 
     found = demo_inputs(args.demo_out)
@@ -75,7 +76,8 @@ def main() -> int:
             page.locator("#leaderboard").screenshot(path=str(args.out / "leaderboard.png"))
             page.get_by_role("tab", name="Per-clip viewer").click()
             page.locator("#viewer-run input").first.click()
-            page.get_by_role("option", name=VIEWER_RUN, exact=True).click()
+            # the viewer lists runs by the task's label, as a person reads it (catalog.TaskSpec.label)
+            page.get_by_role("option", name=f"{catalog.task(VIEWER_RUN[0]).label} / {VIEWER_RUN[1]}", exact=True).click()
             page.locator("#viewer-output img").first.wait_for()
             number = page.locator("#viewer-frame input[type=number]")
             number.fill("5")
