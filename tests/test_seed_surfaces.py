@@ -132,3 +132,33 @@ def test_the_clip_viewer_says_which_sample_it_shows(world):
     stored = pd.read_parquet(results / "matting" / "matte_seeded" / "frames.parquet")
     first = stored[(stored["clip_id"] == clip) & (stored["metric"] == "mad") & (stored["frame"] == 0)]
     assert view.curve["value"].iloc[0] == pytest.approx(first["value"].mean())
+
+
+def test_an_upload_of_several_samples_is_checked_scored_and_stored_as_samples(world, tmp_path):
+    """The Space's Score tab: a zip of ``<clip>/sample_<k>/`` matting folders passes the layout check on names alone
+    and is scored and stored as a run of several samples per clip, whose table is the per-clip sample mean."""
+    import os
+    import zipfile
+
+    os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
+    from hug_vis_dataset.space.app import Explorer
+
+    release, _ = world
+    seeded = release / SIMULATED_SYSTEMS_DIR / SIMULATED_SEEDED_DIR / "matting" / "matte_seeded"
+    upload = tmp_path / "seeded.zip"
+    with zipfile.ZipFile(upload, "w") as archive:
+        for clip in sorted(p for p in seeded.iterdir() if p.is_dir()):
+            for png in sorted(clip.rglob("*.png")):
+                archive.write(png, f"matte_seeded/{png.relative_to(seeded).as_posix()}")
+    store = tmp_path / "store"
+    store.mkdir()
+    explorer = Explorer(release, store, work_dir=tmp_path / "work")
+    check = explorer.check_upload("matting", str(upload))
+    assert "match the video matting layout" in check and "do not" not in check, check
+    message, table, _ = explorer.score("matting", "uploaded_seeds", str(upload))
+    assert message.startswith("Scored "), message
+    run = read_run(store / "matting" / "uploaded_seeds")
+    assert run.samples_per_clip == 3
+    # the same samples scored by hugvis evaluate give the same table
+    reference = read_run(world[1] / "matting" / "matte_seeded")
+    pd.testing.assert_series_equal(run.table.iloc[0], reference.table.iloc[0], check_names=False)
