@@ -229,6 +229,35 @@ def test_runner_fid_equals_the_decoding_path_and_decodes_each_video_once(grid, t
     assert_same_stats(stats[2], stats[3])
 
 
+def test_several_samples_give_fid_per_sample_draw_from_each_samples_one_decode(grid, tmp_path, monkeypatch, net,
+                                                                               stats, decoded):
+    """A clip given as two samples (vis_good's video and vis_fair's): each sample decoded once, in its pass; FID per
+    sample draw equals the decoding path's FID of that system's videos (the same statistics, array for array); the
+    table's FID is the mean of the two draws'."""
+    folder = tmp_path / "samples"
+    for clip_id, _, _ in clips(grid, system(grid)):
+        for k, name in enumerate(("vis_good", "vis_fair")):
+            target = folder / clip_id / f"sample_{k}.mp4"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(system(grid, name) / f"{clip_id}.mp4", target)
+    res = evaluate(grid, folder, tmp_path / "res")
+    assert res.summary["coverage"]["failed"] == {} and res.summary["coverage"]["samples"]["max"] == 2
+    triples = clips(grid, folder)
+    samples = [str(folder / c / f"sample_{k}.mp4") for c, _, _ in triples for k in (0, 1)]
+    assert {p: n for p, n in decoded.items() if p in samples} == dict.fromkeys(samples, FRAMES)  # once each
+    stored = sorted(p.name for p in (res.rows_path.parent / ".set-features").iterdir() if p.name.endswith(".npy"))
+    assert stored == sorted(f"{c}.sample_{k}.fid.npy" for c, _, _ in triples for k in (0, 1))
+    draws = stats[:]  # the runner's two draws: (generated, reference) statistics of sample 0's videos, then 1's
+    good, fair = decoding_path(grid, system(grid), monkeypatch), decoding_path(grid, system(grid, "vis_fair"), monkeypatch)
+    assert_same_stats(draws[0], stats[len(draws)])
+    assert_same_stats(draws[1], stats[len(draws) + 1])
+    assert fid_of(res) == pytest.approx((good + fair) / 2, rel=1e-12)
+    import pandas as pd
+
+    set_rows = pd.read_parquet(res.rows_path.parent / "set_rows.parquet")
+    assert set_rows.sort_values("sample")["value"].tolist() == [good, fair]
+
+
 def test_before_the_pass_fed_fid_every_video_was_decoded_twice(grid, tmp_path, monkeypatch, stats, decoded):
     """The old path (the pass computing no feature): each prediction and reference decoded twice, same FID."""
     from hug_vis_dataset.tasks.fid_features import PassFeatures

@@ -269,6 +269,8 @@ def score_clips(request: EvaluationRequest, inputs: ResolvedInputs, plan: RerunP
             return
         for o in buffer:  # before the rows that mark the clips done
             features.write(o.clip_id, o.set_features, set_metrics)
+            for sample, kept in o.sample_features.items():  # a clip of several samples: each sample's own
+                features.write(SetFeatures.sample_key(o.clip_id, sample), kept, set_metrics)
         store.write_part([{**r, INPUT_COLUMN: plan.fingerprints.get(o.clip_id, "")} for o in buffer for r in o.rows],
                          [f for o in buffer for f in o.frames])
         counts.persisted += len(buffer)
@@ -321,11 +323,11 @@ def _set_rows(request: EvaluationRequest, inputs: ResolvedInputs, scored: Scored
         pairs = [(j.prediction[0] if not j.samples else j.prediction[j.samples.index(draw)], j)
                  for j in valid if draw is None or (draw in j.samples if j.samples else draw == 0)]
         why = "no valid clips or no set-level implementation"
-        try:  # a sample's features were not kept with its rows (the reader finds none): its frames are read again
+        keys = {p: SetFeatures.sample_key(j.clip_id, draw) if j.samples else j.clip_id for p, j in pairs}
+        try:  # each prediction's features as its one decode kept them (a sample's under its own key)
             values = inputs.scorer.score_set([p for p, _ in pairs], [j.reference for _, j in pairs],
                                              inputs.set_metrics, process_models(request.device), inputs.options,
-                                             scored.features.reader({p: j.clip_id for p, j in pairs if not j.samples})
-                                             ) if pairs else {}
+                                             scored.features.reader(keys)) if pairs else {}
         except Exception as err:  # noqa: BLE001 - a set metric's failure is a failed row, not a lost run
             values, why = {}, f"{type(err).__name__}: {err}"
         sample = {} if draw is None else {SAMPLE_COLUMN: draw}

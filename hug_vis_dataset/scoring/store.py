@@ -390,8 +390,19 @@ class SetFeatures:
         key = {"definitions": {m: definitions.get(m) for m in metrics}, **{k: options.get(k) for k in FEATURE_OPTIONS}}
         return cls(store.features_dir, fingerprints, key)
 
+    @staticmethod
+    def sample_key(clip_id: str, sample: int) -> str:
+        """Where sample ``sample``'s features of a clip given as several samples are kept (``<clip>.sample_<k>``;
+        bound to the clip's input fingerprint, which hashes every sample).
+
+        >>> SetFeatures.sample_key("actor_0001_sad_action_01_script_001", 2)
+        'actor_0001_sad_action_01_script_001.sample_2'
+        """
+        return f"{clip_id}.sample_{int(sample)}"
+
     def _key(self, clip_id: str) -> dict:
-        key = {**self.key, INPUT_COLUMN: self.fingerprints.get(clip_id, "")}
+        clip = clip_id.split(".", 1)[0]  # a sample's key (sample_key) is bound to its clip's fingerprint
+        key = {**self.key, INPUT_COLUMN: self.fingerprints.get(clip, "")}
         return json.loads(json.dumps(key, sort_keys=True, default=str))  # as the side file reads back
 
     def _paths(self, clip_id: str, metric: str) -> "tuple[Path, Path]":

@@ -113,6 +113,9 @@ class ClipOutcome:
     #: set metric -> the clip's features for it (:attr:`ClipScores.set_features`); empty when the
     #: prediction failed its checks. Travels with the outcome (plain arrays: any process, any machine).
     set_features: dict[str, Any] = field(default_factory=dict)
+    #: a clip given as several samples: sample number -> that sample's set features (kept apart: FID is computed
+    #: per sample draw); ``set_features`` stays empty.
+    sample_features: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
@@ -383,10 +386,8 @@ class TaskScorer:
 
     @staticmethod
     def _sample_jobs(job: ClipJob) -> "list[tuple[int, ClipJob]]":
-        """``(sample number, the job of that sample alone)`` of a clip given as several samples. A sample's job
-        keeps no set features: FID of a sample draw reads its frames again (:meth:`score_set`)."""
-        options = {k: v for k, v in job.options.items() if k != "set_features"}
-        return [(number, replace(job, prediction=(path,), samples=(), options=options))
+        """``(sample number, the job of that sample alone)`` of a clip given as several samples."""
+        return [(number, replace(job, prediction=(path,), samples=()))
                 for number, path in zip(job.samples, job.prediction)]
 
     def _score_samples(self, job: ClipJob, models) -> ClipOutcome:
@@ -394,9 +395,12 @@ class TaskScorer:
         (:data:`~hug_vis_dataset.datamodel.results.SAMPLE_COLUMN`) and a failed row's error naming the sample."""
         rows: list[dict] = []
         frames: list[dict] = []
+        features: dict[int, dict[str, Any]] = {}
         check_error = ""
         for number, one in self._sample_jobs(job):
             outcome = self.score(one, models)
+            if outcome.set_features:  # from the sample's one decode, as a one-sample clip's (FID per draw)
+                features[number] = dict(outcome.set_features)
             for row in outcome.rows:
                 row[SAMPLE_COLUMN] = number
                 if row["status"] == STATUS_FAILED and row["error"]:
@@ -404,7 +408,7 @@ class TaskScorer:
             rows += outcome.rows
             frames += [{**f, SAMPLE_COLUMN: number} for f in outcome.frames]
             check_error = check_error or (f"sample {number}: {outcome.check_error}" if outcome.check_error else "")
-        return ClipOutcome(job.clip_id, rows, frames, check_error=check_error)
+        return ClipOutcome(job.clip_id, rows, frames, check_error=check_error, sample_features=features)
 
     def score_set(self, predictions: Sequence[str], references: Sequence[Mapping[str, str]],
                   metrics: Sequence[str], models, options: "Mapping[str, Any] | None" = None,
