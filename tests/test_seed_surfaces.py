@@ -162,3 +162,38 @@ def test_an_upload_of_several_samples_is_checked_scored_and_stored_as_samples(wo
     # the same samples scored by hugvis evaluate give the same table
     reference = read_run(world[1] / "matting" / "matte_seeded")
     pd.testing.assert_series_equal(run.table.iloc[0], reference.table.iloc[0], check_names=False)
+
+
+def test_the_spaces_findings_tab_shows_the_seeds_and_the_sample_term_as_the_report_does(world, tmp_path):
+    """The Space's Findings tab reads the same samples as the report: its variance table has the sample (seed) term
+    with the report's shares, and its Seeds finding the report's rank-stability rows, the seed spread and a figure."""
+    import os
+
+    os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
+    from hug_vis_dataset.reporting import findings as rf
+    from hug_vis_dataset.reporting.report import load_results
+    from hug_vis_dataset.space.app import FINDINGS, Explorer
+
+    release, results = world
+    explorer = Explorer(release, results, work_dir=tmp_path / "work")
+    table, png, message = explorer.findings(FINDINGS[0], "matting")
+    sample_row = table[table.iloc[:, 0] == "Sample (seed)"]
+    assert len(sample_row) == 1
+    samples: dict = {}
+    rows, *_ = load_results([results], samples=samples)
+    frame, _, _ = rf.variance_frame(rows, "matting", samples=samples)
+    report = rf.variance_table(frame).round(4)
+    assert sample_row.iloc[0, 1:].tolist() == report.loc["Sample (seed)"].tolist()
+
+    table, png, message = explorer.findings(FINDINGS[4], "matting")
+    assert png is not None and Path(png).is_file()
+    assert "Seed spread" in message and "matte_seeded" in message
+    pairs = list(zip(table["Model"], table["Next model"]))
+    assert ("matte_fair", "matte_seeded") in pairs and ("matte_seeded", "matte_poor") in pairs
+    _, stability, _, _ = rf.seeds_frames(rows[rows["task"] == "matting"], "matting", samples)
+    assert table["Share kept"].tolist() == stability["Share kept"].round(3).tolist()
+    # runs of one sample per clip say so; a task without runs says how to make one
+    assert rf.seeds_frames(rows[rows["task"] == "matting"], "matting", {})[3] == (
+        "Video matting: every run holds one sample per clip, so there is no seed statistic")
+    _, _, why = explorer.findings(FINDINGS[4], "vision_driven")
+    assert why.startswith("no per-clip values of Vision-driven video generation: score a submission")

@@ -246,7 +246,9 @@ def seeds_frames(rows, task: str, samples=None, comparisons=None, tables=None, e
     mine = {model: part for (t, model), part in (samples or {}).items() if t == task and part is not None and len(part)}
     label = catalog.task(task).label
     if not mine:
-        return pd.DataFrame(), pd.DataFrame(), {}, f"{label}: every run holds one sample per clip"
+        stored = rows is not None and len(rows) and (rows["task"] == task).any()
+        return pd.DataFrame(), pd.DataFrame(), {}, (f"{label}: every run holds one sample per clip, so there is no "
+                                                    "seed statistic" if stored else no_rows(task))
     columns = ("model", "clip_id", "metric", "value", "status")  # what the seed statistics read
     spread_records = []
     shown = [m for m in catalog.table_metrics(task) if m in catalog.METRIC_NAMES]

@@ -42,7 +42,7 @@ from .viewer import clip_scores
 SCORED_TASKS = catalog.task_names(with_paper_table=True)
 FINDINGS = ("Variance decomposition (finding iv)", "Significance between neighbours",
             "Boundary / thin-structure matting errors (finding iii)",
-            "Metrics and human judgment jointly (finding ii)")
+            "Metrics and human judgment jointly (finding ii)", "Seeds: runs scored over several samples per clip")
 VIEWER_HINT = ("Choose a stored run: its clips are listed worst first by the chosen metric; pick one to see the "
                "model's output beside the reference at the frame of the slider.")
 
@@ -271,8 +271,9 @@ class Explorer:
 
         from ..reporting import findings as rf
 
-        if analysis == FINDINGS[0]:
-            frame, decompositions, why = rf.variance_frame(rows, task, self.comparisons())
+        samples = {(r.task, r.model): r.sample_rows for r in self.store.runs() if r.sample_rows is not None}
+        if analysis == FINDINGS[0]:  # a run of several samples enters with them: the sample (seed) term
+            frame, decompositions, why = rf.variance_frame(rows, task, self.comparisons(), samples)
             if frame.empty:
                 return pd.DataFrame(), None, why
             from ..reporting.figures import plot_variance_decomposition
@@ -291,11 +292,34 @@ class Explorer:
                                                               for w in VERDICTS))
         if analysis == FINDINGS[3]:
             return self._joint_finding(rows, task)
+        if analysis == FINDINGS[4]:
+            return self._seeds_finding(rows, task, samples)
         if task not in ("matting", "matting_boundary"):  # the finding is matting's: the Task selector says which
             return pd.DataFrame(), None, (f"Boundary and thin-structure errors are a finding of Video matting, not of "
                                           f"{catalog.task(task).label}: choose Video matting.")
         frame, why = rf.boundary_frame(rf.pooled_rows(rows, self.comparisons()))
         return (frame.round(3).reset_index() if not frame.empty else frame), None, why or "MAD x1e3 per region"
+
+    def _seeds_finding(self, rows, task: str, samples: dict):
+        """The report's Seeds block for one task (:func:`hug_vis_dataset.reporting.findings.seeds_frames`): the rank
+        stability of each neighbour pair with its verdict as the table, the seed spread in the message, the figure."""
+        import pandas as pd
+
+        from ..presentation.tables import markdown_table
+        from ..reporting import findings as rf
+
+        runs = self.store.runs()
+        spread, stability, figure, why = rf.seeds_frames(rows, task, samples, self.comparisons(runs), run_tables(runs))
+        if spread.empty:
+            return pd.DataFrame(), None, why
+        path = None
+        if figure:
+            from ..reporting.figures import plot_rank_stability
+
+            path = png_of(plot_rank_stability(figure, self.work_dir / f"fig-{uuid.uuid4().hex}",
+                                              title=f"{catalog.task(task).label}: rank stability under one-seed draws"))
+        message = f"{rf.SEEDS_INTRO}\n\nSeed spread:\n\n{markdown_table(spread, 4)}"
+        return (stability.round(3) if not stability.empty else stability), path, message
 
     def _joint_finding(self, rows, task: str):
         """The joint table on the task's human source (:meth:`human_sources`: the study's counted ratings once they
