@@ -326,3 +326,43 @@ def test_a_marker_temporary_that_never_lands_leaves_the_folder_refused(tmp_path,
     _marker_under_way(folder)
     with pytest.raises(OutputError, match="is not empty .* and was not made by hugvis"):
         claim("hugvis leaderboard worker", folder, "worker")
+
+
+class _Killed(BaseException):
+    """A process ended in the middle of a placement (a worker's SIGTERM taken by another of its threads)."""
+
+
+@pytest.mark.parametrize("replacing", [False, True], ids=["new file", "replacement"])
+@pytest.mark.parametrize("dies", ["before the rename", "after the rename"])
+def test_a_placement_cut_anywhere_leaves_a_file_the_next_run_calls_ours(tmp_path, monkeypatch, replacing, dies):
+    """The ledger entry is written ahead of the rename (with what it replaces): a process killed before the rename
+    or between the rename and the final entry leaves the old content or the new, each the toolkit's, so the next
+    run may replace it (a resumed build rewrites a shard a killed worker had renamed but not recorded)."""
+    from hug_vis_dataset.outputs import files as output_files
+
+    out = claim("hugvis build", tmp_path / "repo", "dataset-repo", label="REPO_DIR")
+    if replacing:
+        out.write_text("data/test-00004.parquet", "old shard")
+    real_place = output_files.place
+
+    def place(source, target):
+        if dies == "before the rename":
+            raise _Killed()
+        real_place(source, target)
+        raise _Killed()  # renamed, the final entry never written
+
+    monkeypatch.setattr(output_files, "place", place)
+    with pytest.raises(_Killed):
+        out.write_text("data/test-00004.parquet", "new shard")
+    monkeypatch.setattr(output_files, "place", real_place)
+    again = claim("hugvis build", tmp_path / "repo", "dataset-repo", label="REPO_DIR", into_existing=True)
+    expected = "absent" if dies == "before the rename" and not replacing else "ours"
+    assert again.state_of("data/test-00004.parquet") == expected
+    again.check_replaceable(["data/test-00004.parquet"], doing="rewrite")  # no refusal
+    again.write_text("data/test-00004.parquet", "rewritten")
+    assert (tmp_path / "repo" / "data" / "test-00004.parquet").read_text() == "rewritten"
+    assert again.state_of("data/test-00004.parquet") == "ours"
+    # a file changed by someone else afterwards is still refused (the entry ahead names the toolkit's contents only)
+    (tmp_path / "repo" / "data" / "test-00004.parquet").write_text("a user's edit")
+    with pytest.raises(Exception, match="changed since"):
+        again.check_replaceable(["data/test-00004.parquet"], doing="rewrite")

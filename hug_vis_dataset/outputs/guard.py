@@ -52,7 +52,7 @@ from .. import stopping
 from . import files
 from .ledger import (GUARD_FILES, KINDS, LEDGER, MARKER, NESTING_KINDS, NotOursError, OutputError, OverlapError,
                      append_ledger, exchange, files_below, matches, read_ledger, read_marker, resolve, seal_unit,
-                     stat_entry, unit_problem, write_marker)
+                     placed_entry, stat_entry, unit_problem, write_marker)
 from .transient import MARKER as TRANSIENT_MARKER
 from .transient import transient_folder
 
@@ -254,10 +254,21 @@ class Output:
     # -- writing ---------------------------------------------------------------------------
     def _place_recorded(self, source: Path, rel: str, by: "str | None") -> None:
         """Put ``source`` at ``rel`` (replacing what is there, which the caller checked) and record it, as one
-        step a stop cannot cut in two."""
+        step a stop cannot cut in two.
+
+        The entry is written ahead of the rename (with what it replaces, ``was``), then again with the inode state
+        the rename gave it: a process killed in between (a worker's SIGTERM is not deferred when another of its
+        threads takes it) leaves the new content or the old one, each recorded as the toolkit's, never a file the
+        next run must refuse as foreign."""
         target = self.root / rel
         files.make_folder(target.parent)
         with stopping.deferred():
+            intent = stat_entry(source, rel, by or self.by)
+            if os.path.lexists(target):  # a replacement: the old content stays the toolkit's until the rename
+                old = self.ledger().get(rel)
+                if old is not None:
+                    intent["was"] = {k: v for k, v in old.items() if k != "was"}
+            append_ledger(self.root, [intent])
             if target.is_dir() and not target.is_symlink() and source.is_dir():
                 with transient_folder(self.root, "retired", str(target), keep=True) as retired:
                     files.rename(target, retired / "old")
@@ -265,7 +276,7 @@ class Output:
                 files.remove_path(retired)
             else:
                 files.place(source, target)
-            append_ledger(self.root, [stat_entry(target, rel, by or self.by)])
+            append_ledger(self.root, [placed_entry(intent, target)])
 
     def place(self, source: "str | os.PathLike", rel: "str | os.PathLike", by: "str | None" = None) -> Path:
         """Move a finished file or folder (same file system) to ``rel``, replacing only the toolkit's own."""

@@ -157,7 +157,28 @@ def _same_file(recorded: dict, path: Path) -> bool:
     return stat.S_ISREG(st.st_mode) and sha256_file(path) == recorded["sha256"]
 
 
+def placed_entry(intent: dict, path: Path) -> dict:
+    """The entry of what ``intent`` (:func:`stat_entry` of a temporary, written ahead) recorded, once renamed to
+    ``path``: the same content, the inode state it has now (a rename changes a file's ctime; a folder's rename
+    changes none of its files'), so no second hash of what was just hashed."""
+    out = {k: v for k, v in intent.items() if k != "was"}
+    if not out.get("dir"):
+        st = path.lstat()
+        out.update(size=st.st_size, mtime_ns=st.st_mtime_ns, ino=st.st_ino, ctime_ns=st.st_ctime_ns)
+    return out
+
+
 def matches(entry: dict, path: Path) -> bool:
+    """Whether what is at ``path`` is what the toolkit recorded there (:func:`_matches`), or, for an entry written
+    ahead of a replacement (``was``: what it replaces), what was there before it: a stop between the entry and
+    the rename leaves either the new content or the old, both the toolkit's."""
+    if _matches(entry, path):
+        return True
+    was = entry.get("was")
+    return isinstance(was, dict) and _matches(was, path)
+
+
+def _matches(entry: dict, path: Path) -> bool:
     """Whether what is at ``path`` is still what the toolkit recorded there (``entry``), judged per file by
     content.
 
