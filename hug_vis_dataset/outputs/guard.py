@@ -243,29 +243,32 @@ class Output:
         return NotOursError(f"{self.command}: {what}; this command would {doing} it: move it out of "
                             f"{self.named} or choose another {self.label}")
 
-    def check_replaceable(self, rels: "Iterable[str]", doing: str = "replace") -> None:
-        """Refuse (before anything is written) when one of ``rels`` is there and is not the toolkit's, unchanged."""
+    def check_replaceable(self, rels: "Iterable[str]", doing: str = "replace") -> dict:
+        """Refuse (before anything is written) when one of ``rels`` is there and is not the toolkit's, unchanged;
+        returns the ledger read (what a placement right after records as replaced)."""
         ledger = self.ledger()
         for rel in rels:
             state = self.state_of(rel, ledger)
             if state in ("changed", "foreign"):
                 raise self._refusal(self.rel(rel), state, doing)
+        return ledger
 
     # -- writing ---------------------------------------------------------------------------
-    def _place_recorded(self, source: Path, rel: str, by: "str | None") -> None:
+    def _place_recorded(self, source: Path, rel: str, by: "str | None", ledger: "dict | None" = None) -> None:
         """Put ``source`` at ``rel`` (replacing what is there, which the caller checked) and record it, as one
         step a stop cannot cut in two.
 
         The entry is written ahead of the rename (with what it replaces, ``was``), then again with the inode state
         the rename gave it: a process killed in between (a worker's SIGTERM is not deferred when another of its
         threads takes it) leaves the new content or the old one, each recorded as the toolkit's, never a file the
-        next run must refuse as foreign."""
+        next run must refuse as foreign. ``ledger``: the ledger as the caller just read it (else read here, and only
+        for a replacement)."""
         target = self.root / rel
         files.make_folder(target.parent)
         with stopping.deferred():
             intent = stat_entry(source, rel, by or self.by)
             if os.path.lexists(target):  # a replacement: the old content stays the toolkit's until the rename
-                old = self.ledger().get(rel)
+                old = (ledger if ledger is not None else self.ledger()).get(rel)
                 if old is not None:
                     intent["was"] = {k: v for k, v in old.items() if k != "was"}
             append_ledger(self.root, [intent])
@@ -282,8 +285,8 @@ class Output:
         """Move a finished file or folder (same file system) to ``rel``, replacing only the toolkit's own."""
         self.ensure()
         rel = self.rel(rel)
-        self.check_replaceable([rel])
-        self._place_recorded(Path(source), rel, by)
+        ledger = self.check_replaceable([rel])
+        self._place_recorded(Path(source), rel, by, ledger)
         return self.root / rel
 
     @contextlib.contextmanager
@@ -292,15 +295,14 @@ class Output:
         recorded when the block ends without error, removed otherwise (and on a stop)."""
         self.ensure()
         rel = self.rel(rel)
-        if check:
-            self.check_replaceable([rel])
+        ledger = self.check_replaceable([rel]) if check else None
         target = self.root / rel
         files.make_folder(target.parent)
         with files.temporary_file(target) as tmp:
             yield tmp
             if not os.path.lexists(tmp):
                 raise OutputError(f"{self.command}: nothing was written for {target}")
-            self._place_recorded(tmp, rel, by)
+            self._place_recorded(tmp, rel, by, ledger)
 
     def write_bytes(self, rel: "str | os.PathLike", data: bytes, by: "str | None" = None) -> Path:
         """Write ``data`` at ``rel`` whole (replacing only the toolkit's own file)."""
@@ -407,7 +409,7 @@ class Output:
                        and not any(n.startswith(r + "/") for n in names))
         self.check_replaceable(stale, doing="delete")
         for rel, path in staged:
-            self._place_recorded(path, rel, by)
+            self._place_recorded(path, rel, by, ledger)
         for rel in stale:
             with stopping.deferred():
                 files.remove_path(self.root / rel)
