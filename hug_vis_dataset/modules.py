@@ -86,11 +86,10 @@ def sample_number(path: str) -> "int | None":
     >>> sample_number("pred/actor_0001_sad_action_01_script_001/sample_2.mp4"), sample_number("pred/c.mp4")
     (2, None)
     """
-    from .tasks.submission import SAMPLE_NAME
+    from .tasks.submission import sample_number as number_of
 
-    name = PurePosixPath(str(path).replace("\\", "/").rstrip("/")).name
-    match = SAMPLE_NAME.fullmatch(name) or SAMPLE_NAME.fullmatch(PurePosixPath(name).stem)
-    return int(match.group(1)) if match else None
+    # a folder's name has no suffix, so its stem is its name: read as a file's, it is read right either way
+    return number_of(PurePosixPath(str(path).replace("\\", "/").rstrip("/")).name, is_dir=False)
 
 
 def pair_inputs(predictions: Sequence[str], references: "Sequence[str] | None") -> list[str]:

@@ -13,15 +13,6 @@ import math
 from .. import catalog
 
 
-def printed(value: float, metric: str) -> str:
-    """A value as its column prints it (:meth:`~hug_vis_dataset.catalog.MetricSpec.printed`).
-
-    >>> printed(0.7071, "psnr")
-    '0.707'
-    """
-    return catalog.spec(metric).printed(value)
-
-
 #: The note under a board with a cell of a run scored over several samples per clip.
 SEED_NOTE = ("± (K seeds) after a value: the run scored K samples per clip (a stochastic model's seeds); the value is "
              "the mean over clips of each clip's sample mean, and ± the standard deviation that seed noise alone "
@@ -50,8 +41,9 @@ def seed_details(run) -> dict[str, str]:
     for record in seed_spread(run.sample_rows).to_dict("records"):
         metric, sd = str(record["metric"]), float(record["mean_sd"])
         if metric in catalog.METRIC_NAMES and record["n_clips"] and math.isfinite(sd):
-            out[metric] = f"±{printed(sd * catalog.spec(metric).paper_scale, metric)} ({record['k']:g}{SEED_MARK}"
+            spec = catalog.spec(metric)  # printed as its column prints values
+            out[metric] = f"±{spec.printed(sd * spec.paper_scale)} ({record['k']:g}{SEED_MARK}"
     return out
 
 
-__all__ = ["SEED_MARK", "SEED_NOTE", "printed", "seed_details"]
+__all__ = ["SEED_MARK", "SEED_NOTE", "seed_details"]

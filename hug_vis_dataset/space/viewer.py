@@ -277,7 +277,7 @@ def clip_entry(root: "Path | None", clip_id: str, suffix: str = "") -> "tuple[Pa
         >>> path.name, k, clip_entry(root, "c2", ".mp4")
         ('sample_0.mp4', 2, (None, 0))
     """
-    from ..tasks.submission import SAMPLE_NAME
+    from ..tasks.submission import sample_number
 
     if root is None:
         return None, 0
@@ -285,9 +285,9 @@ def clip_entry(root: "Path | None", clip_id: str, suffix: str = "") -> "tuple[Pa
     samples = {}
     if folder.is_dir():
         for entry in folder.iterdir():
-            match = SAMPLE_NAME.fullmatch(entry.name if entry.is_dir() else entry.stem)
-            if match and (entry.is_dir() or not suffix or entry.suffix.lower() == suffix):
-                samples[int(match.group(1))] = entry
+            number = sample_number(entry.name, entry.is_dir())
+            if number is not None and (entry.is_dir() or not suffix or entry.suffix.lower() == suffix):
+                samples[number] = entry
     if samples:
         return samples[min(samples)], len(samples)
     single = root / f"{clip_id}{suffix}"

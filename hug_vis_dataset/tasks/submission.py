@@ -7,7 +7,7 @@ The layout of each task is a row of :data:`hug_vis_dataset.catalog.TASKS` (``pre
 and hidden files are ignored; any other entry that does not name a clip is reported as
 *unmatched*, with the reason.
 
-**Several samples per clip** (tasks whose ``TaskSpec.samples`` is set: :data:`~hug_vis_dataset.catalog.SAMPLES_LAYOUT`):
+**Several samples per clip** (tasks whose ``TaskSpec.samples`` is set: :func:`samples_layout` words it):
 a folder named by the clip whose entries are ``sample_<k>`` predictions (``sample_0.mp4``, ``sample_1.mp4``, ...;
 for matting also ``sample_<k>/`` folders of PNG frames). A folder is told apart from a matting frames folder by its
 entries (any ``sample_<k>`` entry makes it a samples folder), never by position; an entry of a samples folder that
@@ -26,6 +26,16 @@ from ..datamodel.grid import ClipId, ClipIdError
 IGNORED_SUFFIXES = (".md", ".json", ".txt", ".yaml", ".yml")
 #: A sample's name in a samples folder (its suffix aside): ``sample_<k>``, k a non-negative integer.
 SAMPLE_NAME = re.compile(r"sample_([0-9]{1,6})")
+
+
+def sample_number(name: str, is_dir: bool) -> "int | None":
+    """The sample an entry of a samples folder is (``sample_<k>.<ext>``, or a ``sample_<k>`` folder), else None.
+
+    >>> sample_number("sample_01.mp4", False), sample_number("sample_2", True), sample_number("take.mp4", False)
+    (1, 2, None)
+    """
+    match = SAMPLE_NAME.fullmatch(name if is_dir else PurePosixPath(name).stem)
+    return int(match.group(1)) if match else None
 
 
 class SubmissionError(ValueError):
@@ -50,14 +60,6 @@ class PredictionIndex:
     payload: dict[ClipId, Any] = field(default_factory=dict)
     duplicate_keys: "dict[ClipId, list[str]] | None" = None
     samples: dict[ClipId, dict[int, str]] = field(default_factory=dict)
-
-    def sample_counts(self) -> list[int]:
-        """How many samples each predicted clip holds (1 for a clip given as one prediction).
-
-        >>> PredictionIndex(found={"a": ["x"], "b": ["y"]}, samples={"b": {0: "y/s0", 1: "y/s1"}}).sample_counts()
-        [1, 2]
-        """
-        return [len(self.samples[c]) if c in self.samples else 1 for c in self.found]
 
     def duplicates(self) -> dict[ClipId, list[str]]:
         """Clips predicted more than once (for emotion: twice for one input setting)."""
@@ -129,7 +131,7 @@ def sample_folders(paths: Iterable[str]) -> set[str]:
     out = set()
     for path in paths:
         parts = PurePosixPath(path).parts
-        if len(parts) > 1 and SAMPLE_NAME.fullmatch(PurePosixPath(parts[1]).stem if len(parts) == 2 else parts[1]):
+        if len(parts) > 1 and sample_number(parts[1], is_dir=len(parts) > 2) is not None:
             out.add(parts[0])
     return out
 
@@ -182,9 +184,8 @@ def _index_samples(index: PredictionIndex, cid: ClipId, folder: Path, suffixes: 
     """Read one clip-named folder: a samples folder (any ``sample_<k>`` entry) records its samples; otherwise it is
     a frames folder (``dirs``) or, where the task takes files only, unmatched."""
     members = [(e.name, e.is_dir(), str(e)) for e in sorted(folder.iterdir()) if not _ignored(e.name, e.is_dir())]
-    named = [(SAMPLE_NAME.fullmatch(name if is_dir else PurePosixPath(name).stem), name, is_dir, where)
-             for name, is_dir, where in members]
-    if not any(match for match, *_ in named):
+    named = [(sample_number(name, is_dir), name, is_dir, where) for name, is_dir, where in members]
+    if all(number is None for number, *_ in named):
         if not dirs:
             index.found[cid].remove(str(folder))
             if not index.found[cid]:
@@ -193,13 +194,12 @@ def _index_samples(index: PredictionIndex, cid: ClipId, folder: Path, suffixes: 
                                                  "files (several samples of the clip)"))
         return
     by_number: dict[int, str] = {}
-    for match, name, is_dir, where in named:
+    for number, name, is_dir, where in named:
         suffix_ok = (dirs and is_dir) or (not is_dir and PurePosixPath(name).suffix.lower() in suffixes)
-        if match is None or not suffix_ok:
+        if number is None or not suffix_ok:
             index.unmatched.append((f"{folder.name}/{name}", f"not a sample: a samples folder holds "
                                     f"{_sample_words(suffixes, dirs)} entries (k = 0, 1, ...)"))
             continue
-        number = int(match.group(1))
         if number in by_number:  # sample_1.mp4 and sample_01.mkv: which one? neither (the clip fails as a duplicate)
             index.found[cid].append(where)
             continue
