@@ -243,7 +243,7 @@ def seeds_frames(rows, task: str, samples=None, comparisons=None, tables=None, e
     from ..statistics.rules import N_BOOT
     from ..statistics.seeds import rank_stability, seed_spread
 
-    mine = {model: part for (t, model), part in (samples or {}).items() if t == task and part is not None and len(part)}
+    mine = runs_with_samples(rows, task, samples)
     label = catalog.task(task).label
     if not mine:
         stored = rows is not None and len(rows) and (rows["task"] == task).any()
